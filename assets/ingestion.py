@@ -1,0 +1,112 @@
+"""Ingestion assets: tool_inventory, tool_probes (per domain) and tool_catalog (global)."""
+
+import dagster as dg
+
+from assets._meta import gate_result, to_metadata
+from assets.partitions import domain_partitions
+from factory import ingest, quality
+from factory.embed import EmbedderResource
+from factory.resources import DemoServiceResource, ProjectResource
+from factory.versions import files_version
+
+GROUP = "ingestion"
+
+
+@dg.asset(
+    partitions_def=domain_partitions,
+    group_name=GROUP,
+    code_version=files_version("factory/ingest.py", "factory/tools"),
+    kinds={"python", "openapi"},
+    description="ToolSpecs read from every source of the domain (OpenAPI/Swagger documents, MCP servers), "
+    "with the tool-surface fingerprint.",
+)
+def tool_inventory(
+    context: dg.AssetExecutionContext, project: ProjectResource, demo: DemoServiceResource
+) -> dg.Output[dict]:
+    cfg = project.load()
+    domain = cfg.domain(context.partition_key)
+    with demo.serving(cfg, domain):
+        value, meta = ingest.build_inventory(domain, cfg)
+    context.log.info(f"{domain.name}: {meta['tools']} tools on {meta['platforms']} platforms, {meta['fingerprint']}")
+    return dg.Output(value, metadata=to_metadata(meta))
+
+
+@dg.asset_check(
+    asset=tool_inventory,
+    blocking=True,
+    partitions_def=domain_partitions,
+    description="GX suite expectations/tool_inventory.json: names, descriptions, valid schemas, no duplicates, fingerprint.",
+)
+def tool_inventory_contract(tool_inventory: dict) -> dg.AssetCheckResult:
+    return gate_result(quality.validate("tool_inventory", ingest.inventory_frame(tool_inventory)))
+
+
+@dg.asset(
+    partitions_def=domain_partitions,
+    group_name=GROUP,
+    code_version=files_version("factory/ingest.py", "factory/tools"),
+    kinds={"python"},
+    description="A few real executions per tool with generated arguments (schema examples, enums, defaults, "
+    "values seen in earlier probes): outcome class, cardinality, sampled output values.",
+)
+def tool_probes(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    demo: DemoServiceResource,
+    tool_inventory: dict,
+) -> dg.Output[dict]:
+    cfg = project.load()
+    domain = cfg.domain(context.partition_key)
+    with demo.serving(cfg, domain):
+        value, meta = ingest.run_probes(tool_inventory, cfg, progress=context.log.info)
+    return dg.Output(value, metadata=to_metadata(meta))
+
+
+@dg.asset_check(
+    asset=tool_probes,
+    blocking=True,
+    partitions_def=domain_partitions,
+    description="GX suite expectations/tool_probes.json: outcomes in the EDGE taxonomy, digests, no secrets.",
+)
+def tool_probes_taxonomy(tool_probes: dict) -> dg.AssetCheckResult:
+    return gate_result(quality.validate("tool_probes", ingest.probes_frame(tool_probes["rows"])))
+
+
+@dg.asset_check(
+    asset=tool_probes,
+    blocking=True,
+    partitions_def=domain_partitions,
+    additional_ins={"tool_inventory": dg.AssetIn()},
+    description="GX suite expectations/tool_probes_by_tool.json: most tools have a successful probe.",
+)
+def tool_probes_coverage(tool_probes: dict, tool_inventory: dict) -> dg.AssetCheckResult:
+    names = [t["name"] for t in tool_inventory["tools"]]
+    return gate_result(quality.validate("tool_probes_by_tool", ingest.probes_by_tool_frame(tool_probes["rows"], names)))
+
+
+@dg.asset(
+    group_name=GROUP,
+    code_version=files_version("factory/ingest.py", "factory/embed.py"),
+    kinds={"python", "pandas"},
+    ins={"tool_inventory": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
+    description="Union of every domain's inventory with one signature embedding per tool (global).",
+)
+def tool_catalog(
+    context: dg.AssetExecutionContext, embedder: EmbedderResource, tool_inventory: dict
+) -> dg.Output:
+    df, meta = ingest.build_catalog(tool_inventory, embedder.encode)
+    context.log.info(f"catalog: {meta['tools']} tools from {meta['domains']} domains")
+    return dg.Output(df, metadata=to_metadata(meta))
+
+
+@dg.asset_check(
+    asset=tool_catalog,
+    blocking=True,
+    description="GX suite expectations/tool_catalog.json: one finite, non-zero embedding per tool.",
+)
+def tool_catalog_embeddings(tool_catalog) -> dg.AssetCheckResult:
+    return gate_result(quality.validate("tool_catalog", tool_catalog.drop(columns=["embedding"])))
+
+
+ASSETS = [tool_inventory, tool_probes, tool_catalog]
+CHECKS = [tool_inventory_contract, tool_probes_taxonomy, tool_probes_coverage, tool_catalog_embeddings]

@@ -1,0 +1,163 @@
+"""`factory` command line: run the pipeline, sync partitions, serve the demo, check the config."""
+
+import argparse
+import logging
+import sys
+import time
+from typing import Any
+
+from factory.config import ConfigError, load_config, project_root
+from factory.instance import ensure_dagster_home
+
+
+def _metadata_value(v: Any) -> Any:
+    return getattr(v, "value", v)
+
+
+def _summarize_run(result: Any) -> dict[str, dict[str, Any]]:
+    """asset name → selected metadata of its materialization in this run."""
+    out: dict[str, dict[str, Any]] = {}
+    for ev in result.get_asset_materialization_events():
+        mat = ev.event_specific_data.materialization
+        meta = {k: _metadata_value(v) for k, v in mat.metadata.items()}
+        out[mat.asset_key.to_user_string()] = meta
+    return out
+
+
+def _check_failures(result: Any) -> list[str]:
+    fails = []
+    for ev in result.get_asset_check_evaluations():
+        if not ev.passed:
+            fails.append(f"{ev.asset_check_key.asset_key.to_user_string()}:{ev.asset_check_key.name}")
+    return fails
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from factory.definitions import build_definitions
+    from factory.resources import DemoServiceResource
+    from sensors.partitions import sync_domain_partitions
+
+    cfg = load_config(args.config)
+    home = ensure_dagster_home()
+    defs = build_definitions(args.config)
+    instance = dg.DagsterInstance.get()
+    domains = args.domains.split(",") if args.domains else cfg.domain_names
+    for d in domains:
+        cfg.domain(d)  # unknown names fail here, before any work
+    added, removed = sync_domain_partitions(instance, cfg.domain_names)
+    print(f"DAGSTER_HOME={home}; partitions +{added or []} -{removed or []}")
+    t0 = time.monotonic()
+    summaries: dict[str, dict[str, dict[str, Any]]] = {}
+    failed: list[str] = []
+    with DemoServiceResource(log_dir=str(project_root() / "logs")).serving(cfg):
+        job = defs.resolve_job_def("domain_pipeline")
+        for d in domains:
+            t = time.monotonic()
+            print(f"[{d}] materializing the domain pipeline ...", flush=True)
+            res = job.execute_in_process(partition_key=d, instance=instance, raise_on_error=False)
+            summaries[d] = _summarize_run(res)
+            fails = _check_failures(res)
+            status = "ok" if res.success and not fails else "FAILED"
+            print(f"[{d}] {status} in {time.monotonic() - t:.1f}s (run {res.run_id[:8]}) {'; failed checks: ' + ', '.join(fails) if fails else ''}")
+            if status != "ok":
+                failed.append(d)
+        if not failed or args.keep_going:
+            t = time.monotonic()
+            res = defs.resolve_job_def("global_assets").execute_in_process(instance=instance, raise_on_error=False)
+            summaries["(global)"] = _summarize_run(res)
+            fails = _check_failures(res)
+            print(f"[global] {'ok' if res.success and not fails else 'FAILED'} in {time.monotonic() - t:.1f}s")
+            if not res.success or fails:
+                failed.append("(global)")
+    print_summary(cfg, summaries, time.monotonic() - t0)
+    return 1 if failed else 0
+
+
+def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], elapsed: float) -> None:
+    data_dir = cfg.data_dir if "://" in cfg.data_dir else str((project_root() / cfg.data_dir).resolve())
+    print(f"\nOutputs under {data_dir}/<asset>/<domain>.(json|parquet); Dagster instance in $DAGSTER_HOME")
+    print(f"{'domain':<10} {'tools':>5} {'platforms':>9} {'probes':>6} {'tools ok':>8} {'max total':>9}  fingerprint")
+    tot_tools = 0
+    for d, assets in summaries.items():
+        if d == "(global)":
+            continue
+        inv = assets.get("tool_inventory", {})
+        pr = assets.get("tool_probes", {})
+        tot_tools += int(inv.get("tools", 0) or 0)
+        print(
+            f"{d:<10} {inv.get('tools', '-'):>5} {inv.get('platforms', '-'):>9} {pr.get('probes', '-'):>6} "
+            f"{pr.get('tool_success_share', '-'):>8} {pr.get('max_total_count', '-'):>9}  {str(inv.get('fingerprint', ''))[:19]}"
+        )
+    cat = summaries.get("(global)", {}).get("tool_catalog", {})
+    if cat:
+        print(f"tool_catalog: {cat.get('tools')} tools, {cat.get('embedding_dim')}-d embeddings")
+    print(f"total: {tot_tools} tools in {len([d for d in summaries if d != '(global)'])} domains; {elapsed:.1f}s")
+
+
+def cmd_sync(args: argparse.Namespace) -> int:
+    import dagster as dg
+
+    from sensors.partitions import sync_domain_partitions
+
+    cfg = load_config(args.config)
+    ensure_dagster_home()
+    added, removed = sync_domain_partitions(dg.DagsterInstance.get(), cfg.domain_names)
+    print(f"domain partitions: {cfg.domain_names} (added {added}, removed {removed})")
+    return 0
+
+
+def cmd_check_config(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config)
+    print(f"config ok: {cfg} — domains: {', '.join(cfg.domain_names)}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from factory.demo.service import DemoService
+
+    cfg = load_config(args.config)
+    svc = DemoService(cfg.demo, log_dir=str(project_root() / "logs"))
+    svc.ensure_running()
+    print(f"demo service at {cfg.demo.base_url} (Ctrl-C to stop)")
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        svc.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="factory", description=__doc__)
+    p.add_argument("--config", default=None, help="project config (default: $FACTORY_CONFIG or ./factory.yaml)")
+    p.add_argument("-v", "--verbose", action="store_true")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="start the demo service and materialize every asset for every domain")
+    r.add_argument("--domains", default=None, help="comma-separated subset of domains")
+    r.add_argument("--keep-going", action="store_true", help="run global assets even if a domain failed")
+    r.set_defaults(func=cmd_run)
+    s = sub.add_parser("sync-partitions", help="make the `domain` dynamic partitions equal the config")
+    s.set_defaults(func=cmd_sync)
+    c = sub.add_parser("check-config", help="validate the config and print its slug")
+    c.set_defaults(func=cmd_check_config)
+    d = sub.add_parser("demo", help="serve the bundled demo service in the foreground")
+    d.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

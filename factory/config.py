@@ -1,0 +1,248 @@
+"""Project configuration: one typed, frozen model loaded from `factory.yaml`.
+
+Every knob has a description; validation errors name the file and line.
+"""
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from factory.llm.config import ModelsConfig
+
+DEFAULT_CONFIG_FILE = "factory.yaml"
+CONFIG_ENV_VAR = "FACTORY_CONFIG"
+_SLUG = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; the message names file and line."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class FaultProfile(_Frozen):
+    """Seeded faults a demo platform injects (probabilities per request)."""
+
+    seed: int = Field(default=0, description="Seed of the fault draws; same seed and requests, same faults.")
+    rate_limit: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered 429 + Retry-After.")
+    retry_after_s: float = Field(default=1.0, ge=0, description="Retry-After value sent with a 429.")
+    server_error: float = Field(default=0.0, ge=0, le=1, description="Share of requests answered 500.")
+    slow: float = Field(default=0.0, ge=0, le=1, description="Share of requests delayed by slow_seconds.")
+    slow_seconds: float = Field(default=0.5, ge=0)
+    timeout: float = Field(default=0.0, ge=0, le=1, description="Share of requests that hang for timeout_seconds.")
+    timeout_seconds: float = Field(default=30.0, ge=0)
+    auth_failure: float = Field(default=0.0, ge=0, le=1, description="Share of keyed requests rejected as unauthorized.")
+    unavailable: list[str] = Field(default_factory=list, description="Tool names answered 503 (endpoint unavailable).")
+
+
+class DemoConfig(_Frozen):
+    """The bundled real-data demo service (a FastAPI app on loopback)."""
+
+    enabled: bool = Field(default=True, description="Start the demo service when a source uses demo:// URLs.")
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=1, le=65535)
+    startup_timeout_s: float = Field(default=90.0, gt=0)
+    schema_versions: dict[str, Literal["v1", "v2"]] = Field(
+        default_factory=dict, description="Schema version per platform (default v1); v2 exercises drift."
+    )
+    faults: dict[str, FaultProfile] = Field(default_factory=dict, description="Fault profile per platform.")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+class SourceConfig(_Frozen):
+    """One tool source of a domain."""
+
+    kind: Literal["openapi", "mcp"] = Field(description="openapi (OpenAPI 3.x / Swagger 2.0) or mcp.")
+    platform: str | None = Field(default=None, description="Platform name; defaults to the spec title / server name.")
+    spec: str | None = Field(default=None, description="openapi: spec URL or file; 'demo://<platform>' for the demo.")
+    base_url: str | None = Field(default=None, description="openapi: base URL of calls (default: from the spec).")
+    command: list[str] | None = Field(default=None, description="mcp: server command line (stdio transport).")
+    url: str | None = Field(default=None, description="mcp: streamable-HTTP URL instead of a command.")
+    env: dict[str, str] = Field(default_factory=dict, description="mcp: extra environment of the server process.")
+    api_key_env: str | None = Field(
+        default=None, description="Env var holding this platform's API key; without it the key tool is called."
+    )
+    realtime_tools: list[str] = Field(default_factory=list, description="Tools whose answers change with wall time.")
+
+    @model_validator(mode="after")
+    def _check_kind_fields(self) -> "SourceConfig":
+        if self.kind == "openapi" and not self.spec:
+            raise ValueError("an openapi source needs 'spec' (URL, file path or demo://<platform>)")
+        if self.kind == "mcp" and not (self.command or self.url):
+            raise ValueError("an mcp source needs 'command' (stdio) or 'url' (streamable HTTP)")
+        return self
+
+    @property
+    def locator(self) -> str:
+        if self.kind == "openapi":
+            return str(self.spec)
+        return " ".join(self.command) if self.command else str(self.url)
+
+
+class DomainConfig(_Frozen):
+    name: str = Field(description="Partition key: lowercase slug.")
+    language: Literal["ko", "en"] = Field(default="en", description="Language of generated queries.")
+    description: str = ""
+    sources: list[SourceConfig] = Field(min_length=1)
+
+    @field_validator("name")
+    @classmethod
+    def _slug(cls, v: str) -> str:
+        if not _SLUG.match(v):
+            raise ValueError(f"domain name {v!r} must be a lowercase slug ([a-z][a-z0-9_-]*)")
+        return v
+
+
+class ExecutorConfig(_Frozen):
+    timeout_s: float = Field(default=10.0, gt=0, description="Per-request timeout.")
+    max_retries: int = Field(default=2, ge=0, description="Retries on 429/5xx/timeouts (Retry-After honoured).")
+    backoff_base_s: float = Field(default=0.2, ge=0)
+    max_backoff_s: float = Field(default=5.0, ge=0)
+    concurrency_per_platform: int = Field(default=4, ge=1)
+    max_records_kept: int = Field(default=50, ge=1, description="Records kept per call result.")
+
+
+class ProbeConfig(_Frozen):
+    per_tool: int = Field(default=3, ge=1, le=20, description="Real executions per tool in tool_probes.")
+    min_success_share: float = Field(default=0.6, ge=0, le=1, description="Gate: share of tools with a successful probe.")
+
+
+class ProjectConfig(_Frozen):
+    name: str = "toolcall-factory"
+    data_dir: str = Field(default="data", description="Root of asset outputs (path or fsspec-style URI).")
+    seed: int = 13
+    demo: DemoConfig = Field(default_factory=DemoConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    probes: ProbeConfig = Field(default_factory=ProbeConfig)
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+    domains: list[DomainConfig] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_domains(self) -> "ProjectConfig":
+        seen: set[str] = set()
+        for d in self.domains:
+            if d.name in seen:
+                raise ValueError(f"domain {d.name!r} is declared twice")
+            seen.add(d.name)
+        return self
+
+    def domain(self, name: str) -> DomainConfig:
+        for d in self.domains:
+            if d.name == name:
+                return d
+        raise KeyError(f"unknown domain {name!r}; configured: {', '.join(self.domain_names)}")
+
+    @property
+    def domain_names(self) -> list[str]:
+        return [d.name for d in self.domains]
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+
+    def __str__(self) -> str:
+        return f"{self.name}-{len(self.domains)}d-seed{self.seed}-{self.digest()[:8]}"
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def _line_index(node: yaml.Node, path: tuple = ()) -> dict[tuple, int]:
+    """Map every key/index path of a YAML document to its 1-based line."""
+    out = {path: node.start_mark.line + 1}
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            key = path + (k.value,)
+            out[key] = k.start_mark.line + 1
+            for sub, line in _line_index(v, key).items():
+                out.setdefault(sub, line)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            out.update(_line_index(v, path + (i,)))
+    return out
+
+
+def _line_for(loc: tuple, lines: dict[tuple, int]) -> int | None:
+    loc = tuple(x for x in loc if isinstance(x, int | str))
+    while loc:
+        if loc in lines:
+            return lines[loc]
+        loc = loc[:-1]
+    return lines.get(())
+
+
+def _fmt_loc(loc: tuple) -> str:
+    s = ""
+    for x in loc:
+        s += f"[{x}]" if isinstance(x, int) else (f".{x}" if s else str(x))
+    return s or "(top level)"
+
+
+def parse_config(text: str, source: str = DEFAULT_CONFIG_FILE) -> ProjectConfig:
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{source}: not valid YAML: {e}") from e
+    if not isinstance(data, dict) or node is None:
+        raise ConfigError(f"{source}: expected a mapping at the top level")
+    lines = _line_index(node)
+    # duplicates are reported at the second declaration, with the first one's line
+    first: dict[str, int] = {}
+    for i, d in enumerate(data.get("domains") or []):
+        if isinstance(d, dict) and isinstance(d.get("name"), str):
+            line = lines.get(("domains", i, "name"))
+            if d["name"] in first:
+                raise ConfigError(
+                    f"{source}:{line}: domains[{i}].name: domain {d['name']!r} is declared twice"
+                    f" (first at line {first[d['name']]})"
+                )
+            first[d["name"]] = line or 0
+    try:
+        return ProjectConfig.model_validate(data)
+    except ValidationError as e:
+        msgs = []
+        for err in e.errors():
+            loc = tuple(x for x in err["loc"] if not (isinstance(x, str) and x.startswith("function-")))
+            line = _line_for(loc, lines)
+            msg = err["msg"]
+            if err["type"] == "literal_error" and loc and loc[-1] == "kind":
+                msg = f"unknown source kind {err.get('input')!r}; expected one of: openapi, mcp"
+            msgs.append(f"{source}:{line}: {_fmt_loc(loc)}: {msg}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(msgs)) from None
+
+
+def config_path(path: str | os.PathLike | None = None) -> Path:
+    if path is not None:
+        return Path(path)
+    env = os.environ.get(CONFIG_ENV_VAR)
+    if env:
+        return Path(env)
+    return project_root() / DEFAULT_CONFIG_FILE
+
+
+def project_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
+    p = config_path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as e:
+        raise ConfigError(f"cannot read config file {p}: {e.strerror}") from e
+    return parse_config(text, source=str(p))
+
+
+def to_jsonable(obj: Any) -> Any:
+    return json.loads(json.dumps(obj, default=str))

@@ -1,0 +1,448 @@
+"""Tool ingestion stages: inventory, probes and the global catalog (pure core).
+
+Each stage returns `(value, metadata)`; the Dagster assets in `assets/` only
+unpack context, call these and report.
+"""
+
+import asyncio
+import logging
+import math
+import os
+import random
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from jsonschema.exceptions import SchemaError
+from jsonschema.validators import Draft202012Validator
+
+from factory.config import DomainConfig, ProjectConfig
+from factory.io import dumps
+from factory.report import Markdown, bar_plot, counts, md_table, rate
+from factory.tools.executor import ToolExecutor
+from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
+from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
+from factory.tools.sources import load_domain_tools
+from factory.tools.spec import ToolSpec
+
+log = logging.getLogger(__name__)
+
+# --------------------------------------------------------------------------- inventory
+
+
+def _schema_ok(schema: dict[str, Any], *, object_required: bool) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    if object_required and schema.get("type", "object") != "object":
+        return False
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError:
+        return False
+    return True
+
+
+def inventory_frame(inventory: dict[str, Any]) -> pd.DataFrame:
+    """One row per tool, the shape the tool_inventory suite validates."""
+    rows = []
+    for t in inventory["tools"]:
+        rows.append(
+            {
+                "name": t["name"],
+                "platform": t["platform"],
+                "description": t.get("description") or "",
+                "input_schema_valid": _schema_ok(t.get("input_schema"), object_required=True),
+                "output_schema_valid": _schema_ok(t.get("output_schema") or {}, object_required=False),
+                "fingerprint": inventory.get("fingerprint"),
+            }
+        )
+    return pd.DataFrame(rows, columns=["name", "platform", "description", "input_schema_valid", "output_schema_valid", "fingerprint"])
+
+
+def build_inventory(domain: DomainConfig, cfg: ProjectConfig) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Read every source of `domain` into ToolSpecs (raises SourceError naming the source)."""
+    tools = load_domain_tools(domain, cfg)
+    by_platform = fingerprint_by_platform(tools)
+    inventory = {
+        "domain": domain.name,
+        "fingerprint": surface_fingerprint(tools),
+        "platform_fingerprints": by_platform,
+        "sources": [{"kind": s.kind, "platform": s.platform, "locator": s.locator} for s in domain.sources],
+        "tools": [t.model_dump(mode="json") for t in sorted(tools, key=lambda t: (t.platform, t.name))],
+    }
+    per_platform = counts(t.platform for t in tools)
+    meta = {
+        "tools": len(tools),
+        "platforms": len(per_platform),
+        "tools_per_platform": per_platform,
+        "fingerprint": inventory["fingerprint"],
+        "platform_fingerprints": by_platform,
+        "key_acquisition_tools": sum(1 for t in tools if t.key_acquisition),
+        "state_changing_tools": sum(1 for t in tools if t.state_changing),
+        "paged_tools": sum(1 for t in tools if t.generic_params.page),
+        "preview": md_table(
+            [
+                {
+                    "platform": t.platform,
+                    "tool": t.name,
+                    "required": ", ".join(t.required_params),
+                    "records": t.records_path or "(body)",
+                    "description": t.description,
+                }
+                for t in tools
+            ],
+            limit=60,
+        ),
+    }
+    return inventory, meta
+
+
+def tools_of(inventory: dict[str, Any]) -> list[ToolSpec]:
+    return [ToolSpec.model_validate(t) for t in inventory["tools"]]
+
+
+# --------------------------------------------------------------------------- probe arguments
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^0-9a-z가-힣]", "", name.lower())
+
+
+_SEARCH_PARAMS = {"q", "query", "name", "keyword", "search", "title", "term"}
+
+
+class ValuePool:
+    """Values observed in tool outputs, looked up by (normalized) field name."""
+
+    def __init__(self, per_field: int = 20):
+        self.per_field = per_field
+        self.values: dict[str, list[Any]] = {}
+
+    def add_records(self, records: list[dict[str, Any]]) -> None:
+        for rec in records:
+            for k, v in rec.items():
+                if v is None or isinstance(v, dict | list) or (isinstance(v, str) and not v.strip()):
+                    continue
+                bucket = self.values.setdefault(_norm(k), [])
+                if v not in bucket and len(bucket) < self.per_field:
+                    bucket.append(v)
+
+    def lookup(self, param: str, schema: dict[str, Any]) -> list[Any]:
+        key = _norm(param)
+        want = schema.get("type")
+        found: list[Any] = []
+        if key in self.values:
+            found += self.values[key]
+        else:
+            for field, vals in self.values.items():
+                if len(key) >= 3 and len(field) >= 3 and (field.endswith(key) or key.endswith(field)):
+                    found += vals
+        if not found and key in _SEARCH_PARAMS:
+            for field, vals in self.values.items():
+                if "name" in field or "title" in field or "nm" == field[-2:]:
+                    found += [str(v).split()[0] for v in vals if isinstance(v, str) and v.split()]
+        return [v for v in found if _type_ok(v, want)]
+
+
+def _type_ok(v: Any, want: str | None) -> bool:
+    if want in (None, "string"):
+        return isinstance(v, str | int) and not isinstance(v, bool)
+    if want == "integer":
+        return isinstance(v, int) and not isinstance(v, bool) or (isinstance(v, str) and v.isdigit())
+    if want == "number":
+        return isinstance(v, int | float) and not isinstance(v, bool)
+    if want == "boolean":
+        return isinstance(v, bool)
+    return True
+
+
+def _schema_values(schema: dict[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for k in ("example", "default"):
+        if k in schema and schema[k] is not None:
+            out.append(schema[k])
+    out += list(schema.get("examples") or [])
+    out += list(schema.get("enum") or [])
+    return list({dumps(v): v for v in out}.values())
+
+
+def _generic_value(tool: ToolSpec, param: str, schema: dict[str, Any]) -> Any | None:
+    g = tool.generic_params
+    if param == g.page:
+        return 1
+    if param == g.page_size:
+        return min(10, int(schema.get("maximum", 10)))
+    if param in g.format:
+        vals = _schema_values(schema)
+        return "json" if "json" in vals or not vals else vals[0]
+    return None
+
+
+def probe_argument_sets(tool: ToolSpec, pool: ValuePool, n: int, rng: random.Random) -> list[dict[str, Any]]:
+    """Up to `n` distinct argument sets: schema examples, enums, defaults, observed values."""
+    params = tool.params
+    required = set(tool.required_params)
+    generic = tool.generic_params.names()
+    fixed: dict[str, Any] = {}
+    options: dict[str, list[Any]] = {}
+    for p, schema in params.items():
+        if p == tool.generic_params.key:
+            continue  # injected by the executor
+        if p in generic:
+            v = _generic_value(tool, p, schema)
+            if v is not None:
+                fixed[p] = v
+            continue
+        cands = _schema_values(schema) + pool.lookup(p, schema)
+        cands = list({dumps(c): c for c in cands}.values())
+        if cands:
+            options[p] = cands
+    sets: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i in range(n * 4):
+        args = dict(fixed)
+        for p, cands in options.items():
+            if p in required or i % 2 == 1:  # optional filters in every other attempt
+                args[p] = cands[0] if i == 0 else rng.choice(cands)
+        key = dumps(args)
+        if key not in seen:
+            seen.add(key)
+            sets.append(args)
+        if len(sets) >= n:
+            break
+    return sets
+
+
+def _fillable(tool: ToolSpec, pool: ValuePool) -> bool:
+    generic = tool.generic_params.names()
+    for p in tool.required_params:
+        if p in generic:
+            continue
+        schema = tool.params.get(p, {})
+        if not (_schema_values(schema) or pool.lookup(p, schema)):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- probes
+
+
+def _sample_values(records: list[dict[str, Any]], per_field: int = 5) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for rec in records:
+        for k, v in rec.items():
+            if isinstance(v, dict | list):
+                continue
+            bucket = out.setdefault(k, [])
+            if v not in bucket and len(bucket) < per_field:
+                bucket.append(v)
+    return out
+
+
+def _probe_row(tool: ToolSpec, res: CallResult, round_no: int, attempt: int) -> dict[str, Any]:
+    records = res.records
+    if tool.key_acquisition:  # never keep a key, even redacted bodies are replaced
+        records = [{k: "<KEY>" for k in r} for r in records]
+    fields = sorted({k for r in records for k in r})
+    return {
+        "tool": tool.name,
+        "platform": tool.platform,
+        "round": round_no,
+        "attempt": attempt,
+        "args": res.args,
+        "outcome": res.outcome.value,
+        "outcome_group": res.outcome.group,
+        "status_code": res.status_code,
+        "detail": res.detail,
+        "record_count": res.record_count,
+        "total_count": res.total_count,
+        "cardinality": {f: res.cardinality(f) for f in fields},
+        "sample_values": _sample_values(records),
+        "first_record": records[0] if records else None,
+        "attempts": res.attempts,
+        "elapsed_ms": round(res.elapsed_ms, 1),
+        "call_digest": res.call_digest,
+    }
+
+
+async def _probe_async(
+    tools: list[ToolSpec],
+    cfg: ProjectConfig,
+    api_keys: dict[str, str],
+    progress: Callable[[str], None],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    rng = random.Random(cfg.seed)
+    pool = ValuePool()
+    rows: list[dict[str, Any]] = []
+    pending = list(tools)
+    max_rounds = 4
+    async with ToolExecutor(tools, cfg.executor, api_keys=api_keys) as ex:
+        for round_no in range(1, max_rounds + 1):
+            last = round_no == max_rounds
+            batch = [t for t in pending if last or _fillable(t, pool)]
+            if not batch:
+                continue
+            calls: list[tuple[ToolSpec, dict[str, Any], int]] = []
+            for t in batch:
+                for attempt, args in enumerate(probe_argument_sets(t, pool, cfg.probes.per_tool, rng)):
+                    calls.append((t, args, attempt))
+            progress(f"probe round {round_no}: {len(batch)} tools, {len(calls)} calls")
+            results = await ex.call_many([(t, a) for t, a, _ in calls])
+            for (t, _a, attempt), res in zip(calls, results, strict=True):
+                rows.append(_probe_row(t, res, round_no, attempt))
+                if res.ok and not t.key_acquisition:
+                    pool.add_records(res.records)
+            probed = {t.name for t in batch}
+            pending = [t for t in pending if t.name not in probed]
+            if not pending:
+                break
+        secrets = list(ex.known_secrets())
+    return rows, secrets
+
+
+def probes_frame(rows: list[dict[str, Any]], secrets: list[str] | None = None) -> pd.DataFrame:
+    """Row-level frame for the tool_probes suite (secret_free checks every serialized row)."""
+    secrets = [s for s in (secrets or []) if s]
+    df = pd.DataFrame(
+        [
+            {
+                "tool": r["tool"],
+                "platform": r["platform"],
+                "outcome": r["outcome"],
+                "call_digest": r["call_digest"] or None,
+                "secret_free": not any(s in dumps(r) for s in secrets),
+            }
+            for r in rows
+        ],
+        columns=["tool", "platform", "outcome", "call_digest", "secret_free"],
+    )
+    return df
+
+
+def probes_by_tool_frame(rows: list[dict[str, Any]], tool_names: list[str]) -> pd.DataFrame:
+    ok = {r["tool"] for r in rows if Outcome(r["outcome"]).is_success}
+    return pd.DataFrame({"tool": tool_names, "has_success": [1.0 if n in ok else 0.0 for n in tool_names]})
+
+
+def run_probes(
+    inventory: dict[str, Any],
+    cfg: ProjectConfig,
+    progress: Callable[[str], None] = log.info,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Execute a few real calls per tool; return probe rows and metadata."""
+    tools = tools_of(inventory)
+    api_keys = _env_keys(cfg.domain(inventory["domain"]))
+    rows, secrets = asyncio.run(_probe_async(tools, cfg, api_keys, progress))
+    value = {
+        "domain": inventory["domain"],
+        "fingerprint": inventory["fingerprint"],
+        "rows": rows,
+        "secret_free": bool(probes_frame(rows, secrets)["secret_free"].all()) if rows else True,
+    }
+    return value, probe_metadata(rows, [t.name for t in tools])
+
+
+def _env_keys(domain: DomainConfig) -> dict[str, str]:
+    keys = {}
+    for s in domain.sources:
+        if s.api_key_env and s.platform and os.environ.get(s.api_key_env):
+            keys[s.platform] = os.environ[s.api_key_env]
+    return keys
+
+
+def probe_metadata(rows: list[dict[str, Any]], tool_names: list[str]) -> dict[str, Any]:
+    outcome_counts = {o: 0 for o in OUTCOME_CLASSES}
+    for r in rows:
+        outcome_counts[r["outcome"]] += 1
+    ok_tools = {r["tool"] for r in rows if Outcome(r["outcome"]).is_success}
+    never_ok = [n for n in tool_names if n not in ok_tools]
+    successes = sum(1 for r in rows if Outcome(r["outcome"]).is_success)
+    preview_rows = [
+        {
+            "tool": r["tool"],
+            "outcome": r["outcome"],
+            "records": r["record_count"],
+            "total": r["total_count"],
+            "args": dumps({k: v for k, v in r["args"].items()}),
+        }
+        for r in rows
+    ]
+    return {
+        "probes": len(rows),
+        "tools_probed": len({r["tool"] for r in rows}),
+        "tools_with_success": len(ok_tools),
+        "tool_success_share": rate(len(ok_tools), len(tool_names)),
+        "call_success_rate": rate(successes, len(rows)),
+        "outcome_counts": outcome_counts,
+        "tools_without_success": Markdown(", ".join(never_ok) or "_none_"),
+        "max_total_count": max((r["total_count"] or 0 for r in rows), default=0),
+        "outcomes_plot": bar_plot({k: v for k, v in outcome_counts.items() if v}, title="probe outcomes"),
+        "preview": md_table(preview_rows, limit=25),
+    }
+
+
+# --------------------------------------------------------------------------- catalog
+
+
+def signature_text(t: dict[str, Any]) -> str:
+    """The text embedded for a tool: name, description, inputs and outputs."""
+    params = ", ".join(
+        f"{p} ({s.get('type', 'any')}): {s.get('description', '')}".strip()
+        for p, s in (t.get("input_schema", {}).get("properties") or {}).items()
+    )
+    outs = ", ".join(f"{n} ({f.get('type', 'any')})" for n, f in (t.get("output_fields") or {}).items())
+    name = t["name"].replace("_", " ")
+    return f"{name}. {t.get('description', '')} Inputs: {params or 'none'}. Outputs: {outs or 'none'}."
+
+
+def build_catalog(
+    inventories: dict[str, dict[str, Any]], embed: Callable[[list[str]], np.ndarray]
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Union of the domains' inventories with one signature embedding per tool."""
+    rows = []
+    for domain in sorted(inventories):
+        inv = inventories[domain]
+        for t in inv["tools"]:
+            rows.append(
+                {
+                    "tool_id": f"{domain}/{t['platform']}/{t['name']}",
+                    "domain": domain,
+                    "platform": t["platform"],
+                    "name": t["name"],
+                    "signature": signature_text(t),
+                    "fingerprint": inv["platform_fingerprints"].get(t["platform"], ""),
+                }
+            )
+    df = pd.DataFrame(rows, columns=["tool_id", "domain", "platform", "name", "signature", "fingerprint"])
+    vecs = embed(df["signature"].tolist()) if len(df) else np.zeros((0, 0), dtype=np.float32)
+    df["embedding"] = [v.astype(np.float32).tolist() for v in vecs]
+    df["embedding_dim"] = [len(v) for v in df["embedding"]]
+    df["embedding_finite"] = [bool(np.isfinite(v).all()) for v in vecs]
+    df["embedding_nonzero"] = [bool(np.linalg.norm(v) > 0) for v in vecs]
+    sims = _nearest_similarities(vecs)
+    meta = {
+        "tools": len(df),
+        "domains": df["domain"].nunique() if len(df) else 0,
+        "platforms": df["platform"].nunique() if len(df) else 0,
+        "embedding_dim": int(vecs.shape[1]) if len(df) else 0,
+        "tools_per_domain": counts(df["domain"]) if len(df) else {},
+        "nearest_neighbour_similarity_p50": _pct(sims, 50),
+        "nearest_neighbour_similarity_p90": _pct(sims, 90),
+        "preview": md_table(df[["tool_id", "signature"]].to_dict("records"), limit=15),
+    }
+    return df, meta
+
+
+def _nearest_similarities(vecs: np.ndarray) -> list[float]:
+    if len(vecs) < 2:
+        return []
+    v = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+    sim = v @ v.T
+    np.fill_diagonal(sim, -math.inf)
+    return sim.max(axis=1).tolist()
+
+
+def _pct(values: list[float], q: float) -> float:
+    return round(float(np.percentile(values, q)), 4) if values else 0.0

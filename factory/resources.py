@@ -1,0 +1,118 @@
+"""Dagster resources and the IO manager: the only Dagster-aware part of `factory/`.
+
+- `ProjectResource` loads the validated project config.
+- `DemoServiceResource` starts the bundled demo service for a run when a
+  domain uses `demo://` sources, reuses a healthy one, and stops what it started.
+- `FactoryIOManager` stores asset values atomically under `data_dir`:
+  DataFrames as Parquet, everything else as JSON; one file per asset partition.
+"""
+
+import logging
+from contextlib import contextmanager
+from typing import Any
+
+import dagster as dg
+import pandas as pd
+from pydantic import PrivateAttr
+
+from factory.config import DomainConfig, ProjectConfig, load_config, project_root
+from factory.io import Store
+
+log = logging.getLogger(__name__)
+
+
+class ProjectResource(dg.ConfigurableResource):
+    """The project configuration (factory.yaml, or $FACTORY_CONFIG)."""
+
+    config_path: str = ""
+
+    _cfg: ProjectConfig | None = PrivateAttr(default=None)
+
+    def load(self) -> ProjectConfig:
+        if self._cfg is None:
+            self._cfg = load_config(self.config_path or None)
+        return self._cfg
+
+
+def uses_demo(domain: DomainConfig) -> bool:
+    return any((s.spec or "").startswith("demo://") or (s.base_url or "").startswith("demo://") for s in domain.sources)
+
+
+class DemoServiceResource(dg.ConfigurableResource):
+    """Runs the bundled demo service while a step needs it."""
+
+    log_dir: str = ""
+
+    @contextmanager
+    def serving(self, cfg: ProjectConfig, domain: DomainConfig | None = None):
+        """Ensure the demo service is up for the block; stop it afterwards if we started it."""
+        if not cfg.demo.enabled or (domain is not None and not uses_demo(domain)):
+            yield None
+            return
+        from factory.demo.service import DemoService
+
+        log_dir = self.log_dir or str(project_root() / "logs")
+        svc = DemoService(cfg.demo, log_dir=log_dir)
+        svc.ensure_running()
+        try:
+            yield svc
+        finally:
+            svc.stop()
+
+
+def _partition_name(key: str) -> str:
+    return key.replace("/", "_")
+
+
+class FactoryIOManager(dg.ConfigurableIOManager):
+    """Atomic JSON/Parquet files under `base_dir/<asset>/<partition>.<ext>`."""
+
+    base_dir: str
+
+    def _store(self) -> Store:
+        return Store(self.base_dir)
+
+    def _rel(self, asset_key: dg.AssetKey, partition: str | None) -> str:
+        return "/".join(asset_key.path) + "/" + (_partition_name(partition) if partition else "__all__")
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        if obj is None:
+            return
+        partition = context.partition_key if context.has_partition_key else None
+        rel = self._rel(context.asset_key, partition)
+        store = self._store()
+        if isinstance(obj, pd.DataFrame):
+            path = store.write_parquet(rel + ".parquet", obj)
+            store.delete(rel + ".json")
+        else:
+            path = store.write_json(rel + ".json", obj)
+            store.delete(rel + ".parquet")
+        context.add_output_metadata({"path": dg.MetadataValue.path(path)})
+
+    def _load_one(self, asset_key: dg.AssetKey, partition: str | None) -> Any:
+        store = self._store()
+        rel = self._rel(asset_key, partition)
+        if store.exists(rel + ".parquet"):
+            return store.read_parquet(rel + ".parquet")
+        return store.read_json(rel + ".json")
+
+    def _exists(self, asset_key: dg.AssetKey, partition: str | None) -> bool:
+        store = self._store()
+        rel = self._rel(asset_key, partition)
+        return store.exists(rel + ".parquet") or store.exists(rel + ".json")
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        key = context.asset_key
+        if context.has_asset_partitions:
+            keys = list(context.asset_partition_keys)
+            downstream_partitioned = context.has_partition_key
+            if len(keys) == 1 and downstream_partitioned:
+                return self._load_one(key, keys[0])
+            out = {}
+            for pk in keys:
+                if self._exists(key, pk):
+                    out[pk] = self._load_one(key, pk)
+                else:
+                    context.log.warning(f"{key.to_user_string()} partition {pk!r} is not materialized; skipped")
+            return out
+        return self._load_one(key, None)

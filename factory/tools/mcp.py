@@ -1,0 +1,341 @@
+"""MCP servers as tool sources: listing tools as ToolSpecs and calling them.
+
+Uses the installed `mcp` SDK (2.x `mcp.Client`) over stdio (a server started
+as a subprocess from ``SourceConfig.command``) or streamable HTTP
+(``SourceConfig.url``).  A server that dies during start-up becomes a
+`SourceError` carrying the tail of its stderr.
+
+MCP servers are loose about errors: some report them as ordinary text with
+``isError: false``, some answer with Python reprs instead of JSON.
+`interpret_result` therefore classifies by content as well as by the flag.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import logging
+import re
+import tempfile
+import threading
+from collections.abc import Coroutine, Mapping
+from typing import IO, Any, TypeVar
+
+from factory.tools.openapi import (
+    _Resolver,
+    flatten_fields,
+    infer_records_path,
+    infer_total_count_path,
+    record_schema,
+    slugify,
+)
+from factory.tools.outcomes import Outcome
+from factory.tools.sources import SourceError, mcp_command, mcp_locator
+from factory.tools.spec import GenericParams, SourceRef, ToolSpec
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+STARTUP_TIMEOUT_S = 60.0
+STDERR_TAIL_CHARS = 800
+
+_ERROR_START = re.compile(r"^\s*(error|exception|traceback|failed|failure|invalid|unknown tool)\b", re.IGNORECASE)
+_ERROR_RULES: list[tuple[re.Pattern[str], Outcome]] = [
+    (re.compile(r"unknown tool|tool \S+ not found|no such tool", re.I), Outcome.ENDPOINT_UNAVAILABLE),
+    (re.compile(r"rate.?limit|too many requests|\b429\b|quota", re.I), Outcome.RATE_LIMIT),
+    (re.compile(r"timed? ?out|timeout", re.I), Outcome.TIMEOUT),
+    (re.compile(r"unauthori[sz]ed|forbidden|api.?key|authenticat|\b40[13]\b|permission denied", re.I),
+     Outcome.AUTH_ERROR),  # fmt: skip
+    (re.compile(r"field required|missing|required (argument|parameter|field)|is required", re.I),
+     Outcome.MISSING_FIELD),  # fmt: skip
+    (re.compile(r"validation error|invalid|must be|expected|type error|typeerror|valueerror|not a valid", re.I),
+     Outcome.SCHEMA_MISMATCH),  # fmt: skip
+    (re.compile(r"not found|unknown|no such|does not exist", re.I), Outcome.SCHEMA_MISMATCH),
+    (re.compile(r"connection (closed|refused|reset)|unavailable", re.I), Outcome.ENDPOINT_UNAVAILABLE),
+    (re.compile(r"internal|server error|traceback|exception", re.I), Outcome.SERVER_ERROR),
+]
+
+
+def classify_error_text(text: str) -> Outcome:
+    """Map an MCP error message (flagged or not) to the outcome taxonomy by its content."""
+    for pattern, outcome in _ERROR_RULES:
+        if pattern.search(text or ""):
+            return outcome
+    return Outcome.UNCATEGORIZED
+
+
+def parse_text_payload(text: str) -> Any:
+    """JSON first, then a Python literal repr (``{'a': 1}``, ``None``, ``True``); None when neither."""
+    s = text.strip()
+    if not s:
+        return None
+    try:
+        return json.loads(s)
+    except ValueError:
+        pass
+    if s[0] in "[{(" or s in ("None", "True", "False"):
+        try:
+            return ast.literal_eval(s)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return None
+
+
+def interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
+    """Interpret a CallToolResult: ``(error outcome or None on success, parsed body, detail)``."""
+    texts = [str(getattr(c, "text", "")) for c in (result.content or []) if getattr(c, "type", None) == "text"]
+    text = "\n".join(texts)
+    if result.is_error:
+        return classify_error_text(text), None, text.strip()[:300] or "tool reported an error"
+    if result.structured_content is not None:
+        body = result.structured_content
+    elif len(texts) > 1 and all(parse_text_payload(t) is not None for t in texts):
+        body = [parse_text_payload(t) for t in texts]  # one content block per list item (FastMCP 1.x lists)
+    else:
+        body = parse_text_payload(text)
+        if body is None:
+            if not text.strip():
+                return None, None, ""
+            if _ERROR_START.search(text) or "error executing tool" in text.lower():
+                return classify_error_text(text), None, text.strip()[:300]
+            body = {"text": text}
+    if isinstance(body, dict) and len(body) <= 3 and (body.get("error") or body.get("isError") is True):
+        msg = body.get("error") if isinstance(body.get("error"), str) else json.dumps(body, default=str)
+        return classify_error_text(str(msg)), None, str(msg)[:300]
+    return None, _jsonable(body), ""
+
+
+def _jsonable(obj: Any) -> Any:
+    """Python reprs may hold tuples/sets/bytes: make the value JSON-shaped."""
+    return json.loads(json.dumps(obj, default=str))
+
+
+def _clean_schema(schema: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
+    """Resolve a tool schema's internal ``$ref``s (``#/$defs/...``) and drop ``$defs``."""
+    if not schema:
+        return {}
+    resolved = _Resolver(dict(schema), where).resolve(dict(schema), where)
+    resolved.pop("$defs", None)
+    resolved.pop("definitions", None)
+    return resolved
+
+
+def tool_to_spec(tool: Any, *, domain: str, platform: str, source: SourceRef) -> ToolSpec:
+    """One MCP `Tool` (from tools/list) as a ToolSpec (method MCP, every param located 'mcp')."""
+    input_schema = _clean_schema(tool.input_schema, f"MCP server `{source.locator}` tool {tool.name}")
+    input_schema.pop("title", None)
+    input_schema.setdefault("type", "object")
+    input_schema.setdefault("properties", {})
+    input_schema.setdefault("required", [])
+    output_schema = _clean_schema(tool.output_schema, f"MCP server `{source.locator}` tool {tool.name}")
+    records_path = infer_records_path(output_schema) if output_schema else None
+    annotations = getattr(tool, "annotations", None)
+    read_only = getattr(annotations, "read_only_hint", None) if annotations is not None else None
+    destructive = getattr(annotations, "destructive_hint", None) if annotations is not None else None
+    return ToolSpec(
+        domain=domain,
+        platform=platform,
+        name=tool.name,
+        description=(tool.description or getattr(tool, "title", None) or tool.name).strip(),
+        method="MCP",
+        path="",
+        input_schema=input_schema,
+        param_locations=dict.fromkeys(input_schema["properties"], "mcp"),
+        output_schema=output_schema,
+        output_fields=flatten_fields(record_schema(output_schema, records_path)) if output_schema else {},
+        records_path=records_path,
+        total_count_path=infer_total_count_path(output_schema, records_path) if output_schema else None,
+        generic_params=GenericParams(),
+        state_changing=bool(destructive) or read_only is False,
+        source=source,
+    )
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+class MCPSession:
+    """One live MCP client connection, owned by a background task.
+
+    The SDK's client is an anyio context whose task group must be entered and
+    exited by the same task; running it in a dedicated task lets any task of
+    the executor send requests while `start`/`close` may be awaited anywhere.
+    """
+
+    def __init__(
+        self,
+        locator: str,
+        *,
+        url: str | None = None,
+        env: Mapping[str, str] | None = None,
+        startup_timeout_s: float = STARTUP_TIMEOUT_S,
+    ) -> None:
+        self.locator = locator
+        self.url = url
+        self.env = dict(env or {})
+        self.startup_timeout_s = startup_timeout_s
+        self.client: Any = None
+        self._errlog: IO[str] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def label(self) -> str:
+        return f"MCP server `{self.locator}`"
+
+    def _stderr_tail(self) -> str:
+        if self._errlog is None:
+            return ""
+        try:
+            self._errlog.flush()
+            self._errlog.seek(0)
+            text = self._errlog.read()
+        except (OSError, ValueError):
+            return ""
+        return text.strip()[-STDERR_TAIL_CHARS:]
+
+    def _transport(self) -> Any:
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        if self.url:
+            return self.url
+        argv = mcp_command(self.locator)
+        if not argv:
+            raise SourceError(f"{self.label}: empty command")
+        self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=self.env or None)
+        return stdio_client(params, errlog=self._errlog)
+
+    async def _run(self) -> None:
+        from mcp import Client
+
+        try:
+            transport = self._transport()
+            async with Client(transport, cache=None) as client:
+                self.client = client
+                self._ready.set()
+                await self._closing.wait()
+        except BaseException as e:  # noqa: BLE001 - reported to start() or logged
+            if not self._ready.is_set():
+                self._error = e
+            elif not self._closing.is_set():
+                logger.warning("%s: connection lost: %s", self.label, _flatten_exc(e))
+            if isinstance(e, asyncio.CancelledError):
+                raise
+        finally:
+            self.client = None
+            self._ready.set()
+
+    async def start(self) -> MCPSession:
+        """Connect (and, for stdio, start the server); SourceError when it cannot start."""
+        self._task = asyncio.create_task(self._run(), name=f"mcp:{self.locator}")
+        try:
+            await asyncio.wait_for(self._ready.wait(), self.startup_timeout_s)
+        except TimeoutError as e:
+            await self.close()
+            raise SourceError(f"{self.label} did not answer within {self.startup_timeout_s:.0f}s at start") from e
+        if self._error is not None or self.client is None:
+            err = self._error
+            tail = self._stderr_tail() or (_flatten_exc(err) if err is not None else "no session")
+            await self.close()
+            if isinstance(err, FileNotFoundError | PermissionError):
+                raise SourceError(f"{self.label} cannot be started: {err}") from err
+            raise SourceError(f"{self.label} closed the connection at start: {tail}") from err
+        return self
+
+    async def close(self) -> None:
+        self._closing.set()
+        if self._task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._task), 15.0)
+            except (TimeoutError, Exception):  # noqa: BLE001
+                self._task.cancel()
+            self._task = None
+        if self._errlog is not None:
+            self._errlog.close()
+            self._errlog = None
+
+    async def list_tools(self) -> list[Any]:
+        tools: list[Any] = []
+        cursor: str | None = None
+        while True:
+            page = await self.client.list_tools(cursor=cursor)
+            tools.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], timeout_s: float | None = None) -> Any:
+        if self.client is None:
+            raise ConnectionError(f"{self.label}: connection is closed")
+        return await self.client.call_tool(name, arguments, read_timeout_seconds=timeout_s)
+
+    def server_name(self) -> str | None:
+        try:
+            info = self.client.session.server_info if self.client is not None else None
+        except (RuntimeError, AttributeError):
+            return None
+        return getattr(info, "name", None)
+
+
+def _flatten_exc(e: BaseException | None) -> str:
+    if e is None:
+        return ""
+    if isinstance(e, BaseExceptionGroup):
+        return "; ".join(_flatten_exc(x) for x in e.exceptions)
+    return f"{type(e).__name__}: {e}"
+
+
+def flatten_exception(e: BaseException) -> str:
+    """Readable one-line text of an exception (exception groups unwrapped)."""
+    return _flatten_exc(e)
+
+
+async def load_mcp_async(source: Any, domain: str) -> list[ToolSpec]:
+    """List the tools of an MCP source (`SourceConfig`) as ToolSpecs."""
+    locator = mcp_locator(source)
+    session = MCPSession(locator, url=None if source.command else source.url, env=source.env)
+    await session.start()
+    try:
+        tools = await session.list_tools()
+        platform = source.platform or slugify(session.server_name() or locator.split()[-1])
+    except Exception as e:
+        raise SourceError(f"MCP server `{locator}`: listing tools failed: {_flatten_exc(e)}") from e
+    finally:
+        await session.close()
+    ref = SourceRef(kind="mcp", locator=locator, base_url=None if source.command else source.url)
+    specs = [tool_to_spec(t, domain=domain, platform=platform, source=ref) for t in tools]
+    if not specs:
+        raise SourceError(f"MCP server `{locator}` lists no tools")
+    return specs
+
+
+def load_mcp(source: Any, domain: str) -> list[ToolSpec]:
+    """Synchronous `load_mcp_async` (works inside a running event loop too, via a thread)."""
+    return run_sync(load_mcp_async(source, domain))
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, even when this thread already runs a loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as e:  # noqa: BLE001
+            box["error"] = e
+
+    th = threading.Thread(target=target, name="factory-run-sync")
+    th.start()
+    th.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

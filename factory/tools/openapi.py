@@ -1,0 +1,770 @@
+"""OpenAPI 3.0/3.1 and Swagger 2.0 → ToolSpec.
+
+`load_openapi` turns every operation of a document into one `ToolSpec`:
+parameters (path-level and operation-level; path/query/header; JSON or form
+request bodies; Swagger ``in: body`` / ``formData``) become one JSON Schema
+object, the 2xx response schema becomes the output schema, and the fields of
+one record are flattened into dotted paths.  Local ``$ref``s are resolved
+recursively (cycles are cut), ``allOf`` is merged.
+
+Vendor extensions per operation override inference:
+``x-records-path``, ``x-total-count-path``, ``x-result-envelope``,
+``x-generic-params``, ``x-key-acquisition``, ``x-state-changing``, ``x-realtime``.
+
+Input-schema conventions the executor relies on (both are JSON Schema
+annotations, harmless to a model reading the schema):
+
+- top-level ``"x-content-type": "application/x-www-form-urlencoded"`` (or
+  ``multipart/form-data``) when body params are sent as a form (JSON otherwise);
+- a body property carrying ``"x-raw-body": true`` is sent as the whole body
+  (request bodies that are not objects with properties).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urljoin, urlparse
+
+import httpx
+import yaml
+
+from factory.tools.sources import SourceError
+from factory.tools.spec import (
+    GenericParams,
+    KeyAcquisition,
+    OutputField,
+    ParamLocation,
+    ResultEnvelope,
+    SourceRef,
+    ToolSpec,
+)
+
+logger = logging.getLogger(__name__)
+
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+STATE_CHANGING_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+KEY_NAMES = {"servicekey", "service_key", "api_key", "apikey", "key", "api-key", "x-api-key", "access_key", "authkey"}
+PAGE_NAMES = {"page", "pageno", "page_no", "pagenumber", "page_number", "pageindex", "page_index"}
+PAGE_SIZE_NAMES = {
+    "numofrows", "num_of_rows", "per_page", "perpage", "page_size", "pagesize", "limit", "size", "rows",
+}  # fmt: skip
+FORMAT_NAMES = {"_type", "type", "format", "returntype", "return_type", "resulttype", "datatype", "data_type"}
+FORMAT_ALWAYS = {"_type", "returntype", "return_type", "resulttype", "datatype"}
+TOTAL_COUNT_NAMES = ("totalCount", "total_count", "totalcount", "total", "totalResults", "total_results", "count")
+ENVELOPE_CODE_PATH = "response.header.resultCode"
+ENVELOPE_RECORDS_PATH = "response.body.items.item"
+MAX_FLATTEN_DEPTH = 4
+
+RAW_BODY_FLAG = "x-raw-body"
+CONTENT_TYPE_KEY = "x-content-type"
+
+
+# --------------------------------------------------------------------------- fetching
+
+
+def fetch_spec(locator: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
+    """Read an OpenAPI/Swagger document from an http(s) URL or a local JSON/YAML file."""
+    text: str
+    if locator.startswith(("http://", "https://")):
+        try:
+            resp = httpx.get(locator, timeout=timeout_s, follow_redirects=True)
+        except httpx.HTTPError as e:
+            raise SourceError(f"spec {locator}: cannot fetch: {type(e).__name__}: {e}") from e
+        if resp.status_code >= 400:
+            raise SourceError(f"spec {locator}: HTTP {resp.status_code} when fetching the document")
+        text = resp.text
+    else:
+        path = Path(unquote(urlparse(locator).path) if locator.startswith("file://") else locator)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise SourceError(f"spec {locator}: cannot read file: {e.strerror or e}") from e
+    return parse_spec_text(text, locator)
+
+
+def parse_spec_text(text: str, locator: str) -> dict[str, Any]:
+    """Parse JSON (or YAML) text into a mapping, raising SourceError naming `locator`."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as e:
+            raise SourceError(f"spec {locator}: not valid JSON or YAML: {str(e).splitlines()[0]}") from e
+    if not isinstance(doc, dict):
+        raise SourceError(f"spec {locator}: not an OpenAPI document (top level is {type(doc).__name__}, not a mapping)")
+    return doc
+
+
+# --------------------------------------------------------------------------- small helpers
+
+
+def snake_case(name: str) -> str:
+    """``getFlightList`` → ``get_flight_list``; non-alphanumerics become ``_``."""
+    s = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name)
+    s = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1_\2", s)
+    s = re.sub(r"[^0-9A-Za-z]+", "_", s).strip("_").lower()
+    s = re.sub(r"_+", "_", s)
+    if not s:
+        return "op"
+    return f"op_{s}" if s[0].isdigit() else s
+
+
+def slugify(text: str) -> str:
+    s = re.sub(r"[^0-9a-z]+", "-", text.lower()).strip("-")
+    return s or "api"
+
+
+def dig(obj: Any, path: str | None) -> Any:
+    """Follow a dotted path through nested mappings (numeric parts index lists); None when absent."""
+    if not path:
+        return obj
+    cur = obj
+    for part in path.split("."):
+        if isinstance(cur, Mapping):
+            if part not in cur:
+                return None
+            cur = cur[part]
+        elif isinstance(cur, list) and part.lstrip("-").isdigit():
+            idx = int(part)
+            if not -len(cur) <= idx < len(cur):
+                return None
+            cur = cur[idx]
+        else:
+            return None
+    return cur
+
+
+def non_null_schema(schema: Any) -> dict[str, Any]:
+    """The non-null branch of ``anyOf/oneOf [X, {type: null}]`` (OpenAPI 3.1 / FastAPI optionals)."""
+    if not isinstance(schema, dict):
+        return {}
+    for key in ("anyOf", "oneOf"):
+        variants = schema.get(key)
+        if isinstance(variants, list):
+            real = [v for v in variants if isinstance(v, dict) and v.get("type") != "null"]
+            if len(real) == 1:
+                merged = {k: v for k, v in schema.items() if k != key}
+                merged.update(real[0])
+                return merged
+    return schema
+
+
+def schema_type(schema: Any) -> str:
+    """A single JSON Schema type name for a (resolved) schema."""
+    s = non_null_schema(schema)
+    t = s.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    if isinstance(t, str):
+        return t
+    if "properties" in s:
+        return "object"
+    if "items" in s:
+        return "array"
+    if "enum" in s and s["enum"]:
+        v = s["enum"][0]
+        return {bool: "boolean", int: "integer", float: "number"}.get(type(v), "string")
+    return "string"
+
+
+def _is_object_schema(schema: Any) -> bool:
+    s = non_null_schema(schema)
+    return isinstance(s, dict) and (schema_type(s) == "object" or "properties" in s)
+
+
+def _is_array_of_objects(schema: Any) -> bool:
+    s = non_null_schema(schema)
+    return schema_type(s) == "array" and _is_object_schema(s.get("items"))
+
+
+def infer_records_path(schema: dict[str, Any]) -> str | None:
+    """The dotted path of the record list in a response schema, or None.
+
+    Prefers the data.go.kr envelope ``response.body.items.item``; otherwise the
+    unique array-of-objects property (searched without entering arrays); among
+    several, the unique shallowest one.  A top-level array gives None (the body
+    itself is the list of records).
+    """
+    s = non_null_schema(schema)
+    if not s or schema_type(s) == "array":
+        return None
+    if _schema_at(s, ENVELOPE_RECORDS_PATH) is not None:
+        return ENVELOPE_RECORDS_PATH
+    found: list[str] = []
+
+    def walk(node: dict[str, Any], prefix: str, depth: int) -> None:
+        if depth > MAX_FLATTEN_DEPTH:
+            return
+        for name, sub in (node.get("properties") or {}).items():
+            sub = non_null_schema(sub)
+            path = f"{prefix}{name}"
+            if _is_array_of_objects(sub):
+                found.append(path)
+            elif _is_object_schema(sub):
+                walk(sub, path + ".", depth + 1)
+
+    walk(s, "", 0)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        depths = [p.count(".") for p in found]
+        shallow = [p for p, d in zip(found, depths) if d == min(depths)]
+        if len(shallow) == 1:
+            return shallow[0]
+    return None
+
+
+def _schema_at(schema: dict[str, Any], path: str) -> dict[str, Any] | None:
+    """The sub-schema at a dotted property path (None when absent)."""
+    cur: Any = non_null_schema(schema)
+    for part in path.split("."):
+        if not isinstance(cur, dict):
+            return None
+        if schema_type(cur) == "array":
+            cur = non_null_schema(cur.get("items"))
+        props = cur.get("properties") if isinstance(cur, dict) else None
+        if not isinstance(props, dict) or part not in props:
+            return None
+        cur = non_null_schema(props[part])
+    return cur if isinstance(cur, dict) else None
+
+
+def record_schema(output_schema: dict[str, Any], records_path: str | None) -> dict[str, Any]:
+    """The schema of ONE record: items of the records path (or the object there), else the body."""
+    s = non_null_schema(output_schema)
+    if records_path:
+        at = _schema_at(s, records_path)
+        if at is None:
+            return {}
+        s = at
+    if schema_type(s) == "array":
+        s = non_null_schema(s.get("items"))
+    return s if isinstance(s, dict) else {}
+
+
+def flatten_fields(schema: dict[str, Any], *, max_depth: int = MAX_FLATTEN_DEPTH) -> dict[str, OutputField]:
+    """Fields of a record schema as dotted paths (nested objects flattened, arrays kept whole)."""
+    out: dict[str, OutputField] = {}
+
+    def walk(node: dict[str, Any], prefix: str, depth: int) -> None:
+        for name, sub in (node.get("properties") or {}).items():
+            sub = non_null_schema(sub) if isinstance(sub, dict) else {}
+            path = f"{prefix}{name}"
+            if _is_object_schema(sub) and sub.get("properties") and depth < max_depth:
+                walk(sub, path + ".", depth + 1)
+                continue
+            enum = sub.get("enum")
+            out[path] = OutputField(
+                name=path,
+                type=schema_type(sub),
+                description=str(sub.get("description") or sub.get("title") or ""),
+                enum=list(enum) if isinstance(enum, list) else None,
+                format=sub.get("format") if isinstance(sub.get("format"), str) else None,
+            )
+
+    walk(non_null_schema(schema), "", 0)
+    return out
+
+
+def infer_total_count_path(schema: dict[str, Any], records_path: str | None) -> str | None:
+    """A total-count field near the records (same envelope), by conventional names; None if absent."""
+    s = non_null_schema(schema)
+    if schema_type(s) != "object":
+        return None
+    candidates: list[str] = []
+    if records_path:
+        parts = records_path.split(".")
+        for i in range(len(parts) - 1, -1, -1):
+            candidates.append(".".join(parts[:i]))
+    candidates.append("")
+    seen: set[str] = set()
+    for base in candidates:
+        if base in seen:
+            continue
+        seen.add(base)
+        node = _schema_at(s, base) if base else s
+        props = (node or {}).get("properties") or {}
+        for name in TOTAL_COUNT_NAMES:
+            if name in props and schema_type(props[name]) in ("integer", "number", "string"):
+                if name == "count" and records_path is None:
+                    continue
+                return f"{base}.{name}" if base else name
+    return None
+
+
+# --------------------------------------------------------------------------- $ref resolution
+
+
+class _Resolver:
+    """Resolves local ``$ref``s recursively and merges ``allOf``; cycles are cut with a stub."""
+
+    def __init__(self, doc: dict[str, Any], locator: str) -> None:
+        self.doc = doc
+        self.locator = locator
+
+    def lookup(self, ref: str, where: str) -> Any:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise SourceError(f"spec {self.locator}: unsupported non-local $ref {ref!r} at {where}")
+        node: Any = self.doc
+        for raw in ref[1:].split("/")[1:] if ref != "#" else []:
+            part = unquote(raw).replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                raise SourceError(f"spec {self.locator}: unresolvable $ref {ref!r} at {where}")
+        return node
+
+    def resolve(self, node: Any, where: str, stack: tuple[str, ...] = ()) -> Any:
+        if isinstance(node, list):
+            return [self.resolve(x, f"{where}[{i}]", stack) for i, x in enumerate(node)]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            ref = node["$ref"]
+            if ref in stack:
+                name = str(ref).rsplit("/", 1)[-1]
+                return {"type": "object", "description": f"(recursive reference to {name})"}
+            target = self.resolve(self.lookup(ref, where), where, stack + (ref,))
+            siblings = {k: v for k, v in node.items() if k != "$ref"}
+            if siblings and isinstance(target, dict):
+                target = {**target, **self.resolve(siblings, where, stack)}
+            return target
+        out = {k: self.resolve(v, f"{where}.{k}", stack) for k, v in node.items()}
+        if isinstance(out.get("allOf"), list):
+            out = merge_all_of(out)
+        return out
+
+
+def merge_all_of(schema: dict[str, Any]) -> dict[str, Any]:
+    """Merge a (resolved) ``allOf`` into one object schema: properties and required are unioned."""
+    parts = [p for p in schema.get("allOf", []) if isinstance(p, dict)]
+    merged: dict[str, Any] = {}
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for part in parts + [{k: v for k, v in schema.items() if k != "allOf"}]:
+        part = merge_all_of(part) if "allOf" in part else part
+        for k, v in part.items():
+            if k == "properties" and isinstance(v, dict):
+                props.update(v)
+            elif k == "required" and isinstance(v, list):
+                required.extend(r for r in v if r not in required)
+            elif k not in merged:
+                merged[k] = v
+    if props:
+        merged["properties"] = props
+        merged.setdefault("type", "object")
+    if required:
+        merged["required"] = required
+    return merged
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_openapi(
+    doc: dict[str, Any],
+    *,
+    domain: str,
+    platform: str | None,
+    spec_locator: str,
+    base_url: str | None = None,
+    realtime_tools: Iterable[str] = (),
+) -> list[ToolSpec]:
+    """All operations of an OpenAPI 3.x / Swagger 2.0 document as ToolSpecs (document order).
+
+    Raises SourceError (naming `spec_locator` and the problem) for malformed documents.
+    """
+    loc = spec_locator
+    if not isinstance(doc, dict):
+        raise SourceError(f"spec {loc}: not an OpenAPI document (top level is {type(doc).__name__})")
+    version = doc.get("openapi") or doc.get("swagger")
+    if not version:
+        raise SourceError(f"spec {loc}: no 'openapi' or 'swagger' version field; not an OpenAPI/Swagger document")
+    version = str(version)
+    swagger2 = "swagger" in doc and "openapi" not in doc
+    if swagger2 and not version.startswith("2."):
+        raise SourceError(f"spec {loc}: unsupported Swagger version {version!r} (2.0 is supported)")
+    if not swagger2 and not version.startswith("3."):
+        raise SourceError(f"spec {loc}: unsupported OpenAPI version {version!r} (3.0 and 3.1 are supported)")
+    paths = doc.get("paths")
+    if not isinstance(paths, dict) or not paths:
+        raise SourceError(f"spec {loc}: no paths (the document defines no operations)")
+
+    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    plat = platform or slugify(str(info.get("title") or "api"))
+    base = base_url or _base_url_from_doc(doc, loc, swagger2)
+    source = SourceRef(kind="openapi", locator=loc, base_url=base)
+    resolver = _Resolver(doc, loc)
+    realtime = set(realtime_tools)
+    security_schemes = _security_schemes(doc, resolver, swagger2)
+
+    tools: list[ToolSpec] = []
+    names: dict[str, str] = {}
+    for path, item in paths.items():
+        where = f"paths.{path}"
+        if not isinstance(item, dict):
+            raise SourceError(f"spec {loc}: path item {path!r} is not a mapping")
+        item = resolver.resolve(item, where) if "$ref" in item else item
+        shared_params = item.get("parameters") or []
+        for method in HTTP_METHODS:
+            op = item.get(method)
+            if op is None:
+                continue
+            op_where = f"{method.upper()} {path}"
+            if not isinstance(op, dict):
+                raise SourceError(f"spec {loc}: operation {op_where} is not a mapping")
+            tool = _load_operation(
+                doc=doc,
+                op=op,
+                method=method.upper(),
+                path=path,
+                shared_params=shared_params,
+                resolver=resolver,
+                swagger2=swagger2,
+                security_schemes=security_schemes,
+                domain=domain,
+                platform=plat,
+                source=source,
+                realtime=realtime,
+                where=op_where,
+            )
+            if tool.name in names:
+                raise SourceError(
+                    f"spec {loc}: duplicate tool name {tool.name!r} for {op_where} and {names[tool.name]}"
+                    " (operationIds must be unique)"
+                )
+            names[tool.name] = op_where
+            tools.append(tool)
+    if not tools:
+        raise SourceError(f"spec {loc}: no operations under paths")
+    logger.debug("spec %s: %d operations loaded for platform %s", loc, len(tools), plat)
+    return tools
+
+
+def _base_url_from_doc(doc: dict[str, Any], locator: str, swagger2: bool) -> str | None:
+    spec_is_url = locator.startswith(("http://", "https://"))
+    if swagger2:
+        host = doc.get("host")
+        base_path = str(doc.get("basePath") or "")
+        if host:
+            schemes = doc.get("schemes") or []
+            scheme = schemes[0] if schemes else (urlparse(locator).scheme if spec_is_url else "https")
+            return f"{scheme}://{host}{base_path}".rstrip("/")
+        if spec_is_url:
+            return urljoin(locator, base_path or "/").rstrip("/")
+        return None
+    servers = doc.get("servers")
+    if isinstance(servers, list) and servers and isinstance(servers[0], dict) and servers[0].get("url"):
+        url = str(servers[0]["url"])
+        for name, var in (servers[0].get("variables") or {}).items():
+            if isinstance(var, dict) and "default" in var:
+                url = url.replace("{" + name + "}", str(var["default"]))
+        if urlparse(url).scheme:
+            return url.rstrip("/")
+        if spec_is_url:
+            return urljoin(locator, url).rstrip("/")
+        return url.rstrip("/") or None
+    if spec_is_url:
+        return urljoin(locator, "/").rstrip("/")
+    return None
+
+
+def _security_schemes(doc: dict[str, Any], resolver: _Resolver, swagger2: bool) -> dict[str, dict[str, Any]]:
+    raw = doc.get("securityDefinitions") if swagger2 else (doc.get("components") or {}).get("securitySchemes")
+    if not isinstance(raw, dict):
+        return {}
+    out = {}
+    for name, scheme in raw.items():
+        scheme = resolver.resolve(scheme, f"securitySchemes.{name}")
+        if isinstance(scheme, dict):
+            out[name] = scheme
+    return out
+
+
+def _param_schema(param: dict[str, Any], swagger2: bool) -> dict[str, Any]:
+    """JSON Schema of a (resolved, non-body) parameter."""
+    if "schema" in param and isinstance(param["schema"], dict):
+        schema = copy.deepcopy(param["schema"])
+    elif isinstance(param.get("content"), dict) and param["content"]:
+        media = next(iter(param["content"].values()))
+        schema = copy.deepcopy((media or {}).get("schema") or {})
+    else:  # Swagger 2 non-body: the schema keywords sit on the parameter itself
+        keys = ("type", "format", "enum", "items", "default", "minimum", "maximum", "pattern", "maxLength",
+                "minLength", "minItems", "maxItems")  # fmt: skip
+        schema = {k: copy.deepcopy(param[k]) for k in keys if k in param}
+        if schema.get("type") == "file":
+            schema = {"type": "string", "format": "binary"}
+    if param.get("description") and "description" not in schema:
+        schema["description"] = param["description"]
+    return schema
+
+
+def _load_operation(
+    *,
+    doc: dict[str, Any],
+    op: dict[str, Any],
+    method: str,
+    path: str,
+    shared_params: list[Any],
+    resolver: _Resolver,
+    swagger2: bool,
+    security_schemes: dict[str, dict[str, Any]],
+    domain: str,
+    platform: str,
+    source: SourceRef,
+    realtime: set[str],
+    where: str,
+) -> ToolSpec:
+    loc = source.locator
+    op_id = op.get("operationId")
+    name = snake_case(str(op_id)) if op_id else snake_case(f"{method.lower()}_{path}")
+
+    # ---- parameters: path-level first, overridden by operation-level (same name + in)
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for i, raw in enumerate(list(shared_params) + list(op.get("parameters") or [])):
+        p = resolver.resolve(raw, f"{where} parameters[{i}]")
+        if not isinstance(p, dict) or not p.get("name") or not p.get("in"):
+            raise SourceError(f"spec {loc}: operation {where}: parameter #{i} lacks 'name' or 'in'")
+        merged[(str(p["name"]), str(p["in"]))] = p
+
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    locations: dict[str, ParamLocation] = {}
+    content_type: str | None = None
+
+    def add(pname: str, schema: dict[str, Any], location: ParamLocation, is_required: bool) -> None:
+        if pname in properties:
+            logger.warning("spec %s: %s: parameter %r declared twice (%s and %s); keeping the first",
+                           loc, where, pname, locations[pname], location)  # fmt: skip
+            return
+        properties[pname] = schema
+        locations[pname] = location
+        if is_required:
+            required.append(pname)
+
+    form_params: list[dict[str, Any]] = []
+    for (pname, pin), p in merged.items():
+        if pin in ("path", "query", "header"):
+            add(pname, _param_schema(p, swagger2), pin, bool(p.get("required")) or pin == "path")  # type: ignore[arg-type]
+        elif pin == "body":  # Swagger 2
+            schema = resolver.resolve(p.get("schema") or {}, f"{where} body")
+            _add_body(add, schema, bool(p.get("required", True)), pname)
+        elif pin == "formData":
+            form_params.append(p)
+        else:
+            logger.info("spec %s: %s: parameter %r in %s is not supported; skipped", loc, where, pname, pin)
+    if form_params:
+        has_file = any(p.get("type") == "file" for p in form_params)
+        content_type = "multipart/form-data" if has_file else "application/x-www-form-urlencoded"
+        consumes = op.get("consumes") or doc.get("consumes") or []
+        if "multipart/form-data" in consumes:
+            content_type = "multipart/form-data"
+        for p in form_params:
+            add(str(p["name"]), _param_schema(p, swagger2), "body", bool(p.get("required")))
+
+    if not swagger2 and op.get("requestBody") is not None:
+        body = resolver.resolve(op["requestBody"], f"{where} requestBody")
+        content = body.get("content") if isinstance(body, dict) else None
+        if isinstance(content, dict) and content:
+            media_type, media = _pick_media(content, json_first=True)
+            schema = (media or {}).get("schema") or {}
+            if media_type in FORM_TYPES:
+                content_type = media_type
+            _add_body(add, schema, body.get("required", True) is not False, "body")
+
+    # ---- security: apiKey schemes become the key parameter
+    generic_ext = op.get("x-generic-params")
+    key_name, key_in = None, "query"
+    for scheme_name in _op_security_names(doc, op):
+        scheme = security_schemes.get(scheme_name) or {}
+        if scheme.get("type") == "apiKey" and scheme.get("in") in ("query", "header") and scheme.get("name"):
+            key_name, key_in = str(scheme["name"]), str(scheme["in"])
+            if key_name not in properties:
+                add(key_name, {"type": "string", "description": str(scheme.get("description") or "API key.")},
+                    key_in, True)  # type: ignore[arg-type]  # fmt: skip
+            break
+
+    input_schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
+    if content_type and any(v == "body" for v in locations.values()):
+        input_schema[CONTENT_TYPE_KEY] = content_type
+
+    # ---- responses
+    responses = op.get("responses")
+    if not isinstance(responses, dict) or not responses:
+        raise SourceError(f"spec {loc}: operation {where} has no responses")
+    output_schema = _success_schema(responses, resolver, swagger2, where)
+
+    records_path = op.get("x-records-path") or infer_records_path(output_schema)
+    rec_schema = record_schema(output_schema, records_path)
+    output_fields = flatten_fields(rec_schema)
+    total_count_path = op.get("x-total-count-path") or infer_total_count_path(output_schema, records_path)
+
+    envelope = _envelope(op, output_schema, loc, where)
+    generic = _generic_params(generic_ext, properties, locations, key_name, key_in, loc, where)
+    key_acq = None
+    if isinstance(op.get("x-key-acquisition"), dict):
+        try:
+            key_acq = KeyAcquisition.model_validate(op["x-key-acquisition"])
+        except ValueError as e:
+            raise SourceError(f"spec {loc}: operation {where}: invalid x-key-acquisition: {e}") from e
+
+    state_changing = op.get("x-state-changing")
+    if state_changing is None:
+        state_changing = method in STATE_CHANGING_METHODS and key_acq is None
+    desc_parts = [str(op.get(k)).strip() for k in ("summary", "description") if op.get(k)]
+    description = ". ".join(p.rstrip(".") for p in desc_parts if p) if desc_parts else f"{method} {path}"
+    if desc_parts and not description.endswith("."):
+        description += "."
+
+    return ToolSpec(
+        domain=domain,
+        platform=platform,
+        name=name,
+        description=description,
+        method=method,
+        path=path,
+        input_schema=input_schema,
+        param_locations=locations,
+        output_schema=output_schema,
+        output_fields=output_fields,
+        records_path=records_path or None,
+        total_count_path=total_count_path or None,
+        envelope=envelope,
+        generic_params=generic,
+        key_acquisition=key_acq,
+        state_changing=bool(state_changing),
+        realtime=bool(op.get("x-realtime")) or name in realtime or str(op_id) in realtime,
+        source=source,
+    )
+
+
+def _add_body(add: Any, schema: Any, body_required: bool, raw_name: str) -> None:
+    """Object bodies contribute one body param per property; other bodies one raw param."""
+    s = non_null_schema(schema) if isinstance(schema, dict) else {}
+    props = s.get("properties") if isinstance(s, dict) else None
+    if isinstance(props, dict) and props:
+        req = set(s.get("required") or []) if body_required else set()
+        for pname, psch in props.items():
+            add(str(pname), psch if isinstance(psch, dict) else {}, "body", pname in req)
+    elif s:
+        add(raw_name, {**s, RAW_BODY_FLAG: True}, "body", body_required)
+
+
+def _pick_media(content: dict[str, Any], *, json_first: bool) -> tuple[str, dict[str, Any] | None]:
+    types = list(content)
+    for mt in types:
+        if mt.split(";")[0].strip() == "application/json":
+            return mt, content[mt]
+    for mt in types:
+        if "json" in mt:
+            return mt, content[mt]
+    for mt in types:
+        if mt in FORM_TYPES or mt == "*/*":
+            return mt, content[mt]
+    return types[0], content[types[0]]
+
+
+def _success_schema(responses: dict[str, Any], resolver: _Resolver, swagger2: bool, where: str) -> dict[str, Any]:
+    responses = {str(k): v for k, v in responses.items()}  # YAML may give integer status codes
+    codes = list(responses)
+    order = [c for c in ("200", "201") if c in codes]
+    order += sorted(c for c in codes if c.startswith("2") and c not in order)
+    order += [c for c in codes if c.upper() == "2XX" and c not in order]
+    if "default" in codes:
+        order.append("default")
+    for code in order:
+        resp = resolver.resolve(responses.get(code), f"{where} responses.{code}")
+        if not isinstance(resp, dict):
+            continue
+        if swagger2:
+            schema = resp.get("schema")
+        else:
+            content = resp.get("content")
+            if not isinstance(content, dict) or not content:
+                continue
+            mt, media = _pick_media(content, json_first=True)
+            if "json" not in mt and mt != "*/*":
+                continue
+            schema = (media or {}).get("schema")
+        if isinstance(schema, dict):
+            return schema
+    return {}
+
+
+def _op_security_names(doc: dict[str, Any], op: dict[str, Any]) -> list[str]:
+    sec = op.get("security", doc.get("security"))
+    names: list[str] = []
+    if isinstance(sec, list):
+        for req in sec:
+            if isinstance(req, dict):
+                names.extend(str(k) for k in req)
+    return names
+
+
+def _envelope(op: dict[str, Any], output_schema: dict[str, Any], loc: str, where: str) -> ResultEnvelope | None:
+    ext = op.get("x-result-envelope")
+    if isinstance(ext, dict):
+        try:
+            data = dict(ext)
+            for k in ("ok_codes", "no_data_codes"):
+                if k in data:
+                    data[k] = [str(c) for c in data[k]]
+            return ResultEnvelope.model_validate(data)
+        except ValueError as e:
+            raise SourceError(f"spec {loc}: operation {where}: invalid x-result-envelope: {e}") from e
+    if _schema_at(output_schema, ENVELOPE_CODE_PATH) is not None:
+        msg = "response.header.resultMsg" if _schema_at(output_schema, "response.header.resultMsg") else None
+        return ResultEnvelope(code_path=ENVELOPE_CODE_PATH, message_path=msg)
+    return None
+
+
+def _generic_params(
+    ext: Any,
+    properties: dict[str, Any],
+    locations: dict[str, ParamLocation],
+    key_name: str | None,
+    key_in: str,
+    loc: str,
+    where: str,
+) -> GenericParams:
+    if isinstance(ext, dict):
+        data = dict(ext)
+        if isinstance(data.get("format"), str):
+            data["format"] = [data["format"]]
+        if data.get("key") and "key_in" not in data:
+            where_in = locations.get(data["key"], "query")
+            data["key_in"] = where_in if where_in in ("query", "header", "body") else "query"
+        try:
+            return GenericParams.model_validate(data)
+        except ValueError as e:
+            raise SourceError(f"spec {loc}: operation {where}: invalid x-generic-params: {e}") from e
+    lower = {n.lower(): n for n in properties}
+    if key_name is None:
+        for cand in lower:
+            if cand in KEY_NAMES:
+                key_name = lower[cand]
+                where_in = locations.get(key_name, "query")
+                key_in = where_in if where_in in ("query", "header", "body") else "query"
+                break
+    page = next((lower[n] for n in lower if n in PAGE_NAMES), None)
+    page_size = next((lower[n] for n in lower if n in PAGE_SIZE_NAMES), None)
+    formats = []
+    for low, real in lower.items():
+        if low not in FORMAT_NAMES or real in (key_name, page, page_size):
+            continue
+        sch = non_null_schema(properties[real])
+        values = [str(v).lower() for v in (sch.get("enum") or [])] + [str(sch.get("default", "")).lower()]
+        if low in FORMAT_ALWAYS or "json" in values:
+            formats.append(real)
+    return GenericParams(key=key_name, key_in=key_in, page=page, page_size=page_size, format=formats)  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Sensors, schedules and jobs of the code location."""
