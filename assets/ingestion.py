@@ -5,7 +5,7 @@ import dagster as dg
 from assets._meta import gate_result, to_metadata
 from assets.partitions import domain_partitions
 from factory import ingest, quality
-from factory.embed import EmbedderResource
+from factory.llm.resource import EmbeddingsResource
 from factory.resources import DemoServiceResource, ProjectResource
 from factory.versions import files_version
 
@@ -92,9 +92,11 @@ def tool_probes_coverage(tool_probes: dict, tool_inventory: dict) -> dg.AssetChe
     description="Union of every domain's inventory with one signature embedding per tool (global).",
 )
 def tool_catalog(
-    context: dg.AssetExecutionContext, embedder: EmbedderResource, tool_inventory: dict
+    context: dg.AssetExecutionContext, embeddings: EmbeddingsResource, tool_inventory: dict
 ) -> dg.Output:
+    embedder = embeddings.get()
     df, meta = ingest.build_catalog(tool_inventory, embedder.encode)
+    meta.update(embedder.metadata())
     context.log.info(f"catalog: {meta['tools']} tools from {meta['domains']} domains")
     return dg.Output(df, metadata=to_metadata(meta))
 

@@ -246,3 +246,9 @@ def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
 
 def to_jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
+
+
+def resolve_path(path: str | os.PathLike) -> Path:
+    """A relative path in the config is relative to the project root, not the working directory."""
+    p = Path(path)
+    return p if p.is_absolute() else project_root() / p

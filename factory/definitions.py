@@ -4,7 +4,7 @@ import dagster as dg
 
 from assets import ingestion
 from factory.config import load_config, project_root
-from factory.embed import EmbedderResource
+from factory.llm.resource import EmbeddingsResource, LLMResource
 from factory.resources import DemoServiceResource, FactoryIOManager, ProjectResource
 from sensors.jobs import JOBS
 from sensors.partitions import make_domain_partitions_sensor
@@ -22,7 +22,8 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
             "io_manager": FactoryIOManager(base_dir=data_dir),
             "project": ProjectResource(config_path=config_path or ""),
             "demo": DemoServiceResource(),
-            "embedder": EmbedderResource(model=cfg.models.embeddings.model),
+            "llm": LLMResource(config_file=config_path),
+            "embeddings": EmbeddingsResource(config_file=config_path),
         },
         # steps of one run share a process (re-importing per step costs ~4x on small machines);
         # domain partitions run as separate runs, concurrently under the run coordinator.

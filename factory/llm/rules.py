@@ -279,8 +279,22 @@ def answer_leakage(inp: AnswerLeakageInput) -> JudgeVerdict:
 
 
 _VAGUE = {
-    "en": ["recent", "recently", "latest", "nowadays", "currently", "some", "several", "various", "main", "best",
-           "interesting", "popular", "good", "etc"],
+    "en": [
+        "recent",
+        "recently",
+        "latest",
+        "nowadays",
+        "currently",
+        "some",
+        "several",
+        "various",
+        "main",
+        "best",
+        "interesting",
+        "popular",
+        "good",
+        "etc",
+    ],
     "ko": ["최근", "최신", "요즘", "현재", "일부", "몇몇", "여러", "주요", "가장 좋은", "재미있는", "인기", "등등"],
 }
 _ERROR_ANSWERS = {"", "none", "null", "n/a", "nan", "error", "unknown", "오류", "없음", "[]", "{}"}
@@ -289,9 +303,13 @@ _ERROR_ANSWERS = {"", "none", "null", "n/a", "nan", "error", "unknown", "오류"
 def non_gradable(inp: NonGradableInput) -> JudgeVerdict:
     a = _fold(inp.answer.strip())
     if a in _ERROR_ANSWERS or a.startswith(("error", "오류")):
-        return JudgeVerdict(verdict=True, reason=f"empty_or_error_answer: the gold answer {inp.answer!r} cannot be checked")
+        return JudgeVerdict(
+            verdict=True, reason=f"empty_or_error_answer: the gold answer {inp.answer!r} cannot be checked"
+        )
     if inp.realtime and not inp.fixed_time:
-        return JudgeVerdict(verdict=True, reason="realtime_without_timestamp: the answer changes with time and no time is fixed")
+        return JudgeVerdict(
+            verdict=True, reason="realtime_without_timestamp: the answer changes with time and no time is fixed"
+        )
     if inp.answer_items is not None and inp.answer_items > inp.max_list_items:
         return JudgeVerdict(
             verdict=True, reason=f"answer_too_long: a list of {inp.answer_items} items (max {inp.max_list_items})"
@@ -310,7 +328,8 @@ def decorative_chain(inp: DecorativeChainInput) -> JudgeVerdict:
             continue
         if not s.passed_values and not s.feeds_answer:
             return JudgeVerdict(
-                verdict=True, reason=f"step_unused: step {s.step} ({s.tool}) passes nothing to later steps or the answer"
+                verdict=True,
+                reason=f"step_unused: step {s.step} ({s.tool}) passes nothing to later steps or the answer",
             )
         if s.passed_values and not s.feeds_answer and all(mentions(inp.query, v) for v in s.passed_values):
             return JudgeVerdict(
@@ -342,7 +361,13 @@ async def agent_resolver(inp: AgentTaskInput, executor: Executor) -> AgentResult
             last = await call_executor(executor, a.tool, dict(a.args))
             trace.append(ToolCallRecord(step=a.step, tool=a.tool, args=a.args, ok=True, result=_preview(last)))
         except Exception as e:  # the trace records the failure; the caller judges it
-            trace.append(ToolCallRecord(step=a.step, tool=a.tool, args=a.args, ok=False, error=f"{type(e).__name__}: {e}"))
+            trace.append(
+                ToolCallRecord(step=a.step, tool=a.tool, args=a.args, ok=False, error=f"{type(e).__name__}: {e}")
+            )
             return AgentResult(final_answer="", trace=trace, stop_reason="error")
-    answer = inp.golden_answer if inp.golden_answer is not None else json.dumps(_preview(last), ensure_ascii=False, default=str)
+    answer = (
+        inp.golden_answer
+        if inp.golden_answer is not None
+        else json.dumps(_preview(last), ensure_ascii=False, default=str)
+    )
     return AgentResult(final_answer=answer, trace=trace, stop_reason="replayed")

@@ -170,7 +170,9 @@ class AnswerMaterial(_In):
     type: Literal["number", "string", "list", "boolean", "date"] = "string"
     value: Any = Field(description="The gold value (a list for type 'list').")
     fields: list[str] = Field(default_factory=list, description="Output fields the value comes from.")
-    description: str = Field(description="Noun phrase naming the answer, in the query language (e.g. 'the number of flights').")
+    description: str = Field(
+        description="Noun phrase naming the answer, in the query language (e.g. 'the number of flights')."
+    )
 
 
 class QueryWriterInput(_In):
@@ -250,8 +252,12 @@ class GoldenAction(_In):
 
 
 class AgentTaskInput(_In):
-    messages: list[dict[str, Any]] = Field(min_length=1, description="OpenAI chat messages (system optional, user query).")
-    tools: list[dict[str, Any]] = Field(description="OpenAI tool definitions ({'type': 'function', 'function': {...}}).")
+    messages: list[dict[str, Any]] = Field(
+        min_length=1, description="OpenAI chat messages (system optional, user query)."
+    )
+    tools: list[dict[str, Any]] = Field(
+        description="OpenAI tool definitions ({'type': 'function', 'function': {...}})."
+    )
     language: Language = "en"
     max_calls: int = Field(default=10, ge=1)
     golden_actions: list[GoldenAction] = Field(default_factory=list, description="Used by the rules (replay) resolver.")

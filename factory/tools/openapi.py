@@ -64,6 +64,7 @@ ENVELOPE_RECORDS_PATH = "response.body.items.item"
 MAX_FLATTEN_DEPTH = 4
 
 RAW_BODY_FLAG = "x-raw-body"
+RECURSIVE_FLAG = "x-recursive-ref"
 CONTENT_TYPE_KEY = "x-content-type"
 
 
@@ -119,7 +120,8 @@ def snake_case(name: str) -> str:
 
 
 def slugify(text: str) -> str:
-    s = re.sub(r"[^0-9a-z]+", "-", text.lower()).strip("-")
+    """Lowercase slug of a title (letters of any script kept, other runs become ``-``)."""
+    s = re.sub(r"[\W_]+", "-", text.lower()).strip("-")
     return s or "api"
 
 
@@ -208,6 +210,11 @@ def infer_records_path(schema: dict[str, Any]) -> str | None:
             sub = non_null_schema(sub)
             path = f"{prefix}{name}"
             if _is_array_of_objects(sub):
+                items = non_null_schema(sub.get("items"))
+                item_props = set(items.get("properties") or {})
+                parent_props = set(node.get("properties") or {})
+                if items.get(RECURSIVE_FLAG) or (item_props and item_props == parent_props):
+                    continue  # a record nesting more of its own kind (e.g. Airport.nearby), not an envelope
                 found.append(path)
             elif _is_object_schema(sub):
                 walk(sub, path + ".", depth + 1)
@@ -334,7 +341,7 @@ class _Resolver:
             ref = node["$ref"]
             if ref in stack:
                 name = str(ref).rsplit("/", 1)[-1]
-                return {"type": "object", "description": f"(recursive reference to {name})"}
+                return {"type": "object", "description": f"(recursive reference to {name})", RECURSIVE_FLAG: name}
             target = self.resolve(self.lookup(ref, where), where, stack + (ref,))
             siblings = {k: v for k, v in node.items() if k != "$ref"}
             if siblings and isinstance(target, dict):

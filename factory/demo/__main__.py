@@ -1,0 +1,28 @@
+"""`python -m factory.demo --host 127.0.0.1 --port 8765 [--config factory.yaml]`: run the demo service."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+import uvicorn
+
+from factory.config import load_config
+from factory.demo.app import create_app
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m factory.demo", description="Run the bundled demo API service.")
+    parser.add_argument("--config", default=None, help="Project config file (default: factory.yaml / $FACTORY_CONFIG).")
+    parser.add_argument("--host", default=None, help="Bind address (default: demo.host of the config).")
+    parser.add_argument("--port", type=int, default=None, help="Port (default: demo.port of the config).")
+    parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    demo = load_config(args.config).demo
+    demo = demo.model_copy(update={k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None})
+    uvicorn.run(create_app(demo), host=demo.host, port=demo.port, log_level=args.log_level, access_log=False)
+
+
+if __name__ == "__main__":
+    main()

