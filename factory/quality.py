@@ -7,6 +7,7 @@ GX is imported lazily (it costs seconds) and its progress bars are off.
 """
 
 import json
+import logging
 import threading
 from dataclasses import dataclass, field
 from functools import cache
@@ -82,6 +83,7 @@ def _context() -> Any:
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
     ctx = gx.get_context(mode="ephemeral")
     ctx.variables.progress_bars = ProgressBarsConfig(globally=False)
     return ctx

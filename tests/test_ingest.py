@@ -40,8 +40,10 @@ def test_pool_feeds_required_params_by_field_name():
 def test_search_params_use_first_word_of_observed_names_and_enums_come_first():
     pool = ingest.ValuePool()
     pool.add_records([{"artist_name": "Led Zeppelin"}])
-    t = _tool("find_artist", {"name": {"type": "string"}}, required=["name"])
-    assert ingest.probe_argument_sets(t, pool, 1, random.Random(0)) == [{"name": "Led"}]
+    t = _tool("find_artist", {"q": {"type": "string"}}, required=["q"])
+    assert ingest.probe_argument_sets(t, pool, 1, random.Random(0)) == [{"q": "Led"}]
+    by_name = _tool("find_artist", {"name": {"type": "string"}}, required=["name"])
+    assert ingest.probe_argument_sets(by_name, pool, 1, random.Random(0)) == [{"name": "Led Zeppelin"}]
     e = _tool("by_kind", {"kind": {"type": "string", "enum": ["a", "b"]}}, required=["kind"])
     assert ingest.probe_argument_sets(e, ingest.ValuePool(), 2, random.Random(0))[0] == {"kind": "a"}
 

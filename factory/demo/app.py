@@ -77,8 +77,11 @@ def create_app(demo_cfg: DemoConfig) -> FastAPI:
     app = FastAPI(
         title="toolcall-factory demo service",
         description="Real public data behind seven open-API-style platforms; per-platform OpenAPI documents at "
-                    "/{platform}/openapi.json.",
-        lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None,
+        "/{platform}/openapi.json.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
     )
     app.state.demo = state
     digest = implementation_digest()

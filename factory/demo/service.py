@@ -32,8 +32,12 @@ class DemoService:
     only if this object started it.
     """
 
-    def __init__(self, demo_cfg: DemoConfig, log_dir: str | os.PathLike[str] | None = None,
-                 config_path: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        demo_cfg: DemoConfig,
+        log_dir: str | os.PathLike[str] | None = None,
+        config_path: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.cfg = demo_cfg
         self.log_dir = Path(log_dir) if log_dir is not None else project_root() / "data" / "logs"
         self.config_path = config_path
@@ -79,8 +83,17 @@ class DemoService:
 
     def _start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "factory.demo", "--host", self.cfg.host, "--port", str(self.cfg.port),
-               "--log-level", "warning"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "factory.demo",
+            "--host",
+            self.cfg.host,
+            "--port",
+            str(self.cfg.port),
+            "--log-level",
+            "warning",
+        ]
         if self.config_path is not None:
             cmd += ["--config", str(self.config_path)]
         env = dict(os.environ)
@@ -88,8 +101,13 @@ class DemoService:
         log.info("starting demo service: %s (log: %s)", " ".join(cmd), self.log_path)
         with open(self.log_path, "ab") as logf:
             self.process = subprocess.Popen(
-                cmd, stdout=logf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                cwd=project_root(), env=env, start_new_session=True,
+                cmd,
+                stdout=logf,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=project_root(),
+                env=env,
+                start_new_session=True,
             )
 
     def _wait_healthy(self) -> dict[str, Any]:
@@ -146,8 +164,9 @@ class DemoService:
         self.ensure_running()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     # ---- admin helpers

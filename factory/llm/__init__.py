@@ -9,34 +9,35 @@ Public API:
 Dagster resources live in `factory.llm.resource` (imported separately, so the core never imports Dagster).
 """
 
-from factory.llm.config import (
-    ROLE_NAMES,
-    EmbeddingsConfig,
-    LocalBackendConfig,
-    ModelsConfig,
-    OpenAIBackendConfig,
-    VLLMBackendConfig,
-)
-from factory.llm.errors import BackendUnavailableError, LLMError, ServerStartError
-from factory.llm.roles import ROLES, RoleSpec, role_prompts_version
-from factory.llm.service import LLM, Accounting, CallFailure, RoleResult, RoleStats
+import importlib
+from typing import Any
 
-__all__ = [
-    "LLM",
-    "ROLES",
-    "ROLE_NAMES",
-    "Accounting",
-    "BackendUnavailableError",
-    "CallFailure",
-    "EmbeddingsConfig",
-    "LLMError",
-    "LocalBackendConfig",
-    "ModelsConfig",
-    "OpenAIBackendConfig",
-    "RoleResult",
-    "RoleSpec",
-    "RoleStats",
-    "ServerStartError",
-    "VLLMBackendConfig",
-    "role_prompts_version",
-]
+# Names are loaded on first use: `factory.config` imports `factory.llm.config`, and that must not
+# pull in the OpenAI client, the service and the prompts.
+_EXPORTS = {
+    "ROLE_NAMES": "factory.llm.config",
+    "EmbeddingsConfig": "factory.llm.config",
+    "LocalBackendConfig": "factory.llm.config",
+    "ModelsConfig": "factory.llm.config",
+    "OpenAIBackendConfig": "factory.llm.config",
+    "VLLMBackendConfig": "factory.llm.config",
+    "BackendUnavailableError": "factory.llm.errors",
+    "LLMError": "factory.llm.errors",
+    "ServerStartError": "factory.llm.errors",
+    "ROLES": "factory.llm.roles",
+    "RoleSpec": "factory.llm.roles",
+    "role_prompts_version": "factory.llm.roles",
+    "LLM": "factory.llm.service",
+    "Accounting": "factory.llm.service",
+    "CallFailure": "factory.llm.service",
+    "RoleResult": "factory.llm.service",
+    "RoleStats": "factory.llm.service",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'factory.llm' has no attribute {name!r}")

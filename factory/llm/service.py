@@ -34,7 +34,6 @@ import openai
 from pydantic import BaseModel, Field, ValidationError
 
 from factory import prompts
-from factory.config import resolve_path
 from factory.llm import rules
 from factory.llm.cache import ResponseCache, request_key, sha256_json
 from factory.llm.config import (
@@ -48,6 +47,7 @@ from factory.llm.errors import BackendUnavailableError, LLMError
 from factory.llm.roles import ROLES, RoleSpec, role
 from factory.llm.schemas import AgentResult, AgentTaskInput, ToolCallRecord
 from factory.llm.servers import ManagedServer, local_command, vllm_command
+from factory.paths import resolve_path
 
 T = TypeVar("T", bound=BaseModel)
 ChatBackendConfig = LocalBackendConfig | OpenAIBackendConfig | VLLMBackendConfig

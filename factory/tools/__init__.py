@@ -1,6 +1,6 @@
 """Tools: contracts (ToolSpec, outcomes), loaders (OpenAPI, MCP), executor, fingerprints.
 
-Public API::
+Public API (imported lazily, so ``factory.tools.spec`` stays cheap to import)::
 
     from factory.tools import (
         ToolSpec, CallResult, Outcome,            # contracts
@@ -12,26 +12,52 @@ Public API::
     )
 """
 
-from factory.tools.executor import ToolExecutor, classify_http_error, run_calls
-from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
-from factory.tools.mcp import classify_error_text, interpret_result, load_mcp, load_mcp_async
-from factory.tools.openapi import fetch_spec, load_openapi
-from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
-from factory.tools.sources import SourceError, load_domain_tools, load_source_tools, resolve_source
-from factory.tools.spec import (
-    GenericParams,
-    KeyAcquisition,
-    OutputField,
-    ResultEnvelope,
-    SourceRef,
-    ToolSpec,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from factory.tools.executor import ToolExecutor, classify_http_error, run_calls
+    from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
+    from factory.tools.mcp import classify_error_text, interpret_result, load_mcp, load_mcp_async
+    from factory.tools.openapi import fetch_spec, load_openapi
+    from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
+    from factory.tools.sources import SourceError, load_domain_tools, load_source_tools, resolve_source
+    from factory.tools.spec import GenericParams, KeyAcquisition, OutputField, ResultEnvelope, SourceRef, ToolSpec
+
+_EXPORTS: dict[str, str] = {
+    "ToolExecutor": "executor",
+    "classify_http_error": "executor",
+    "run_calls": "executor",
+    "fingerprint_by_platform": "fingerprint",
+    "surface_fingerprint": "fingerprint",
+    "classify_error_text": "mcp",
+    "interpret_result": "mcp",
+    "load_mcp": "mcp",
+    "load_mcp_async": "mcp",
+    "fetch_spec": "openapi",
+    "load_openapi": "openapi",
+    "OUTCOME_CLASSES": "outcomes",
+    "CallResult": "outcomes",
+    "Outcome": "outcomes",
+    "SourceError": "sources",
+    "load_domain_tools": "sources",
+    "load_source_tools": "sources",
+    "resolve_source": "sources",
+    "GenericParams": "spec",
+    "KeyAcquisition": "spec",
+    "OutputField": "spec",
+    "ResultEnvelope": "spec",
+    "SourceRef": "spec",
+    "ToolSpec": "spec",
+}
 
 __all__ = [
-    "OUTCOME_CLASSES",
     "CallResult",
     "GenericParams",
     "KeyAcquisition",
+    "OUTCOME_CLASSES",
     "Outcome",
     "OutputField",
     "ResultEnvelope",
@@ -53,3 +79,10 @@ __all__ = [
     "run_calls",
     "surface_fingerprint",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'factory.tools' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"factory.tools.{module}"), name)

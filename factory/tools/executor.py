@@ -286,6 +286,10 @@ class ToolExecutor:
         long_secrets = sorted((s for s in self._secrets if len(s) >= MIN_SUBSTRING_SECRET_LEN), key=len, reverse=True)
         return _redact(obj, self._secrets, long_secrets)
 
+    def known_secrets(self) -> list[str]:
+        """Every key this executor was given or handed out (for leak checks; never log these)."""
+        return sorted(self._secrets)
+
     # ------------------------------------------------------------------ keys
 
     def _add_secret(self, value: str) -> None:
@@ -432,7 +436,9 @@ class ToolExecutor:
             if not parse_ok:
                 ctype = resp.headers.get("content-type", "?")
                 return _Exchange(
-                    Outcome.UNCATEGORIZED, status, detail=f"HTTP {status} body is not JSON ({ctype}): {_short(text, 120)}"
+                    Outcome.UNCATEGORIZED,
+                    status,
+                    detail=f"HTTP {status} body is not JSON ({ctype}): {_short(text, 120)}",
                 )
             return _Exchange(None, status, body=parsed)
         outcome, detail = classify_http_error(status, parsed if parse_ok else None, text)
@@ -563,9 +569,7 @@ class ToolExecutor:
             if value is None or value == "":
                 parent = tool.records_path.rsplit(".", 1)[0] if "." in tool.records_path else None
                 present_but_empty = _path_prefix_exists(body, tool.records_path) or (
-                    parent is not None
-                    and dig(body, parent) in ("", None, {}, [])
-                    and _path_prefix_exists(body, parent)
+                    parent is not None and dig(body, parent) in ("", None, {}, []) and _path_prefix_exists(body, parent)
                 )
                 if envelope_ok or total == 0 or present_but_empty:
                     return self._success(tool, caller_args), "no records", [], total if total is not None else 0

@@ -45,12 +45,18 @@ _ERROR_RULES: list[tuple[re.Pattern[str], Outcome]] = [
     (re.compile(r"unknown tool|tool \S+ not found|no such tool", re.I), Outcome.ENDPOINT_UNAVAILABLE),
     (re.compile(r"rate.?limit|too many requests|\b429\b|quota", re.I), Outcome.RATE_LIMIT),
     (re.compile(r"timed? ?out|timeout", re.I), Outcome.TIMEOUT),
-    (re.compile(r"unauthori[sz]ed|forbidden|api.?key|authenticat|\b40[13]\b|permission denied", re.I),
-     Outcome.AUTH_ERROR),  # fmt: skip
-    (re.compile(r"field required|missing|required (argument|parameter|field)|is required", re.I),
-     Outcome.MISSING_FIELD),  # fmt: skip
-    (re.compile(r"validation error|invalid|must be|expected|type error|typeerror|valueerror|not a valid", re.I),
-     Outcome.SCHEMA_MISMATCH),  # fmt: skip
+    (
+        re.compile(r"unauthori[sz]ed|forbidden|api.?key|authenticat|\b40[13]\b|permission denied", re.I),
+        Outcome.AUTH_ERROR,
+    ),  # fmt: skip
+    (
+        re.compile(r"field required|missing|required (argument|parameter|field)|is required", re.I),
+        Outcome.MISSING_FIELD,
+    ),  # fmt: skip
+    (
+        re.compile(r"validation error|invalid|must be|expected|type error|typeerror|valueerror|not a valid", re.I),
+        Outcome.SCHEMA_MISMATCH,
+    ),  # fmt: skip
     (re.compile(r"not found|unknown|no such|does not exist", re.I), Outcome.SCHEMA_MISMATCH),
     (re.compile(r"connection (closed|refused|reset)|unavailable", re.I), Outcome.ENDPOINT_UNAVAILABLE),
     (re.compile(r"internal|server error|traceback|exception", re.I), Outcome.SERVER_ERROR),

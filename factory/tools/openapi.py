@@ -224,7 +224,7 @@ def infer_records_path(schema: dict[str, Any]) -> str | None:
         return found[0]
     if found:
         depths = [p.count(".") for p in found]
-        shallow = [p for p, d in zip(found, depths) if d == min(depths)]
+        shallow = [p for p, d in zip(found, depths, strict=True) if d == min(depths)]
         if len(shallow) == 1:
             return shallow[0]
     return None

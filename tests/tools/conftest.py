@@ -135,19 +135,28 @@ def build_app(state: FaultState) -> FastAPI:
         },
     )
     def get_stats(
-        serviceKey: str, code: str = "00", sido: str | None = None, pageNo: int = 1, numOfRows: int = 10, _type: Literal["json", "xml"] = "xml"
+        serviceKey: str,
+        code: str = "00",
+        sido: str | None = None,
+        pageNo: int = 1,
+        numOfRows: int = 10,
+        _type: Literal["json", "xml"] = "xml",
     ) -> Any:
         state.hit("kr", code)
         msgs = {"00": "NORMAL SERVICE.", "03": "NODATA_ERROR", "30": "SERVICE_KEY_IS_NOT_REGISTERED_ERROR"}
         header = {"resultCode": code, "resultMsg": msgs.get(code, f"ERROR {code} for key {serviceKey}")}
         if code == "00":
-            items: Any = {"item": [{"sido": sido or "서울특별시", "pop": 9_386_034}, {"sido": "부산광역시", "pop": 3_293_362}]}
+            items: Any = {
+                "item": [{"sido": sido or "서울특별시", "pop": 9_386_034}, {"sido": "부산광역시", "pop": 3_293_362}]
+            }
             return {"response": {"header": header, "body": {"items": items, "totalCount": 2, "pageNo": pageNo}}}
         if code == "03":
             return {"response": {"header": header, "body": {"items": "", "totalCount": 0}}}
         if code == "single":
             header["resultCode"] = "00"
-            return {"response": {"header": header, "body": {"items": {"item": {"sido": "세종", "pop": 1}}, "totalCount": 1}}}
+            return {
+                "response": {"header": header, "body": {"items": {"item": {"sido": "세종", "pop": 1}}, "totalCount": 1}}
+            }
         return {"response": {"header": header}}
 
     @app.get("/concurrent", operation_id="concurrent", openapi_extra={"x-records-path": "data"})

@@ -88,7 +88,7 @@ def test_429_retry_after_honoured(tools: dict[str, ToolSpec], fault_server: Live
     assert r.outcome is Outcome.SEMANTIC_SUCCESS and r.attempts == 3
     assert fault_server.state.hits[("r429", "a")] == 3
     times = fault_server.state.hit_times[("r429", "a")]
-    gaps = [b - a for a, b in zip(times, times[1:])]
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
     assert all(g >= 0.28 for g in gaps), gaps  # Retry-After: 0.3, not backoff_base 0.01
     assert elapsed >= 0.6
 
@@ -99,7 +99,9 @@ def test_429_integer_retry_after(tools: dict[str, ToolSpec], fault_server: LiveS
     assert r.outcome.is_success and r.attempts == 2 and times[1] - times[0] >= 0.95
 
 
-def test_429_exhausted_is_rate_limit_and_retry_after_capped(tools: dict[str, ToolSpec], fault_server: LiveServer) -> None:
+def test_429_exhausted_is_rate_limit_and_retry_after_capped(
+    tools: dict[str, ToolSpec], fault_server: LiveServer
+) -> None:
     cfg = CFG.model_copy(update={"max_backoff_s": 0.1, "max_retries": 1})
     t0 = time.monotonic()
     r = one(tools, "flaky", {"mode": "r429big", "tag": "c"}, cfg=cfg, api_keys=KEYS)
@@ -156,8 +158,12 @@ def test_unknown_route_is_endpoint_unavailable(tools: dict[str, ToolSpec]) -> No
 
 def test_422_missing_vs_type(tools: dict[str, ToolSpec]) -> None:
     missing, wrong, ok = run(
-        tools, [("strict", {"carrier": "UA"}), ("strict", {"carrier": "UA", "year": "abc"}),
-                ("strict", {"carrier": "UA", "year": 2013})]  # fmt: skip
+        tools,
+        [
+            ("strict", {"carrier": "UA"}),
+            ("strict", {"carrier": "UA", "year": "abc"}),
+            ("strict", {"carrier": "UA", "year": 2013}),
+        ],  # fmt: skip
     )
     assert missing.outcome is Outcome.MISSING_FIELD and missing.status_code == 422
     assert wrong.outcome is Outcome.SCHEMA_MISMATCH and wrong.status_code == 422
@@ -211,8 +217,11 @@ def test_records_truncated_to_max_kept(tools: dict[str, ToolSpec]) -> None:
 
 def test_body_and_delete(tools: dict[str, ToolSpec]) -> None:
     created, deleted = run(
-        tools, [("create_playlist", {"body": {"name": "Road trip", "track_ids": [1, 2]}}),
-                ("delete_playlist", {"playlist_id": 7})]  # fmt: skip
+        tools,
+        [
+            ("create_playlist", {"body": {"name": "Road trip", "track_ids": [1, 2]}}),
+            ("delete_playlist", {"playlist_id": 7}),
+        ],  # fmt: skip
     )
     assert created.outcome is Outcome.SEMANTIC_SUCCESS and created.status_code == 201
     assert created.records[0]["received"] == {"name": "Road trip", "track_ids": [1, 2]}

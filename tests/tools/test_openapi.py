@@ -18,7 +18,9 @@ OAS3 = FIXTURES / "airline_oas3.yaml"
 
 
 def _load(path: Path, **kw: Any) -> dict[str, Any]:
-    tools = load_openapi(fetch_spec(str(path)), domain="test", platform=kw.pop("platform", None), spec_locator=str(path), **kw)
+    tools = load_openapi(
+        fetch_spec(str(path)), domain="test", platform=kw.pop("platform", None), spec_locator=str(path), **kw
+    )
     return {t.name: t for t in tools}
 
 
@@ -40,7 +42,13 @@ def test_swagger2_datagokr_style() -> None:
     assert t.envelope is not None and t.envelope.code_path == "response.header.resultCode"
     assert t.envelope.message_path == "response.header.resultMsg"
     gp = t.generic_params
-    assert (gp.key, gp.key_in, gp.page, gp.page_size, gp.format) == ("serviceKey", "query", "pageNo", "numOfRows", ["_type"])
+    assert (gp.key, gp.key_in, gp.page, gp.page_size, gp.format) == (
+        "serviceKey",
+        "query",
+        "pageNo",
+        "numOfRows",
+        ["_type"],
+    )
     assert t.semantic_params() == ["airportNm"]
     f = t.output_fields
     assert set(f) == {"airportId", "airportNm", "location.lat", "location.lon", "kind", "nearby"}
@@ -180,13 +188,18 @@ def _broken(mutate: Any) -> dict[str, Any]:
         (_broken(lambda d: d.update(paths={})), "no paths"),
         (_broken(lambda d: d["paths"]["/a"]["get"].pop("responses")), "operation GET /a has no responses"),
         (
-            _broken(lambda d: d["paths"]["/a"]["get"]["responses"]["200"].update(
-                content={"application/json": {"schema": {"$ref": "#/components/schemas/Missing"}}})),
+            _broken(
+                lambda d: d["paths"]["/a"]["get"]["responses"]["200"].update(
+                    content={"application/json": {"schema": {"$ref": "#/components/schemas/Missing"}}}
+                )
+            ),
             "unresolvable $ref '#/components/schemas/Missing'",
         ),  # fmt: skip
         (_broken(lambda d: d["paths"]["/a"]["get"].update(parameters=[{"in": "query"}])), "lacks 'name' or 'in'"),
-        (_broken(lambda d: d["paths"].update({"/b": {"get": {"operationId": "a", "responses": {"200": {}}}}})),
-         "duplicate tool name 'a'"),  # fmt: skip
+        (
+            _broken(lambda d: d["paths"].update({"/b": {"get": {"operationId": "a", "responses": {"200": {}}}}})),
+            "duplicate tool name 'a'",
+        ),  # fmt: skip
         (_broken(lambda d: d["paths"].update({"/b": "nope"})), "path item '/b' is not a mapping"),
         (_broken(lambda d: d["paths"]["/a"].update(parameters=[{"$ref": "other.yaml#/p"}])), "non-local $ref"),
     ],
