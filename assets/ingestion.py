@@ -6,7 +6,7 @@ from assets._meta import gate_result, to_metadata
 from assets.partitions import domain_partitions
 from factory import ingest, quality
 from factory.llm.resource import EmbeddingsResource
-from factory.resources import DemoServiceResource, ProjectResource
+from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
 from factory.versions import files_version
 
 GROUP = "ingestion"
@@ -88,7 +88,7 @@ def tool_probes_coverage(tool_probes: dict, tool_inventory: dict) -> dg.AssetChe
     group_name=GROUP,
     code_version=files_version("factory/ingest.py", "factory/embed.py"),
     kinds={"python", "pandas"},
-    ins={"tool_inventory": dg.AssetIn(partition_mapping=dg.AllPartitionMapping())},
+    ins={"tool_inventory": all_partitions_in()},
     description="Union of every domain's inventory with one signature embedding per tool (global).",
 )
 def tool_catalog(

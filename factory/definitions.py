@@ -1,13 +1,19 @@
 """The Dagster code location: `dagster dev -m factory.definitions` / workspace.yaml."""
 
+import logging
+import os
+
 import dagster as dg
 
 from assets import ingestion
+from assets.partitions import DOMAIN_PARTITIONS_NAME
 from factory.config import load_config, project_root
 from factory.llm.resource import EmbeddingsResource, LLMResource
 from factory.resources import DemoServiceResource, FactoryIOManager, ProjectResource
 from sensors.jobs import JOBS
 from sensors.partitions import make_domain_partitions_sensor
+
+log = logging.getLogger(__name__)
 
 
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
@@ -31,4 +37,25 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     )
 
 
+def register_configured_partitions(domains: list[str]) -> None:
+    """Add the config's domains as `domain` partitions of the current instance, if there is one.
+
+    Lets `dagster asset materialize --partition <domain> -m factory.definitions` work on a fresh
+    DAGSTER_HOME without waiting for the sensor. Removal of dropped domains is left to the
+    sensor and `factory sync-partitions`. Never fails the code location load.
+    """
+    home = os.environ.get("DAGSTER_HOME")
+    if not home or not os.path.isdir(home):
+        return
+    try:
+        with dg.DagsterInstance.get() as instance:
+            existing = set(instance.get_dynamic_partitions(DOMAIN_PARTITIONS_NAME))
+            missing = [d for d in domains if d not in existing]
+            if missing:
+                instance.add_dynamic_partitions(DOMAIN_PARTITIONS_NAME, missing)
+    except Exception as e:  # an unreachable instance must not break loading the definitions
+        log.warning("could not register domain partitions in %s: %s", home, e)
+
+
 defs = build_definitions()
+register_configured_partitions(load_config().domain_names)

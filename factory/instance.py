@@ -20,3 +20,7 @@ def ensure_dagster_home(path: str | os.PathLike | None = None) -> Path:
         cfg.write_text(DAGSTER_YAML, encoding="utf-8")
     os.environ["DAGSTER_HOME"] = str(home)
     return home
+
+
+if __name__ == "__main__":
+    print(ensure_dagster_home())  # noqa: T201 - `python -m factory.instance` prints the folder it prepared

@@ -78,7 +78,8 @@ class FactoryIOManager(dg.ConfigurableIOManager):
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         if obj is None:
             return
-        partition = context.partition_key if context.has_partition_key else None
+        # the asset's own partition, not the run's: a global asset may run inside a domain's run
+        partition = context.asset_partition_key if context.has_asset_partitions else None
         rel = self._rel(context.asset_key, partition)
         store = self._store()
         if isinstance(obj, pd.DataFrame):
@@ -102,12 +103,12 @@ class FactoryIOManager(dg.ConfigurableIOManager):
         return store.exists(rel + ".parquet") or store.exists(rel + ".json")
 
     def load_input(self, context: dg.InputContext) -> Any:
+        """One partition's value, or {partition: value} for inputs declared with ALL_PARTITIONS."""
         key = context.asset_key
-        if context.has_asset_partitions:
-            keys = list(context.asset_partition_keys)
-            downstream_partitioned = context.has_partition_key
-            if len(keys) == 1 and downstream_partitioned:
-                return self._load_one(key, keys[0])
+        if not context.has_asset_partitions:
+            return self._load_one(key, None)
+        keys = list(context.asset_partition_keys)
+        if (context.definition_metadata or {}).get(ALL_PARTITIONS_KEY):
             out = {}
             for pk in keys:
                 if self._exists(key, pk):
@@ -115,4 +116,17 @@ class FactoryIOManager(dg.ConfigurableIOManager):
                 else:
                     context.log.warning(f"{key.to_user_string()} partition {pk!r} is not materialized; skipped")
             return out
-        return self._load_one(key, None)
+        if len(keys) != 1:
+            raise dg.DagsterInvariantViolationError(
+                f"input {key.to_user_string()} spans {len(keys)} partitions; declare it with "
+                f"metadata {{{ALL_PARTITIONS_KEY!r}: True}} to receive a dict of partitions"
+            )
+        return self._load_one(key, keys[0])
+
+
+ALL_PARTITIONS_KEY = "all_partitions"
+
+
+def all_partitions_in() -> dg.AssetIn:
+    """An input that receives every materialized partition of a per-domain asset as a dict."""
+    return dg.AssetIn(partition_mapping=dg.AllPartitionMapping(), metadata={ALL_PARTITIONS_KEY: True})

@@ -3,7 +3,6 @@
 import socket
 from pathlib import Path
 
-import pytest
 import yaml
 
 from factory.config import load_config
@@ -29,3 +28,14 @@ def write_config(tmp: Path, *, domains: list[dict] | None = None, **overrides) -
     path = tmp / "factory.yaml"
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path
+
+
+def pytest_configure(config):
+    """Tests never touch the project's Dagster instance: DAGSTER_HOME is a fresh temp folder."""
+    import os
+    import tempfile
+
+    home = tempfile.mkdtemp(prefix="dagster-home-")
+    with open(os.path.join(home, "dagster.yaml"), "w") as f:
+        f.write("telemetry:\n  enabled: false\n")
+    os.environ["DAGSTER_HOME"] = home
