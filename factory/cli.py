@@ -37,6 +37,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from factory.definitions import build_definitions
     from factory.resources import DemoServiceResource
+    from sensors.jobs import run_pipeline
     from sensors.partitions import sync_domain_partitions
 
     cfg = load_config(args.config)
@@ -47,35 +48,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     for d in domains:
         cfg.domain(d)  # unknown names fail here, before any work
     added, removed = sync_domain_partitions(instance, cfg.domain_names)
-    print(f"DAGSTER_HOME={home}; partitions +{added or []} -{removed or []}")
+    print(f"DAGSTER_HOME={home}; partitions added {added}, removed {removed}")
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if args.verbose else "WARNING"}}}}
     t0 = time.monotonic()
-    summaries: dict[str, dict[str, dict[str, Any]]] = {}
-    failed: list[str] = []
     with DemoServiceResource(log_dir=str(project_root() / "logs")).serving(cfg):
-        job = defs.resolve_job_def("domain_pipeline")
-        for d in domains:
-            t = time.monotonic()
-            print(f"[{d}] materializing the domain pipeline ...", flush=True)
-            res = job.execute_in_process(
-                partition_key=d, instance=instance, raise_on_error=False, run_config=run_config
-            )
-            summaries[d] = _summarize_run(res)
-            fails = _check_failures(res)
-            status = "ok" if res.success and not fails else "FAILED"
-            print(f"[{d}] {status} in {time.monotonic() - t:.1f}s (run {res.run_id[:8]}) {'; failed checks: ' + ', '.join(fails) if fails else ''}")
-            if status != "ok":
-                failed.append(d)
-        if not failed or args.keep_going:
-            t = time.monotonic()
-            res = defs.resolve_job_def("global_assets").execute_in_process(
-                instance=instance, raise_on_error=False, run_config=run_config
-            )
-            summaries["(global)"] = _summarize_run(res)
-            fails = _check_failures(res)
-            print(f"[global] {'ok' if res.success and not fails else 'FAILED'} in {time.monotonic() - t:.1f}s")
-            if not res.success or fails:
-                failed.append("(global)")
+        results = run_pipeline(
+            defs, instance, domains, run_config=run_config, keep_going=args.keep_going, progress=lambda m: print(m, flush=True)
+        )
+    summaries: dict[str, dict[str, dict[str, Any]]] = {}
+    for (_job, d), res in results.items():
+        summaries.setdefault(d, {}).update(_summarize_run(res))
+    failed = [k for k, res in results.items() if not res.success or _check_failures(res)]
     print_summary(cfg, summaries, time.monotonic() - t0)
     return 1 if failed else 0
 

@@ -1,21 +1,89 @@
-"""Asset jobs: the per-domain pipeline and the global stages."""
+"""Asset jobs, and the order in which the main job runs them.
+
+The graph alternates between per-domain and global work: every domain is
+ingested, then the global catalog (cross-domain embeddings) is built, then
+each domain's synthesis stages run, then the global dataset stages.
+"""
 
 import dagster as dg
 
 from assets.partitions import domain_partitions
 
-# Every per-domain asset; the global ones (catalog and later splits/exports) run after all domains.
-domain_pipeline_job = dg.define_asset_job(
-    name="domain_pipeline",
-    selection=dg.AssetSelection.groups("ingestion") - dg.AssetSelection.assets("tool_catalog"),
+GLOBAL_CATALOG_ASSETS = ["tool_catalog"]
+INGESTION_GROUP = "ingestion"
+SYNTHESIS_GROUPS = ["graph"]  # per-domain groups that run after the catalog
+
+domain_ingestion_job = dg.define_asset_job(
+    name="domain_ingestion",
+    selection=dg.AssetSelection.groups(INGESTION_GROUP) - dg.AssetSelection.assets(*GLOBAL_CATALOG_ASSETS),
     partitions_def=domain_partitions,
-    description="Every per-domain asset for one domain partition.",
+    description="Per-domain ingestion: tool_inventory and tool_probes.",
 )
 
-global_job = dg.define_asset_job(
-    name="global_assets",
-    selection=dg.AssetSelection.assets("tool_catalog"),
-    description="Global assets built from every domain (tool_catalog).",
+global_catalog_job = dg.define_asset_job(
+    name="global_catalog",
+    selection=dg.AssetSelection.assets(*GLOBAL_CATALOG_ASSETS),
+    description="Global assets built from every domain's inventory (tool_catalog).",
 )
 
-JOBS = [domain_pipeline_job, global_job]
+domain_synthesis_job = dg.define_asset_job(
+    name="domain_synthesis",
+    selection=dg.AssetSelection.groups(*SYNTHESIS_GROUPS),
+    partitions_def=domain_partitions,
+    description="Per-domain synthesis stages that need the global catalog (graph, ...).",
+)
+
+JOBS = [domain_ingestion_job, global_catalog_job, domain_synthesis_job]
+
+# (job name, per-domain?) in the order the main job (`factory run`) executes them
+PIPELINE_STAGES: list[tuple[str, bool]] = [
+    ("domain_ingestion", True),
+    ("global_catalog", False),
+    ("domain_synthesis", True),
+]
+
+
+def run_pipeline(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    domains: list[str],
+    *,
+    run_config: dict | None = None,
+    keep_going: bool = False,
+    progress=print,
+) -> dict[tuple[str, str], dg.ExecuteInProcessResult]:
+    """Run PIPELINE_STAGES in order, in process; a domain whose stage fails is not run further.
+
+    Returns {(job name, domain or "(global)"): result}. Global stages are skipped after a
+    failure unless `keep_going`.
+    """
+    import time
+
+    results: dict[tuple[str, str], dg.ExecuteInProcessResult] = {}
+    failed: set[str] = set()
+    for job_name, per_domain in PIPELINE_STAGES:
+        job = defs.resolve_job_def(job_name)
+        assets = sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)
+        if not assets:
+            continue
+        for d in domains if per_domain else ["(global)"]:
+            if d in failed or (not per_domain and failed and not keep_going):
+                progress(f"[{d}] {job_name}: skipped (an earlier stage failed)")
+                continue
+            t = time.monotonic()
+            progress(f"[{d}] {job_name}: {', '.join(assets)} ...")
+            res = job.execute_in_process(
+                partition_key=d if per_domain else None, instance=instance, raise_on_error=False, run_config=run_config
+            )
+            results[(job_name, d)] = res
+            fails = [
+                f"{e.asset_check_key.asset_key.to_user_string()}:{e.asset_check_key.name}"
+                for e in res.get_asset_check_evaluations()
+                if not e.passed
+            ]
+            ok = res.success and not fails
+            note = f"; failed checks: {', '.join(fails)}" if fails else ""
+            progress(f"[{d}] {job_name}: {'ok' if ok else 'FAILED'} in {time.monotonic() - t:.1f}s (run {res.run_id[:8]}){note}")
+            if not ok:
+                failed.add(d)
+    return results

@@ -26,6 +26,6 @@ def test_per_domain_assets_share_the_domain_partitions():
 
 def test_jobs_and_sensors_resolve():
     d = build_definitions()
-    assert d.resolve_job_def("domain_pipeline") is not None
-    assert d.resolve_job_def("global_assets") is not None
+    for job in ("domain_ingestion", "global_catalog", "domain_synthesis"):
+        assert d.resolve_job_def(job) is not None
     assert d.resolve_sensor_def("domain_partitions_sensor") is not None

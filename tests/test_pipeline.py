@@ -10,6 +10,7 @@ from factory.config import load_config
 from factory.definitions import build_definitions
 from factory.demo.service import DemoService
 from factory.tools.outcomes import OUTCOME_CLASSES
+from sensors.jobs import run_pipeline
 from sensors.partitions import sync_domain_partitions
 from tests.conftest import write_config
 
@@ -17,7 +18,7 @@ KEY_RE = re.compile(r"\b[a-z]{2,4}-[0-9a-f]{24}\b")  # the demo service's key fo
 
 
 def _run_domain(defs, instance, domain):
-    return defs.resolve_job_def("domain_pipeline").execute_in_process(
+    return defs.resolve_job_def("domain_ingestion").execute_in_process(
         partition_key=domain, instance=instance, raise_on_error=False
     )
 
@@ -46,8 +47,9 @@ def full_run(tmp_path_factory):
     defs = build_definitions(str(path))
     with dg.instance_for_test() as instance, DemoService(cfg.demo, log_dir=tmp / "logs"):
         sync_domain_partitions(instance, cfg.domain_names)
-        results = {d: _run_domain(defs, instance, d) for d in cfg.domain_names}
-        results["global"] = defs.resolve_job_def("global_assets").execute_in_process(instance=instance, raise_on_error=False)
+        staged = run_pipeline(defs, instance, cfg.domain_names, progress=lambda m: None)
+        results = {d: res for (job, d), res in staged.items() if job == "domain_ingestion"}
+        results["global"] = staged[("global_catalog", "(global)")]
         yield cfg, results, tmp
 
 
