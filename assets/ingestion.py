@@ -91,9 +91,7 @@ def tool_probes_coverage(tool_probes: dict, tool_inventory: dict) -> dg.AssetChe
     ins={"tool_inventory": all_partitions_in()},
     description="Union of every domain's inventory with one signature embedding per tool (global).",
 )
-def tool_catalog(
-    context: dg.AssetExecutionContext, embeddings: EmbeddingsResource, tool_inventory: dict
-) -> dg.Output:
+def tool_catalog(context: dg.AssetExecutionContext, embeddings: EmbeddingsResource, tool_inventory: dict) -> dg.Output:
     embedder = embeddings.get()
     df, meta = ingest.build_catalog(tool_inventory, embedder.encode)
     meta.update(embedder.metadata())

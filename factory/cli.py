@@ -53,7 +53,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     t0 = time.monotonic()
     with DemoServiceResource(log_dir=str(project_root() / "logs")).serving(cfg):
         results = run_pipeline(
-            defs, instance, domains, run_config=run_config, keep_going=args.keep_going, progress=lambda m: print(m, flush=True)
+            defs,
+            instance,
+            domains,
+            run_config=run_config,
+            keep_going=args.keep_going,
+            progress=lambda m: print(m, flush=True),
         )
     summaries: dict[str, dict[str, dict[str, Any]]] = {}
     for (_job, d), res in results.items():
@@ -139,7 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
     try:
         return args.func(args)
     except ConfigError as e:

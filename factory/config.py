@@ -40,7 +40,9 @@ class FaultProfile(_Frozen):
     slow_seconds: float = Field(default=0.5, ge=0)
     timeout: float = Field(default=0.0, ge=0, le=1, description="Share of requests that hang for timeout_seconds.")
     timeout_seconds: float = Field(default=30.0, ge=0)
-    auth_failure: float = Field(default=0.0, ge=0, le=1, description="Share of keyed requests rejected as unauthorized.")
+    auth_failure: float = Field(
+        default=0.0, ge=0, le=1, description="Share of keyed requests rejected as unauthorized."
+    )
     unavailable: list[str] = Field(default_factory=list, description="Tool names answered 503 (endpoint unavailable).")
 
 
@@ -116,7 +118,9 @@ class ExecutorConfig(_Frozen):
 
 class ProbeConfig(_Frozen):
     per_tool: int = Field(default=3, ge=1, le=20, description="Real executions per tool in tool_probes.")
-    min_success_share: float = Field(default=0.6, ge=0, le=1, description="Gate: share of tools with a successful probe.")
+    min_success_share: float = Field(
+        default=0.6, ge=0, le=1, description="Gate: share of tools with a successful probe."
+    )
 
 
 class ProjectConfig(_Frozen):

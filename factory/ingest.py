@@ -58,7 +58,9 @@ def inventory_frame(inventory: dict[str, Any]) -> pd.DataFrame:
                 "fingerprint": inventory.get("fingerprint"),
             }
         )
-    return pd.DataFrame(rows, columns=["name", "platform", "description", "input_schema_valid", "output_schema_valid", "fingerprint"])
+    return pd.DataFrame(
+        rows, columns=["name", "platform", "description", "input_schema_valid", "output_schema_valid", "fingerprint"]
+    )
 
 
 def build_inventory(domain: DomainConfig, cfg: ProjectConfig) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -83,7 +83,9 @@ def run_pipeline(
             ]
             ok = res.success and not fails
             note = f"; failed checks: {', '.join(fails)}" if fails else ""
-            progress(f"[{d}] {job_name}: {'ok' if ok else 'FAILED'} in {time.monotonic() - t:.1f}s (run {res.run_id[:8]}){note}")
+            progress(
+                f"[{d}] {job_name}: {'ok' if ok else 'FAILED'} in {time.monotonic() - t:.1f}s (run {res.run_id[:8]}){note}"
+            )
             if not ok:
                 failed.add(d)
     return results

@@ -27,14 +27,26 @@ def test_check_config_and_bad_config_exit_codes(tmp_path):
     assert ok.returncode == 0 and "aviation, music, korea" in ok.stdout
     bad = tmp_path / "f.yaml"
     bad.write_text("domains:\n  - name: x\n    sources: [{kind: soap, spec: a}]\n")
-    res = subprocess.run([BIN / "factory", "--config", str(bad), "check-config"], capture_output=True, text=True, cwd=ROOT)
+    res = subprocess.run(
+        [BIN / "factory", "--config", str(bad), "check-config"], capture_output=True, text=True, cwd=ROOT
+    )
     assert res.returncode == 2 and f"{bad}:3" in res.stderr and "unknown source kind 'soap'" in res.stderr
 
 
 def test_dagster_asset_materialize_one_domain(tmp_path):
     """The README's Dagster CLI command on a fresh DAGSTER_HOME: partitions are registered on load."""
     cfg = write_config(tmp_path)
-    cmd = [BIN / "dagster", "asset", "materialize", "--select", "tool_inventory+", "--partition", "korea", "-m", "factory.definitions"]
+    cmd = [
+        BIN / "dagster",
+        "asset",
+        "materialize",
+        "--select",
+        "tool_inventory+",
+        "--partition",
+        "korea",
+        "-m",
+        "factory.definitions",
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env(tmp_path, cfg), timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     inv = json.loads((tmp_path / "data" / "tool_inventory" / "korea.json").read_text())

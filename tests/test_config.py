@@ -33,10 +33,13 @@ def test_unknown_source_kind_names_the_line():
 
 
 def test_domain_declared_twice_names_both_lines():
-    text = GOOD + """  - name: aviation
+    text = (
+        GOOD
+        + """  - name: aviation
     sources:
       - {kind: mcp, command: [python, -m, x]}
 """
+    )
     with pytest.raises(ConfigError) as e:
         parse_config(text, source="f.yaml")
     assert "f.yaml:7" in str(e.value) and "declared twice (first at line 4)" in str(e.value)

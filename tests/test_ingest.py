@@ -23,10 +23,17 @@ def _tool(name, props, required=(), generic=None, **kw):
 
 def test_pool_feeds_required_params_by_field_name():
     pool = ingest.ValuePool()
-    pool.add_records([{"carrier": "DL", "name": "Delta Air Lines Inc."}, {"carrier": "AA", "name": "American Airlines"}])
+    pool.add_records(
+        [{"carrier": "DL", "name": "Delta Air Lines Inc."}, {"carrier": "AA", "name": "American Airlines"}]
+    )
     t = _tool(
         "list_flights",
-        {"carrier": {"type": "string"}, "api_key": {"type": "string"}, "page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": 100}},
+        {
+            "carrier": {"type": "string"},
+            "api_key": {"type": "string"},
+            "page": {"type": "integer"},
+            "per_page": {"type": "integer", "maximum": 100},
+        },
         required=["carrier"],
         generic=GenericParams(key="api_key", page="page", page_size="per_page"),
     )
@@ -72,7 +79,10 @@ def test_probe_frames_flag_secrets_and_coverage():
 
 def test_catalog_embeds_every_tool_once():
     inv = {
-        "d": {"platform_fingerprints": {"p": "sha256:1"}, "tools": [_tool("a", {}).model_dump(), _tool("b", {"x": {"type": "string"}}).model_dump()]}
+        "d": {
+            "platform_fingerprints": {"p": "sha256:1"},
+            "tools": [_tool("a", {}).model_dump(), _tool("b", {"x": {"type": "string"}}).model_dump()],
+        }
     }
     df, meta = ingest.build_catalog(inv, lambda texts: np.ones((len(texts), 4)))
     assert df["tool_id"].tolist() == ["d/p/a", "d/p/b"] and meta["embedding_dim"] == 4

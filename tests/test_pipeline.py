@@ -24,11 +24,17 @@ def _run_domain(defs, instance, domain):
 
 
 def _checks(result):
-    return {(e.asset_check_key.asset_key.to_user_string(), e.asset_check_key.name): e.passed for e in result.get_asset_check_evaluations()}
+    return {
+        (e.asset_check_key.asset_key.to_user_string(), e.asset_check_key.name): e.passed
+        for e in result.get_asset_check_evaluations()
+    }
 
 
 def _materialized(result):
-    return {e.event_specific_data.materialization.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
+    return {
+        e.event_specific_data.materialization.asset_key.to_user_string()
+        for e in result.get_asset_materialization_events()
+    }
 
 
 def _error_text(result):

@@ -45,7 +45,13 @@ def test_inventory_gate_passes_good_and_names_each_failure():
 
 def test_probe_gate_rejects_unknown_outcome_and_leaked_secret():
     ok = pd.DataFrame(
-        {"tool": ["t"] * 2, "platform": ["p"] * 2, "outcome": OUTCOME_CLASSES[:2], "call_digest": ["d1", "d2"], "secret_free": [True, True]}
+        {
+            "tool": ["t"] * 2,
+            "platform": ["p"] * 2,
+            "outcome": OUTCOME_CLASSES[:2],
+            "call_digest": ["d1", "d2"],
+            "secret_free": [True, True],
+        }
     )
     assert quality.validate("tool_probes", ok).success
     bad = ok.assign(outcome=["semantic_success", "exploded"], secret_free=[True, False])

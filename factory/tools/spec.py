@@ -30,7 +30,9 @@ class OutputField(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     name: str
-    type: str = Field(default="string", description="JSON Schema type: string, integer, number, boolean, object, array.")
+    type: str = Field(
+        default="string", description="JSON Schema type: string, integer, number, boolean, object, array."
+    )
     description: str = ""
     enum: list[Any] | None = None
     format: str | None = None
