@@ -7,6 +7,7 @@ platform's document and are never faulted.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -71,8 +72,14 @@ def create_app(demo_cfg: DemoConfig) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        threading.Thread(target=warm_up, name="demo-data-warm-up", daemon=True).start()
-        yield
+        loader = threading.Thread(target=warm_up, name="demo-data-warm-up", daemon=True)
+        loader.start()
+        try:
+            yield
+        finally:
+            # a loader still inside pandas/pyarrow when the interpreter exits can abort it
+            # (PyGILState_Release): let it finish before shutdown completes
+            await asyncio.to_thread(loader.join, 60)
 
     app = FastAPI(
         title="toolcall-factory demo service",
