@@ -51,7 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"DAGSTER_HOME={home}; partitions added {added}, removed {removed}")
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if args.verbose else "WARNING"}}}}
     t0 = time.monotonic()
-    with DemoServiceResource(log_dir=str(project_root() / "logs")).serving(cfg):
+    with DemoServiceResource(log_dir=str(project_root() / "logs")).serving(cfg, stop=True):
         results = run_pipeline(
             defs,
             instance,
@@ -112,6 +112,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     cfg = load_config(args.config)
     svc = DemoService(cfg.demo, log_dir=str(project_root() / "logs"))
+    if args.stop:
+        pid = svc.shutdown()
+        print(f"stopped the demo service at {cfg.demo.base_url} (pid {pid})" if pid else f"no demo service at {cfg.demo.base_url}")
+        return 0
     svc.ensure_running()
     print(f"demo service at {cfg.demo.base_url} (Ctrl-C to stop)")
     try:
@@ -137,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_sync)
     c = sub.add_parser("check-config", help="validate the config and print its slug")
     c.set_defaults(func=cmd_check_config)
-    d = sub.add_parser("demo", help="serve the bundled demo service in the foreground")
+    d = sub.add_parser("demo", help="serve the bundled demo service in the foreground (--stop: stop a running one)")
+    d.add_argument("--stop", action="store_true", help="stop the demo service answering at the configured port")
     d.set_defaults(func=cmd_demo)
     return p
 

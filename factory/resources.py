@@ -39,13 +39,20 @@ def uses_demo(domain: DomainConfig) -> bool:
 
 
 class DemoServiceResource(dg.ConfigurableResource):
-    """Runs the bundled demo service while a step needs it."""
+    """Runs the bundled demo service while a step needs it.
+
+    With `keep_alive` (the default for Dagster runs) a service this resource started stays up
+    after the step, so concurrent runs of other domains never lose it mid-step; `factory run`
+    stops what it started at the end of the whole pipeline.
+    """
 
     log_dir: str = ""
+    keep_alive: bool = True
 
     @contextmanager
-    def serving(self, cfg: ProjectConfig, domain: DomainConfig | None = None):
-        """Ensure the demo service is up for the block; stop it afterwards if we started it."""
+    def serving(self, cfg: ProjectConfig, domain: DomainConfig | None = None, *, stop: bool | None = None):
+        """Ensure the demo service is up for the block; afterwards stop it if we started it and
+        `stop` (default: not keep_alive)."""
         if not cfg.demo.enabled or (domain is not None and not uses_demo(domain)):
             yield None
             return
@@ -57,7 +64,10 @@ class DemoServiceResource(dg.ConfigurableResource):
         try:
             yield svc
         finally:
-            svc.stop()
+            if (not self.keep_alive) if stop is None else stop:
+                svc.stop()
+            else:
+                svc.detach()
 
 
 def _partition_name(key: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -111,6 +112,7 @@ def create_app(demo_cfg: DemoConfig) -> FastAPI:
             "domains": {p: d for p, (d, _, _) in PLATFORMS.items()},
             "schema_versions": {p: state.version(p) for p in PLATFORMS},
             "implementation": digest,
+            "pid": os.getpid(),
         }
 
     @app.post("/_admin/schema_version")

@@ -114,6 +114,11 @@ class DemoService:
         deadline = time.monotonic() + self.cfg.startup_timeout_s
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
+                health = self.healthy()
+                if health is not None:  # another run won the race for the port: share its service
+                    log.info("demo service at %s was started concurrently by another process; reusing it", self.url)
+                    self.process = None
+                    return health
                 raise DemoServiceError(
                     f"demo service at {self.url} exited with code {self.process.returncode} during startup; "
                     f"last lines of {self.log_path}:\n{self._log_tail()}"
@@ -158,6 +163,28 @@ class DemoService:
 
     def close(self) -> None:
         self.stop()
+        self._client.close()
+
+    def shutdown(self) -> int | None:
+        """Stop whatever demo service answers at this address (also one another process started).
+
+        Returns the pid that was signalled, or None when nothing answered.
+        """
+        health = self.healthy()
+        if health is None or not health.get("pid"):
+            return None
+        pid = int(health["pid"])
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and self.healthy() is not None:
+            time.sleep(0.1)
+        return pid
+
+    def detach(self) -> None:
+        """Leave a service this object started running (it outlives us); release the client."""
+        if self.process is not None:
+            log.info("leaving demo service at %s running (pid %d)", self.url, self.process.pid)
+        self.process = None
         self._client.close()
 
     def __enter__(self) -> DemoService:
