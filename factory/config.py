@@ -153,6 +153,11 @@ class GraphConfig(_Frozen):
     max_observations: int = Field(
         default=1500, ge=0, description="Successful calls kept in connectivity_graph for the knowledge graph."
     )
+    eval_trials_per_edge: int = Field(
+        default=2,
+        ge=0,
+        description="Held-out sweep after the loop: executions per tested edge that do not update it (Figure 4 comparison).",
+    )
     execute_state_changing: bool = Field(
         default=True, description="Execute state-changing tools (creates, updates) in sampled paths."
     )
@@ -175,6 +180,28 @@ class KGConfig(_Frozen):
     )
 
 
+class DriftConfig(_Frozen):
+    """Drift detection and periodic re-synthesis (sensors/drift.py, sensors/schedules.py)."""
+
+    schedule_cron: str = Field(
+        default="0 3 * * 0", description="Cron expression of the periodic per-domain re-synthesis (UTC)."
+    )
+    schedule_enabled: bool = Field(default=True, description="Start the re-synthesis schedule as RUNNING.")
+    endpoint_interval_s: int = Field(
+        default=60, ge=1, description="Minimum seconds between endpoint-drift sensor ticks (surface fingerprints)."
+    )
+    response_interval_s: int = Field(
+        default=3600, ge=1, description="Minimum seconds between response-drift sensor ticks (re-executed calls)."
+    )
+    response_sample_size: int = Field(
+        default=8, ge=1, le=200, description="Cached calls re-executed per domain on a response-drift tick."
+    )
+    response_change_share: float = Field(
+        default=0.25, ge=0, le=1, description="Share of re-executed calls whose result changed that marks a domain stale."
+    )
+    sensors_enabled: bool = Field(default=True, description="Start the drift sensors as RUNNING (needs the daemon).")
+
+
 class ProjectConfig(_Frozen):
     name: str = "toolcall-factory"
     data_dir: str = Field(default="data", description="Root of asset outputs (path or fsspec-style URI).")
@@ -185,6 +212,7 @@ class ProjectConfig(_Frozen):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     graph: GraphConfig = Field(default_factory=GraphConfig)
     kg: KGConfig = Field(default_factory=KGConfig)
+    drift: DriftConfig = Field(default_factory=DriftConfig)
     domains: list[DomainConfig] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -5,13 +5,15 @@ import os
 
 import dagster as dg
 
-from assets import ingestion
+from assets import graph, ingestion
 from assets.partitions import DOMAIN_PARTITIONS_NAME
 from factory.config import load_config, project_root
 from factory.llm.resource import EmbeddingsResource, LLMResource
 from factory.resources import DemoServiceResource, FactoryIOManager, ProjectResource
+from sensors.drift import make_endpoint_drift_sensor, make_response_drift_sensor, make_resynthesis_job
 from sensors.jobs import JOBS
 from sensors.partitions import make_domain_partitions_sensor
+from sensors.schedules import make_resynthesis_schedule
 
 log = logging.getLogger(__name__)
 
@@ -19,11 +21,17 @@ log = logging.getLogger(__name__)
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
     cfg = load_config(config_path)
     data_dir = cfg.data_dir if "://" in cfg.data_dir else str((project_root() / cfg.data_dir).resolve())
+    all_assets = [*ingestion.ASSETS, *graph.ASSETS]
     return dg.Definitions(
-        assets=[*ingestion.ASSETS],
-        asset_checks=[*ingestion.CHECKS],
-        jobs=JOBS,
-        sensors=[make_domain_partitions_sensor(config_path)],
+        assets=all_assets,
+        asset_checks=[*ingestion.CHECKS, *graph.CHECKS],
+        jobs=[*JOBS, make_resynthesis_job(all_assets)],
+        sensors=[
+            make_domain_partitions_sensor(config_path),
+            make_endpoint_drift_sensor(config_path),
+            make_response_drift_sensor(config_path),
+        ],
+        schedules=[make_resynthesis_schedule(config_path)],
         resources={
             "io_manager": FactoryIOManager(base_dir=data_dir),
             "project": ProjectResource(config_path=config_path or ""),

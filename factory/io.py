@@ -9,6 +9,7 @@ one.  Paths are resolved through `pyarrow.fs`, so a base such as
 import io
 import json
 import os
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,20 @@ def _json_default(o: Any) -> Any:
 def dumps(obj: Any, *, indent: int | None = None) -> str:
     """Canonical JSON used for artifacts and hashes (sorted keys, UTF-8 kept)."""
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, indent=indent, default=_json_default)
+
+
+STALE_TEMP_S = 600
+
+
+def _remove_stale_temps(folder: Path, name: str) -> None:
+    """Delete temporaries of `name` left by writers killed mid-write (older than STALE_TEMP_S)."""
+    now = time.time()
+    for p in folder.glob(f".tmp-*-{name}"):
+        try:
+            if now - p.stat().st_mtime > STALE_TEMP_S:
+                p.unlink()
+        except OSError:
+            pass
 
 
 class Store:
@@ -75,6 +90,7 @@ class Store:
             f.write(data)
         if isinstance(self.fs, pafs.LocalFileSystem):
             os.replace(tmp, target)  # atomic on POSIX
+            _remove_stale_temps(Path(parent), target.rsplit("/", 1)[1])
         else:
             self.fs.move(tmp, target)
         return target

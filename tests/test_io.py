@@ -40,3 +40,15 @@ def test_corrupted_and_missing_files_name_the_path(tmp_path):
         s.read_parquet("bad.parquet")
     with pytest.raises(StoreError, match="artifact not found: .*nope.json"):
         s.read_json("nope.json")
+
+
+def test_stale_temporaries_of_killed_writers_are_removed(tmp_path):
+    s = Store(tmp_path)
+    stale = tmp_path / ".tmp-dead-x.json"
+    fresh = tmp_path / ".tmp-live-x.json"
+    stale.write_text("{")
+    fresh.write_text("{")
+    old = stale.stat().st_mtime - 3600
+    os.utime(stale, (old, old))
+    s.write_json("x.json", {"v": 1})
+    assert not stale.exists() and fresh.exists()  # a concurrent writer's temp file is left alone

@@ -98,7 +98,7 @@ class KnowledgeGraph:
         # lookups: (tool_id, field) → values; (tool_id, param) → accepted values; norm field name → values
         self._field_values: dict[tuple[str, str], list[Any]] = {}
         self._accepted: dict[tuple[str, str], list[Any]] = {}
-        self._by_name: dict[str, list[Any]] = {}
+        self._by_name: dict[tuple[str, str], list[Any]] = {}
         self.calls_seen: set[str] = set()
 
     # ------------------------------------------------------------------ building
@@ -163,7 +163,7 @@ class KnowledgeGraph:
                 if not _usable(v):
                     continue
                 kept = self._remember(self._field_values, (tid, field), v, limit)
-                self._remember(self._by_name, norm_name(field), v, limit)
+                self._remember(self._by_name, (domain, norm_name(field)), v, limit)
                 if not kept:
                     continue
                 eid = self._entity(field, v)
@@ -209,12 +209,13 @@ class KnowledgeGraph:
 
     def values_for(self, tid: str, param: str, *, limit: int = 10) -> list[Any]:
         """Real values for parameter `param` of tool `tid`: accepted before, echoed in its own
-        output, then seen in any field of the same name."""
+        output, then seen in a field of the same name of the same domain (another domain's 'year'
+        or 'code' is another thing)."""
         out: list[Any] = []
         for v in (
             *self._accepted.get((tid, param), []),
             *self._field_values.get((tid, param), []),
-            *self._by_name.get(norm_name(param), []),
+            *self._by_name.get((tid.split("/", 1)[0], norm_name(param)), []),
         ):
             if v not in out:
                 out.append(v)
@@ -239,7 +240,7 @@ class KnowledgeGraph:
             "lookups": {
                 "field_values": [[k[0], k[1], v] for k, v in sorted(self._field_values.items())],
                 "accepted": [[k[0], k[1], v] for k, v in sorted(self._accepted.items())],
-                "by_name": sorted([k, v] for k, v in self._by_name.items()),
+                "by_name": sorted([k[0], k[1], v] for k, v in self._by_name.items()),
             },
         }
 
@@ -251,7 +252,7 @@ class KnowledgeGraph:
         lk = value.get("lookups") or {}
         kg._field_values = {(a, b): list(v) for a, b, v in lk.get("field_values", [])}
         kg._accepted = {(a, b): list(v) for a, b, v in lk.get("accepted", [])}
-        kg._by_name = {k: list(v) for k, v in lk.get("by_name", [])}
+        kg._by_name = {(d, k): list(v) for d, k, v in lk.get("by_name", [])}
         return kg
 
     def digest(self) -> str:

@@ -36,7 +36,7 @@ from factory.llm.schemas import (
     ToolCallRecord,
 )
 
-RULES_VERSION = "rules-v1"
+RULES_VERSION = "rules-v2"
 
 Executor = Callable[[str, dict[str, Any]], Any | Awaitable[Any]]
 
@@ -81,6 +81,8 @@ _NUMERIC = {"integer", "number"}
 def _type_compat(param_type: str, field_type: str) -> float:
     if param_type == field_type:
         return 1.0
+    if "boolean" in (param_type, field_type):  # a flag takes no code, name or number
+        return 0.0
     if param_type in _NUMERIC and field_type in _NUMERIC:
         return 0.9
     if "string" in (param_type, field_type) and ({param_type, field_type} & _NUMERIC):
@@ -95,12 +97,23 @@ def _norm_value(v: Scalar) -> str:
     return s[:-2] if s.endswith(".0") and s[:-2].lstrip("-").isdigit() else s
 
 
+def _distinctiveness(v: str) -> float:
+    """How much a shared value says: small numbers and one-character values coincide by chance
+    (an arrival delay of 11 is not a province code '11'); codes and names do not."""
+    if len(v) <= 1 or v in ("true", "false"):
+        return 0.1
+    if v.lstrip("-").replace(".", "", 1).isdigit() and len(v.lstrip("-").split(".")[0]) <= 3:
+        return 0.25
+    return 1.0
+
+
 def _value_overlap(field: FieldBrief, param: ParamBrief) -> float:
     accepted = {_norm_value(v) for v in [*param.examples, *(param.enum or [])]}
     seen = {_norm_value(v) for v in field.samples}
     if not accepted or not seen:
         return 0.0
-    return len(accepted & seen) / min(len(accepted), len(seen))
+    shared = sum(_distinctiveness(v) for v in accepted & seen)
+    return min(shared / min(len(accepted), len(seen)), 1.0)
 
 
 _DATE_DASH = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -129,6 +142,8 @@ def binding_score(field: FieldBrief, param: ParamBrief) -> float:
     name = _name_similarity(param.name, field.name)
     desc = _jaccard(tokens(f"{param.name} {param.description}"), tokens(f"{field.name} {field.description}"))
     typ = _type_compat(param.type, field.type)
+    if typ == 0.0:
+        return 0.0
     overlap = _value_overlap(field, param)
     score = 0.45 * name + 0.15 * desc + 0.15 * typ + 0.25 * overlap
     if overlap >= 0.5:  # shared real values are the strongest evidence there is

@@ -1,0 +1,499 @@
+"""Execution-grounded refinement of the skeleton into G* (EDGE §3.2, second half; Appendix E).
+
+Each of T iterations samples M paths over the retained edges and executes
+them for real, concurrently:
+
+1. a start tool is drawn among tools with outgoing retained edges; its
+   arguments come from the `source_arguments` role (rules fallback), fed with
+   real values from the knowledge graph;
+2. from the current tool, every retained outgoing edge whose bound fields are
+   present in the returned records is a candidate; the next edge is
+   argmax θ̃_e with θ̃_e ~ Beta(α_e, β_e) (Thompson sampling), or with
+   probability ε_exp a uniformly random candidate among those with fewer than
+   n_min trials (any candidate when there is none: the paper's plain ε-greedy);
+3. the target's arguments follow the edge's source plan: bound fields from
+   the records (up to `value_tries` distinct values are tried until one
+   returns records), DEFAULT generic values, CLARIFY candidates for required
+   unbound parameters.  The step's outcome class updates the edge (Table 7,
+   `factory.graph.posterior`); a failure ends the path.
+
+Outcome of a step: success with records → its success class; a success with
+0 records although a bound value was passed → ``empty_result`` (structural,
+see `posterior`); an environmental failure (rate limit, timeout, 5xx, auth,
+unavailable) stops the value tries at once and counts with its small weight,
+unless an earlier try already failed structurally (then that counts); a
+structural failure tries the next value.  When the upstream call fails the
+edge was never tried: no update.
+
+Sampling decisions use a generator seeded from (seed, domain, iteration, path)
+and the posteriors as of the start of the iteration; updates are applied after
+all paths finished, in path order, then Eq. 5 prunes.  Given the same
+execution outcomes, the result is the same whatever the interleaving.
+
+State is checkpointed after every iteration (`<data_dir>/checkpoints/
+connectivity_graph/<domain>.json`, keyed by a hash of the inputs and config);
+a re-run with the same inputs resumes after the last finished iteration.  After
+the loop an optional held-out sweep executes every tested edge a few more times
+without updating it, to compare skeleton, retained and pruned edges on fresh
+evidence (Figure 4).
+"""
+
+import asyncio
+import copy
+import hashlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from factory.config import ProjectConfig
+from factory.graph import plan as plans
+from factory.graph.posterior import (
+    EMPTY_RESULT,
+    apply_outcome,
+    is_success,
+    outcome_group,
+    posterior_mean,
+    prob_above,
+    should_prune,
+)
+from factory.io import Store, dumps
+from factory.kg.graph import KnowledgeGraph
+from factory.llm import rules
+from factory.llm.schemas import SourceArguments, SourceArgumentsInput, ToolBrief
+from factory.tools.executor import ToolExecutor
+from factory.tools.outcomes import CallResult
+from factory.tools.spec import ToolSpec
+
+log = logging.getLogger(__name__)
+
+ArgsFn = Callable[[list[SourceArgumentsInput]], Awaitable[list[Any]]]
+CHECKPOINT_DIR = "checkpoints/connectivity_graph"
+
+
+def _stable_int(text: str) -> int:
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big")
+
+
+def path_rng(seed: int, domain: str, iteration: int, path: int) -> np.random.Generator:
+    return np.random.default_rng([seed, _stable_int(domain), iteration, path])
+
+
+def _scalar(v: Any) -> bool:
+    return isinstance(v, str | int | float | bool)
+
+
+# --------------------------------------------------------------------------- execution of one step
+
+
+class _Runner:
+    """Executes start calls and edge steps against an executor."""
+
+    def __init__(self, ex: ToolExecutor, specs: Mapping[str, ToolSpec], value_tries: int):
+        self.ex = ex
+        self.specs = specs
+        self.value_tries = value_tries
+        self.calls = 0
+
+    async def call(self, tid: str, args: dict[str, Any]) -> CallResult:
+        self.calls += 1
+        return await self.ex.call(self.specs[tid], args)
+
+    async def edge_step(self, edge: Mapping[str, Any], records: Sequence[Mapping[str, Any]], variant: int) -> dict[str, Any]:
+        """Try the edge with up to `value_tries` distinct argument sets drawn from `records`."""
+        tried: list[str] = []
+        outcome, last = EMPTY_RESULT, None
+        structural: str | None = None  # the binding already failed against a real answer
+        for rec in records:
+            args = plans.fill_args(edge["plan"], rec, variant=variant + len(tried))
+            if args is None or dumps(args) in tried:
+                continue
+            tried.append(dumps(args))
+            res = await self.call(edge["target_tool_id"], args)
+            last = res
+            if res.ok and res.record_count > 0:
+                outcome = res.outcome.value
+                break
+            outcome = EMPTY_RESULT if res.ok else res.outcome.value
+            if outcome_group(outcome) == "environmental":
+                # noise ends the tries; evidence against the binding seen before it still counts
+                outcome = structural or outcome
+                break
+            structural = outcome
+            if len(tried) >= self.value_tries:
+                break
+        step = {"edge_id": edge["edge_id"], "outcome": outcome, "tries": len(tried)}
+        if last is not None:
+            step.update(
+                args=last.args,
+                call_digest=last.call_digest,
+                records=last.records if is_success(outcome) else [],
+                first_record=last.records[0] if is_success(outcome) and last.records else None,
+                platform=last.platform,
+                tool=last.tool,
+            )
+        return step
+
+
+def _eligible(edge: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> bool:
+    fields = plans.upstream_fields(edge["plan"])
+    return any(all(r.get(f) not in (None, "") for f in fields) for r in records)
+
+
+async def _run_path(
+    runner: _Runner,
+    index: int,
+    start: str,
+    start_args: dict[str, Any],
+    out_edges: Mapping[str, list[dict[str, Any]]],
+    rng: np.random.Generator,
+    cfg: ProjectConfig,
+    forced: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One sampled path (or, with `forced`, one start call followed by that edge)."""
+    g = cfg.graph
+    res = await runner.call(start, start_args)
+    path: dict[str, Any] = {
+        "index": index,
+        "start": start,
+        "start_args": res.args,
+        "start_outcome": res.outcome.value,
+        "start_records": res.record_count,
+        "start_call": {"tool": res.tool, "platform": res.platform, "call_digest": res.call_digest, "records": res.records},
+        "steps": [],
+    }
+    if not (res.ok and res.record_count > 0):
+        return path
+    records, current, visited = res.records, start, {start}
+    for hop in range(1 if forced else g.max_path_edges):
+        if forced is not None:
+            if not _eligible(forced, records):
+                break
+            edge = forced
+        else:
+            cands = [e for e in out_edges.get(current, []) if e["target_tool_id"] not in visited and _eligible(e, records)]
+            if not cands:
+                break
+            if rng.random() < g.epsilon_explore:
+                # exploration goes to cold edges first (fewer than n_min trials): with T·M scaled
+                # down from the paper's 100·500, a uniform pick can leave an edge untried for good
+                cold = [e for e in cands if e["trials"] < g.n_min] or cands
+                edge = cold[int(rng.integers(len(cold)))]
+            else:
+                theta = [rng.beta(e["alpha"], e["beta"]) for e in cands]
+                edge = cands[int(np.argmax(theta))]
+        step = await runner.edge_step(edge, records, variant=index + hop)
+        path["steps"].append(step)
+        if not is_success(step["outcome"]):
+            break
+        records, current = step["records"], edge["target_tool_id"]
+        visited.add(current)
+    return path
+
+
+# --------------------------------------------------------------------------- start arguments
+
+
+def start_inputs(
+    starts: Sequence[str], specs: Mapping[str, ToolSpec], kg: KnowledgeGraph, variant0: int
+) -> list[SourceArgumentsInput]:
+    out = []
+    for i, tid in enumerate(starts):
+        spec = specs[tid]
+        required = set(spec.required_params)
+        known = {}
+        for p in plans.bindable_params(spec):
+            if p in required:
+                vals = [v for v in kg.values_for(tid, p) if _scalar(v)]
+                if vals:
+                    known[p] = vals
+        out.append(SourceArgumentsInput(tool=ToolBrief.from_spec(spec), known_values=known, variant=variant0 + i))
+    return out
+
+
+def start_args(spec: ToolSpec, inp: SourceArgumentsInput, result: Any) -> tuple[dict[str, Any], bool]:
+    """Validated semantic arguments of the start call plus its DEFAULT generic values; True when
+    the rules fallback had to replace the role's output."""
+    out = getattr(result, "output", None)
+    fallback = bool(getattr(result, "fallback", False))
+    params = set(plans.bindable_params(spec))
+    if not isinstance(out, SourceArguments) or any(p not in params for p in out.args):
+        out, fallback = rules.source_arguments(inp), True
+    args: dict[str, Any] = dict(out.args)
+    for p, schema in spec.params.items():
+        if p in spec.generic_params.names() and p != spec.generic_params.key:
+            v = plans.generic_default(spec, p, schema)
+            if v is not None:
+                args[p] = v
+    return args, fallback
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def _checkpoint_key(skeleton: Mapping[str, Any], kg_digest: str, cfg: ProjectConfig, domain: str) -> str:
+    canon = {
+        "domain": domain,
+        "edges": [(e["edge_id"], e["prior_alpha"], e["prior_beta"]) for e in skeleton["edges"]],
+        "fingerprint": skeleton.get("fingerprint"),
+        "kg": kg_digest,
+        "graph": cfg.graph.model_dump(mode="json"),
+        "seed": cfg.seed,
+    }
+    return hashlib.sha256(dumps(canon).encode()).hexdigest()
+
+
+def _observe(kg: KnowledgeGraph, specs: Mapping[str, ToolSpec], tid: str, call: Mapping[str, Any], origin: str) -> None:
+    spec = specs[tid]
+    kg.add_call(
+        domain=spec.domain,
+        platform=spec.platform,
+        tool=spec.name,
+        args=call.get("args") or {},
+        records=call.get("records") or [],
+        call_digest=call.get("call_digest") or "",
+        ok=True,
+        origin=origin,
+        generic=spec.generic_params.names(),
+    )
+
+
+class Refiner:
+    """Runs the loop for one domain's skeleton (async; see `refine` for the sync entry point)."""
+
+    def __init__(
+        self,
+        domain: str,
+        skeleton: Mapping[str, Any],
+        specs: Mapping[str, ToolSpec],
+        kg: KnowledgeGraph,
+        cfg: ProjectConfig,
+        make_executor: Callable[[], ToolExecutor],
+        source_args: ArgsFn | None = None,
+        store: Store | None = None,
+        progress: Callable[[str], None] = log.info,
+        after_iteration: Callable[[int], None] | None = None,
+        concurrent: bool = True,
+    ):
+        self.concurrent = concurrent
+        self.domain = domain
+        self.skeleton = skeleton
+        self.specs = specs
+        self.kg = kg
+        self.cfg = cfg
+        self.make_executor = make_executor
+        self.source_args = source_args
+        self.store = store
+        self.progress = progress
+        self.after_iteration = after_iteration
+        self.key = _checkpoint_key(skeleton, kg.digest(), cfg, domain)
+        self.rel = f"{CHECKPOINT_DIR}/{domain}.json"
+
+    # -- checkpoint
+    def _load(self) -> dict[str, Any] | None:
+        if self.store is None or not self.cfg.graph.checkpoint or not self.store.exists(self.rel):
+            return None
+        try:
+            ck = self.store.read_json(self.rel)
+        except Exception as e:  # a corrupt checkpoint is ignored, never fatal
+            self.progress(f"ignoring unreadable checkpoint {self.rel}: {e}")
+            return None
+        if ck.get("key") != self.key:
+            self.progress("checkpoint belongs to other inputs or config; starting over")
+            return None
+        return ck["state"]
+
+    def _save(self, state: dict[str, Any]) -> None:
+        if self.store is not None and self.cfg.graph.checkpoint:
+            self.store.write_json(self.rel, {"key": self.key, "state": state})
+
+    def clear(self) -> None:
+        if self.store is not None:
+            self.store.delete(self.rel)
+
+    # -- arguments
+    async def _args(self, starts: list[str], variant0: int) -> tuple[list[dict[str, Any]], int]:
+        inputs = start_inputs(starts, self.specs, self.kg, variant0)
+        results = await self.source_args(inputs) if self.source_args else [None] * len(inputs)
+        out, fallbacks = [], 0
+        for tid, inp, res in zip(starts, inputs, results, strict=True):
+            args, fb = start_args(self.specs[tid], inp, res)
+            fallbacks += fb and self.source_args is not None
+            out.append(args)
+        return out, fallbacks
+
+    # -- one iteration
+    async def _iteration(self, runner: _Runner, state: dict[str, Any], t: int) -> None:
+        g = self.cfg.graph
+        edges = state["edges"]
+        snapshot = [dict(e) for e in edges]  # posteriors as of the start of the iteration
+        out_edges: dict[str, list[dict[str, Any]]] = {}
+        for e in snapshot:
+            if e["status"] != "retained":
+                continue
+            if not g.execute_state_changing and self.specs[e["target_tool_id"]].state_changing:
+                continue
+            out_edges.setdefault(e["source_tool_id"], []).append(e)
+        starts_pool = sorted(s for s in out_edges if g.execute_state_changing or not self.specs[s].state_changing)
+        t0, calls0 = time.monotonic(), runner.calls
+        entry = {"iteration": t, "paths": 0, "passed": 0, "pass_rate": 0.0, "steps": 0, "step_successes": 0,
+                 "step_success_rate": 0.0, "start_failures": 0, "dead_ends": 0}
+        if starts_pool:
+            rngs = [path_rng(self.cfg.seed, self.domain, t, i) for i in range(g.paths_per_iteration)]
+            starts = [starts_pool[int(r.integers(len(starts_pool)))] for r in rngs]
+            args, fallbacks = await self._args(starts, variant0=(t - 1) * g.paths_per_iteration)
+            state["stats"]["start_arg_fallbacks"] += fallbacks
+            jobs = [_run_path(runner, i, s, a, out_edges, r, self.cfg) for i, (s, a, r) in enumerate(zip(starts, args, rngs))]
+            if self.concurrent:
+                paths = await asyncio.gather(*jobs)
+            else:  # one path at a time (benchmark baseline)
+                paths = [await j for j in jobs]
+            by_id = {e["edge_id"]: e for e in edges}
+            for p in paths:  # path order: deterministic updates
+                if p["start_outcome"] in ("semantic_success", "generic_only_success") and p["start_records"]:
+                    self._keep_observation(state, p["start"], {**p["start_call"], "args": p["start_args"]})
+                else:
+                    entry["start_failures"] += 1
+                    continue
+                if not p["steps"]:
+                    entry["dead_ends"] += 1
+                    continue
+                entry["paths"] += 1
+                ok_all = True
+                for s in p["steps"]:
+                    e = by_id[s["edge_id"]]
+                    apply_outcome(e, s["outcome"], g)
+                    entry["steps"] += 1
+                    if is_success(s["outcome"]):
+                        entry["step_successes"] += 1
+                        self._cache(e, s)
+                        self._keep_observation(state, e["target_tool_id"], s)
+                    else:
+                        ok_all = False
+                entry["passed"] += ok_all
+            for e in edges:
+                if e["status"] == "retained" and should_prune(e, g):
+                    e["status"], e["pruned_at_iteration"] = "pruned", t
+        entry["pass_rate"] = round(entry["passed"] / entry["paths"], 4) if entry["paths"] else 0.0
+        entry["step_success_rate"] = round(entry["step_successes"] / entry["steps"], 4) if entry["steps"] else 0.0
+        entry["retained"] = sum(1 for e in edges if e["status"] == "retained")
+        entry["pruned"] = sum(1 for e in edges if e["status"] == "pruned")
+        entry["calls"] = runner.calls - calls0
+        entry["seconds"] = round(time.monotonic() - t0, 3)
+        state["history"].append(entry)
+
+    def _cache(self, edge: dict[str, Any], step: Mapping[str, Any]) -> None:
+        cache = edge["cache"]
+        if len(cache) < self.cfg.graph.cache_per_edge and all(c["call_digest"] != step.get("call_digest") for c in cache):
+            cache.append({"input": step.get("args"), "first_record": step.get("first_record"), "call_digest": step.get("call_digest")})
+
+    def _keep_observation(self, state: dict[str, Any], tid: str, call: Mapping[str, Any]) -> None:
+        _observe(self.kg, self.specs, tid, call, "path")
+        obs = state["observations"]
+        digest = call.get("call_digest")
+        if len(obs) < self.cfg.graph.max_observations and digest not in state["_seen_calls"]:
+            state["_seen_calls"].append(digest)
+            spec = self.specs[tid]
+            obs.append({"tool_id": tid, "domain": spec.domain, "platform": spec.platform, "tool": spec.name,
+                        "args": call.get("args") or {}, "records": list(call.get("records") or [])[:3],
+                        "call_digest": digest})
+
+    # -- held-out sweep
+    async def _sweep(self, runner: _Runner, state: dict[str, Any]) -> None:
+        n = self.cfg.graph.eval_trials_per_edge
+        edges = [e for e in state["edges"] if e["trials"] > 0]
+        if n <= 0 or not edges:
+            return
+        jobs = [(e, k) for e in edges for k in range(n)]
+        starts = [e["source_tool_id"] for e, _ in jobs]
+        args, _ = await self._args(starts, variant0=10_000)
+        results = await asyncio.gather(
+            *(
+                _run_path(runner, i, s, a, {}, path_rng(self.cfg.seed, self.domain, 0, i), self.cfg, forced=e)
+                for i, ((e, _), s, a) in enumerate(zip(jobs, starts, args))
+            )
+        )
+        for (e, _), p in zip(jobs, results, strict=True):
+            if not p["steps"]:
+                continue
+            e["eval_trials"] = e.get("eval_trials", 0) + 1
+            e["eval_successes"] = e.get("eval_successes", 0) + int(is_success(p["steps"][0]["outcome"]))
+
+    async def run(self) -> dict[str, Any]:
+        g = self.cfg.graph
+        state = self._load()
+        resumed_from = 0
+        if state is None:
+            state = {
+                "edges": copy.deepcopy(self.skeleton["edges"]),
+                "history": [],
+                "observations": [],
+                "_seen_calls": [],
+                "stats": {"start_arg_fallbacks": 0},
+            }
+        else:
+            resumed_from = len(state["history"])
+            for ob in state["observations"]:  # rebuild the knowledge the finished iterations gathered
+                _observe(self.kg, self.specs, ob["tool_id"], ob, "path")
+            self.progress(f"{self.domain}: resuming after iteration {resumed_from}")
+        state["stats"]["resumed_from_iteration"] = resumed_from
+        async with self.make_executor() as ex:
+            runner = _Runner(ex, self.specs, g.value_tries)
+            t_loop = time.monotonic()
+            for t in range(len(state["history"]) + 1, g.iterations + 1):
+                await self._iteration(runner, state, t)
+                h = state["history"][-1]
+                self.progress(
+                    f"{self.domain} iteration {t}/{g.iterations}: {h['paths']} paths, pass {h['pass_rate']:.2f}, "
+                    f"steps {h['step_success_rate']:.2f}, retained {h['retained']}, pruned {h['pruned']}"
+                )
+                self._save(state)
+                if self.after_iteration is not None:
+                    self.after_iteration(t)
+            state["stats"]["loop_seconds"] = round(time.monotonic() - t_loop, 3)
+            await self._sweep(runner, state)
+            state["stats"]["calls"] = runner.calls
+        state.pop("_seen_calls", None)
+        return state
+
+
+# --------------------------------------------------------------------------- summaries
+
+
+def _set_rates(edges: Sequence[Mapping[str, Any]], trials_key: str, succ_key: str, min_trials: int) -> dict[str, Any]:
+    tested = [e for e in edges if e.get(trials_key, 0) >= min_trials]
+    trials = sum(e.get(trials_key, 0) for e in tested)
+    succ = sum(e.get(succ_key, 0) for e in tested)
+    return {
+        "edges": len(tested),
+        "trial_success_rate": round(succ / trials, 4) if trials else None,
+        "mean_edge_success_rate": round(float(np.mean([e[succ_key] / e[trials_key] for e in tested])), 4) if tested else None,
+        "zero_success_share": round(sum(1 for e in tested if e.get(succ_key, 0) == 0) / len(tested), 4) if tested else None,
+    }
+
+
+def figure4(edges: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Execution success of the skeleton (every admitted edge), G* (retained) and the pruned set:
+    in-loop trials (t_e ≥ 1 and ≥ 10) and the held-out sweep."""
+    groups = {
+        "skeleton": list(edges),
+        "retained": [e for e in edges if e["status"] == "retained"],
+        "pruned": [e for e in edges if e["status"] == "pruned"],
+    }
+    out: dict[str, Any] = {}
+    for name, es in groups.items():
+        out[name] = {
+            "loop": _set_rates(es, "trials", "successes", 1),
+            "loop_high_evidence": _set_rates(es, "trials", "successes", 10),
+            "held_out": _set_rates(es, "eval_trials", "eval_successes", 1),
+        }
+    return out
+
+
+def edge_posterior_summary(e: Mapping[str, Any], tau: float) -> dict[str, Any]:
+    return {
+        "posterior_mean": round(posterior_mean(e["alpha"], e["beta"]), 4),
+        "prob_above_tau": round(prob_above(e["alpha"], e["beta"], tau), 4),
+    }

@@ -1,0 +1,326 @@
+"""The skeleton graph (EDGE §3.2, first half): candidate edges, proposals, admission, priors.
+
+For each source tool u of the domain, a dense retriever over signature
+embeddings (the tool_catalog) picks its top-K same-domain and top-K_x
+cross-domain neighbours v.  One `edge_proposal` role call per candidate
+returns a feasibility score s, bindings (target param ← source field) and
+default candidates; the bindings are checked against the real schemas, the
+plan is compiled (`factory.graph.plan`), and the edge is admitted when
+s ≥ s_min and at least one binding survived.  Its prior is
+Beta(1 + κs, 1 + κ(1 − s)).
+
+Never edges: key-acquisition tools (as source or target) and API-key
+parameters.  Tools with no output fields cannot be sources and tools with no
+bindable input cannot be targets; they are counted, not errors.  A proposal
+whose bindings name fields or parameters that do not exist keeps its valid
+bindings; the dropped ones are counted (`invalid_bindings`).
+"""
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from factory.config import ProjectConfig
+from factory.graph import plan as plans
+from factory.graph.posterior import prior
+from factory.kg.graph import KnowledgeGraph, tool_id
+from factory.llm.schemas import EdgeProposalInput, ToolBrief
+from factory.report import Markdown, bar_plot, md_table, rate
+from factory.tools.spec import ToolSpec
+
+log = logging.getLogger(__name__)
+
+# (role name, inputs) → RoleResult-like objects with .output, .fallback, .failure, .provenance()
+ProposalFn = Callable[[list[EdgeProposalInput]], list[Any]]
+
+
+def specs_by_id(inventories: Mapping[str, Mapping[str, Any]]) -> dict[str, ToolSpec]:
+    out: dict[str, ToolSpec] = {}
+    for domain in sorted(inventories):
+        for t in inventories[domain]["tools"]:
+            spec = ToolSpec.model_validate(t)
+            out[tool_id(spec.domain, spec.platform, spec.name)] = spec
+    return out
+
+
+def seed_knowledge_graph(
+    domain: str, specs: Mapping[str, ToolSpec], probes: Mapping[str, Mapping[str, Any]], cfg: ProjectConfig
+) -> KnowledgeGraph:
+    """A knowledge graph of every domain's probe observations (the values tools emit and accept)."""
+    kg = KnowledgeGraph(domain, cfg.kg)
+    for d in sorted(probes):
+        generic = {s.name: s.generic_params.names() for s in specs.values() if s.domain == d}
+        kg.add_probe_rows(d, probes[d].get("rows", []), generic)
+    return kg
+
+
+def target_examples(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> dict[str, list[Any]]:
+    """Values the target is known to accept for each parameter: accepted in a call with records,
+    or echoed in its own output field of that name.  (Not the domain-wide pool: a same-named
+    field of another tool may hold another code system.)"""
+    out = {}
+    for p in plans.bindable_params(spec):
+        vals = kg.accepted(tid, p) + [v for v in kg.field_values(tid, p) if v not in kg.accepted(tid, p)]
+        if vals:
+            out[p] = vals[:8]
+    return out
+
+
+def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> ToolBrief:
+    samples = {f: kg.field_values(tid, f)[:5] for f in spec.output_fields}
+    samples = {f: [v for v in vs if isinstance(v, str | int | float | bool)] for f, vs in samples.items()}
+    examples = {p: [v for v in vs if isinstance(v, str | int | float | bool)] for p, vs in target_examples(kg, tid, spec).items()}
+    return ToolBrief.from_spec(spec, samples, examples)
+
+
+def _unit(vecs: np.ndarray) -> np.ndarray:
+    return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+
+
+def candidate_pairs(
+    domain: str, specs: Mapping[str, ToolSpec], catalog: pd.DataFrame, k_same: int, k_cross: int
+) -> tuple[list[tuple[str, str, float, bool]], dict[str, Any]]:
+    """(source id, target id, cosine similarity, cross-domain?) by dense retrieval, plus counts."""
+    stats = {"tools_without_outputs": [], "tools_without_inputs": [], "tools_without_embedding": []}
+    emb = {r.tool_id: np.asarray(r.embedding, dtype=np.float32) for r in catalog.itertuples() if r.tool_id in specs}
+    for tid, s in sorted(specs.items()):
+        if s.domain == domain and not s.key_acquisition and not s.output_fields:
+            stats["tools_without_outputs"].append(s.name)
+        if s.domain == domain and not s.key_acquisition and not plans.bindable_params(s):
+            stats["tools_without_inputs"].append(s.name)
+        if tid not in emb:
+            stats["tools_without_embedding"].append(tid)
+    targets = sorted(t for t, s in specs.items() if t in emb and not s.key_acquisition and plans.bindable_params(s))
+    sources = sorted(
+        t for t, s in specs.items() if s.domain == domain and t in emb and not s.key_acquisition and s.output_fields
+    )
+    pairs: list[tuple[str, str, float, bool]] = []
+    if not targets or not sources:
+        return pairs, stats
+    tmat = _unit(np.stack([emb[t] for t in targets]))
+    for src in sources:
+        sims = tmat @ _unit(emb[src][None, :])[0]
+        same = [(float(sims[i]), t) for i, t in enumerate(targets) if t != src and specs[t].domain == domain]
+        cross = [(float(sims[i]), t) for i, t in enumerate(targets) if specs[t].domain != domain]
+        for group, k, is_cross in ((same, k_same, False), (cross, k_cross, True)):
+            for sim, t in sorted(group, key=lambda x: (-x[0], x[1]))[:k]:
+                pairs.append((src, t, round(sim, 4), is_cross))
+    return pairs, stats
+
+
+def build_skeleton(
+    domain: str,
+    inventories: Mapping[str, Mapping[str, Any]],
+    probes: Mapping[str, Mapping[str, Any]],
+    catalog: pd.DataFrame,
+    cfg: ProjectConfig,
+    propose: ProposalFn,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Candidate edges of `domain`'s tools → admitted skeleton edges with plans and priors."""
+    g = cfg.graph
+    specs = specs_by_id(inventories)
+    kg = seed_knowledge_graph(domain, specs, probes, cfg)
+    pairs, stats = candidate_pairs(domain, specs, catalog, g.k_same_domain, g.k_cross_domain)
+    briefs: dict[str, ToolBrief] = {}
+
+    def b(tid: str) -> ToolBrief:
+        if tid not in briefs:
+            briefs[tid] = brief(kg, tid, specs[tid])
+        return briefs[tid]
+
+    inputs = [EdgeProposalInput(source=b(s), target=b(t)) for s, t, _, _ in pairs]
+    results = propose(inputs) if inputs else []
+    edges: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    counters = {
+        "candidates": len(pairs),
+        "cross_domain_candidates": sum(1 for p in pairs if p[3]),
+        "proposal_failures": 0,
+        "proposal_fallbacks": 0,
+        "invalid_bindings": 0,
+        "proposals_without_bindings": 0,
+        "below_s_min": 0,
+        "duplicate_edges": 0,
+    }
+    invalid_examples: list[str] = []
+    seen: set[str] = set()
+    for (src, tgt, sim, cross), res in zip(pairs, results, strict=True):
+        out = getattr(res, "output", None)
+        if getattr(res, "fallback", False):
+            counters["proposal_fallbacks"] += 1
+        if out is None:
+            counters["proposal_failures"] += 1
+            rejected.append({"source": src, "target": tgt, "feasibility": None, "why": "proposal_failed"})
+            continue
+        s_spec, t_spec = specs[src], specs[tgt]
+        bindings, dropped = plans.validate_bindings(
+            s_spec, t_spec, [bd.model_dump() if hasattr(bd, "model_dump") else dict(bd) for bd in out.bindings]
+        )
+        counters["invalid_bindings"] += len(dropped)
+        invalid_examples += [f"{s_spec.name}→{t_spec.name}: {d}" for d in dropped]
+        score = float(out.feasibility_score)
+        if not bindings:
+            counters["proposals_without_bindings"] += 1
+            rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "no_valid_binding"})
+            continue
+        if score < g.s_min:
+            counters["below_s_min"] += 1
+            rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "below_s_min"})
+            continue
+        eid = plans.edge_id(src, tgt, bindings)
+        if eid in seen:
+            counters["duplicate_edges"] += 1
+            continue
+        seen.add(eid)
+        bound = {x["target_param"] for x in bindings}
+        bindable = set(plans.bindable_params(t_spec))
+        candidates: dict[str, list[Any]] = {}
+        for p in sorted(bindable - bound):
+            vals = [v for v in out.default_candidates.get(p, [])]
+            vals += [v for v in kg.values_for(tgt, p) if v not in vals]
+            candidates[p] = vals[: g.clarify_candidates]
+        a0, b0 = prior(score, g.kappa)
+        edges.append(
+            {
+                "edge_id": eid,
+                "source_tool": s_spec.name,
+                "source_domain": s_spec.domain,
+                "source_platform": s_spec.platform,
+                "source_tool_id": src,
+                "target_tool": t_spec.name,
+                "target_domain": t_spec.domain,
+                "target_platform": t_spec.platform,
+                "target_tool_id": tgt,
+                "cross_domain": cross,
+                "similarity": sim,
+                "bindings": bindings,
+                "plan": plans.compile_plan(t_spec, bindings, candidates),
+                "feasibility": round(score, 4),
+                "reason": out.reason,
+                "alpha": a0,
+                "beta": b0,
+                "prior_alpha": a0,
+                "prior_beta": b0,
+                "trials": 0,
+                "successes": 0,
+                "outcome_counts": {},
+                "status": "retained",
+                "pruned_at_iteration": None,
+                "cache": [],
+                "proposal_provenance": res.provenance() if hasattr(res, "provenance") else {"implementation": "external"},
+            }
+        )
+    edges.sort(key=lambda e: (e["source_tool_id"], -e["feasibility"], e["target_tool_id"], e["edge_id"]))
+    fingerprint = inventories[domain]["fingerprint"] if domain in inventories else None
+    stats_out = {
+        **counters,
+        "admitted": len(edges),
+        "admitted_cross_domain": sum(1 for e in edges if e["cross_domain"]),
+        "admission_rate": rate(len(edges), len(pairs)),
+        "tools_without_outputs": stats["tools_without_outputs"],
+        "tools_without_inputs": stats["tools_without_inputs"],
+        "tools_without_embedding": stats["tools_without_embedding"],
+        "invalid_binding_examples": invalid_examples[:20],
+    }
+    involved = sorted({e["source_tool_id"] for e in edges} | {e["target_tool_id"] for e in edges})
+    value = {
+        "domain": domain,
+        "fingerprint": fingerprint,
+        "config": g.model_dump(mode="json"),
+        "schemas": {tid: schema_snapshot(specs[tid]) for tid in involved},
+        "edges": edges,
+        "rejected": rejected,
+        "stats": stats_out,
+    }
+    return value, skeleton_metadata(value)
+
+
+def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
+    st = value["stats"]
+    edges = value["edges"]
+    scores = [e["feasibility"] for e in edges]
+    hist = {f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}": 0 for lo in range(10)}
+    for s in scores:
+        lo = min(int(s * 10), 9)
+        hist[f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}"] += 1
+    return {
+        "candidates": st["candidates"],
+        "cross_domain_candidates": st["cross_domain_candidates"],
+        "admitted": st["admitted"],
+        "admitted_cross_domain": st["admitted_cross_domain"],
+        "admission_rate": st["admission_rate"],
+        "below_s_min": st["below_s_min"],
+        "proposals_without_bindings": st["proposals_without_bindings"],
+        "invalid_bindings": st["invalid_bindings"],
+        "proposal_failures": st["proposal_failures"],
+        "proposal_fallbacks": st["proposal_fallbacks"],
+        "tools_without_outputs": len(st["tools_without_outputs"]),
+        "tools_without_inputs": len(st["tools_without_inputs"]),
+        "tools_without_embedding": len(st["tools_without_embedding"]),
+        "mean_feasibility": round(float(np.mean(scores)), 4) if scores else 0.0,
+        "feasibility_histogram": bar_plot(hist, title="feasibility of admitted edges", xlabel="s_e", ylabel="edges"),
+        "invalid_binding_examples": Markdown("\n".join(f"- {x}" for x in st["invalid_binding_examples"]) or "_none_"),
+        "preview": edge_table(sorted(edges, key=lambda e: -e["feasibility"]), limit=20),
+    }
+
+
+def edge_table(edges: list[Mapping[str, Any]], limit: int = 20, extra: tuple[str, ...] = ()) -> Markdown:
+    rows = []
+    for e in edges:
+        row = {
+            "source": f"{e['source_platform']}.{e['source_tool']}",
+            "target": f"{e['target_platform']}.{e['target_tool']}" + (f" [{e['target_domain']}]" if e.get("cross_domain") else ""),
+            "bindings": ", ".join(f"{b['target_param']}←{b['source_field']}" for b in e["bindings"]),
+            "s": e["feasibility"],
+        }
+        for k in extra:
+            row[k] = e.get(k)
+        rows.append(row)
+    return md_table(rows, limit=limit)
+
+
+def schema_snapshot(spec: ToolSpec) -> dict[str, list[str]]:
+    """The part of a tool's schemas a binding refers to (kept with the graph for its gate)."""
+    return {"output_fields": sorted(spec.output_fields), "bindable_params": sorted(plans.bindable_params(spec))}
+
+
+def edges_frame(value: Mapping[str, Any], specs: Mapping[str, ToolSpec] | None = None) -> pd.DataFrame:
+    """One row per edge for the skeleton/connectivity suites.  `bindings_in_schemas` re-checks every
+    binding against the tools' schemas (`specs`, else the snapshot stored with the graph)."""
+    s_min = value["config"]["s_min"]
+    n_min = value["config"]["n_min"]
+    schemas = {t: schema_snapshot(s) for t, s in specs.items()} if specs is not None else value.get("schemas", {})
+    rows = []
+    for e in value["edges"]:
+        src, tgt = schemas.get(e["source_tool_id"]), schemas.get(e["target_tool_id"])
+        ok = bool(
+            src is not None
+            and tgt is not None
+            and e["bindings"]
+            and all(
+                b["source_field"] in src["output_fields"] and b["target_param"] in tgt["bindable_params"]
+                for b in e["bindings"]
+            )
+        )
+        rows.append(
+            {
+                "edge_id": e["edge_id"],
+                "feasibility": e["feasibility"],
+                "admitted_ok": e["feasibility"] >= s_min,
+                "bindings": len(e["bindings"]),
+                "bindings_in_schemas": ok,
+                "alpha": e["alpha"],
+                "beta": e["beta"],
+                "trials": e["trials"],
+                "status": e["status"],
+                "prune_after_n_min": e["status"] != "pruned" or e["trials"] >= n_min,
+            }
+        )
+    cols = [
+        "edge_id", "feasibility", "admitted_ok", "bindings", "bindings_in_schemas", "alpha", "beta", "trials", "status",
+        "prune_after_n_min",
+    ]
+    return pd.DataFrame(rows, columns=cols)

@@ -1,0 +1,1 @@
+"""The knowledge graph of observed values (entities) and relations, with provenance."""

@@ -1,0 +1,179 @@
+"""Unit tests of the graph core: posteriors, plans, knowledge graph, skeleton bad input."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from factory.config import GraphConfig, KGConfig, load_config
+from factory.graph import plan as plans
+from factory.graph.posterior import EMPTY_RESULT, apply_outcome, prior, prob_above, should_prune
+from factory.graph.skeleton import build_skeleton, edges_frame, specs_by_id
+from factory.kg.graph import KnowledgeGraph, entity_type, triples_frame
+from factory.llm import rules
+from factory.llm.schemas import Binding, EdgeProposal
+from factory.tools.spec import GenericParams, KeyAcquisition, OutputField, SourceRef, ToolSpec
+
+G = GraphConfig()
+
+
+def _edge(s: float) -> dict:
+    a, b = prior(s, G.kappa)
+    return {"alpha": a, "beta": b, "trials": 0, "successes": 0, "outcome_counts": {}}
+
+
+def test_prior_and_table7_updates():
+    assert prior(1.0, 2.0) == (3.0, 1.0) and prior(0.0, 2.0) == (1.0, 3.0)
+    e = _edge(0.5)
+    apply_outcome(e, "semantic_success", G)
+    apply_outcome(e, "generic_only_success", G)
+    apply_outcome(e, "schema_mismatch", G)
+    apply_outcome(e, "rate_limit", G)
+    apply_outcome(e, EMPTY_RESULT, G)
+    assert e["alpha"] == pytest.approx(2.0 + 1.3) and e["beta"] == pytest.approx(2.0 + 1.5 + 0.1 + 1.0)
+    assert e["trials"] == 5 and e["successes"] == 2 and e["outcome_counts"]["rate_limit"] == 1
+
+
+def test_prune_rule_needs_n_min_and_low_posterior():
+    e = _edge(0.1)  # a low prior alone never prunes: zero trials
+    assert prob_above(e["alpha"], e["beta"], 0.5) < G.epsilon_prune and not should_prune(e, G)
+    apply_outcome(e, "schema_mismatch", G)
+    assert not should_prune(e, G)  # 1 trial < n_min
+    apply_outcome(e, "schema_mismatch", G)
+    assert should_prune(e, G)
+
+
+def test_environmental_noise_does_not_prune_a_good_edge():
+    """A correct edge (s=0.8) hit by rate limits and server errors 1 time in 3 stays."""
+    e = _edge(0.8)
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        apply_outcome(e, str(rng.choice(["rate_limit", "server_error", "timeout"])) if rng.random() < 1 / 3 else "semantic_success", G)
+        assert not should_prune(e, G)
+    bad = _edge(0.9)  # structural failures prune even a high prior within a few trials
+    for n in range(1, 6):
+        apply_outcome(bad, EMPTY_RESULT, G)
+        if should_prune(bad, G):
+            break
+    assert should_prune(bad, G) and n <= 4
+
+
+def _spec(name, params=None, required=(), outputs=(), key=None, key_tool=False, platform="p", domain="d"):
+    props = {p: {"type": t} for p, t in (params or {}).items()}
+    if key:
+        props[key] = {"type": "string"}
+    return ToolSpec(
+        domain=domain,
+        platform=platform,
+        name=name,
+        description=f"{name.replace('_', ' ')}",
+        input_schema={"type": "object", "properties": props, "required": list(required) + ([key] if key else [])},
+        output_fields={o: OutputField(name=o) for o in outputs},
+        generic_params=GenericParams(key=key, page="page" if "page" in props else None),
+        key_acquisition=KeyAcquisition(output_field="api_key") if key_tool else None,
+        source=SourceRef(kind="openapi", locator="x"),
+    )
+
+
+SRC = _spec("search_airlines", {"name": "string"}, ["name"], ["carrier", "name"], key="api_key")
+TGT = _spec("list_flights", {"carrier": "string", "date": "string", "page": "integer"}, ["date"], ["flight_id"], key="api_key")
+
+
+def test_bindings_validated_and_plan_compiled():
+    kept, dropped = plans.validate_bindings(
+        SRC,
+        TGT,
+        [
+            {"target_param": "carrier", "source_field": "carrier"},
+            {"target_param": "carrier", "source_field": "name"},  # bound twice
+            {"target_param": "api_key", "source_field": "carrier"},  # key never bound
+            {"target_param": "airline", "source_field": "carrier"},  # no such input
+            {"target_param": "date", "source_field": "departure"},  # no such output
+        ],
+    )
+    assert kept == [{"target_param": "carrier", "source_field": "carrier", "transform": None}] and len(dropped) == 4
+    plan = plans.compile_plan(TGT, kept, {"date": ["2013-01-05"]})
+    assert plan == {
+        "carrier": {"kind": "UPSTREAM", "field": "carrier", "transform": None},
+        "date": {"kind": "CLARIFY", "candidates": ["2013-01-05"], "required": True},
+        "page": {"kind": "DEFAULT", "value": 1},
+    }
+    assert plans.fill_args(plan, {"carrier": "DL"}) == {"carrier": "DL", "date": "2013-01-05", "page": 1}
+    assert plans.fill_args(plan, {"name": "Delta"}) is None
+    assert plans.apply_transform("2013-01-05", "date:YYYYMMDD") == "20130105"
+    assert plans.apply_transform("12.0", "to_number") == 12 and plans.apply_transform("x", "nope") == "x"
+    assert plans.edge_id("a", "b", kept) == plans.edge_id("a", "b", list(reversed(kept)))
+
+
+def test_knowledge_graph_values_types_and_provenance():
+    kg = KnowledgeGraph("d", KGConfig())
+    kg.add_call(domain="d", platform="p", tool="search_airlines", args={"name": "Delta", "api_key": "<KEY>"},
+                records=[{"carrier": "DL", "name": "Delta Air Lines Inc."}], call_digest="sha256:1", ok=True,
+                origin="probe", generic={"api_key"})
+    kg.add_call(domain="d", platform="p", tool="x", args={"q": 1}, records=[], call_digest="sha256:2", ok=True, origin="path")
+    assert kg.values_for("d/p/search_airlines", "name") == ["Delta", "Delta Air Lines Inc."]
+    assert kg.values_for("d/p/list_flights", "carrier") == ["DL"]  # same-named field of the domain
+    assert kg.values_for("e/p/list_flights", "carrier") == []  # another domain's carrier is another thing
+    assert entity_type("carrier", "DL") == "code" and entity_type("date", "2013-01-05") == "date"
+    assert entity_type("sigunguNm", "종로구") == "name" and entity_type("seats", 149) == "number"
+    value = kg.to_value("fp")
+    preds = {t["predicate"] for t in value["triples"]}
+    assert preds == {"value_of", "accepted_by", "same_record"}
+    frame = triples_frame(value)
+    assert frame["subject_exists"].all() and frame["object_exists"].all() and frame["call_digest"].notna().all()
+    again = KnowledgeGraph.from_value(value)
+    assert again.values_for("d/p/list_flights", "carrier") == ["DL"] and again.digest() == kg.digest()
+
+
+class _Res:
+    def __init__(self, out, fallback=False):
+        self.output, self.fallback, self.failure = out, fallback, None
+
+    def provenance(self):
+        return {"implementation": "test"}
+
+
+def _inventory(tools):
+    return {"d": {"domain": "d", "fingerprint": "sha256:x", "tools": [t.model_dump(mode="json") for t in tools]}}
+
+
+def _catalog(tools):
+    rng = np.random.default_rng(0)
+    return pd.DataFrame(
+        {"tool_id": [f"{t.domain}/{t.platform}/{t.name}" for t in tools], "embedding": [rng.normal(size=8).tolist() for _ in tools]}
+    )
+
+
+def test_skeleton_handles_bad_input_and_invalid_replies():
+    cfg = load_config()
+    no_out = _spec("ping", {"x": "string"}, ["x"], [], key="api_key")  # no outputs: never a source
+    no_in = _spec("list_all", {}, [], ["carrier"], key="api_key")  # binds nothing: never a target
+    key_tool = _spec("get_key", {}, [], ["api_key"], key_tool=True)
+    tools = [SRC, TGT, no_out, no_in, key_tool]
+
+    def propose(inputs):
+        out = []
+        for inp in inputs:
+            if inp.source.name == "list_all" and inp.target.name == "search_airlines":
+                out.append(_Res(None))  # the model failed, no fallback
+            elif inp.target.name == "list_flights":  # a reply naming fields that do not exist
+                out.append(_Res(EdgeProposal(feasibility_score=0.9, reason="r", bindings=[
+                    Binding(target_param="carrier", source_field="carrier"),
+                    Binding(target_param="carrier_code", source_field="carrier"),
+                    Binding(target_param="date", source_field="flight_date"),
+                ])))
+            else:
+                out.append(_Res(rules.edge_proposal(inp)))
+        return out
+
+    value, meta = build_skeleton("d", _inventory(tools), {}, _catalog(tools), cfg, propose)
+    st = value["stats"]
+    assert "ping" in st["tools_without_outputs"] and "list_all" in st["tools_without_inputs"]
+    assert st["invalid_bindings"] == 4 and st["proposal_failures"] == 1  # 2 per list_flights proposal
+    names = {(e["source_tool"], e["target_tool"]) for e in value["edges"]}
+    assert ("search_airlines", "list_flights") in names and ("list_all", "list_flights") in names
+    assert not any("get_key" in (s, t) for s, t in names) and not any(t in ("list_all", "ping") for _, t in names)
+    for e in value["edges"]:
+        assert e["feasibility"] >= cfg.graph.s_min and e["bindings"]
+        assert e["alpha"] == pytest.approx(1 + 2 * e["feasibility"])
+    frame = edges_frame(value, specs_by_id(_inventory(tools)))
+    assert frame["bindings_in_schemas"].all() and meta["invalid_bindings"] == 4
