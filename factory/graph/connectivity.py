@@ -253,7 +253,9 @@ def connectivity_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     if any(e["trials"] for e in edges):
         meta["figure7"] = figure7_plot(edges, tau)
     meta["top_retained"] = edge_table(retained, limit=15, extra=("trials", "successes", "posterior_mean"))
-    meta["pruned_edges"] = edge_table(pruned, limit=15, extra=("trials", "successes", "posterior_mean", "pruned_at_iteration"))
+    meta["pruned_edges"] = edge_table(
+        pruned, limit=15, extra=("trials", "successes", "posterior_mean", "pruned_at_iteration")
+    )
     return meta
 
 

@@ -9,8 +9,9 @@ them for real, concurrently:
 2. from the current tool, every retained outgoing edge whose bound fields are
    present in the returned records is a candidate; the next edge is
    argmax θ̃_e with θ̃_e ~ Beta(α_e, β_e) (Thompson sampling), or with
-   probability ε_exp a uniformly random candidate among those with fewer than
-   n_min trials (any candidate when there is none: the paper's plain ε-greedy);
+   probability ε_exp a uniformly random candidate among the undecided ones
+   (fewer than n_min trials, or Pr[θ > τ] < 0.5 without having been pruned;
+   any candidate when there is none, which is the paper's plain ε-greedy);
 3. the target's arguments follow the edge's source plan: bound fields from
    the records (up to `value_tries` distinct values are tried until one
    returns records), DEFAULT generic values, CLARIFY candidates for required
@@ -101,7 +102,9 @@ class _Runner:
         self.calls += 1
         return await self.ex.call(self.specs[tid], args)
 
-    async def edge_step(self, edge: Mapping[str, Any], records: Sequence[Mapping[str, Any]], variant: int) -> dict[str, Any]:
+    async def edge_step(
+        self, edge: Mapping[str, Any], records: Sequence[Mapping[str, Any]], variant: int
+    ) -> dict[str, Any]:
         """Try the edge with up to `value_tries` distinct argument sets drawn from `records`."""
         tried: list[str] = []
         outcome, last = EMPTY_RESULT, None
@@ -137,6 +140,10 @@ class _Runner:
         return step
 
 
+def _undecided(edge: Mapping[str, Any], g: Any) -> bool:
+    return edge["trials"] < g.n_min or prob_above(edge["alpha"], edge["beta"], g.tau_prune) < 0.5
+
+
 def _eligible(edge: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> bool:
     fields = plans.upstream_fields(edge["plan"])
     return any(all(r.get(f) not in (None, "") for f in fields) for r in records)
@@ -161,7 +168,12 @@ async def _run_path(
         "start_args": res.args,
         "start_outcome": res.outcome.value,
         "start_records": res.record_count,
-        "start_call": {"tool": res.tool, "platform": res.platform, "call_digest": res.call_digest, "records": res.records},
+        "start_call": {
+            "tool": res.tool,
+            "platform": res.platform,
+            "call_digest": res.call_digest,
+            "records": res.records,
+        },
         "steps": [],
     }
     if not (res.ok and res.record_count > 0):
@@ -173,13 +185,16 @@ async def _run_path(
                 break
             edge = forced
         else:
-            cands = [e for e in out_edges.get(current, []) if e["target_tool_id"] not in visited and _eligible(e, records)]
+            cands = [
+                e for e in out_edges.get(current, []) if e["target_tool_id"] not in visited and _eligible(e, records)
+            ]
             if not cands:
                 break
             if rng.random() < g.epsilon_explore:
-                # exploration goes to cold edges first (fewer than n_min trials): with T·M scaled
-                # down from the paper's 100·500, a uniform pick can leave an edge untried for good
-                cold = [e for e in cands if e["trials"] < g.n_min] or cands
+                # exploration goes to undecided edges first (fewer than n_min trials, or a posterior
+                # leaning towards pruning without settling it): with T·M scaled down from the paper's
+                # 100·500, a uniform pick can leave such an edge in limbo for good
+                cold = [e for e in cands if _undecided(e, g)] or cands
                 edge = cold[int(rng.integers(len(cold)))]
             else:
                 theta = [rng.beta(e["alpha"], e["beta"]) for e in cands]
@@ -338,14 +353,26 @@ class Refiner:
             out_edges.setdefault(e["source_tool_id"], []).append(e)
         starts_pool = sorted(s for s in out_edges if g.execute_state_changing or not self.specs[s].state_changing)
         t0, calls0 = time.monotonic(), runner.calls
-        entry = {"iteration": t, "paths": 0, "passed": 0, "pass_rate": 0.0, "steps": 0, "step_successes": 0,
-                 "step_success_rate": 0.0, "start_failures": 0, "dead_ends": 0}
+        entry = {
+            "iteration": t,
+            "paths": 0,
+            "passed": 0,
+            "pass_rate": 0.0,
+            "steps": 0,
+            "step_successes": 0,
+            "step_success_rate": 0.0,
+            "start_failures": 0,
+            "dead_ends": 0,
+        }
         if starts_pool:
             rngs = [path_rng(self.cfg.seed, self.domain, t, i) for i in range(g.paths_per_iteration)]
             starts = [starts_pool[int(r.integers(len(starts_pool)))] for r in rngs]
             args, fallbacks = await self._args(starts, variant0=(t - 1) * g.paths_per_iteration)
             state["stats"]["start_arg_fallbacks"] += fallbacks
-            jobs = [_run_path(runner, i, s, a, out_edges, r, self.cfg) for i, (s, a, r) in enumerate(zip(starts, args, rngs))]
+            jobs = [
+                _run_path(runner, i, s, a, out_edges, r, self.cfg)
+                for i, (s, a, r) in enumerate(zip(starts, args, rngs, strict=False))
+            ]
             if self.concurrent:
                 paths = await asyncio.gather(*jobs)
             else:  # one path at a time (benchmark baseline)
@@ -386,8 +413,16 @@ class Refiner:
 
     def _cache(self, edge: dict[str, Any], step: Mapping[str, Any]) -> None:
         cache = edge["cache"]
-        if len(cache) < self.cfg.graph.cache_per_edge and all(c["call_digest"] != step.get("call_digest") for c in cache):
-            cache.append({"input": step.get("args"), "first_record": step.get("first_record"), "call_digest": step.get("call_digest")})
+        if len(cache) < self.cfg.graph.cache_per_edge and all(
+            c["call_digest"] != step.get("call_digest") for c in cache
+        ):
+            cache.append(
+                {
+                    "input": step.get("args"),
+                    "first_record": step.get("first_record"),
+                    "call_digest": step.get("call_digest"),
+                }
+            )
 
     def _keep_observation(self, state: dict[str, Any], tid: str, call: Mapping[str, Any]) -> None:
         _observe(self.kg, self.specs, tid, call, "path")
@@ -396,9 +431,17 @@ class Refiner:
         if len(obs) < self.cfg.graph.max_observations and digest not in state["_seen_calls"]:
             state["_seen_calls"].append(digest)
             spec = self.specs[tid]
-            obs.append({"tool_id": tid, "domain": spec.domain, "platform": spec.platform, "tool": spec.name,
-                        "args": call.get("args") or {}, "records": list(call.get("records") or [])[:3],
-                        "call_digest": digest})
+            obs.append(
+                {
+                    "tool_id": tid,
+                    "domain": spec.domain,
+                    "platform": spec.platform,
+                    "tool": spec.name,
+                    "args": call.get("args") or {},
+                    "records": list(call.get("records") or [])[:3],
+                    "call_digest": digest,
+                }
+            )
 
     # -- held-out sweep
     async def _sweep(self, runner: _Runner, state: dict[str, Any]) -> None:
@@ -412,7 +455,7 @@ class Refiner:
         results = await asyncio.gather(
             *(
                 _run_path(runner, i, s, a, {}, path_rng(self.cfg.seed, self.domain, 0, i), self.cfg, forced=e)
-                for i, ((e, _), s, a) in enumerate(zip(jobs, starts, args))
+                for i, ((e, _), s, a) in enumerate(zip(jobs, starts, args, strict=False))
             )
         )
         for (e, _), p in zip(jobs, results, strict=True):
@@ -469,8 +512,12 @@ def _set_rates(edges: Sequence[Mapping[str, Any]], trials_key: str, succ_key: st
     return {
         "edges": len(tested),
         "trial_success_rate": round(succ / trials, 4) if trials else None,
-        "mean_edge_success_rate": round(float(np.mean([e[succ_key] / e[trials_key] for e in tested])), 4) if tested else None,
-        "zero_success_share": round(sum(1 for e in tested if e.get(succ_key, 0) == 0) / len(tested), 4) if tested else None,
+        "mean_edge_success_rate": round(float(np.mean([e[succ_key] / e[trials_key] for e in tested])), 4)
+        if tested
+        else None,
+        "zero_success_share": round(sum(1 for e in tested if e.get(succ_key, 0) == 0) / len(tested), 4)
+        if tested
+        else None,
     }
 
 

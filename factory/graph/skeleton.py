@@ -72,7 +72,10 @@ def target_examples(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> dict[str, l
 def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> ToolBrief:
     samples = {f: kg.field_values(tid, f)[:5] for f in spec.output_fields}
     samples = {f: [v for v in vs if isinstance(v, str | int | float | bool)] for f, vs in samples.items()}
-    examples = {p: [v for v in vs if isinstance(v, str | int | float | bool)] for p, vs in target_examples(kg, tid, spec).items()}
+    examples = {
+        p: [v for v in vs if isinstance(v, str | int | float | bool)]
+        for p, vs in target_examples(kg, tid, spec).items()
+    }
     return ToolBrief.from_spec(spec, samples, examples)
 
 
@@ -210,7 +213,9 @@ def build_skeleton(
                 "status": "retained",
                 "pruned_at_iteration": None,
                 "cache": [],
-                "proposal_provenance": res.provenance() if hasattr(res, "provenance") else {"implementation": "external"},
+                "proposal_provenance": res.provenance()
+                if hasattr(res, "provenance")
+                else {"implementation": "external"},
             }
         )
     edges.sort(key=lambda e: (e["source_tool_id"], -e["feasibility"], e["target_tool_id"], e["edge_id"]))
@@ -272,7 +277,8 @@ def edge_table(edges: list[Mapping[str, Any]], limit: int = 20, extra: tuple[str
     for e in edges:
         row = {
             "source": f"{e['source_platform']}.{e['source_tool']}",
-            "target": f"{e['target_platform']}.{e['target_tool']}" + (f" [{e['target_domain']}]" if e.get("cross_domain") else ""),
+            "target": f"{e['target_platform']}.{e['target_tool']}"
+            + (f" [{e['target_domain']}]" if e.get("cross_domain") else ""),
             "bindings": ", ".join(f"{b['target_param']}←{b['source_field']}" for b in e["bindings"]),
             "s": e["feasibility"],
         }
@@ -320,7 +326,15 @@ def edges_frame(value: Mapping[str, Any], specs: Mapping[str, ToolSpec] | None =
             }
         )
     cols = [
-        "edge_id", "feasibility", "admitted_ok", "bindings", "bindings_in_schemas", "alpha", "beta", "trials", "status",
+        "edge_id",
+        "feasibility",
+        "admitted_ok",
+        "bindings",
+        "bindings_in_schemas",
+        "alpha",
+        "beta",
+        "trials",
+        "status",
         "prune_after_n_min",
     ]
     return pd.DataFrame(rows, columns=cols)

@@ -53,7 +53,10 @@ def build_knowledge_graph(
         "orphan_triples": int((~frame["subject_exists"] | ~frame["object_exists"]).sum()) if len(frame) else 0,
         "entity_types_plot": bar_plot({k: v for k, v in types.items() if v}, title="entities by type"),
         "preview": md_table(
-            [{"type": e["type"], "value": e["value"], "count": e["count"], "fields": ", ".join(e["fields"][:3])} for e in sample]
+            [
+                {"type": e["type"], "value": e["value"], "count": e["count"], "fields": ", ".join(e["fields"][:3])}
+                for e in sample
+            ]
         ),
     }
     return value, meta

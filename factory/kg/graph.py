@@ -181,7 +181,9 @@ class KnowledgeGraph:
                         self._triple(a, "same_record", b, {**base, "field": f"{fa}|{fb}"})
         self.calls_seen.add(call_digest)
 
-    def add_probe_rows(self, domain: str, rows: Iterable[Mapping[str, Any]], generic_by_tool: Mapping[str, set[str]]) -> None:
+    def add_probe_rows(
+        self, domain: str, rows: Iterable[Mapping[str, Any]], generic_by_tool: Mapping[str, set[str]]
+    ) -> None:
         """Observe the rows of a tool_probes value (first record plus sampled values per field)."""
         for r in rows:
             if r.get("outcome") not in ("semantic_success", "generic_only_success") or not r.get("record_count"):
@@ -273,7 +275,9 @@ def triples_frame(value: Mapping[str, Any]) -> pd.DataFrame:
             {
                 "predicate": t["predicate"],
                 "subject_exists": t["subject"] in ids,
-                "object_exists": (t["object"] in ids) if obj_is_entity else t["object"].startswith(("field:", "param:")),
+                "object_exists": (t["object"] in ids)
+                if obj_is_entity
+                else t["object"].startswith(("field:", "param:")),
                 "tool": prov.get("tool") or None,
                 "field": prov.get("field") or None,
                 "call_digest": prov.get("call_digest") or None,
