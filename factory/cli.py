@@ -114,7 +114,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     svc = DemoService(cfg.demo, log_dir=str(project_root() / "logs"))
     if args.stop:
         pid = svc.shutdown()
-        print(f"stopped the demo service at {cfg.demo.base_url} (pid {pid})" if pid else f"no demo service at {cfg.demo.base_url}")
+        print(
+            f"stopped the demo service at {cfg.demo.base_url} (pid {pid})"
+            if pid
+            else f"no demo service at {cfg.demo.base_url}"
+        )
         return 0
     svc.ensure_running()
     print(f"demo service at {cfg.demo.base_url} (Ctrl-C to stop)")

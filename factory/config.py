@@ -129,16 +129,32 @@ class GraphConfig(_Frozen):
     Defaults are scaled down for the demo world; the paper's values (Table 9) are in each description.
     """
 
-    k_same_domain: int = Field(default=15, ge=0, description="K: same-domain candidate neighbours per source tool (Table 9: 15).")
-    k_cross_domain: int = Field(default=10, ge=0, description="K_x: cross-domain candidate neighbours per source tool (Table 9: 10).")
-    s_min: float = Field(default=0.3, ge=0, le=1, description="Minimum feasibility score to admit an edge (Table 9: 0.3).")
+    k_same_domain: int = Field(
+        default=15, ge=0, description="K: same-domain candidate neighbours per source tool (Table 9: 15)."
+    )
+    k_cross_domain: int = Field(
+        default=10, ge=0, description="K_x: cross-domain candidate neighbours per source tool (Table 9: 10)."
+    )
+    s_min: float = Field(
+        default=0.3, ge=0, le=1, description="Minimum feasibility score to admit an edge (Table 9: 0.3)."
+    )
     kappa: float = Field(default=2.0, gt=0, description="Prior strength: Beta(1+κs, 1+κ(1-s)) (Table 9: 2.0).")
     iterations: int = Field(default=8, ge=1, description="T: graph-update iterations (Table 9: 100).")
-    paths_per_iteration: int = Field(default=40, ge=1, description="M: paths sampled and executed per iteration (Table 9: 500).")
-    max_path_edges: int = Field(default=3, ge=1, description="Edges (hops) per sampled path; a path has at most this + 1 calls.")
-    epsilon_explore: float = Field(default=0.1, ge=0, le=1, description="ε_exp: ε-greedy exploration rate (Table 9: 0.1).")
-    tau_prune: float = Field(default=0.5, gt=0, lt=1, description="τ_prune: viability threshold of Eq. 5 (Table 9: 0.5).")
-    epsilon_prune: float = Field(default=0.3, gt=0, lt=1, description="ε_prune: pruning confidence level of Eq. 5 (Table 9: 0.3).")
+    paths_per_iteration: int = Field(
+        default=40, ge=1, description="M: paths sampled and executed per iteration (Table 9: 500)."
+    )
+    max_path_edges: int = Field(
+        default=3, ge=1, description="Edges (hops) per sampled path; a path has at most this + 1 calls."
+    )
+    epsilon_explore: float = Field(
+        default=0.1, ge=0, le=1, description="ε_exp: ε-greedy exploration rate (Table 9: 0.1)."
+    )
+    tau_prune: float = Field(
+        default=0.5, gt=0, lt=1, description="τ_prune: viability threshold of Eq. 5 (Table 9: 0.5)."
+    )
+    epsilon_prune: float = Field(
+        default=0.3, gt=0, lt=1, description="ε_prune: pruning confidence level of Eq. 5 (Table 9: 0.3)."
+    )
     n_min: int = Field(default=2, ge=1, description="n_min: minimum trials before an edge may be pruned (Table 9: 2).")
     value_tries: int = Field(
         default=3, ge=1, description="Distinct upstream values tried for one edge step before it counts as failed."
@@ -148,7 +164,9 @@ class GraphConfig(_Frozen):
         ge=0,
         description="β increment when a bound value yields a success with 0 records (a structural failure, like missing_field's 1.0).",
     )
-    cache_per_edge: int = Field(default=5, ge=0, description="Size of the per-edge cache C of (input, first record) pairs.")
+    cache_per_edge: int = Field(
+        default=5, ge=0, description="Size of the per-edge cache C of (input, first record) pairs."
+    )
     clarify_candidates: int = Field(default=5, ge=0, description="CLARIFY candidate values kept per unbound parameter.")
     max_observations: int = Field(
         default=1500, ge=0, description="Successful calls kept in connectivity_graph for the knowledge graph."
@@ -161,7 +179,9 @@ class GraphConfig(_Frozen):
     execute_state_changing: bool = Field(
         default=True, description="Execute state-changing tools (creates, updates) in sampled paths."
     )
-    checkpoint: bool = Field(default=True, description="Checkpoint after every iteration so an interrupted run resumes.")
+    checkpoint: bool = Field(
+        default=True, description="Checkpoint after every iteration so an interrupted run resumes."
+    )
 
     def __str__(self) -> str:
         return (
@@ -197,7 +217,10 @@ class DriftConfig(_Frozen):
         default=8, ge=1, le=200, description="Cached calls re-executed per domain on a response-drift tick."
     )
     response_change_share: float = Field(
-        default=0.25, ge=0, le=1, description="Share of re-executed calls whose result changed that marks a domain stale."
+        default=0.25,
+        ge=0,
+        le=1,
+        description="Share of re-executed calls whose result changed that marks a domain stale.",
     )
     sensors_enabled: bool = Field(default=True, description="Start the drift sensors as RUNNING (needs the daemon).")
 

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import httpx
 
-from factory.config import load_config
-from factory.demo.service import DemoService
 from tests.conftest import free_port, write_config
 
 ROOT = Path(__file__).resolve().parent.parent
