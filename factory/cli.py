@@ -68,25 +68,51 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _fmt(v: Any, spec: str = "") -> str:
+    if v is None or v == "":
+        return "-"
+    try:
+        return format(v, spec)
+    except (TypeError, ValueError):
+        return str(v)
+
+
 def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], elapsed: float) -> None:
     data_dir = cfg.data_dir if "://" in cfg.data_dir else str((project_root() / cfg.data_dir).resolve())
     print(f"\nOutputs under {data_dir}/<asset>/<domain>.(json|parquet); Dagster instance in $DAGSTER_HOME")
+    domains = [d for d in summaries if d != "(global)"]
+    print("\ningestion")
     print(f"{'domain':<10} {'tools':>5} {'platforms':>9} {'probes':>6} {'tools ok':>8} {'max total':>9}  fingerprint")
     tot_tools = 0
-    for d, assets in summaries.items():
-        if d == "(global)":
-            continue
-        inv = assets.get("tool_inventory", {})
-        pr = assets.get("tool_probes", {})
+    for d in domains:
+        inv = summaries[d].get("tool_inventory", {})
+        pr = summaries[d].get("tool_probes", {})
         tot_tools += int(inv.get("tools", 0) or 0)
         print(
-            f"{d:<10} {inv.get('tools', '-'):>5} {inv.get('platforms', '-'):>9} {pr.get('probes', '-'):>6} "
-            f"{pr.get('tool_success_share', '-'):>8} {pr.get('max_total_count', '-'):>9}  {str(inv.get('fingerprint', ''))[:19]}"
+            f"{d:<10} {_fmt(inv.get('tools')):>5} {_fmt(inv.get('platforms')):>9} {_fmt(pr.get('probes')):>6} "
+            f"{_fmt(pr.get('tool_success_share'), '.2f'):>8} {_fmt(pr.get('max_total_count')):>9}  "
+            f"{str(inv.get('fingerprint', ''))[:19]}"
         )
+    if any("connectivity_graph" in summaries[d] for d in domains):
+        print("\nconnectivity graph (EDGE Phase A)")
+        print(
+            f"{'domain':<10} {'cand.':>5} {'admit':>5} {'kept':>5} {'pruned':>6} "
+            f"{'ok skel/kept/pruned':>20} {'pass rate':>12} {'entities':>8}"
+        )
+        for d in domains:
+            sk = summaries[d].get("skeleton_graph", {})
+            cg = summaries[d].get("connectivity_graph", {})
+            kg = summaries[d].get("knowledge_graph", {})
+            rates = "/".join(_fmt(cg.get(f"success_rate/{g}/loop"), ".2f") for g in ("skeleton", "retained", "pruned"))
+            passes = f"{_fmt(cg.get('first_pass_rate'), '.2f')}→{_fmt(cg.get('last_pass_rate'), '.2f')}"
+            print(
+                f"{d:<10} {_fmt(sk.get('candidates')):>5} {_fmt(sk.get('admitted')):>5} {_fmt(cg.get('retained')):>5} "
+                f"{_fmt(cg.get('pruned')):>6} {rates:>20} {passes:>12} {_fmt(kg.get('entities')):>8}"
+            )
     cat = summaries.get("(global)", {}).get("tool_catalog", {})
     if cat:
-        print(f"tool_catalog: {cat.get('tools')} tools, {cat.get('embedding_dim')}-d embeddings")
-    print(f"total: {tot_tools} tools in {len([d for d in summaries if d != '(global)'])} domains; {elapsed:.1f}s")
+        print(f"\ntool_catalog: {cat.get('tools')} tools, {cat.get('embedding_dim')}-d embeddings")
+    print(f"total: {tot_tools} tools in {len(domains)} domains; {elapsed:.1f}s")
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
