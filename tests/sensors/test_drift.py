@@ -303,10 +303,14 @@ def test_schedule_requests_every_domain_with_a_tick_run_key(tmp_path):
     cfg_path = write_config(tmp_path)
     sched = make_resynthesis_schedule(str(cfg_path))
     assert sched.cron_schedule == load_config(cfg_path).drift.schedule_cron
-    with dg.instance_for_test() as instance:
-        ctx = dg.build_schedule_context(
+    # the schedule context enters the instance; used as a context manager it also leaves it
+    # (otherwise Dagster's current defs-state storage keeps pointing at a disposed instance)
+    with (
+        dg.instance_for_test() as instance,
+        dg.build_schedule_context(
             instance=instance, scheduled_execution_time=datetime(2026, 1, 4, 3, 0, tzinfo=UTC)
-        )
+        ) as ctx,
+    ):
         assert "no configured domain" in sched(ctx).skip_message
         instance.add_dynamic_partitions("domain", ["music", "korea"])
         reqs = sched(ctx)
