@@ -5,6 +5,7 @@ unpack context, call these and report.
 """
 
 import asyncio
+import hashlib
 import logging
 import math
 import os
@@ -19,7 +20,8 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import Draft202012Validator
 
 from factory.config import DomainConfig, ProjectConfig
-from factory.io import dumps
+from factory.io import Store, StoreError, dumps
+from factory.paths import resolve_path
 from factory.report import Markdown, bar_plot, counts, md_table, rate
 from factory.tools.executor import ToolExecutor
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
@@ -269,19 +271,56 @@ def _probe_row(tool: ToolSpec, res: CallResult, round_no: int, attempt: int) -> 
     }
 
 
+PROBE_CHECKPOINTS = "checkpoints/tool_probes"
+
+
+def _probe_checkpoint_key(tools: list[ToolSpec], cfg: ProjectConfig) -> str:
+    """Probes resume only for the same tools, seed and probe/executor settings."""
+    payload = {
+        "surface": surface_fingerprint(tools),
+        "seed": cfg.seed,
+        "probes": cfg.probes.model_dump(mode="json"),
+        "executor": cfg.executor.model_dump(mode="json"),
+    }
+    return hashlib.sha256(dumps(payload).encode()).hexdigest()
+
+
 async def _probe_async(
     tools: list[ToolSpec],
     cfg: ProjectConfig,
     domain: DomainConfig,
     progress: Callable[[str], None],
+    store: Store | None = None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Probe in rounds: tools whose required inputs can be filled first, then the rest.
+
+    After every round the state (rows, value pool, RNG, pending tools) is checkpointed under
+    `<data_dir>/checkpoints/tool_probes/<domain>.json`; a re-run after a crash resumes after
+    the last finished round instead of executing those calls again.
+    """
     rng = random.Random(cfg.seed)
     pool = ValuePool()
     rows: list[dict[str, Any]] = []
     pending = list(tools)
     max_rounds = 4
+    first_round = 1
+    rel = f"{PROBE_CHECKPOINTS}/{domain.name}.json"
+    key = _probe_checkpoint_key(tools, cfg)
+    if store is not None and store.exists(rel):
+        try:
+            ck = store.read_json(rel)
+            if ck.get("key") == key:
+                rows, pool.values = ck["rows"], ck["pool"]
+                rng.setstate((ck["rng"][0], tuple(ck["rng"][1]), ck["rng"][2]))
+                pending = [t for t in tools if t.name in set(ck["pending"])]
+                first_round = ck["round"] + 1
+                progress(f"resuming probes after round {ck['round']} ({len(rows)} probes already done)")
+        except (StoreError, KeyError, TypeError, ValueError) as e:
+            progress(f"ignoring unreadable probe checkpoint {rel}: {e}")
     async with ToolExecutor(tools, cfg.executor, api_keys=_env_keys(domain), sources=domain.sources) as ex:
-        for round_no in range(1, max_rounds + 1):
+        for round_no in range(first_round, max_rounds + 1):
+            if not pending:
+                break
             last = round_no == max_rounds
             batch = [t for t in pending if last or _fillable(t, pool)]
             if not batch:
@@ -298,8 +337,19 @@ async def _probe_async(
                     pool.add_records(res.records)
             probed = {t.name for t in batch}
             pending = [t for t in pending if t.name not in probed]
-            if not pending:
-                break
+            if store is not None:
+                state = rng.getstate()
+                store.write_json(
+                    rel,
+                    {
+                        "key": key,
+                        "round": round_no,
+                        "rows": rows,
+                        "pool": pool.values,
+                        "rng": [state[0], list(state[1]), state[2]],
+                        "pending": [t.name for t in pending],
+                    },
+                )
         secrets = list(ex.known_secrets())
     return rows, secrets
 
@@ -335,7 +385,10 @@ def run_probes(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Execute a few real calls per tool; return probe rows and metadata."""
     tools = tools_of(inventory)
-    rows, secrets = asyncio.run(_probe_async(tools, cfg, cfg.domain(inventory["domain"]), progress))
+    domain = cfg.domain(inventory["domain"])
+    store = Store(resolve_path(cfg.data_dir) if "://" not in cfg.data_dir else cfg.data_dir)
+    rows, secrets = asyncio.run(_probe_async(tools, cfg, domain, progress, store))
+    store.delete(f"{PROBE_CHECKPOINTS}/{domain.name}.json")  # the asset's output now holds the rows
     value = {
         "domain": inventory["domain"],
         "fingerprint": inventory["fingerprint"],
