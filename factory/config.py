@@ -200,6 +200,42 @@ class KGConfig(_Frozen):
     )
 
 
+class SynthesisConfig(_Frozen):
+    """EDGE Phase B (paper §3.3, Appendix G): typed trajectories over G*, queries and task records."""
+
+    fan_out_budget: int = Field(
+        default=5, ge=1, description="φ: SEQ if n=1, FAN if 2 ≤ n ≤ φ, DRV (process node) if n > φ (Table 9: 5)."
+    )
+    per_pattern: int = Field(default=4, ge=0, description="Trajectories kept per pattern (SEQ, FAN, ...) per domain.")
+    attempts: int = Field(
+        default=120, ge=1, description="Candidate trajectories executed per domain before giving up on full quotas."
+    )
+    max_chain_edges: int = Field(default=3, ge=1, description="Junctions (edges) per sequential chain at most.")
+    min_edge_successes: int = Field(
+        default=1, ge=0, description="Edges of G* used only with at least this many successful trials."
+    )
+    cross_domain: bool = Field(default=False, description="Follow cross-domain edges of G* into other domains.")
+    max_scan_records: int = Field(
+        default=500,
+        ge=1,
+        description="Records read from one logical call (all pages) at most; a larger total is rejected "
+        "(response_too_large), never loaded.",
+    )
+    distractors: int = Field(default=4, ge=0, description="Extra tools of the chain's platforms in available_tools.")
+    headroom: float = Field(
+        default=2.5, ge=1.0, description="max_allowed_calls = ceil(golden calls × headroom) (paper: ~2.45)."
+    )
+    current_date: str = Field(default="2025-06-30", description="system_state.current_date of every task.")
+    paraphrase: bool = Field(default=True, description="Ask the query_paraphrase role; a failed check falls back.")
+    patterns: list[Literal["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]] = Field(
+        default_factory=lambda: ["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"],
+        description="Patterns synthesised (Table 12 categories).",
+    )
+
+    def __str__(self) -> str:
+        return f"phaseB-phi{self.fan_out_budget}-k{self.per_pattern}-L{self.max_chain_edges}-a{self.attempts}"
+
+
 class DriftConfig(_Frozen):
     """Drift detection and periodic re-synthesis (sensors/drift.py, sensors/schedules.py)."""
 
@@ -235,6 +271,7 @@ class ProjectConfig(_Frozen):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     graph: GraphConfig = Field(default_factory=GraphConfig)
     kg: KGConfig = Field(default_factory=KGConfig)
+    synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
     drift: DriftConfig = Field(default_factory=DriftConfig)
     domains: list[DomainConfig] = Field(min_length=1)
 

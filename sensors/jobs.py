@@ -11,7 +11,7 @@ from assets.partitions import domain_partitions
 
 GLOBAL_CATALOG_ASSETS = ["tool_catalog"]
 INGESTION_GROUP = "ingestion"
-SYNTHESIS_GROUPS = ["graph"]  # per-domain groups that run after the catalog
+SYNTHESIS_GROUPS = ["graph", "synthesis"]  # per-domain groups that run after the catalog
 
 domain_ingestion_job = dg.define_asset_job(
     name="domain_ingestion",

@@ -1,0 +1,100 @@
+"""Synthesis assets (EDGE Phase B): trajectories and generated_queries (Task records), per domain."""
+
+import dagster as dg
+
+from assets._meta import gate_result, to_metadata
+from assets.partitions import domain_partitions
+from factory import quality
+from factory.llm.resource import LLMResource, llm_metadata
+from factory.llm.roles import role_prompts_version
+from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
+from factory.synthesis import queries
+from factory.synthesis import trajectories as traj_core
+from factory.versions import files_version
+
+GROUP = "synthesis"
+SYNTH_CODE = ("factory/synthesis", "factory/graph/plan.py", "factory/records.py")
+
+
+@dg.asset(
+    name="trajectories",
+    partitions_def=domain_partitions,
+    group_name=GROUP,
+    code_version=files_version(*SYNTH_CODE, "expectations/trajectories.json"),
+    kinds={"python"},
+    ins={"tool_inventory": all_partitions_in(), "tool_probes": all_partitions_in(), "connectivity_graph": dg.AssetIn()},
+    description="Executed typed trajectories over G*: SEQ/FAN/DRV chains (junctions typed by cardinality, "
+    "process nodes for DRV), SEM/CMP/COND templates and MIXED compositions; golden actions with steps, "
+    "answer material from the executed results; rejections with reasons.",
+)
+def trajectories_asset(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    demo: DemoServiceResource,
+    connectivity_graph: dict,
+    tool_inventory: dict,
+    tool_probes: dict,
+) -> dg.Output[dict]:
+    cfg = project.load()
+    domain = context.partition_key
+    with demo.serving(cfg, cfg.domain(domain)):
+        value, meta = traj_core.build_trajectories(
+            domain, connectivity_graph, tool_inventory, tool_probes, cfg, progress=context.log.info
+        )
+    return dg.Output(value, metadata=to_metadata(meta))
+
+
+@dg.asset_check(
+    asset="trajectories",
+    blocking=True,
+    partitions_def=domain_partitions,
+    description="GX suite expectations/trajectories.json: every golden action succeeded, junction types "
+    "consistent with cardinality, FAN width ≤ φ.",
+)
+def trajectories_contract(project: ProjectResource, trajectories: dict) -> dg.AssetCheckResult:
+    phi = project.load().synthesis.fan_out_budget
+    return gate_result(quality.validate("trajectories", traj_core.trajectories_frame(trajectories, phi)))
+
+
+@dg.asset(
+    partitions_def=domain_partitions,
+    group_name=GROUP,
+    code_version=files_version(*SYNTH_CODE, "expectations/generated_queries.json")
+    + role_prompts_version("query_writer")
+    + role_prompts_version("query_paraphrase"),
+    kinds={"python"},
+    ins={"tool_inventory": all_partitions_in(), "trajectories": dg.AssetIn()},
+    description="One grounded query (configured language) + answer per trajectory, as Task records shared by "
+    "later stages: golden actions, junctions, available tools, system state, max_allowed_calls, reward basis, "
+    "lineage. Paraphrases failing the grounding check fall back to the templated query (counted).",
+)
+def generated_queries(
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    llm: LLMResource,
+    trajectories: dict,
+    tool_inventory: dict,
+) -> dg.Output[dict]:
+    cfg = project.load()
+    model = llm.get()
+    with model.track() as acct:
+        value, meta = queries.build_queries(
+            context.partition_key, trajectories, tool_inventory, cfg, model, run_id=context.run_id
+        )
+    return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
+
+
+@dg.asset_check(
+    asset=generated_queries,
+    blocking=True,
+    partitions_def=domain_partitions,
+    additional_ins={"trajectories": dg.AssetIn()},
+    description="GX suite expectations/generated_queries.json: non-empty queries in the configured language, "
+    "no bridge value in any query, answer types from the closed set.",
+)
+def generated_queries_contract(generated_queries: dict, trajectories: dict) -> dg.AssetCheckResult:
+    return gate_result(quality.validate("generated_queries", queries.queries_frame(generated_queries, trajectories)))
+
+
+ASSETS = [trajectories_asset, generated_queries]
+CHECKS = [trajectories_contract, generated_queries_contract]

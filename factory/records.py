@@ -1,0 +1,89 @@
+"""Row models shared by every stage after synthesis: the `Task` (one row of the final dataset).
+
+Judges, splits and exports read and write these; `task_id` is the content hash of the canonical
+(domain, golden actions, query), so the same trajectory and query always get the same id.
+"""
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from factory.io import dumps
+
+AnswerType = Literal["string", "number", "judge"]
+RewardBasis = Literal["RESPONSE", "ACTION", "ENVIRONMENT"]
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class GoldenAction(_Row):
+    step: int = Field(ge=1, description="1-based; parallel calls (FAN, pages, CMP arms, SEM) share a step.")
+    tool: str
+    platform: str
+    args: dict[str, Any] = Field(description="Arguments as sent; API keys only as <KEY>.")
+    result_digest: str = Field(default="", description="sha256 of the records and total count returned.")
+    records: int = Field(default=0, description="Records in the response.")
+    total_count: int | None = None
+    call_digest: str = ""
+
+
+class Junction(_Row):
+    from_: str = Field(alias="from", description="<tool>.<field> of the upstream call.")
+    to: str = Field(description="<tool>.<param> of the downstream call.")
+    type: Literal["SEQ", "FAN", "DRV"]
+    n: int = Field(ge=1, description="Distinct values of the connecting field in the upstream result.")
+    width: int = Field(ge=1, description="Downstream calls issued (≤ φ).")
+    edge_id: str = ""
+    process: dict[str, Any] | None = Field(default=None, description="DRV: field, operator, threshold, n_in, n_out.")
+
+
+class Answer(_Row):
+    type: AnswerType
+    value: Any
+    text: str = Field(description="The gold answer as the agent should state it.")
+    fields: list[str] = Field(default_factory=list)
+    branch: Literal["then", "else"] | None = None
+
+
+class Lineage(_Row):
+    trajectory_id: str
+    run_id: str | None = None
+    surface: dict[str, str] = Field(default_factory=dict, description="Tool-surface fingerprint per platform/domain.")
+    edges: list[dict[str, Any]] = Field(default_factory=list, description="Edge ids with their posteriors.")
+    call_digests: list[str] = Field(default_factory=list)
+    prompts: dict[str, str] = Field(default_factory=dict, description="Template name → sha256.")
+    models: dict[str, Any] = Field(default_factory=dict, description="Role → backend/model provenance.")
+    verdicts: list[dict[str, Any]] = Field(default_factory=list, description="Filter verdicts (later stages).")
+
+
+class Task(_Row):
+    id: str = Field(description="sha256 of canonical (domain, golden_actions, query).")
+    domain: str
+    platforms: list[str]
+    language: Literal["ko", "en"]
+    query: str
+    templated_query: str = Field(description="The rules writer's query (the fallback).")
+    query_source: Literal["rules", "paraphrase", "fallback"] = "rules"
+    answer: Answer
+    pattern: str = Field(description="Ordered junction types, e.g. 'SEQ+FAN', or SEM / CMP / COND(+...).")
+    category: Literal["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]
+    junctions: list[Junction] = Field(default_factory=list)
+    golden_actions: list[GoldenAction]
+    answer_spec: dict[str, Any] = Field(description="How the answer is computed from the golden actions' results.")
+    available_tools: list[str]
+    system_state: dict[str, Any]
+    max_allowed_calls: int
+    reward_basis: list[RewardBasis]
+    expected_state_hash: dict[str, str] = Field(
+        default_factory=dict, description="Platform → state hash (ENVIRONMENT)."
+    )
+    split: str | None = None
+    lineage: Lineage
+
+
+def task_id(domain: str, golden_actions: list[dict[str, Any]], query: str) -> str:
+    canon = [domain, [[a["step"], a["tool"], a["args"]] for a in golden_actions], query]
+    return "sha256:" + hashlib.sha256(dumps(canon).encode()).hexdigest()

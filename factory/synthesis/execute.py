@@ -1,0 +1,224 @@
+"""Executing trajectory building blocks for real: logical calls (with paging), junctions, chains.
+
+A *logical call* is one tool call with all its pages: page 1 with the largest page size the
+schema allows (bounded by `max_scan_records`), then, when the reported total exceeds what came
+back, the remaining pages in parallel (they share a golden step).  A total above
+`max_scan_records` is a `Rejection('response_too_large')`: nothing beyond one bounded page is
+ever read.
+"""
+
+import asyncio
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from factory.graph import plan as plans
+from factory.synthesis.junctions import (
+    DRV,
+    Rejection,
+    apply_operator,
+    choose_process_node,
+    distinct_keys,
+    junction_type,
+    key_of,
+)
+from factory.tools.executor import ToolExecutor
+from factory.tools.fingerprint import sha256_digest
+from factory.tools.outcomes import CallResult
+from factory.tools.spec import ToolSpec
+
+THRESHOLD_OPERATORS = ("ge", "le", "eq", "date_after")  # their pivots are stated in the query
+
+
+@dataclass
+class Fetched:
+    """One logical call: its page calls and every record read."""
+
+    tool_id: str
+    args: dict[str, Any]
+    calls: list[CallResult]
+    records: list[dict[str, Any]]
+    total: int
+
+    @property
+    def count(self) -> int:
+        return self.total
+
+
+@dataclass
+class Stage:
+    """The logical calls of one step of a trajectory (several for FAN, CMP arms, SEM)."""
+
+    fetched: list[Fetched]
+    role: str = "chain"  # chain | seed | branch | arm
+
+
+@dataclass
+class ChainRun:
+    stages: list[Stage] = field(default_factory=list)
+    junctions: list[dict[str, Any]] = field(default_factory=list)
+    bridge_values: list[Any] = field(default_factory=list)
+    thresholds: list[Any] = field(default_factory=list)
+    constants: list[dict[str, Any]] = field(default_factory=list)  # required args filled from the edge cache
+
+
+def page_args(spec: ToolSpec, args: Mapping[str, Any], bound: int) -> dict[str, Any]:
+    out = dict(args)
+    g = spec.generic_params
+    if g.page_size and g.page_size in spec.params:
+        schema = spec.params[g.page_size]
+        mx = schema.get("maximum") or 100
+        out[g.page_size] = int(min(mx, bound))
+    if g.page and g.page in spec.params:
+        out[g.page] = 1
+    return out
+
+
+async def fetch(ex: ToolExecutor, spec: ToolSpec, tid: str, args: Mapping[str, Any], bound: int) -> Fetched:
+    """Execute a logical call; Rejection on failure, on an empty result, or on a total above `bound`."""
+    args = page_args(spec, args, bound)
+    res = await ex.call(spec, args)
+    if not res.ok:
+        raise Rejection("call_failed", f"{spec.name}: {res.outcome.value} {res.detail}"[:200])
+    records = list(res.records)
+    total = res.total_count if res.total_count is not None else res.record_count
+    if total > bound:
+        raise Rejection("response_too_large", f"{spec.name} reports {total} records (bound {bound})")
+    calls = [res]
+    if total > len(records):
+        g = spec.generic_params
+        if not g.page or g.page not in spec.params or not res.record_count:
+            raise Rejection("response_too_large", f"{spec.name}: {total} records and no way to page")
+        pages = math.ceil(total / res.record_count)
+        more = await ex.call_many([(spec, {**args, g.page: p}) for p in range(2, pages + 1)])
+        for r in more:
+            if not r.ok:
+                raise Rejection("call_failed", f"{spec.name} page: {r.outcome.value} {r.detail}"[:200])
+            records.extend(r.records)
+        calls.extend(more)
+    if not records:
+        raise Rejection("empty_result", f"{spec.name}({_brief(args)}) returned no records")
+    return Fetched(tool_id=tid, args=dict(res.args), calls=calls, records=records[:bound], total=total)
+
+
+def _brief(args: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in args.items() if v != "<KEY>")[:120]
+
+
+def edge_args(
+    edge: Mapping[str, Any], record: Mapping[str, Any], constants: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Target arguments: bound fields from `record`, DEFAULT generics, required CLARIFY params from the
+    edge cache C (then the plan's candidates).  Cache-filled values are reported in `constants`."""
+    args: dict[str, Any] = {}
+    cache_inputs = [c.get("input") or {} for c in edge.get("cache") or []]
+    for p, st in edge["plan"].items():
+        kind = st["kind"]
+        if kind == plans.UPSTREAM:
+            args[p] = plans.apply_transform(record.get(st["field"]), st.get("transform"))
+        elif kind == plans.DEFAULT:
+            args[p] = st["value"]
+        elif kind == plans.CLARIFY and st.get("required"):
+            vals = [c[p] for c in cache_inputs if c.get(p) not in (None, "")] or list(st.get("candidates") or [])
+            if vals:
+                args[p] = vals[0]
+                if constants is not None:
+                    constants.append({"tool_id": edge["target_tool_id"], "param": p, "value": vals[0]})
+    return args
+
+
+async def junction(
+    ex: ToolExecutor,
+    specs: Mapping[str, ToolSpec],
+    edge: Mapping[str, Any],
+    upstream: Sequence[Fetched],
+    phi: int,
+    bound: int,
+    rng: np.random.Generator,
+    run: ChainRun,
+) -> Stage:
+    """Type the junction by cardinality, insert a process node for DRV, execute the downstream call(s)."""
+    records = [r for f in upstream for r in f.records]
+    fields = plans.upstream_fields(edge["plan"])
+    keys = distinct_keys(records, fields)
+    if not keys:
+        raise Rejection("junction_field_missing", f"no record of {edge['source_tool']} has {', '.join(fields)}")
+    n = len(keys)
+    jtype = junction_type(n, phi)
+    node = None
+    kept = records
+    if jtype == DRV:
+        node = choose_process_node(records, fields, phi, rng)
+        kept = apply_operator(records, node)
+        keys = distinct_keys(kept, fields)
+        if node["operator"] in THRESHOLD_OPERATORS:
+            run.thresholds.append(node["threshold"])
+    first = {}
+    for r in kept:
+        first.setdefault(key_of(r, fields), r)
+    arg_sets = [edge_args(edge, first[k], run.constants if i == 0 else None) for i, k in enumerate(keys)]
+    spec = specs[edge["target_tool_id"]]
+    fetched = await asyncio.gather(
+        *(fetch(ex, spec, edge["target_tool_id"], a, bound) for a in arg_sets), return_exceptions=True
+    )
+    for f in fetched:
+        if isinstance(f, BaseException):
+            raise f
+    passed = []
+    for a in arg_sets:
+        for st_p, st in edge["plan"].items():
+            if st["kind"] == plans.UPSTREAM:
+                passed.append(a[st_p])
+    for k in keys:
+        passed.extend(k)
+    run.bridge_values.extend(v for v in passed if v not in run.bridge_values)
+    run.junctions.append(
+        {
+            "from": f"{edge['source_tool']}.{'+'.join(fields)}",
+            "to": f"{edge['target_tool']}.{'+'.join(p for p, s in edge['plan'].items() if s['kind'] == plans.UPSTREAM)}",
+            "edge_id": edge["edge_id"],
+            "type": jtype,
+            "n": n,
+            "width": len(keys),
+            "process": node,
+        }
+    )
+    return Stage(fetched=list(fetched))  # type: ignore[arg-type]
+
+
+async def run_chain(
+    ex: ToolExecutor,
+    specs: Mapping[str, ToolSpec],
+    edges: Sequence[Mapping[str, Any]],
+    seed_tid: str,
+    seed_args: Mapping[str, Any],
+    phi: int,
+    bound: int,
+    rng: np.random.Generator,
+) -> ChainRun:
+    run = ChainRun()
+    f0 = await fetch(ex, specs[seed_tid], seed_tid, seed_args, bound)
+    run.stages.append(Stage(fetched=[f0], role="seed"))
+    for e in edges:
+        run.stages.append(await junction(ex, specs, e, run.stages[-1].fetched, phi, bound, rng, run))
+    return run
+
+
+def call_row(res: CallResult, step: int, tid: str) -> dict[str, Any]:
+    """A golden action (plus what the trajectory keeps of the result)."""
+    return {
+        "step": step,
+        "tool": res.tool,
+        "tool_id": tid,
+        "platform": res.platform,
+        "args": res.args,
+        "outcome": res.outcome.value,
+        "records": res.record_count,
+        "total_count": res.total_count,
+        "call_digest": res.call_digest,
+        "result_digest": sha256_digest([res.records, res.total_count]),
+        "sample": res.records[:2],
+    }

@@ -1,0 +1,182 @@
+"""Cardinality typing of junctions and the DRV process node (EDGE §3.3), pure functions.
+
+A junction Tᵢ.f → Tᵢ₊₁.a is typed by n, the number of distinct values of the
+connecting field(s) across every record of the upstream call: SEQ (n = 1),
+FAN (2 ≤ n ≤ φ), DRV (n > φ).  A DRV junction inserts a process node that keeps
+a bounded subset of the records: max / min / ≥ / ≤ on a number, equality on an
+enum, date-after on a date, most-frequent on any field, with the pivot chosen
+from the observed values so that at most φ distinct junction values pass.
+"""
+
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+SEQ, FAN, DRV = "SEQ", "FAN", "DRV"
+OPERATORS = ("max", "min", "ge", "le", "eq", "date_after", "most_frequent")
+_DATE = re.compile(r"^(19|20)\d{2}-\d{2}-\d{2}$")
+MAX_ENUM_VALUES = 12  # a string field with more distinct values is not an enum
+
+
+class Rejection(Exception):
+    """A trajectory that cannot be built; `reason` is a code from REJECTION_REASONS."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+REJECTION_REASONS = (
+    "no_seed",
+    "call_failed",
+    "empty_result",
+    "junction_field_missing",
+    "response_too_large",
+    "no_valid_pivot",
+    "tie",
+    "no_partner",
+    "duplicate",
+    "quota_full",
+)
+
+
+def junction_type(n: int, phi: int) -> str:
+    if n < 1:
+        raise ValueError("a junction needs at least one value")
+    return SEQ if n == 1 else FAN if n <= phi else DRV
+
+
+def _present(v: Any) -> bool:
+    return v is not None and v != "" and not isinstance(v, dict | list)
+
+
+def key_of(record: Mapping[str, Any], fields: Sequence[str]) -> tuple | None:
+    """The junction value of a record (a tuple over the bound fields), None when a field is missing."""
+    vals = tuple(record.get(f) for f in fields)
+    return vals if all(_present(v) for v in vals) else None
+
+
+def distinct_keys(records: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> list[tuple]:
+    """Distinct junction values in first-seen order."""
+    seen: dict[tuple, None] = {}
+    for r in records:
+        k = key_of(r, fields)
+        if k is not None:
+            seen.setdefault(k, None)
+    return list(seen)
+
+
+def _id_like(name: str) -> bool:
+    """Identifiers and codes make no sense as a selection criterion ('the highest album id')."""
+    low = name.lower()
+    return low.endswith(("id", "cd", "code", "_no")) or low in ("tailnum", "iata", "icao", "lid", "flight_number")
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def field_kind(values: Sequence[Any]) -> str | None:
+    vals = [v for v in values if _present(v)]
+    if not vals:
+        return None
+    if all(_is_number(v) for v in vals):
+        return "number"
+    if all(isinstance(v, str) and _DATE.match(v) for v in vals):
+        return "date"
+    if all(isinstance(v, str | bool) for v in vals) and len({str(v) for v in vals}) <= MAX_ENUM_VALUES:
+        return "enum"
+    return "other"
+
+
+def apply_operator(records: Sequence[Mapping[str, Any]], node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The records a process node keeps (deterministic; used at synthesis and at replay)."""
+    f, op, t = node["field"], node["operator"], node.get("threshold")
+    rows = [r for r in records if _present(r.get(f))]
+    if op == "max":
+        m = max(r[f] for r in rows)
+        return [r for r in rows if r[f] == m]
+    if op == "min":
+        m = min(r[f] for r in rows)
+        return [r for r in rows if r[f] == m]
+    if op == "ge":
+        return [r for r in rows if r[f] >= t]
+    if op == "le":
+        return [r for r in rows if r[f] <= t]
+    if op == "eq":
+        return [r for r in rows if str(r[f]) == str(t)]
+    if op == "date_after":
+        return [r for r in rows if str(r[f]) > str(t)]
+    if op == "most_frequent":
+        return [r for r in rows if str(r[f]) == str(t)]
+    raise ValueError(f"unknown operator {op!r}")
+
+
+def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: str, phi: int) -> list[dict[str, Any]]:
+    vals = [r.get(g) for r in records if key_of(r, fields) is not None]
+    kind = field_kind(vals)
+    present = [v for v in vals if _present(v)]
+    out: list[dict[str, Any]] = []
+    if not present:
+        return out
+    if kind == "number":
+        out += [{"operator": "max", "threshold": max(present)}, {"operator": "min", "threshold": min(present)}]
+        distinct = sorted(set(present))
+        # ≥ θ: the smallest observed θ that lets at most φ junction values through (and more than one)
+        for op, order in (("ge", distinct), ("le", distinct[::-1])):
+            for theta in order:
+                out.append({"operator": op, "threshold": theta})
+    elif kind == "date":
+        for d in sorted(set(present)):
+            out.append({"operator": "date_after", "threshold": d})
+    elif kind == "enum":
+        for v in sorted({str(x) for x in present}):
+            out.append({"operator": "eq", "threshold": v})
+    counts = Counter(str(v) for v in present)
+    top = counts.most_common(2)
+    if len(top) == 1 or (len(top) == 2 and top[0][1] > top[1][1]):
+        out.append({"operator": "most_frequent", "threshold": top[0][0]})
+    return [{"field": g, **c} for c in out]
+
+
+def choose_process_node(
+    records: Sequence[Mapping[str, Any]], fields: Sequence[str], phi: int, rng: np.random.Generator
+) -> dict[str, Any]:
+    """A process node that keeps 1..φ distinct junction values; Rejection('no_valid_pivot') when none exists.
+
+    Threshold operators keep the widest valid subset (the pivot nearest the boundary); max/min and
+    equality are kept whenever they pass at most φ values.  The choice among valid nodes is a seeded draw.
+    """
+    n = len(distinct_keys(records, fields))
+    scalar_fields = sorted({k for r in records for k, v in r.items() if _present(v) and not _id_like(k)})
+    valid: list[dict[str, Any]] = []
+    for g in scalar_fields:
+        best_threshold: dict[str, dict[str, Any]] = {}
+        for c in _candidates(records, fields, g, phi):
+            kept = apply_operator(records, c)
+            m = len(distinct_keys(kept, fields))
+            if not 1 <= m <= phi or m == n:
+                continue
+            node = {**c, "n_in": n, "n_out": m}
+            if c["operator"] in ("ge", "le", "date_after"):
+                prev = best_threshold.get(c["operator"])
+                if prev is None or m > prev["n_out"]:
+                    best_threshold[c["operator"]] = node
+            else:
+                valid.append(node)
+        valid += best_threshold.values()
+    if not valid:
+        raise Rejection("no_valid_pivot", f"no operator keeps 1..{phi} of {n} values of {', '.join(fields)}")
+    valid.sort(key=lambda c: (c["field"], c["operator"], str(c["threshold"])))
+    return _jsonable(valid[int(rng.integers(len(valid)))])
+
+
+def _jsonable(node: dict[str, Any]) -> dict[str, Any]:
+    t = node.get("threshold")
+    if isinstance(t, np.generic):
+        node["threshold"] = t.item()
+    return node
