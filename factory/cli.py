@@ -68,6 +68,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+PATTERNS = ("SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED")
+
+
 def _fmt(v: Any, spec: str = "") -> str:
     if v is None or v == "":
         return "-"
@@ -108,6 +111,23 @@ def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], ela
             print(
                 f"{d:<10} {_fmt(sk.get('candidates')):>5} {_fmt(sk.get('admitted')):>5} {_fmt(cg.get('retained')):>5} "
                 f"{_fmt(cg.get('pruned')):>6} {rates:>20} {passes:>12} {_fmt(kg.get('entities')):>8}"
+            )
+    if any("trajectories" in summaries[d] for d in domains):
+        print("\ntrajectories and queries (EDGE Phase B)")
+        print(
+            f"{'domain':<10} {'tasks':>5} {'SEQ':>4} {'FAN':>4} {'DRV':>4} {'SEM':>4} {'CMP':>4} {'COND':>4} "
+            f"{'MIXED':>5} {'calls mean/max':>14} {'1:N':>5} {'card med/max':>12} {'queries':>7} {'fallbk':>6}"
+        )
+        for d in domains:
+            tr = summaries[d].get("trajectories", {})
+            gq = summaries[d].get("generated_queries", {})
+            cats = tr.get("by_category") or {}
+            per = " ".join(f"{_fmt(cats.get(c, 0)):>{w}}" for c, w in zip(PATTERNS, (4, 4, 4, 4, 4, 4, 5), strict=True))
+            calls = f"{_fmt(tr.get('calls_mean'), '.1f')}/{_fmt(tr.get('calls_max'))}"
+            card = f"{_fmt(tr.get('chained_cardinality_median'))}/{_fmt(tr.get('chained_cardinality_max'))}"
+            print(
+                f"{d:<10} {_fmt(tr.get('tasks')):>5} {per} {calls:>14} {_fmt(tr.get('one_to_many_share'), '.2f'):>5} "
+                f"{card:>12} {_fmt(gq.get('tasks')):>7} {_fmt(gq.get('grounding_fallbacks')):>6}"
             )
     cat = summaries.get("(global)", {}).get("tool_catalog", {})
     if cat:

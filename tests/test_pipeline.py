@@ -175,5 +175,9 @@ def test_an_always_failing_endpoint_never_becomes_a_successful_edge(full_run):
     assert all(e["successes"] == 0 for e in into)
     tried = [e for e in into if e["trials"] > 0]
     assert tried and all(e["outcome_counts"].get("endpoint_unavailable", 0) > 0 for e in tried)
-    meta = results["staged"][("domain_synthesis", "aviation")].asset_materializations_for_node("connectivity_graph")[0].metadata
+    meta = (
+        results["staged"][("domain_synthesis", "aviation")]
+        .asset_materializations_for_node("connectivity_graph")[0]
+        .metadata
+    )
     assert meta["outcome_counts"].value["endpoint_unavailable"] > 0

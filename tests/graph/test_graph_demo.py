@@ -65,12 +65,15 @@ def test_graph_assets_materialize_with_checks_and_pictures(world):
         res = staged[("domain_synthesis", d)]
         assert res.success
         checks = {e.asset_check_key.name: e.passed for e in res.get_asset_check_evaluations()}
-        assert checks.items() >= {  # the synthesis group's checks run in the same job
-            "skeleton_graph_contract": True,
-            "connectivity_graph_contract": True,
-            "connectivity_graph_rates": True,
-            "knowledge_graph_contract": True,
-        }.items()
+        assert (
+            checks.items()
+            >= {  # the synthesis group's checks run in the same job
+                "skeleton_graph_contract": True,
+                "connectivity_graph_contract": True,
+                "connectivity_graph_rates": True,
+                "knowledge_graph_contract": True,
+            }.items()
+        )
         meta = res.asset_materializations_for_node("connectivity_graph")[0].metadata
         for k in ("figure4", "figure6", "figure7"):
             assert meta[k].value.startswith("![")
