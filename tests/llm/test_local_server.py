@@ -19,10 +19,9 @@ from factory.llm.cache import ResponseCache
 from factory.llm.config import LocalBackendConfig, ModelsConfig
 from factory.llm.schemas import JudgeVerdict
 from factory.llm.servers import ManagedServer, local_command
-from tests.llm.conftest import completions_in_log, free_port, local_models, needs_local
+from tests.llm.conftest import completions_in_log, free_port, local_models
 from tests.llm.samples import sample_inputs
 
-pytestmark = needs_local
 ROOT = Path(__file__).resolve().parents[2]
 
 
