@@ -194,6 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="serve the bundled demo service in the foreground (--stop: stop a running one)")
     d.add_argument("--stop", action="store_true", help="stop the demo service answering at the configured port")
     d.set_defaults(func=cmd_demo)
+    # commands owned by their packages (imported lazily inside their handlers)
+    from factory.eval import cli as eval_cli
+    from factory.lineage import register as register_lineage
+
+    eval_cli.register(sub)
+    register_lineage(sub)
     return p
 
 

@@ -261,6 +261,80 @@ class DriftConfig(_Frozen):
     sensors_enabled: bool = Field(default=True, description="Start the drift sensors as RUNNING (needs the daemon).")
 
 
+class FiltersConfig(_Frozen):
+    """judged_queries: the three-stage filter cascade (EDGE Appendix F). Owned by factory/filters/."""
+
+    near_duplicate_threshold: float = Field(
+        default=0.85, gt=0, le=1, description="Char 5-gram Jaccard between two queries of a domain above which "
+        "the later one is a near-duplicate (stage 1)."
+    )
+    perturb_intermediate: bool = Field(
+        default=True, description="Stage 2: drop/perturb each intermediate step and re-execute; an unchanged "
+        "answer marks the step decorative."
+    )
+    replay: bool = Field(default=True, description="Stage 3: re-execute the golden trajectory and compare answers.")
+    agent_resolve: bool = Field(
+        default=True, description="Stage 3: when agent_resolver is mapped to a model backend, the agent also "
+        "solves each kept task; a re-solution judged correct replaces the stored answer (recorded)."
+    )
+    agent_max_tasks: int | None = Field(
+        default=None, ge=0, description="Cap on tasks re-solved by the agent per domain (None: all)."
+    )
+    judges_to_remove: int = Field(
+        default=2, ge=1, le=2, description="Where a model backs a judge, independent judges that must agree "
+        "before a task is removed."
+    )
+
+
+class EvaluationConfig(_Frozen):
+    """evaluation_report / `factory eval`: a model on a split, n runs per task (EDGE App. B). Owned by factory/eval/."""
+
+    backend: str | None = Field(
+        default=None, description="Chat backend (models.backends) under test; None: the one agent_resolver maps to."
+    )
+    split: str = Field(default="test", description="Split evaluated (from dataset_splits).")
+    runs: int = Field(default=3, ge=1, description="Runs (seeds) per task; pass@k / pass^k use k ≤ runs.")
+    k: int = Field(default=3, ge=1, description="k of pass@k and pass^k.")
+    max_tasks: int | None = Field(default=None, ge=1, description="Evaluate at most this many tasks (None: all).")
+    max_turns: int = Field(default=12, ge=1, description="Model turns per episode at most.")
+    time_limit_s: float = Field(default=300.0, gt=0, description="Wall-clock cap per episode.")
+    temperature: float = Field(default=0.7, ge=0, le=2, description="Sampling temperature of evaluation runs.")
+    judge_fallback: bool = Field(
+        default=False, description="Ask a model judge when neither number nor string matching decides RESPONSE."
+    )
+
+
+class SplitsConfig(_Frozen):
+    """dataset_splits: dedup, split assignment, contamination and Appendix H audits. Owned by factory/splits/."""
+
+    ratios: dict[str, float] = Field(
+        default_factory=lambda: {"train": 0.8, "dev": 0.1, "test": 0.1},
+        description="Split name → share; quotas are applied per (domain, pattern).",
+    )
+    held_out_platforms: list[str] = Field(
+        default_factory=list, description="Platforms whose tasks appear only in the test split."
+    )
+    ngram: int = Field(default=5, ge=1, description="Character n-gram size of the MinHash shingles.")
+    num_perm: int = Field(default=128, ge=16, description="MinHash permutations.")
+    near_duplicate_threshold: float = Field(default=0.85, gt=0, le=1, description="Text-only near-duplicate Jaccard.")
+    structural_threshold: float = Field(
+        default=0.60, gt=0, le=1, description="Text Jaccard that counts as a duplicate when the tool-sequence "
+        "signatures are equal."
+    )
+    benchmarks: list[str] = Field(
+        default_factory=list, description="Benchmark JSONL files (query, optional tools) audited both ways."
+    )
+
+
+class ExportsConfig(_Frozen):
+    """dataset_exports: training and benchmark formats. Owned by factory/export/."""
+
+    formats: list[Literal["openai_chat", "hf_parquet", "rl", "benchmark"]] = Field(
+        default_factory=lambda: ["openai_chat", "hf_parquet", "rl", "benchmark"],
+        description="Export formats written under <data_dir>/exports/.",
+    )
+
+
 class ProjectConfig(_Frozen):
     name: str = "toolcall-factory"
     data_dir: str = Field(default="data", description="Root of asset outputs (path or fsspec-style URI).")
@@ -273,6 +347,10 @@ class ProjectConfig(_Frozen):
     kg: KGConfig = Field(default_factory=KGConfig)
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
     drift: DriftConfig = Field(default_factory=DriftConfig)
+    filters: FiltersConfig = Field(default_factory=FiltersConfig)
+    evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
+    splits: SplitsConfig = Field(default_factory=SplitsConfig)
+    exports: ExportsConfig = Field(default_factory=ExportsConfig)
     domains: list[DomainConfig] = Field(min_length=1)
 
     @model_validator(mode="after")

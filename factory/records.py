@@ -48,6 +48,20 @@ class Answer(_Row):
     branch: Literal["then", "else"] | None = None
 
 
+class Verdict(_Row):
+    """One filter's decision on one task (judged_queries); every verdict is kept in lineage.verdicts."""
+
+    stage: Literal["rules", "judges", "resolve"]
+    check: str = Field(description="Which check ran, e.g. near_duplicate, answer_leakage, replay, agent_resolve.")
+    passed: bool = Field(description="False when this check found the defect it looks for.")
+    reason: str | None = Field(default=None, description="Reason code from factory.filters.reasons when not passed.")
+    judge: str = Field(default="rules", description="rules | execution | model:<backend>/<model id>.")
+    detail: str = ""
+    action: Literal["keep", "reject", "replace_answer", "none"] = Field(
+        default="none", description="What the cascade did because of this verdict."
+    )
+
+
 class Lineage(_Row):
     trajectory_id: str
     run_id: str | None = None
@@ -79,6 +93,9 @@ class Task(_Row):
     reward_basis: list[RewardBasis]
     expected_state_hash: dict[str, str] = Field(
         default_factory=dict, description="Platform → state hash (ENVIRONMENT)."
+    )
+    answer_source: Literal["synthesis", "replay", "agent"] = Field(
+        default="synthesis", description="Where the stored answer comes from (stage 3 may replace it)."
     )
     split: str | None = None
     lineage: Lineage

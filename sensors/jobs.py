@@ -11,7 +11,7 @@ from assets.partitions import domain_partitions
 
 GLOBAL_CATALOG_ASSETS = ["tool_catalog"]
 INGESTION_GROUP = "ingestion"
-SYNTHESIS_GROUPS = ["graph", "synthesis"]  # per-domain groups that run after the catalog
+SYNTHESIS_GROUPS = ["graph", "synthesis", "judging"]  # per-domain groups that run after the catalog
 
 domain_ingestion_job = dg.define_asset_job(
     name="domain_ingestion",
@@ -33,13 +33,29 @@ domain_synthesis_job = dg.define_asset_job(
     description="Per-domain synthesis stages that need the global catalog (graph, ...).",
 )
 
-JOBS = [domain_ingestion_job, global_catalog_job, domain_synthesis_job]
+DATASET_GROUP = "dataset"  # global: dataset_splits, dataset_exports
+EVALUATION_GROUP = "evaluation"  # global, on demand: evaluation_report
+
+global_dataset_job = dg.define_asset_job(
+    name="global_dataset",
+    selection=dg.AssetSelection.groups(DATASET_GROUP),
+    description="Global dataset assets built from every domain's judged tasks (dataset_splits, dataset_exports).",
+)
+
+evaluation_job = dg.define_asset_job(
+    name="evaluation",
+    selection=dg.AssetSelection.groups(EVALUATION_GROUP),
+    description="On demand: evaluate a model on a split (evaluation_report); not part of the main job.",
+)
+
+JOBS = [domain_ingestion_job, global_catalog_job, domain_synthesis_job, global_dataset_job, evaluation_job]
 
 # (job name, per-domain?) in the order the main job (`factory run`) executes them
 PIPELINE_STAGES: list[tuple[str, bool]] = [
     ("domain_ingestion", True),
     ("global_catalog", False),
     ("domain_synthesis", True),
+    ("global_dataset", False),
 ]
 
 
