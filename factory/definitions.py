@@ -5,7 +5,7 @@ import os
 
 import dagster as dg
 
-from assets import datasets, evaluation, graph, ingestion, judging, synthesis
+from assets import datasets, evaluation, exports, graph, ingestion, judging, synthesis
 from assets.partitions import DOMAIN_PARTITIONS_NAME
 from factory.config import load_config, project_root
 from factory.llm.resource import EmbeddingsResource, LLMResource
@@ -21,7 +21,15 @@ log = logging.getLogger(__name__)
 def build_definitions(config_path: str | None = None) -> dg.Definitions:
     cfg = load_config(config_path)
     data_dir = cfg.data_dir if "://" in cfg.data_dir else str((project_root() / cfg.data_dir).resolve())
-    all_assets = [*ingestion.ASSETS, *graph.ASSETS, *synthesis.ASSETS, *judging.ASSETS, *datasets.ASSETS, *evaluation.ASSETS]
+    all_assets = [
+        *ingestion.ASSETS,
+        *graph.ASSETS,
+        *synthesis.ASSETS,
+        *judging.ASSETS,
+        *datasets.ASSETS,
+        *exports.ASSETS,
+        *evaluation.ASSETS,
+    ]
     return dg.Definitions(
         assets=all_assets,
         asset_checks=[
@@ -30,6 +38,7 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
             *synthesis.CHECKS,
             *judging.CHECKS,
             *datasets.CHECKS,
+            *exports.CHECKS,
             *evaluation.CHECKS,
         ],
         jobs=[*JOBS, make_resynthesis_job(all_assets)],

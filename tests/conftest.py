@@ -39,3 +39,70 @@ def pytest_configure(config):
     with open(os.path.join(home, "dagster.yaml"), "w") as f:
         f.write("telemetry:\n  enabled: false\n")
     os.environ["DAGSTER_HOME"] = home
+
+
+# --------------------------------------------------------------------------- a synthesized demo world
+
+SYNTH_ASSETS = ["skeleton_graph", "connectivity_graph", "knowledge_graph", "trajectories", "generated_queries"]
+
+
+class SynthWorld:
+    """Every demo domain ingested and synthesized up to generated_queries, demo service running.
+
+    Later-stage tests read `load(asset, domain)` and materialize their own assets on top with
+    `materialize([...], domain)`; they must leave the demo service as they found it (POST
+    /_admin/reset after planting faults or data changes).
+    """
+
+    def __init__(self, cfg, path, tmp, defs, instance):
+        self.cfg, self.path, self.tmp, self.defs, self.instance = cfg, path, tmp, defs, instance
+        self.data_dir = tmp / "data"
+
+    def load(self, asset: str, domain: str | None = None):
+        import json
+
+        return json.loads((self.data_dir / asset / f"{domain or '__all__'}.json").read_text())
+
+    def materialize(self, assets: list[str], domain: str | None = None, run_config: dict | None = None):
+        import dagster as dg
+
+        job = self.defs.resolve_implicit_global_asset_job_def()
+        return job.execute_in_process(
+            partition_key=domain,
+            instance=self.instance,
+            asset_selection=[dg.AssetKey(a) for a in assets],
+            raise_on_error=False,
+            run_config=run_config,
+        )
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def synth_world(tmp_path_factory):
+    """Small-graph synthesis of all demo domains, once per session (about 1-2 minutes)."""
+    import dagster as dg
+
+    from factory.definitions import build_definitions
+    from factory.demo.service import DemoService
+    from sensors.partitions import sync_domain_partitions
+
+    tmp = tmp_path_factory.mktemp("synth_world")
+    base = load_config().model_dump(mode="json")
+    graph = {**base["graph"], "iterations": 3, "paths_per_iteration": 20, "eval_trials_per_edge": 0}
+    synthesis = {**base["synthesis"], "per_pattern": 2, "attempts": 70}
+    path = write_config(tmp, graph=graph, synthesis=synthesis)
+    cfg = load_config(path)
+    defs = build_definitions(str(path))
+    with dg.instance_for_test() as instance, DemoService(cfg.demo, log_dir=tmp / "logs"):
+        sync_domain_partitions(instance, cfg.domain_names)
+        world = SynthWorld(cfg, path, tmp, defs, instance)
+        for d in cfg.domain_names:
+            res = world.materialize(["tool_inventory", "tool_probes"], d)
+            assert res.success, f"ingestion {d} failed"
+        assert world.materialize(["tool_catalog"]).success, "tool_catalog failed"
+        for d in cfg.domain_names:
+            res = world.materialize(SYNTH_ASSETS, d)
+            assert res.success, f"synthesis {d} failed"
+        yield world
