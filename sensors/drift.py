@@ -52,12 +52,13 @@ def resynthesis_selection(assets: Sequence[dg.AssetsDefinition]) -> dg.AssetSele
     """Every per-domain asset downstream of tool_inventory, plus the global assets they need.
 
     (tool_inventory and its descendants) ∩ (per-domain assets and their ancestors), plus the
-    inventory's direct children: keeps `tool_catalog` (skeleton graphs read it, and it must
-    reflect the new surface) and drops global sinks such as exports.
+    inventory itself. Keeps `tool_catalog` (skeleton graphs read it, and it must reflect the new
+    surface) and drops global sinks such as dataset_splits and exports (they read every domain;
+    the main job or a manual run rebuilds them).
     """
     per_domain = [k for a in assets if a.partitions_def is not None for k in a.keys]
     inventory = dg.AssetSelection.assets(INVENTORY_KEY)
-    return (inventory.downstream() & dg.AssetSelection.assets(*per_domain).upstream()) | inventory.downstream(depth=1)
+    return inventory.downstream() & dg.AssetSelection.assets(*per_domain).upstream()
 
 
 def make_resynthesis_job(assets: Sequence[dg.AssetsDefinition]):
