@@ -284,6 +284,20 @@ class FiltersConfig(_Frozen):
         default=2, ge=1, le=2, description="Where a model backs a judge, independent judges that must agree "
         "before a task is removed."
     )
+    perturbations: int = Field(
+        default=3, ge=2, le=10, description="Stage 2: alternative values tried per intermediate step; a step is "
+        "decorative by perturbation only when at least 2 of them ran and none changed the answer."
+    )
+    concurrency: int = Field(
+        default=8, ge=1, description="Stages 2 and 3: tasks executed at once (calls stay bounded per platform)."
+    )
+    max_list_items: int = Field(
+        default=20, ge=1, description="Stage 2: a list answer longer than this is non-gradable."
+    )
+    replace_stale_with_replay: bool = Field(
+        default=False, description="Stage 3 without agent re-solving: replace a stale label by the replayed answer "
+        "(answer_source 'replay') instead of rejecting the task as stale_label."
+    )
 
 
 class EvaluationConfig(_Frozen):
@@ -292,46 +306,194 @@ class EvaluationConfig(_Frozen):
     backend: str | None = Field(
         default=None, description="Chat backend (models.backends) under test; None: the one agent_resolver maps to."
     )
-    split: str = Field(default="test", description="Split evaluated (from dataset_splits).")
+    split: str | None = Field(
+        default="test",
+        description="Split evaluated (from dataset_splits); None: every task. Tasks without split labels "
+        "(e.g. generated_queries) are evaluated whole.",
+    )
+    domains: list[str] | None = Field(default=None, description="Evaluate only these domains (None: all).")
     runs: int = Field(default=3, ge=1, description="Runs (seeds) per task; pass@k / pass^k use k ≤ runs.")
     k: int = Field(default=3, ge=1, description="k of pass@k and pass^k.")
+    seed: int | None = Field(
+        default=None, description="Seed of run 0 (run r uses seed + r); None: the project seed."
+    )
     max_tasks: int | None = Field(default=None, ge=1, description="Evaluate at most this many tasks (None: all).")
     max_turns: int = Field(default=12, ge=1, description="Model turns per episode at most.")
+    max_calls: int = Field(
+        default=20, ge=1, description="Tool-call cap of a task without max_allowed_calls (tasks carry their own)."
+    )
     time_limit_s: float = Field(default=300.0, gt=0, description="Wall-clock cap per episode.")
     temperature: float = Field(default=0.7, ge=0, le=2, description="Sampling temperature of evaluation runs.")
+    max_tokens: int | None = Field(
+        default=None, ge=1, description="Completion tokens per model turn (None: the backend's max_tokens)."
+    )
+    loop_repeats: int = Field(
+        default=3, ge=2, description="The same call (tool and arguments) issued this many times ends the episode "
+        "as a loop."
+    )
+    max_format_failures: int = Field(
+        default=3, ge=1, description="Consecutive turns whose tool calls could not be parsed before the episode "
+        "ends (a hard failure, as truncation is)."
+    )
+    max_observation_chars: int = Field(
+        default=3000, ge=200, description="A tool result is shown to the model truncated to this many characters."
+    )
+    concurrency: int = Field(default=2, ge=1, description="Episodes in flight at once (the backend bounds requests).")
+    number_rel_tol: float = Field(
+        default=1e-4, ge=0, description="RESPONSE number answers: relative tolerance for non-integer gold values "
+        "(integer gold values must match exactly)."
+    )
     judge_fallback: bool = Field(
         default=False, description="Ask a model judge when neither number nor string matching decides RESPONSE."
     )
+    judge_backend: str | None = Field(
+        default=None, description="Backend of the RESPONSE judge (judge_fallback, and 'judge' answers); None: "
+        "the backend under test."
+    )
+    cache: bool = Field(
+        default=True, description="Use the model response cache: an identical run (backend, seed, conversation) "
+        "replays cached replies instead of asking again."
+    )
+
+    @model_validator(mode="after")
+    def _k_within_runs(self) -> "EvaluationConfig":
+        if self.k > self.runs:
+            raise ValueError(f"evaluation.k ({self.k}) must be ≤ evaluation.runs ({self.runs})")
+        return self
 
 
 class SplitsConfig(_Frozen):
-    """dataset_splits: dedup, split assignment, contamination and Appendix H audits. Owned by factory/splits/."""
+    """dataset_splits: dedup, split assignment, contamination and Appendix H audits. Owned by factory/splits/.
+
+    Similarity is the Jaccard of character n-gram shingle sets of normalized text (NFKC, casefold,
+    whitespace collapsed); MinHash LSH finds the candidate pairs and every candidate is decided on
+    its exact shingle Jaccard (kotraj-bench card: char 5-grams, num_perm=128, 0.85 / 0.60).
+    """
 
     ratios: dict[str, float] = Field(
         default_factory=lambda: {"train": 0.8, "dev": 0.1, "test": 0.1},
-        description="Split name → share; quotas are applied per (domain, pattern).",
+        description="Split name → share; quotas are applied per (domain, pattern). Shares sum to 1; "
+        "'train' is required ('test' too with held_out_platforms).",
     )
     held_out_platforms: list[str] = Field(
         default_factory=list, description="Platforms whose tasks appear only in the test split."
     )
     ngram: int = Field(default=5, ge=1, description="Character n-gram size of the MinHash shingles.")
     num_perm: int = Field(default=128, ge=16, description="MinHash permutations.")
+    minhash_seed: int = Field(default=1, description="Seed of the MinHash permutations (datasketch default 1).")
     near_duplicate_threshold: float = Field(default=0.85, gt=0, le=1, description="Text-only near-duplicate Jaccard.")
     structural_threshold: float = Field(
         default=0.60, gt=0, le=1, description="Text Jaccard that counts as a duplicate when the tool-sequence "
         "signatures are equal."
     )
-    benchmarks: list[str] = Field(
-        default_factory=list, description="Benchmark JSONL files (query, optional tools) audited both ways."
+    lsh_min_recall: float = Field(
+        default=0.98, gt=0, lt=1, description="LSH banding is chosen so that a pair exactly at the lower threshold "
+        "becomes a candidate with at least this probability (higher: more candidates to verify)."
     )
+    benchmarks: list[str] = Field(
+        default_factory=list, description="Benchmark JSONL files (query, optional tools) audited both ways; "
+        "paths relative to the project root, or URIs."
+    )
+    benchmark_query_keys: list[str] = Field(
+        default_factory=lambda: ["query", "question"], min_length=1,
+        description="Keys holding a benchmark row's query text, tried in order.",
+    )
+    benchmark_tools_keys: list[str] = Field(
+        default_factory=lambda: ["tools", "tool_sequence"],
+        description="Keys holding a benchmark row's ordered tool sequence (names, {name: ...} objects, or lists "
+        "of names for parallel calls), tried in order; optional in a row.",
+    )
+    nn_max_pairs: int = Field(
+        default=20_000_000, ge=1, description="Budget of MinHash comparisons for the nearest-neighbour similarity "
+        "distribution; beyond it a deterministic sample of rows is measured (recorded in the audit).",
+    )
+
+    @field_validator("ratios")
+    @classmethod
+    def _ratios(cls, v: dict[str, float]) -> dict[str, float]:
+        if not v:
+            raise ValueError("at least one split is required")
+        bad = {k: r for k, r in v.items() if not (r >= 0)}
+        if bad:
+            raise ValueError(f"split shares must be ≥ 0: {bad}")
+        if abs(sum(v.values()) - 1.0) > 1e-6:
+            raise ValueError(f"split shares must sum to 1 (got {sum(v.values()):.6f})")
+        if "train" not in v:
+            raise ValueError(f"split 'train' is required (ratios: {sorted(v)})")
+        return v
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> "SplitsConfig":
+        if self.structural_threshold > self.near_duplicate_threshold:
+            raise ValueError("structural_threshold must not exceed near_duplicate_threshold")
+        if self.held_out_platforms and "test" not in self.ratios:
+            raise ValueError("held_out_platforms needs a 'test' split in ratios")
+        return self
+
+    def __str__(self) -> str:
+        return (
+            f"minhash-c{self.ngram}-p{self.num_perm}-s{self.minhash_seed}"
+            f"-t{self.near_duplicate_threshold:g}-{self.structural_threshold:g}"
+        )
 
 
 class ExportsConfig(_Frozen):
-    """dataset_exports: training and benchmark formats. Owned by factory/export/."""
+    """dataset_exports: training and benchmark formats. Owned by factory/export/.
+
+    Tool results in the chat and Parquet formats come from re-executing every exported task's golden
+    actions once against the live tools (`tool_results: replay`); each call's result digest must equal
+    the stored one, otherwise the row is dropped (or flagged) with the reason.
+    """
 
     formats: list[Literal["openai_chat", "hf_parquet", "rl", "benchmark"]] = Field(
         default_factory=lambda: ["openai_chat", "hf_parquet", "rl", "benchmark"],
         description="Export formats written under <data_dir>/exports/.",
+    )
+    tool_results: Literal["replay", "recorded"] = Field(
+        default="replay",
+        description="replay: re-execute each task's golden actions in a fresh executor session and verify every "
+        "result digest (faithful results); recorded: use the trajectories' stored samples (first records only, "
+        "marked truncated, digests not verifiable) - for tools that may not be called again.",
+    )
+    on_digest_mismatch: Literal["drop", "flag"] = Field(
+        default="drop",
+        description="A replayed call whose call or result digest differs from the stored one, or a replayed "
+        "answer that differs: drop the row (recorded in `dropped`) or keep it flagged in its metadata.",
+    )
+    replay_attempts: int = Field(
+        default=2,
+        ge=1,
+        description="Replays of one task before a failed call (after the executor's own retries) drops it.",
+    )
+    replay_concurrency: int = Field(default=4, ge=1, description="Tasks replayed at the same time.")
+    max_result_records: int = Field(
+        default=20, ge=1, description="Records shown in one tool message; the rest are replaced by a marker."
+    )
+    max_result_chars: int = Field(
+        default=4000,
+        ge=200,
+        description="Characters of one tool message at most (records are dropped from the "
+        "end until it fits, marker included; at least one record stays).",
+    )
+    max_string_chars: int = Field(
+        default=400,
+        ge=20,
+        description="Characters of one string value in a tool result at most (longer: cut with a marker).",
+    )
+    key_param: Literal["documented", "hidden"] = Field(
+        default="documented",
+        description="documented: tools keep their API-key parameter, the key-acquisition call stays in the "
+        "conversation and keys appear as <KEY>; hidden: key parameters, key tools and their calls are left out "
+        "(the harness injects keys).",
+    )
+    dataset_name: str = Field(default="toolcall-factory", description="Dataset name in the card and in RL rows' data_source.")
+    license: str = Field(
+        default="other", description="Licence tag of the card (the sources' own licences are listed in it)."
+    )
+    keep_versions: int = Field(default=3, ge=1, description="Published export versions kept under exports/.")
+    secret_patterns: list[str] = Field(
+        default_factory=lambda: [r"\b[a-z]{2,4}-[0-9a-f]{24}\b"],
+        description="Regexes of key formats; a match in any export file fails the export (nothing is published).",
     )
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from factory.config import DemoConfig, FaultProfile
 from factory.demo import aviation, korea, music
 from factory.demo.data import warm_up
+from factory.demo.edits import DataEdits, EditError
 from factory.demo.framework import ServiceState, VersionDispatch
 
 PlatformBuilder = Callable[[ServiceState, str], FastAPI]
@@ -52,6 +53,14 @@ def implementation_digest() -> str:
 class SchemaVersionIn(BaseModel):
     platform: str = Field(description="Platform name.")
     version: Literal["v1", "v2"] = Field(description="Schema version to serve from now on.")
+
+
+class DataEditIn(BaseModel):
+    platform: str = Field(description="Platform whose dataset is edited.")
+    table: str = Field(description="Table (DataFrame) of that dataset, e.g. customers, invoices, tracks.")
+    match: dict[str, Any] = Field(description="Column → value: the rows to edit.")
+    set: dict[str, Any] | None = Field(default=None, description="Column → new value for the matched rows.")
+    delete: bool = Field(default=False, description="Delete the matched rows instead.")
 
 
 class FaultsIn(BaseModel):
@@ -92,6 +101,7 @@ def create_app(demo_cfg: DemoConfig) -> FastAPI:
         openapi_url=None,
     )
     app.state.demo = state
+    edits = DataEdits()
     digest = implementation_digest()
 
     for name, (_, build, changed) in PLATFORMS.items():
@@ -137,9 +147,18 @@ def create_app(demo_cfg: DemoConfig) -> FastAPI:
                 del state.occurrences[k]
         return {"platform": body.platform, "profile": body.profile.model_dump() if body.profile else None}
 
+    @app.post("/_admin/data")
+    def edit_data(body: DataEditIn) -> Any:
+        """Overwrite or delete matching rows of a platform's table until /_admin/reset (tests: stale labels)."""
+        try:
+            return edits.apply(body.platform, body.table, body.match, body.set, body.delete)
+        except EditError as e:
+            return JSONResponse({"error": str(e)}, status_code=400)
+
     @app.post("/_admin/reset")
     def reset() -> dict[str, str]:
         state.reset()
+        edits.reset()
         return {"status": "reset"}
 
     @app.get("/_admin/stats")

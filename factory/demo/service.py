@@ -213,5 +213,18 @@ class DemoService:
     def reset(self) -> dict[str, Any]:
         return self._admin("POST", "/_admin/reset")
 
+    def edit_data(
+        self,
+        platform: str,
+        table: str,
+        match: dict[str, Any],
+        values: dict[str, Any] | None = None,
+        delete: bool = False,
+    ) -> dict[str, Any]:
+        """Overwrite (`values`: column → new value) or delete the rows of a platform's table matching `match`;
+        undone by reset()."""
+        body = {"platform": platform, "table": table, "match": match, "set": values, "delete": delete}
+        return self._admin("POST", "/_admin/data", json=body)
+
     def stats(self) -> dict[str, Any]:
         return self._admin("GET", "/_admin/stats")

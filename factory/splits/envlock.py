@@ -1,0 +1,85 @@
+"""env_lock.json: hashes that say whether two runs measure the same thing (kotraj-bench card).
+
+- per domain: the tool-surface fingerprint of its inventory and one per platform;
+- the demo service implementation: sha256 over factory/demo/*.py (path + content, sorted by path;
+  the same digest `GET /health` reports as `implementation`);
+- prompts: sha256 over every file under prompts/ (and one hash per file);
+- the project configuration: ProjectConfig.digest();
+- the benchmark files audited against (sha256 of their bytes);
+- `lock`: sha256 over the canonical JSON of everything above.
+If any hash differs between two locks, the runs used a different environment.
+"""
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from factory.config import ProjectConfig
+from factory.io import dumps
+from factory.paths import project_root
+
+LOCK_VERSION = 1
+
+
+def tree_digest(root: Path, pattern: str = "*") -> tuple[str, dict[str, str]]:
+    """sha256 over (relative path, content) of the files matching `pattern` under root, sorted by
+    path (caches and hidden files skipped), and the sha256 of each file."""
+    h = hashlib.sha256()
+    files: dict[str, str] = {}
+    if not root.is_dir():
+        raise FileNotFoundError(f"env lock: folder {root} does not exist")
+    for path in sorted(root.rglob(pattern)):
+        rel = path.relative_to(root).as_posix()
+        if not path.is_file() or "__pycache__" in path.parts or any(p.startswith(".") for p in Path(rel).parts):
+            continue
+        data = path.read_bytes()
+        h.update(rel.encode() + b"\0" + data + b"\0")
+        files[rel] = "sha256:" + hashlib.sha256(data).hexdigest()
+    return "sha256:" + h.hexdigest(), files
+
+
+def build_env_lock(
+    cfg: ProjectConfig,
+    inventories: Mapping[str, Mapping[str, Any]],
+    *,
+    benchmarks: Sequence[Mapping[str, Any]] = (),
+    demo_dir: Path | None = None,
+    prompts_dir: Path | None = None,
+    method: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    demo_digest, demo_files = tree_digest(demo_dir or project_root() / "factory" / "demo", "*.py")
+    prompts_digest, prompt_files = tree_digest(prompts_dir or project_root() / "prompts")
+    body = {
+        "version": LOCK_VERSION,
+        "tool_surfaces": {
+            d: {
+                "surface": inv.get("fingerprint"),
+                "platforms": dict(sorted((inv.get("platform_fingerprints") or {}).items())),
+            }
+            for d, inv in sorted(inventories.items())
+        },
+        "demo_service": {"sha256": demo_digest, "files": len(demo_files)},
+        "prompts": {"sha256": prompts_digest, "files": prompt_files},
+        "config": {"digest": "sha256:" + cfg.digest(), "slug": str(cfg)},
+        "benchmarks": {b["path"]: b["sha256"] for b in benchmarks},
+        "audit_method": dict(method or {}),
+    }
+    return {**body, "lock": "sha256:" + hashlib.sha256(dumps(body).encode()).hexdigest()}
+
+
+def diff_env_lock(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[str]:
+    """Dotted paths whose values differ between two locks (empty: the same environment)."""
+    out: list[str] = []
+
+    def walk(x: Any, y: Any, path: str) -> None:
+        if isinstance(x, Mapping) and isinstance(y, Mapping):
+            for k in sorted(set(x) | set(y)):
+                if k == "lock":
+                    continue
+                walk(x.get(k), y.get(k), f"{path}.{k}" if path else str(k))
+        elif x != y:
+            out.append(path)
+
+    walk(a, b, "")
+    return out

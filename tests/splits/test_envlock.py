@@ -1,0 +1,41 @@
+"""env_lock.json: hashes of tool surfaces, demo implementation, prompts and config."""
+
+import shutil
+
+from factory.config import load_config
+from factory.demo.app import implementation_digest
+from factory.paths import project_root
+from factory.splits import envlock
+from tests.splits.helpers import inventory
+
+
+def test_lock_changes_exactly_with_a_prompt_file(tmp_path):
+    cfg = load_config()
+    prompts = tmp_path / "prompts"
+    shutil.copytree(project_root() / "prompts", prompts)
+    invs = {"d": inventory("d", ["p-air"])}
+    a = envlock.build_env_lock(cfg, invs, prompts_dir=prompts)
+    b = envlock.build_env_lock(cfg, invs, prompts_dir=prompts)
+    assert a == b and a["lock"].startswith("sha256:")
+    assert a["prompts"]["sha256"] == envlock.tree_digest(project_root() / "prompts")[0]
+
+    target = prompts / "query_writer" / "rules.en.j2"
+    target.write_text(target.read_text(encoding="utf-8") + "\n{# changed #}\n", encoding="utf-8")
+    c = envlock.build_env_lock(cfg, invs, prompts_dir=prompts)
+    assert c["lock"] != a["lock"]
+    assert envlock.diff_env_lock(a, c) == ["prompts.files.query_writer/rules.en.j2", "prompts.sha256"]
+
+    # a drifted tool surface and another config change other entries
+    drifted = {"d": {**invs["d"], "fingerprint": "sha256:other"}}
+    d = envlock.build_env_lock(cfg, drifted, prompts_dir=prompts)
+    assert envlock.diff_env_lock(c, d) == ["tool_surfaces.d.surface"]
+    other_cfg = cfg.model_copy(update={"seed": cfg.seed + 1})
+    e = envlock.build_env_lock(other_cfg, invs, prompts_dir=prompts)
+    assert "config.digest" in envlock.diff_env_lock(c, e)
+
+
+def test_demo_digest_matches_the_health_endpoint():
+    cfg = load_config()
+    lock = envlock.build_env_lock(cfg, {})
+    assert lock["demo_service"]["sha256"] == implementation_digest()
+    assert lock["config"]["digest"] == "sha256:" + cfg.digest()
