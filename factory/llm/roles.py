@@ -165,6 +165,7 @@ class RoleSpec:
     rules: Callable[..., Any]
     prompt_stems: tuple[str, ...] = ("system", "user")
     rules_templates: tuple[str, ...] = ()
+    extra_stems: tuple[str, ...] = ()  # templates rendered by the role's own code (versioned, not sent as messages)
     guard: Guard | None = None
     finalize: Finalize | None = None
     extra_context: Callable[[Any], dict[str, Any]] = field(default=lambda inp: {})
@@ -189,6 +190,7 @@ class RoleSpec:
         names: set[str] = set()
         for lang in ("en", "ko"):
             names.update(self.model_templates(lang))
+            names.update(self.template_name(s, lang) for s in self.extra_stems)
             names.update(t.format(lang=lang) for t in self.rules_templates)
         if self.output_model is not AgentResult:
             names.add("common/repair.en")
@@ -294,6 +296,7 @@ ROLES: dict[str, RoleSpec] = {
             output_model=AgentResult,
             rules=rules.agent_resolver,
             prompt_stems=("system",),
+            extra_stems=("feedback", "judge"),
         ),
     ]
 }

@@ -45,7 +45,7 @@ from factory.llm.config import (
 )
 from factory.llm.errors import BackendUnavailableError, LLMError
 from factory.llm.roles import ROLES, RoleSpec, role
-from factory.llm.schemas import AgentResult, AgentTaskInput, ToolCallRecord
+from factory.llm.schemas import AgentResult, AgentTaskInput
 from factory.llm.servers import ManagedServer, local_command, vllm_command
 from factory.paths import resolve_path
 
@@ -596,7 +596,9 @@ class LLM:
             raise
 
     async def aresolve(self, inp: AgentTaskInput | dict[str, Any], executor: Executor) -> RoleResult[AgentResult]:
-        """Solve a task with tools: the model via OpenAI tool calls, or rules by replaying golden actions."""
+        """Solve a task with tools: a model through the evaluation runner (`factory.eval.agent`: OpenAI
+        tool calls, or tools described in the prompt and every family's call format parsed), or rules
+        by replaying golden actions."""
         spec = role("agent_resolver")
         task = self._coerce(spec, inp)
         assert isinstance(task, AgentTaskInput)
@@ -614,50 +616,20 @@ class LLM:
                 model=rules.RULES_VERSION,
             )
         self._count(spec.name, model_calls=1)
+        from factory.eval.agent import resolve_task  # the runner lives with the evaluation harness
+
         backend = self.backends[bname]
-        system_name = spec.template_name("system", task.language)
-        messages: list[dict[str, Any]] = list(task.messages)
-        if not any(m.get("role") == "system" for m in messages):
-            messages.insert(0, {"role": "system", "content": prompts.render(system_name, max_calls=task.max_calls)})
-        trace: list[ToolCallRecord] = []
-        requests = hits = 0
-        stop: Literal["answer", "max_calls", "error"] = "max_calls"
-        final = ""
-        for step in range(1, task.max_calls + 2):
-            message, hit = await backend.chat(spec.name, messages, tools=task.tools, tool_choice="auto")
-            hits += hit
-            requests += not hit
-            calls = message.get("tool_calls") or []
-            if not calls:
-                final, stop = (message.get("content") or "").strip(), "answer"
-                break
-            if len(trace) + len(calls) > task.max_calls:
-                stop = "max_calls"
-                break
-            messages.append({"role": "assistant", "content": message.get("content"), "tool_calls": calls})
-            for tc in calls:
-                name = tc["function"]["name"]
-                try:
-                    args = json.loads(tc["function"]["arguments"] or "{}")
-                    result = await rules.call_executor(executor, name, args)
-                    trace.append(ToolCallRecord(step=step, tool=name, args=args, ok=True, result=result))
-                    content = json.dumps(result, ensure_ascii=False, default=str)[:4000]
-                except Exception as e:  # a failed call is part of the trace and goes back to the model
-                    trace.append(
-                        ToolCallRecord(step=step, tool=name, args={}, ok=False, error=f"{type(e).__name__}: {e}")
-                    )
-                    content = json.dumps({"error": f"{type(e).__name__}: {e}"})
-                messages.append({"role": "tool", "tool_call_id": tc["id"], "content": content})
+        out, episode, templates = await resolve_task(backend, task, executor, role_name=spec.name)
         return RoleResult(
             role=spec.name,
             language=task.language,
-            output=AgentResult(final_answer=final, trace=trace, stop_reason=stop),
+            output=out,
             implementation="model",
             backend=backend.name,
             model=backend.model,
-            prompts=prompts.template_hashes([system_name]),
-            requests=requests,
-            cache_hits=hits,
+            prompts=prompts.template_hashes(templates),
+            requests=episode.requests,
+            cache_hits=episode.cache_hits,
             attempts=1,
         )
 

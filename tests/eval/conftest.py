@@ -1,0 +1,135 @@
+"""Fixtures of the evaluation tests: a scripted OpenAI-compatible server and scripts built from real tasks."""
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from factory.eval.agent import hidden_params
+from factory.eval.harness import ToolIndex
+from factory.eval.scoring import is_key_action, key_tool_names
+from factory.llm.config import ModelsConfig, OpenAIBackendConfig
+from tests.eval.scripted import ScriptedServer
+
+DOMAINS = ("aviation", "music", "korea")
+
+
+@pytest.fixture(scope="session")
+def scripted_server() -> Iterator[ScriptedServer]:
+    server = ScriptedServer().start()
+    yield server
+    server.stop()
+
+
+def scripted_models(server: ScriptedServer, cache_path: str, **extra_backends: Any) -> ModelsConfig:
+    """'scripted' (OpenAI tool_calls) and 'scripted_text' (tools in the prompt) backends on the server."""
+    common = {"model": server.model, "base_url": server.base_url, "api_key_env": None, "max_connection_retries": 0}
+    return ModelsConfig(
+        backends={
+            "scripted": OpenAIBackendConfig(**common),
+            "scripted_text": OpenAIBackendConfig(**common, tool_calls=False),
+            **extra_backends,
+        },
+        roles={},
+        cache={"path": cache_path},
+    )
+
+
+def scripted_config(world: Any, server: ScriptedServer, tmp_path: Any, **evaluation: Any) -> Any:
+    """The synth_world config with the scripted backends and evaluation overrides."""
+    ev = world.cfg.evaluation.model_copy(update=evaluation)
+    return world.cfg.model_copy(
+        update={"models": scripted_models(server, str(tmp_path / "llm.sqlite")), "evaluation": ev}
+    )
+
+
+def inventories(world: Any) -> dict[str, Any]:
+    return {d: world.load("tool_inventory", d) for d in DOMAINS}
+
+
+def all_tasks(world: Any) -> list[dict[str, Any]]:
+    return [t for d in DOMAINS for t in world.load("generated_queries", d)["tasks"]]
+
+
+def evaluated_tasks(world: Any) -> tuple[list[dict[str, Any]], str]:
+    """(the tasks evaluation_report reads, their source): dataset_splits where that asset is defined
+    (materialized on the shared world when missing, after judged_queries), else every generated_queries."""
+    import dagster as dg
+
+    if world.defs.resolve_asset_graph().has(dg.AssetKey("dataset_splits")):
+        if not (world.data_dir / "dataset_splits" / "__all__.json").exists():
+            for d in world.cfg.domain_names:
+                if not (world.data_dir / "judged_queries" / f"{d}.json").exists():
+                    assert world.materialize(["judged_queries"], d).success, f"judged_queries {d} failed"
+            assert world.materialize(["dataset_splits"]).success, "dataset_splits failed"
+        return world.load("dataset_splits")["tasks"], "dataset_splits"
+    return all_tasks(world), "generated_queries"
+
+
+def model_calls(task: dict[str, Any], index: ToolIndex) -> list[list[dict[str, Any]]]:
+    """The golden actions as the model must issue them: per step, without key tools and hidden parameters."""
+    keys = key_tool_names(task["system_state"])
+    steps: dict[int, list[dict[str, Any]]] = {}
+    for a in task["golden_actions"]:
+        if is_key_action(a, index.by_platform_name, keys):
+            continue
+        spec = index.by_platform_name[(a["platform"], a["tool"])]
+        hide = hidden_params(spec)
+        props = spec.input_schema.get("properties") or {}
+        args = {k: _coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k not in hide and v != "<KEY>"}
+        steps.setdefault(a["step"], []).append({"name": a["tool"], "arguments": args})
+    return [steps[s] for s in sorted(steps)]
+
+
+def _types(schema: dict[str, Any]) -> set[str]:
+    out = {schema["type"]} if isinstance(schema.get("type"), str) else set(schema.get("type") or [])
+    for alt in (*(schema.get("anyOf") or []), *(schema.get("oneOf") or [])):
+        out |= _types(alt)
+    return out
+
+
+def _coerce(value: Any, schema: dict[str, Any]) -> Any:
+    """A golden value as a model reading the schema sends it (golden args recorded from query strings may
+    carry "1" where the schema says integer)."""
+    types = _types(schema)
+    if isinstance(value, str) and "string" not in types:
+        for t, cast in (("integer", int), ("number", float)):
+            if t in types:
+                try:
+                    return cast(value)
+                except ValueError:
+                    pass
+    if isinstance(value, int | float) and not isinstance(value, bool) and types == {"string"}:
+        return str(value)
+    return value
+
+
+def final_answer(task: dict[str, Any]) -> str:
+    ans = task["answer"]
+    if ans["type"] == "number":
+        return f"The result is \\boxed{{{ans['value']}}}"
+    return f"ANSWER: {ans['text']}"
+
+
+def perfect_script(task: dict[str, Any], index: ToolIndex, *, native: bool = True) -> list[Any]:
+    """A model that issues exactly the golden calls, step by step, then states the gold answer."""
+    replies: list[Any] = []
+    for calls in model_calls(task, index):
+        if native:
+            replies.append({"tool_calls": calls})
+        else:
+            replies.append("\n".join(f"<tool_call>{json.dumps(c)}</tool_call>" for c in calls))
+    replies.append(final_answer(task))
+    return replies
+
+
+def variant(task: dict[str, Any], label: str, **update: Any) -> dict[str, Any]:
+    """A copy of a real task with its own query (the script key) and id."""
+    t = copy.deepcopy(task)
+    t["query"] = f"[{label}] {task['query']}"
+    t["id"] = "sha256:" + hashlib.sha256(t["query"].encode()).hexdigest()
+    t.update(update)
+    return t
