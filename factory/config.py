@@ -465,6 +465,12 @@ class ExportsConfig(_Frozen):
         ge=1,
         description="Replays of one task before a failed call (after the executor's own retries) drops it.",
     )
+    replay_order_attempts: int = Field(
+        default=6,
+        ge=0,
+        description="Parallel state-changing calls race for ids; when their results mismatch, the task is replayed "
+        "with that step's calls one at a time in up to this many orders before the mismatch stands.",
+    )
     replay_concurrency: int = Field(default=4, ge=1, description="Tasks replayed at the same time.")
     max_result_records: int = Field(
         default=20, ge=1, description="Records shown in one tool message; the rest are replaced by a marker."

