@@ -129,7 +129,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         domains = {t.domain for t in tasks}
         inventories = load_inventories(cfg, sorted(domains | set(cfg.domain_names)))
         llm = LLM(cfg.models)
-        model = llm.backends[settings.backend].model
+        from factory.eval.oracle import ORACLE, ORACLE_MODEL
+
+        model = ORACLE_MODEL if settings.backend == ORACLE else llm.backends[settings.backend].model
         eid = evaluation_id(settings, tasks, model)
         _out(
             f"evaluating {model} (backend {settings.backend}) on {len(tasks)} task(s) × {settings.runs} run(s) "

@@ -44,6 +44,7 @@ from factory.eval.agent import (
     system_prompt,
     template_names,
 )
+from factory.eval.oracle import ORACLE, OracleBackend
 from factory.llm.config import RULES
 from factory.records import Task
 from factory.tools.executor import ToolExecutor
@@ -104,11 +105,9 @@ class EvalSettings:
         backend = ev["backend"] or _agent_backend(cfg)
         declared = ", ".join(sorted(cfg.models.backends)) or "(none)"
         if backend is None or backend == RULES:
-            raise EvalError(
-                "no model backend to evaluate: pass --backend NAME (run config 'backend') or set evaluation.backend; "
-                f"declared backends: {declared}"
-            )
-        if backend not in cfg.models.backends:
+            # no model configured: the golden oracle checks the environment and the scorers (factory/eval/oracle.py)
+            backend = ORACLE
+        if backend != ORACLE and backend not in cfg.models.backends:
             raise EvalError(f"unknown backend {backend!r}; declared backends (models.backends): {declared}")
         judge = ev["judge_backend"]
         if judge is not None and judge not in cfg.models.backends:
@@ -557,21 +556,25 @@ async def preflight(ctx: _Context, llm: Any, tasks: Sequence[Task]) -> dict[str,
     """The model backend answers and every involved platform's key tool answers; else EvalError."""
     from factory.llm.errors import LLMError
 
-    base = llm.backends[ctx.settings.backend]
+    if ctx.settings.backend == ORACLE:
+        base: Any = ctx.backends[0]
+    else:
+        base = llm.backends[ctx.settings.backend]
     try:
         await asyncio.to_thread(base.start)
     except LLMError as e:
         raise EvalError(f"model backend {base.name!r} cannot start: {e}") from None
-    factory = base._http_client_factory
-    client = factory() if factory else httpx.AsyncClient(timeout=10.0)
-    try:
-        await client.get(base.url.rstrip("/") + "/models", timeout=10.0)
-    except (httpx.ConnectError, httpx.ConnectTimeout) as e:
-        raise EvalError(f"model backend {base.name!r} is not reachable at {base.url}: {e}") from None
-    except httpx.HTTPError:
-        pass  # it answered something: the episodes will tell
-    finally:
-        await client.aclose()
+    if ctx.settings.backend != ORACLE:
+        factory = base._http_client_factory
+        client = factory() if factory else httpx.AsyncClient(timeout=10.0)
+        try:
+            await client.get(base.url.rstrip("/") + "/models", timeout=10.0)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            raise EvalError(f"model backend {base.name!r} is not reachable at {base.url}: {e}") from None
+        except httpx.HTTPError:
+            pass  # it answered something: the episodes will tell
+        finally:
+            await client.aclose()
     keys: dict[str, ToolSpec] = {}
     domains: set[str] = set()
     for t in tasks:
@@ -627,17 +630,21 @@ async def aevaluate(
 
     if not tasks:
         raise EvalError("no tasks to evaluate")
-    if settings.backend not in llm.backends:
+    oracle = settings.backend == ORACLE
+    if not oracle and settings.backend not in llm.backends:
         raise EvalError(f"unknown backend {settings.backend!r}; declared backends: {', '.join(sorted(llm.backends))}")
     index = ToolIndex(inventories)
-    backends = [
-        backend_variant(
-            llm, settings.backend, temperature=settings.temperature, seed=seed, max_tokens=settings.max_tokens,
-            cache=settings.cache,
-        )
-        for seed in settings.seeds()
-    ]  # fmt: skip
-    judge_name = settings.judge_backend or (settings.backend if settings.judge_fallback else None)
+    if oracle:
+        backends: list[Any] = [OracleBackend(tasks, index.by_platform_name)] * settings.runs
+    else:
+        backends = [
+            backend_variant(
+                llm, settings.backend, temperature=settings.temperature, seed=seed, max_tokens=settings.max_tokens,
+                cache=settings.cache,
+            )
+            for seed in settings.seeds()
+        ]  # fmt: skip
+    judge_name = settings.judge_backend or (settings.backend if settings.judge_fallback and not oracle else None)
     judge_backend = llm.backends[judge_name] if judge_name else None
     ctx = _Context(
         cfg=cfg,
@@ -662,7 +669,7 @@ async def aevaluate(
             await b.aclose_loop()
     rows = [r for r, _ in results]
     traces = [t for _, t in results]
-    base = llm.backends[settings.backend]
+    base = backends[0] if oracle else llm.backends[settings.backend]
     model = {
         "backend": settings.backend,
         "kind": base.kind,
