@@ -33,7 +33,7 @@ demo: install
 	$(BIN)/factory run
 
 test: install
-	$(BIN)/pytest -q -m "not slow"
+	$(BIN)/pytest -q -m "not slow" --durations=15
 
 test-slow: install
 	$(BIN)/pytest -q -m slow

@@ -129,6 +129,37 @@ def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], ela
                 f"{d:<10} {_fmt(tr.get('tasks')):>5} {per} {calls:>14} {_fmt(tr.get('one_to_many_share'), '.2f'):>5} "
                 f"{card:>12} {_fmt(gq.get('tasks')):>7} {_fmt(gq.get('grounding_fallbacks')):>6}"
             )
+    if any("judged_queries" in summaries[d] for d in domains):
+        print("\njudged queries (EDGE App. F: rules → judges → re-solving)")
+        print(
+            f"{'domain':<10} {'cand.':>5} {'kept':>5} {'rules':>5} {'judges':>6} {'resolve':>7} {'replaced':>8}  top reasons"
+        )
+        for d in domains:
+            jq = summaries[d].get("judged_queries", {})
+            by_reason = jq.get("by_reason") or {}
+            top = ", ".join(f"{r} {n}" for r, n in sorted(by_reason.items(), key=lambda x: -x[1]) if n)[:60]
+            print(
+                f"{d:<10} {_fmt(jq.get('candidates')):>5} {_fmt(jq.get('kept')):>5} {_fmt(jq.get('rejected_rules')):>5} "
+                f"{_fmt(jq.get('rejected_judges')):>6} {_fmt(jq.get('rejected_resolve')):>7} "
+                f"{_fmt(jq.get('answers_replaced')):>8}  {top or '-'}"
+            )
+    glob = summaries.get("(global)", {})
+    sp = glob.get("dataset_splits", {})
+    if sp:
+        splits = " ".join(f"{k[6:]} {v}" for k, v in sp.items() if k.startswith("split_"))
+        removed = sum(int(v or 0) for k, v in sp.items() if k.startswith("removed_"))
+        print(
+            f"\ndataset_splits: {_fmt(sp.get('tasks_out'))} of {_fmt(sp.get('tasks_in'))} tasks ({splits}); "
+            f"{removed} removed (near/structural duplicates, benchmark collisions); "
+            f"train↔benchmark collisions {_fmt(sp.get('train_benchmark_collisions'))}"
+        )
+    ex = glob.get("dataset_exports", {})
+    if ex:
+        rows = {k.split("/")[1] for k in ex if k.startswith("rows/")}
+        print(
+            f"dataset_exports: {', '.join(sorted(rows))}; dropped {_fmt(ex.get('dropped'))}, "
+            f"flagged {_fmt(ex.get('flagged'))}; card {ex.get('card', '')}"
+        )
     cat = summaries.get("(global)", {}).get("tool_catalog", {})
     if cat:
         print(f"\ntool_catalog: {cat.get('tools')} tools, {cat.get('embedding_dim')}-d embeddings")

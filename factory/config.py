@@ -265,28 +265,38 @@ class FiltersConfig(_Frozen):
     """judged_queries: the three-stage filter cascade (EDGE Appendix F). Owned by factory/filters/."""
 
     near_duplicate_threshold: float = Field(
-        default=0.85, gt=0, le=1, description="Char 5-gram Jaccard between two queries of a domain above which "
-        "the later one is a near-duplicate (stage 1)."
+        default=0.85,
+        gt=0,
+        le=1,
+        description="Char 5-gram Jaccard between two queries of a domain above which "
+        "the later one is a near-duplicate (stage 1).",
     )
     perturb_intermediate: bool = Field(
-        default=True, description="Stage 2: drop/perturb each intermediate step and re-execute; an unchanged "
-        "answer marks the step decorative."
+        default=True,
+        description="Stage 2: drop/perturb each intermediate step and re-execute; an unchanged "
+        "answer marks the step decorative.",
     )
     replay: bool = Field(default=True, description="Stage 3: re-execute the golden trajectory and compare answers.")
     agent_resolve: bool = Field(
-        default=True, description="Stage 3: when agent_resolver is mapped to a model backend, the agent also "
-        "solves each kept task; a re-solution judged correct replaces the stored answer (recorded)."
+        default=True,
+        description="Stage 3: when agent_resolver is mapped to a model backend, the agent also "
+        "solves each kept task; a re-solution judged correct replaces the stored answer (recorded).",
     )
     agent_max_tasks: int | None = Field(
         default=None, ge=0, description="Cap on tasks re-solved by the agent per domain (None: all)."
     )
     judges_to_remove: int = Field(
-        default=2, ge=1, le=2, description="Where a model backs a judge, independent judges that must agree "
-        "before a task is removed."
+        default=2,
+        ge=1,
+        le=2,
+        description="Where a model backs a judge, independent judges that must agree before a task is removed.",
     )
     perturbations: int = Field(
-        default=3, ge=2, le=10, description="Stage 2: alternative values tried per intermediate step; a step is "
-        "decorative by perturbation only when at least 2 of them ran and none changed the answer."
+        default=3,
+        ge=2,
+        le=10,
+        description="Stage 2: alternative values tried per intermediate step; a step is "
+        "decorative by perturbation only when at least 2 of them ran and none changed the answer.",
     )
     concurrency: int = Field(
         default=8, ge=1, description="Stages 2 and 3: tasks executed at once (calls stay bounded per platform)."
@@ -295,8 +305,9 @@ class FiltersConfig(_Frozen):
         default=20, ge=1, description="Stage 2: a list answer longer than this is non-gradable."
     )
     replace_stale_with_replay: bool = Field(
-        default=False, description="Stage 3 without agent re-solving: replace a stale label by the replayed answer "
-        "(answer_source 'replay') instead of rejecting the task as stale_label."
+        default=False,
+        description="Stage 3 without agent re-solving: replace a stale label by the replayed answer "
+        "(answer_source 'replay') instead of rejecting the task as stale_label.",
     )
 
 
@@ -314,9 +325,7 @@ class EvaluationConfig(_Frozen):
     domains: list[str] | None = Field(default=None, description="Evaluate only these domains (None: all).")
     runs: int = Field(default=3, ge=1, description="Runs (seeds) per task; pass@k / pass^k use k ≤ runs.")
     k: int = Field(default=3, ge=1, description="k of pass@k and pass^k.")
-    seed: int | None = Field(
-        default=None, description="Seed of run 0 (run r uses seed + r); None: the project seed."
-    )
+    seed: int | None = Field(default=None, description="Seed of run 0 (run r uses seed + r); None: the project seed.")
     max_tasks: int | None = Field(default=None, ge=1, description="Evaluate at most this many tasks (None: all).")
     max_turns: int = Field(default=12, ge=1, description="Model turns per episode at most.")
     max_calls: int = Field(
@@ -328,31 +337,38 @@ class EvaluationConfig(_Frozen):
         default=None, ge=1, description="Completion tokens per model turn (None: the backend's max_tokens)."
     )
     loop_repeats: int = Field(
-        default=3, ge=2, description="The same call (tool and arguments) issued this many times ends the episode "
-        "as a loop."
+        default=3,
+        ge=2,
+        description="The same call (tool and arguments) issued this many times ends the episode as a loop.",
     )
     max_format_failures: int = Field(
-        default=3, ge=1, description="Consecutive turns whose tool calls could not be parsed before the episode "
-        "ends (a hard failure, as truncation is)."
+        default=3,
+        ge=1,
+        description="Consecutive turns whose tool calls could not be parsed before the episode "
+        "ends (a hard failure, as truncation is).",
     )
     max_observation_chars: int = Field(
         default=3000, ge=200, description="A tool result is shown to the model truncated to this many characters."
     )
     concurrency: int = Field(default=2, ge=1, description="Episodes in flight at once (the backend bounds requests).")
     number_rel_tol: float = Field(
-        default=1e-4, ge=0, description="RESPONSE number answers: relative tolerance for non-integer gold values "
-        "(integer gold values must match exactly)."
+        default=1e-4,
+        ge=0,
+        description="RESPONSE number answers: relative tolerance for non-integer gold values "
+        "(integer gold values must match exactly).",
     )
     judge_fallback: bool = Field(
         default=False, description="Ask a model judge when neither number nor string matching decides RESPONSE."
     )
     judge_backend: str | None = Field(
-        default=None, description="Backend of the RESPONSE judge (judge_fallback, and 'judge' answers); None: "
-        "the backend under test."
+        default=None,
+        description="Backend of the RESPONSE judge (judge_fallback, and 'judge' answers); None: "
+        "the backend under test.",
     )
     cache: bool = Field(
-        default=True, description="Use the model response cache: an identical run (backend, seed, conversation) "
-        "replays cached replies instead of asking again."
+        default=True,
+        description="Use the model response cache: an identical run (backend, seed, conversation) "
+        "replays cached replies instead of asking again.",
     )
 
     @model_validator(mode="after")
@@ -383,19 +399,26 @@ class SplitsConfig(_Frozen):
     minhash_seed: int = Field(default=1, description="Seed of the MinHash permutations (datasketch default 1).")
     near_duplicate_threshold: float = Field(default=0.85, gt=0, le=1, description="Text-only near-duplicate Jaccard.")
     structural_threshold: float = Field(
-        default=0.60, gt=0, le=1, description="Text Jaccard that counts as a duplicate when the tool-sequence "
-        "signatures are equal."
+        default=0.60,
+        gt=0,
+        le=1,
+        description="Text Jaccard that counts as a duplicate when the tool-sequence signatures are equal.",
     )
     lsh_min_recall: float = Field(
-        default=0.98, gt=0, lt=1, description="LSH banding is chosen so that a pair exactly at the lower threshold "
-        "becomes a candidate with at least this probability (higher: more candidates to verify)."
+        default=0.98,
+        gt=0,
+        lt=1,
+        description="LSH banding is chosen so that a pair exactly at the lower threshold "
+        "becomes a candidate with at least this probability (higher: more candidates to verify).",
     )
     benchmarks: list[str] = Field(
-        default_factory=list, description="Benchmark JSONL files (query, optional tools) audited both ways; "
-        "paths relative to the project root, or URIs."
+        default_factory=list,
+        description="Benchmark JSONL files (query, optional tools) audited both ways; "
+        "paths relative to the project root, or URIs.",
     )
     benchmark_query_keys: list[str] = Field(
-        default_factory=lambda: ["query", "question"], min_length=1,
+        default_factory=lambda: ["query", "question"],
+        min_length=1,
         description="Keys holding a benchmark row's query text, tried in order.",
     )
     benchmark_tools_keys: list[str] = Field(
@@ -404,7 +427,9 @@ class SplitsConfig(_Frozen):
         "of names for parallel calls), tried in order; optional in a row.",
     )
     nn_max_pairs: int = Field(
-        default=20_000_000, ge=1, description="Budget of MinHash comparisons for the nearest-neighbour similarity "
+        default=20_000_000,
+        ge=1,
+        description="Budget of MinHash comparisons for the nearest-neighbour similarity "
         "distribution; beyond it a deterministic sample of rows is measured (recorded in the audit).",
     )
 
@@ -492,7 +517,9 @@ class ExportsConfig(_Frozen):
         "conversation and keys appear as <KEY>; hidden: key parameters, key tools and their calls are left out "
         "(the harness injects keys).",
     )
-    dataset_name: str = Field(default="toolcall-factory", description="Dataset name in the card and in RL rows' data_source.")
+    dataset_name: str = Field(
+        default="toolcall-factory", description="Dataset name in the card and in RL rows' data_source."
+    )
     license: str = Field(
         default="other", description="Licence tag of the card (the sources' own licences are listed in it)."
     )

@@ -5,6 +5,8 @@ ingested, then the global catalog (cross-domain embeddings) is built, then
 each domain's synthesis stages run, then the global dataset stages.
 """
 
+from collections.abc import Collection
+
 import dagster as dg
 
 from assets.partitions import domain_partitions
@@ -67,11 +69,13 @@ def run_pipeline(
     run_config: dict | None = None,
     keep_going: bool = False,
     progress=print,
+    only: Collection[str] | None = None,
 ) -> dict[tuple[str, str], dg.ExecuteInProcessResult]:
     """Run PIPELINE_STAGES in order, in process; a domain whose stage fails is not run further.
 
     Returns {(job name, domain or "(global)"): result}. Global stages are skipped after a
-    failure unless `keep_going`.
+    failure unless `keep_going`. `only`: run just these assets of each job (a stage left with
+    none is skipped), e.g. everything up to the graph.
     """
     import time
 
@@ -80,6 +84,8 @@ def run_pipeline(
     for job_name, per_domain in PIPELINE_STAGES:
         job = defs.resolve_job_def(job_name)
         assets = sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)
+        if only is not None:
+            assets = [a for a in assets if a in only]
         if not assets:
             continue
         for d in domains if per_domain else ["(global)"]:
@@ -89,7 +95,11 @@ def run_pipeline(
             t = time.monotonic()
             progress(f"[{d}] {job_name}: {', '.join(assets)} ...")
             res = job.execute_in_process(
-                partition_key=d if per_domain else None, instance=instance, raise_on_error=False, run_config=run_config
+                partition_key=d if per_domain else None,
+                instance=instance,
+                raise_on_error=False,
+                run_config=run_config,
+                asset_selection=[dg.AssetKey(a) for a in assets] if only is not None else None,
             )
             results[(job_name, d)] = res
             fails = [

