@@ -82,7 +82,8 @@ async def _replay_once(
     orders: Mapping[int, Sequence[int]] | None = None,
 ) -> tuple[list[Any], list[bool]]:
     """(results aligned with the golden actions, which calls change state). Calls of one step run
-    concurrently, except in the steps of `orders`, whose calls run one at a time in the given order."""
+    concurrently, except state-changing steps (one at a time in golden order, as synthesis ran them)
+    and the steps of `orders`, whose calls run one at a time in the given order."""
     actions = list(task["golden_actions"])
     out: list[Any] = [None] * len(actions)
     changing = [False] * len(actions)
@@ -91,8 +92,9 @@ async def _replay_once(
             changing[i] = ex.tool(f"{a['platform']}.{a['tool']}").state_changing
         for step in sorted({a["step"] for a in actions}):
             idx = [i for i, a in enumerate(actions) if a["step"] == step]
-            if orders and step in orders:
-                for i in orders[step]:
+            if (orders and step in orders) or any(changing[i] for i in idx):
+                # an explicit order, or state changes: one at a time (golden order unless told otherwise)
+                for i in orders[step] if orders and step in orders else idx:
                     out[i] = await ex.call(f"{actions[i]['platform']}.{actions[i]['tool']}", actions[i]["args"])
                 continue
             results = await ex.call_many(

@@ -161,9 +161,17 @@ async def junction(
         first.setdefault(key_of(r, fields), r)
     arg_sets = [edge_args(edge, first[k], run.constants if i == 0 else None) for i, k in enumerate(keys)]
     spec = specs[edge["target_tool_id"]]
-    fetched = await asyncio.gather(
-        *(fetch(ex, spec, edge["target_tool_id"], a, bound) for a in arg_sets), return_exceptions=True
-    )
+    if spec.state_changing:  # one at a time: ids the service hands out then follow the golden order
+        fetched = []
+        for a in arg_sets:
+            try:
+                fetched.append(await fetch(ex, spec, edge["target_tool_id"], a, bound))
+            except Exception as e:  # noqa: BLE001 - same handling as the concurrent branch
+                fetched.append(e)
+    else:
+        fetched = await asyncio.gather(
+            *(fetch(ex, spec, edge["target_tool_id"], a, bound) for a in arg_sets), return_exceptions=True
+        )
     for f in fetched:
         if isinstance(f, BaseException):
             raise f

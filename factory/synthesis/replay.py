@@ -1,6 +1,7 @@
 """Replay a task's golden actions against the live tools and recompute its answer (pure core).
 
-Actions run step by step (calls of one step concurrently) in one fresh executor session, so the
+Actions run step by step (calls of one step concurrently, state-changing ones one at a time in
+their golden order) in one fresh executor session, so the
 key-acquisition step hands out a new key and state-changing tools start from a clean state.
 """
 
@@ -21,9 +22,12 @@ async def replay_task(task: Mapping[str, Any], make_executor) -> dict[str, Any]:
     async with make_executor() as ex:
         for step in sorted({a["step"] for a in actions}):
             idx = [i for i, a in enumerate(actions) if a["step"] == step]
-            results = await ex.call_many(
-                [(f"{actions[i]['platform']}.{actions[i]['tool']}", actions[i]["args"]) for i in idx]
-            )
+            calls = [(f"{actions[i]['platform']}.{actions[i]['tool']}", actions[i]["args"]) for i in idx]
+            if any(ex.tool(name).state_changing for name, _ in calls):
+                # state changes run one at a time in golden order (ids handed out follow that order)
+                results = [await ex.call(name, args) for name, args in calls]
+            else:
+                results = await ex.call_many(calls)
             for i, r in zip(idx, results, strict=True):
                 rows[i] = call_row(r, step, actions[i]["tool"])
     done = [r for r in rows if r is not None]
