@@ -36,7 +36,7 @@ test: install
 	$(BIN)/pytest -q -m "not slow" --durations=15
 
 test-slow: install
-	$(BIN)/pytest -q -m slow
+	$(BIN)/pytest -q -m slow --durations=10
 
 lint: install
 	$(BIN)/ruff check .
