@@ -57,6 +57,7 @@ class SynthWorld:
     def __init__(self, cfg, path, tmp, defs, instance):
         self.cfg, self.path, self.tmp, self.defs, self.instance = cfg, path, tmp, defs, instance
         self.data_dir = tmp / "data"
+        self.results: dict[str, object] = {}  # domain → result of its synthesis run (skeleton → generated_queries)
 
     def load(self, asset: str, domain: str | None = None):
         import json
@@ -105,4 +106,5 @@ def synth_world(tmp_path_factory):
         for d in cfg.domain_names:
             res = world.materialize(SYNTH_ASSETS, d)
             assert res.success, f"synthesis {d} failed"
+            world.results[d] = res
         yield world

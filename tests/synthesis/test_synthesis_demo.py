@@ -4,47 +4,24 @@ gates, a replay of stored tasks, and the recorded rejections of bad input."""
 import json
 import re
 
-import dagster as dg
 import numpy as np
 import pytest
 
-from factory.config import load_config
-from factory.definitions import build_definitions
 from factory.demo.service import DemoService
 from factory.records import Task
 from factory.synthesis import execute
 from factory.synthesis.junctions import Rejection
 from factory.synthesis.replay import replay
 from factory.synthesis.trajectories import World
-from sensors.jobs import run_pipeline
-from sensors.partitions import sync_domain_partitions
-from tests.conftest import write_config
 
-UP_TO_QUERIES = [
-    "tool_inventory", "tool_probes", "tool_catalog", "skeleton_graph", "connectivity_graph", "knowledge_graph",
-    "trajectories", "generated_queries",
-]  # fmt: skip
 KEY_RE = re.compile(r"\b[a-z]{2,4}-[0-9a-f]{24}\b")
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("synthesis")
-    base = load_config().model_dump(mode="json")
-    graph = {**base["graph"], "iterations": 3, "paths_per_iteration": 20, "eval_trials_per_edge": 0}
-    synthesis = {**base["synthesis"], "per_pattern": 2, "attempts": 70}
-    models = {**base["models"], "roles": {**base["models"]["roles"], "query_paraphrase.en": "rules"}}
-    path = write_config(tmp, graph=graph, synthesis=synthesis, models=models)
-    cfg = load_config(path)
-    defs = build_definitions(str(path))
-    with dg.instance_for_test() as instance, DemoService(cfg.demo, log_dir=tmp / "logs"):
-        sync_domain_partitions(instance, cfg.domain_names)
-        staged = run_pipeline(defs, instance, cfg.domain_names, progress=lambda m: None, only=UP_TO_QUERIES)
-
-        def load(asset, d):
-            return json.loads((tmp / "data" / asset / f"{d}.json").read_text())
-
-        yield cfg, staged, load, tmp
+def world(synth_world):
+    """The session's synthesized demo world (tests/conftest.py: small graph, per_pattern 2, 70 attempts)."""
+    staged = {("domain_synthesis", d): synth_world.results[d] for d in synth_world.cfg.domain_names}
+    return synth_world.cfg, staged, synth_world.load, synth_world.tmp
 
 
 def test_assets_materialize_with_every_admitted_pattern(world):
