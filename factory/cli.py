@@ -146,8 +146,8 @@ def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], ela
     glob = summaries.get("(global)", {})
     sp = glob.get("dataset_splits", {})
     if sp:
-        splits = " ".join(f"{k[6:]} {v}" for k, v in sp.items() if k.startswith("split_"))
-        removed = sum(int(v or 0) for k, v in sp.items() if k.startswith("removed_"))
+        splits = " ".join(f"{k[6:]} {v}" for k, v in sp.items() if k.startswith("split_") and isinstance(v, int))
+        removed = sum(v for k, v in sp.items() if k.startswith("removed_") and isinstance(v, int))
         print(
             f"\ndataset_splits: {_fmt(sp.get('tasks_out'))} of {_fmt(sp.get('tasks_in'))} tasks ({splits}); "
             f"{removed} removed (near/structural duplicates, benchmark collisions); "

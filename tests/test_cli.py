@@ -87,3 +87,34 @@ def test_webserver_shows_the_asset_graph(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_run_summary_prints_dataset_lines_and_ignores_non_numeric_metadata(capsys):
+    """Metadata keys such as removed_preview (markdown) sit next to the counts; the summary must not choke."""
+    from factory.cli import print_summary
+    from factory.config import load_config
+
+    summaries = {
+        "music": {
+            "judged_queries": {"candidates": 19, "kept": 14, "rejected_judges": 5, "by_reason": {"decorative_step": 4}}
+        },
+        "(global)": {
+            "dataset_splits": {
+                "tasks_in": 44,
+                "tasks_out": 41,
+                "split_train": 33,
+                "split_dev": 4,
+                "split_test": 4,
+                "removed_near_duplicate": 0,
+                "removed_structural_duplicate": 3,
+                "removed_preview": "| reason |\n|---|",
+                "train_benchmark_collisions": 0,
+            },  # fmt: skip
+            "dataset_exports": {"rows/openai_chat/train": 33, "rows/rl/train": 33, "dropped": 0, "flagged": 0},
+        },
+    }
+    print_summary(load_config(), summaries, 1.0)
+    out = capsys.readouterr().out
+    assert "dataset_splits: 41 of 44 tasks (train 33 dev 4 test 4); 3 removed" in out
+    assert "dataset_exports: openai_chat, rl; dropped 0" in out
+    assert "decorative_step 4" in out
