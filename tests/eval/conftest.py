@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from factory.eval.agent import hidden_params
 from factory.eval.harness import ToolIndex
-from factory.eval.scoring import is_key_action, key_tool_names
+from factory.eval.oracle import final_answer, golden_model_calls
 from factory.llm.config import ModelsConfig, OpenAIBackendConfig
 from tests.eval.scripted import ScriptedServer
 
@@ -70,48 +69,8 @@ def evaluated_tasks(world: Any) -> tuple[list[dict[str, Any]], str]:
 
 
 def model_calls(task: dict[str, Any], index: ToolIndex) -> list[list[dict[str, Any]]]:
-    """The golden actions as the model must issue them: per step, without key tools and hidden parameters."""
-    keys = key_tool_names(task["system_state"])
-    steps: dict[int, list[dict[str, Any]]] = {}
-    for a in task["golden_actions"]:
-        if is_key_action(a, index.by_platform_name, keys):
-            continue
-        spec = index.by_platform_name[(a["platform"], a["tool"])]
-        hide = hidden_params(spec)
-        props = spec.input_schema.get("properties") or {}
-        args = {k: _coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k not in hide and v != "<KEY>"}
-        steps.setdefault(a["step"], []).append({"name": a["tool"], "arguments": args})
-    return [steps[s] for s in sorted(steps)]
-
-
-def _types(schema: dict[str, Any]) -> set[str]:
-    out = {schema["type"]} if isinstance(schema.get("type"), str) else set(schema.get("type") or [])
-    for alt in (*(schema.get("anyOf") or []), *(schema.get("oneOf") or [])):
-        out |= _types(alt)
-    return out
-
-
-def _coerce(value: Any, schema: dict[str, Any]) -> Any:
-    """A golden value as a model reading the schema sends it (golden args recorded from query strings may
-    carry "1" where the schema says integer)."""
-    types = _types(schema)
-    if isinstance(value, str) and "string" not in types:
-        for t, cast in (("integer", int), ("number", float)):
-            if t in types:
-                try:
-                    return cast(value)
-                except ValueError:
-                    pass
-    if isinstance(value, int | float) and not isinstance(value, bool) and types == {"string"}:
-        return str(value)
-    return value
-
-
-def final_answer(task: dict[str, Any]) -> str:
-    ans = task["answer"]
-    if ans["type"] == "number":
-        return f"The result is \\boxed{{{ans['value']}}}"
-    return f"ANSWER: {ans['text']}"
+    """The golden actions as the model must issue them (the oracle's calls): per step, no key tools."""
+    return golden_model_calls(task, index.by_platform_name)
 
 
 def perfect_script(task: dict[str, Any], index: ToolIndex, *, native: bool = True) -> list[Any]:
