@@ -8,14 +8,14 @@ from factory import quality
 from factory.report import Markdown, md_table
 from factory.resources import ProjectResource, all_partitions_in
 from factory.splits import build
-from factory.versions import files_version
+from factory.versions import code_version
 
 GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
 
 
 @dg.asset(
     group_name=GROUP,
-    code_version=files_version("factory/splits", "factory/records.py", "expectations/dataset_splits.json"),
+    code_version=code_version(build, resources=["expectations/dataset_splits.json"]),
     kinds={"python"},
     ins={"judged_queries": all_partitions_in(), "tool_inventory": all_partitions_in()},
     description="Every domain's kept tasks, near-duplicates removed (char 5-gram MinHash LSH, exact Jaccard "

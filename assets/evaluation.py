@@ -23,7 +23,7 @@ from factory.llm.resource import LLMResource
 from factory.paths import resolve_path
 from factory.report import Markdown
 from factory.resources import ALL_PARTITIONS_KEY, DemoServiceResource, ProjectResource, all_partitions_in
-from factory.versions import files_version
+from factory.versions import code_version
 
 GROUP = "evaluation"
 SPLITS = dg.AssetKey("dataset_splits")
@@ -62,7 +62,7 @@ class EvaluationRunConfig(dg.Config):
 @dg.asset(
     name="evaluation_report",
     group_name=GROUP,
-    code_version=files_version("factory/eval", "prompts/agent_resolver"),
+    code_version=code_version(evaluate, reporting, resources=["prompts/agent_resolver"]),
     kinds={"python"},
     ins={"tasks": _tasks_in(), "tool_inventory": all_partitions_in()},
     description="A model's pass@1, pass@k, pass^k, tool precision, format violations, turns and ACTION "

@@ -10,7 +10,7 @@ from factory import prompts, quality
 from factory.export import build
 from factory.report import Markdown, md_table
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in, uses_demo
-from factory.versions import files_version
+from factory.versions import code_version
 
 GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
 SYSTEM_PROMPTS = [n for n in prompts.list_templates() if n.startswith("export/")]
@@ -29,7 +29,7 @@ def _executor_factory(cfg, tool_inventory: dict):
 @dg.asset(
     name="dataset_exports",
     group_name=GROUP,
-    code_version=files_version("factory/export", "factory/records.py", "expectations/dataset_exports.json")
+    code_version=code_version(build, resources=["expectations/dataset_exports.json"])
     + prompts.prompts_version(SYSTEM_PROMPTS),
     kinds={"python", "parquet", "json"},
     ins={

@@ -12,16 +12,15 @@ from factory.kg.build import build_knowledge_graph
 from factory.kg.graph import triples_frame
 from factory.llm.resource import LLMResource, llm_metadata
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in, uses_demo
-from factory.versions import files_version
+from factory.versions import code_version
 
 GROUP = "graph"
-GRAPH_CODE = ("factory/graph", "factory/kg", "factory/llm/rules.py", "factory/llm/schemas.py")
 
 
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=files_version(*GRAPH_CODE, "prompts/edge_proposal"),
+    code_version=code_version(skeleton, resources=["prompts/edge_proposal"]),
     kinds={"python"},
     ins={"tool_inventory": all_partitions_in(), "tool_probes": all_partitions_in(), "tool_catalog": dg.AssetIn()},
     description="Candidate edges u→v by dense retrieval (top-K same-domain, top-K_x cross-domain), one "
@@ -72,7 +71,7 @@ def _serving(demo: DemoServiceResource, cfg, domains: list[str]):
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=files_version(*GRAPH_CODE, "prompts/source_arguments"),
+    code_version=code_version(connectivity, resources=["prompts/source_arguments"]),
     kinds={"python"},
     ins={"tool_inventory": all_partitions_in(), "tool_probes": all_partitions_in()},
     description="G*: the skeleton refined by executing Thompson-sampled paths for real; Table 7 posterior "
@@ -126,7 +125,7 @@ def connectivity_graph_rates(connectivity_graph: dict) -> dg.AssetCheckResult:
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=files_version("factory/kg"),
+    code_version=code_version(build_knowledge_graph, triples_frame),
     kinds={"python"},
     ins={"tool_inventory": all_partitions_in(), "tool_probes": dg.AssetIn(), "connectivity_graph": dg.AssetIn()},
     description="Typed entities (codes, names, dates, numbers) and relations observed in probes and path "

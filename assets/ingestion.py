@@ -7,7 +7,7 @@ from assets.partitions import domain_partitions
 from factory import ingest, quality
 from factory.llm.resource import EmbeddingsResource
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
-from factory.versions import files_version
+from factory.versions import code_version
 
 GROUP = "ingestion"
 
@@ -15,7 +15,7 @@ GROUP = "ingestion"
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=files_version("factory/ingest.py", "factory/tools"),
+    code_version=code_version(ingest),
     kinds={"python", "openapi"},
     description="ToolSpecs read from every source of the domain (OpenAPI/Swagger documents, MCP servers), "
     "with the tool-surface fingerprint.",
@@ -44,7 +44,7 @@ def tool_inventory_contract(tool_inventory: dict) -> dg.AssetCheckResult:
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=files_version("factory/ingest.py", "factory/tools"),
+    code_version=code_version(ingest),
     kinds={"python"},
     description="A few real executions per tool with generated arguments (schema examples, enums, defaults, "
     "values seen in earlier probes): outcome class, cardinality, sampled output values.",
@@ -86,7 +86,7 @@ def tool_probes_coverage(tool_probes: dict, tool_inventory: dict) -> dg.AssetChe
 
 @dg.asset(
     group_name=GROUP,
-    code_version=files_version("factory/ingest.py", "factory/embed.py"),
+    code_version=code_version(ingest, "factory.embed"),
     kinds={"python", "pandas"},
     ins={"tool_inventory": all_partitions_in()},
     description="Union of every domain's inventory with one signature embedding per tool (global).",

@@ -12,22 +12,15 @@ from factory.graph.skeleton import specs_by_id
 from factory.llm.resource import LLMResource, llm_metadata
 from factory.llm.roles import role_prompts_version
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
-from factory.versions import files_version
+from factory.versions import code_version
 
 GROUP = "judging"
-JUDGING_CODE = (
-    "factory/filters",
-    "factory/synthesis/replay.py",
-    "factory/synthesis/answers.py",
-    "factory/records.py",
-    "expectations/judged_queries.json",
-)
 
 
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=files_version(*JUDGING_CODE)
+    code_version=code_version(cascade, resources=["expectations/judged_queries.json"])
     + role_prompts_version("judge_answer_leakage")
     + role_prompts_version("judge_non_gradable")
     + role_prompts_version("judge_decorative_chain")

@@ -10,17 +10,16 @@ from factory.llm.roles import role_prompts_version
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
 from factory.synthesis import queries
 from factory.synthesis import trajectories as traj_core
-from factory.versions import files_version
+from factory.versions import code_version
 
 GROUP = "synthesis"
-SYNTH_CODE = ("factory/synthesis", "factory/graph/plan.py", "factory/records.py")
 
 
 @dg.asset(
     name="trajectories",
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=files_version(*SYNTH_CODE, "expectations/trajectories.json"),
+    code_version=code_version(traj_core, resources=["expectations/trajectories.json"]),
     kinds={"python"},
     ins={"tool_inventory": all_partitions_in(), "tool_probes": all_partitions_in(), "connectivity_graph": dg.AssetIn()},
     description="Executed typed trajectories over G*: SEQ/FAN/DRV chains (junctions typed by cardinality, "
@@ -59,7 +58,7 @@ def trajectories_contract(project: ProjectResource, trajectories: dict) -> dg.As
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=files_version(*SYNTH_CODE, "expectations/generated_queries.json")
+    code_version=code_version(queries, resources=["expectations/generated_queries.json"])
     + role_prompts_version("query_writer")
     + role_prompts_version("query_paraphrase"),
     kinds={"python"},
