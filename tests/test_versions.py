@@ -26,7 +26,13 @@ def fake_root(tmp_path, monkeypatch):
 
 def test_closure_follows_submodule_and_function_level_imports(fake_root):
     names = {str(p.relative_to(fake_root)) for p in versions.import_closure("factory.a")}
-    assert names == {"factory/__init__.py", "factory/a.py", "factory/sub/__init__.py", "factory/sub/b.py", "factory/c.py"}
+    assert names == {
+        "factory/__init__.py",
+        "factory/a.py",
+        "factory/sub/__init__.py",
+        "factory/sub/b.py",
+        "factory/c.py",
+    }
 
 
 def test_version_changes_with_a_transitive_dependency_only(fake_root):
