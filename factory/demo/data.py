@@ -391,10 +391,10 @@ def _census_korean_names(stats: pd.DataFrame) -> tuple[dict[int, str], dict[int,
     admin = admin_codes()
     for code, en in stats.drop_duplicates("adm1_code")[["adm1_code", "adm1"]].itertuples(index=False):
         if code not in sido_nm:
-            cands = {romanize(n.replace("특별자치", "")): n for n in admin.sido["sidoNm"]}
-            best = difflib.get_close_matches(en.lower().replace("-", ""), list(cands), n=1, cutoff=0.4)
+            sido_cands = {romanize(n.replace("특별자치", "")): n for n in admin.sido["sidoNm"]}
+            best = difflib.get_close_matches(en.lower().replace("-", ""), list(sido_cands), n=1, cutoff=0.4)
             if best:
-                sido_nm[code] = cands[best[0]]
+                sido_nm[code] = sido_cands[best[0]]
     missing = stats[~stats["adm2_code"].isin(sigungu_nm)].drop_duplicates("adm2_code")
     for adm1, adm2, en in missing[["adm1_code", "adm2_code", "adm2"]].itertuples(index=False):
         sido_ko = sido_nm.get(adm1, "")

@@ -18,7 +18,7 @@ import re
 import secrets
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
@@ -191,7 +191,7 @@ def page_model(item: type[BaseModel]) -> type[BaseModel]:
     """`{data: [item], page, per_page, total}` list response of a REST platform."""
     return create_model(
         f"{item.__name__}Page",
-        data=(list[item], Field(description="Records of this page.")),
+        data=(list[item], Field(description="Records of this page.")),  # type: ignore[valid-type]
         page=(int, Field(description="Page number (1-based).")),
         per_page=(int, Field(description="Records per page.")),
         total=(int, Field(description="Total number of matching records over all pages.")),
@@ -202,7 +202,7 @@ def page_model(item: type[BaseModel]) -> type[BaseModel]:
 def kr_envelope_model(item: type[BaseModel]) -> type[BaseModel]:
     """data.go.kr envelope `{response: {header, body: {items: {item: [...]}, numOfRows, pageNo, totalCount}}}`."""
     name = item.__name__
-    items = create_model(f"{name}Items", item=(list[item], Field(description="레코드 목록")))
+    items = create_model(f"{name}Items", item=(list[item], Field(description="레코드 목록")))  # type: ignore[valid-type]
     body = create_model(
         f"{name}Body",
         items=(items, Field(description="결과 항목")),
@@ -213,7 +213,7 @@ def kr_envelope_model(item: type[BaseModel]) -> type[BaseModel]:
     resp = create_model(
         f"{name}Response",
         header=(KrHeader, Field(description="응답 헤더")),
-        body=(body | None, Field(default=None, description="응답 본문 (오류일 때 생략)")),
+        body=(body | None, Field(default=None, description="응답 본문 (오류일 때 생략)")),  # type: ignore[arg-type]
     )
     return create_model(f"{name}Envelope", response=(resp, Field(description="응답")))
 
@@ -375,7 +375,7 @@ class Platform:
         doc = copy.deepcopy(self.app.openapi())
         for route in self.app.routes:  # FastAPI drops null values of openapi_extra: restore the extensions verbatim
             if isinstance(route, APIRoute) and route.openapi_extra and route.include_in_schema:
-                for method in route.methods:
+                for method in route.methods or ():
                     op = doc["paths"][route.path_format][method.lower()]
                     op.update({k: v for k, v in route.openapi_extra.items() if k.startswith("x-")})
         base = str(request.url).split("?", 1)[0].removesuffix("/openapi.json")
@@ -614,7 +614,7 @@ async def _render_api_error(_: Request, exc: ApiError) -> JSONResponse:
 class VersionDispatch:
     """ASGI app under `/{platform}` routing each request to the current schema version's app."""
 
-    def __init__(self, platform: str, apps: dict[str, ASGIApp], state: ServiceState) -> None:
+    def __init__(self, platform: str, apps: Mapping[str, ASGIApp], state: ServiceState) -> None:
         self.platform = platform
         self.apps = apps
         self.state = state

@@ -36,7 +36,7 @@ server = MCPServer(
 
 
 @lru_cache(maxsize=1)
-def _airports() -> dict[str, dict[str, Any]]:
+def _airports() -> dict[str, Any]:
     """Airports keyed by IATA code (loaded once from `airportsdata`)."""
     return airportsdata.load("IATA")
 

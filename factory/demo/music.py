@@ -633,7 +633,7 @@ def build_chinook_store(state: ServiceState, version: str) -> FastAPI:
                 "invoice_date": SESSION_INVOICE_DATE,
                 "billing_city": customer["city"],
                 "billing_country": customer["country"],
-                "total": round(sum(line["unit_price"] for line in lines), 2),
+                "total": round(sum(float(t["unit_price"]) for t in tracks), 2),
                 "lines": lines,
             }
             own.append(invoice)

@@ -236,7 +236,7 @@ def screen(
     tasks: Sequence[Mapping[str, Any]], index: BenchmarkIndex, sketches: Mapping[str, Any] | None = None
 ) -> dict[str, list[Collision]]:
     """{task id: collisions} for every task that collides with at least one benchmark row."""
-    out = {}
+    out: dict[str, list[Collision]] = {}
     if not len(index):
         return out
     for t in tasks:

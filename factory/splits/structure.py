@@ -111,7 +111,7 @@ def dependency_edges(task: Mapping[str, Any], key_tools: set[str] | frozenset[st
 
 def adjacency_edges(groups: list[list[str]]) -> list[Edge]:
     """Every call of a group linked to every call of the next group (with multiplicity)."""
-    out = []
+    out: list[Edge] = []
     for g1, g2 in zip(groups, groups[1:], strict=False):
         out.extend((u, v) for u in g1 for v in g2)
     return out
