@@ -8,39 +8,22 @@ the split in the run config, e.g.::
         config: {backend: local, split: test, runs: 3, k: 3, max_tasks: 10}
 
 Inputs: `dataset_splits` (every task with its split) and every domain's `tool_inventory` (the
-ToolSpecs the agent's calls run through). While `dataset_splits` is not defined in this code
-location the asset reads every domain's `generated_queries` instead (no split labels: the whole
-set is evaluated), so it works on a pipeline that stops before the global dataset stage.
+ToolSpecs the agent's calls run through).
 """
 
 import dagster as dg
 
-from assets import datasets
 from assets._meta import to_metadata
 from factory.eval import report as reporting
 from factory.eval.harness import EvalError, EvalSettings, evaluate, load_tasks, select_tasks
 from factory.llm.resource import LLMResource
 from factory.paths import resolve_path
 from factory.report import Markdown
-from factory.resources import ALL_PARTITIONS_KEY, DemoServiceResource, ProjectResource, all_partitions_in
+from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
 from factory.versions import code_version
 
 GROUP = "evaluation"
 SPLITS = dg.AssetKey("dataset_splits")
-
-
-def _splits_defined() -> bool:
-    return any(SPLITS in getattr(a, "keys", ()) for a in datasets.ASSETS)
-
-
-def _tasks_in() -> dg.AssetIn:
-    if _splits_defined():
-        return dg.AssetIn(key=SPLITS)
-    return dg.AssetIn(
-        key=dg.AssetKey("generated_queries"),
-        partition_mapping=dg.AllPartitionMapping(),
-        metadata={ALL_PARTITIONS_KEY: True},
-    )
 
 
 class EvaluationRunConfig(dg.Config):
@@ -64,7 +47,7 @@ class EvaluationRunConfig(dg.Config):
     group_name=GROUP,
     code_version=code_version(evaluate, reporting, resources=["prompts/agent_resolver"]),
     kinds={"python"},
-    ins={"tasks": _tasks_in(), "tool_inventory": all_partitions_in()},
+    ins={"tasks": dg.AssetIn(key=SPLITS), "tool_inventory": all_partitions_in()},
     description="A model's pass@1, pass@k, pass^k, tool precision, format violations, turns and ACTION "
     "(correctness + Eq. 3 efficiency) with Student-t intervals over seeds, broken down by case pattern and "
     "domain, per-case rows and full traces (EDGE App. B, kotraj-bench card, VAKRA waterfall). On demand.",
@@ -99,7 +82,7 @@ def evaluation_report(
                 model,
                 settings,
                 progress=context.log.info,
-                selection={**selection, "source": "dataset_splits" if _splits_defined() else "generated_queries"},
+                selection={**selection, "source": "dataset_splits"},
             )
         except EvalError as e:
             raise dg.Failure(description=str(e)) from None

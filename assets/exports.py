@@ -86,13 +86,5 @@ def dataset_exports_read_back(project: ProjectResource, dataset_exports: dict) -
     return gate_result(quality.validate("dataset_exports", build.reports_frame(reports)), extra)
 
 
-def _dataset_splits_defined() -> bool:
-    """dataset_exports reads dataset_splits; until assets/datasets.py defines it, the asset stays out of the
-    code location (a missing upstream asset would break loading the definitions)."""
-    from assets import datasets
-
-    return any(dg.AssetKey("dataset_splits") in a.keys for a in datasets.ASSETS)
-
-
-ASSETS: list = [dataset_exports] if _dataset_splits_defined() else []
-CHECKS: list = [dataset_exports_read_back] if ASSETS else []
+ASSETS: list = [dataset_exports]
+CHECKS: list = [dataset_exports_read_back]

@@ -8,7 +8,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -658,7 +658,3 @@ def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
     except OSError as e:
         raise ConfigError(f"cannot read config file {p}: {e.strerror}") from e
     return parse_config(text, source=str(p))
-
-
-def to_jsonable(obj: Any) -> Any:
-    return json.loads(json.dumps(obj, default=str))

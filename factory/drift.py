@@ -23,6 +23,7 @@ from typing import Any, Literal
 import httpx
 
 from factory.config import DomainConfig, ProjectConfig
+from factory.graph.edge import parse_edges
 from factory.io import Store, StoreError
 from factory.paths import resolve_path
 from factory.tools.fingerprint import canonical_json, sha256_digest, surface_fingerprint
@@ -178,14 +179,14 @@ def dependent_domains(
     """
     out: dict[str, set[str]] = {}
     for domain, graph in graphs.items():
-        for edge in graph.get("edges") or []:
-            if edge.get("status") != "retained":
+        for edge in parse_edges(graph.get("edges") or []):
+            if edge.status != "retained":
                 continue
-            target_domain = edge.get("target_domain")
+            target_domain = edge.target_domain
             if target_domain not in changed or target_domain == domain:
                 continue
             names = changed[target_domain]
-            if names is None or edge.get("target_tool") in names:
+            if names is None or edge.target_tool in names:
                 out.setdefault(domain, set()).add(target_domain)
     return {d: sorted(v) for d, v in sorted(out.items())}
 

@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from factory.config import ProjectConfig, load_config, project_root
+from factory.graph.edge import parse_edges
 from factory.io import Store, StoreError
 
 # upstream-first order used to print the chain (assets not listed follow, by time)
@@ -250,18 +251,18 @@ def example_chain(ds: Dataset, found: Mapping[str, Any], instance: Any | None) -
     removed = [r for r in ds.splits.get("removed") or [] if tid in (r.get("id"), r.get("match"))]
     exports = ds.exports or {}
     graph = ds.domain_value("connectivity_graph", d) or {}
-    by_edge = {e["edge_id"]: e for e in graph.get("edges") or []}
+    by_edge = {e.edge_id: e for e in parse_edges(graph.get("edges") or [])}
     inv = ds.domain_value("tool_inventory", d) or {}
     edges = []
     for e in lin.get("edges") or []:
-        now = by_edge.get(e.get("edge_id"), {})
+        now = by_edge.get(e.get("edge_id"))
         edges.append(
             {
                 **e,
-                "status_now": now.get("status"),
-                "trials_now": now.get("trials"),
-                "successes_now": now.get("successes"),
-                "posterior_mean_now": now.get("posterior_mean"),
+                "status_now": now.status if now else None,
+                "trials_now": now.trials if now else None,
+                "successes_now": now.successes if now else None,
+                "posterior_mean_now": now.posterior_mean if now else None,
             }
         )
     surfaces_now = {d: inv.get("fingerprint"), **(inv.get("platform_fingerprints") or {})} if inv else {}

@@ -72,12 +72,6 @@ def load_suite_dict(name: str) -> dict[str, Any]:
     return data
 
 
-def suite_hash(name: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(suite_path(name).read_bytes()).hexdigest()[:12]
-
-
 @cache
 def _context() -> Any:
     import great_expectations as gx

@@ -37,6 +37,7 @@ from typing import Any
 from factory.synthesis import answers
 from factory.tools.executor import ToolExecutor
 from factory.tools.fingerprint import sha256_digest
+from factory.tools.outcomes import is_success_outcome
 
 STRING_MARK = "…[cut]"
 
@@ -180,7 +181,7 @@ async def _replay_task(
             tr.attempts = n
             if not any(p.reason == "replay_call_failed" for p in tr.problems):
                 break
-            if not all(_transient(c.outcome) for c in tr.calls if c.outcome not in _SUCCESS):
+            if not all(_transient(c.outcome) for c in tr.calls if not is_success_outcome(c.outcome)):
                 break
         if tr.mismatched and all(p.reason in ("result_digest_mismatch", "answer_changed") for p in tr.problems):
             for orders in _serial_orders(task, tr, changing, order_attempts):
@@ -197,9 +198,6 @@ async def _replay_task(
                     )
                     return again
         return tr
-
-
-_SUCCESS = ("semantic_success", "generic_only_success")
 
 
 def replay_all(
@@ -289,7 +287,7 @@ def _compact(obj: Any) -> str:
 
 def render_result(view: CallView, *, max_records: int, max_chars: int, max_string: int) -> tuple[str, bool]:
     """(tool message content, truncated?) for one call."""
-    if view.outcome not in _SUCCESS:
+    if not is_success_outcome(view.outcome):
         return _compact({"error": view.outcome}), False
     total = view.total_count if view.total_count is not None else view.record_count
     records, cut_strings = _cut_strings(view.records, max_string)

@@ -32,9 +32,8 @@ from factory.synthesis.execute import call_row
 from factory.synthesis.junctions import apply_operator, distinct_keys, key_of
 from factory.tools.executor import ToolExecutor
 from factory.tools.fingerprint import sha256_digest
-from factory.tools.outcomes import CallResult
+from factory.tools.outcomes import CallResult, is_success_outcome
 
-OK = ("semantic_success", "generic_only_success")
 MakeExecutor = Callable[[], ToolExecutor]
 
 
@@ -181,7 +180,7 @@ async def run_variant(
             )
             for i, r in zip(todo, got, strict=True):
                 results[i] = r
-                if r.outcome.value not in OK:
+                if not r.outcome.is_success:
                     return RunOut(results, f"step {step} {r.tool}: {r.outcome.value} {r.detail}"[:200], failed=True)
     return RunOut(results)
 
@@ -249,7 +248,7 @@ def alternatives(
     other = [p for p in probes if p.get("tool") != link.up_tool]
     for p in [*same_tool, *other]:
         rec = p.get("first_record") or {}
-        if p.get("outcome") in OK and isinstance(rec, Mapping):
+        if is_success_outcome(p.get("outcome")) and isinstance(rec, Mapping):
             k = key_of(rec, fields)
             if k is not None:
                 raw.append(k)

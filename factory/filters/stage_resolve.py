@@ -20,13 +20,14 @@ from typing import Any
 from factory.config import ProjectConfig
 from factory.filters.compare import answer_brief, same_answer, text_matches
 from factory.filters.context import TaskContext
-from factory.filters.execution import OK, MakeExecutor
+from factory.filters.execution import MakeExecutor
 from factory.llm.config import RULES
 from factory.llm.errors import LLMError
 from factory.llm.schemas import AgentTaskInput, GoldenAction
 from factory.records import Verdict
 from factory.synthesis import answers
 from factory.synthesis.replay import replay_task
+from factory.tools.outcomes import is_success_outcome
 from factory.tools.spec import ToolSpec
 
 STAGE = "resolve"
@@ -84,7 +85,7 @@ def _agent_executor(ex: Any, allowed: set[str]):
         if name not in allowed:
             raise KeyError(f"tool {name!r} is not available in this task")
         r = await ex.call(name, args)
-        if r.outcome.value not in OK:
+        if not r.outcome.is_success:
             raise RuntimeError(f"{r.outcome.value}: {r.detail}")
         total = r.total_count if r.total_count is not None else r.record_count
         body = {"total_count": total, "records": r.records[:RESULT_RECORDS]}
@@ -141,7 +142,7 @@ async def _replay(task: Mapping[str, Any], make_executor: MakeExecutor, stats: R
 def _failure(out: Mapping[str, Any]) -> str:
     if out.get("error"):
         return out["error"]
-    bad = next((r for r in out.get("rows") or [] if r.get("outcome") not in OK), None)
+    bad = next((r for r in out.get("rows") or [] if not is_success_outcome(r.get("outcome"))), None)
     if bad is None:
         return "a golden call failed"
     return f"step {bad['step']} {bad['tool']}: {bad['outcome']} (twice)"

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from factory.filters.compare import as_number, norm_text
 from factory.filters.context import TaskContext
 from factory.records import Task, Verdict
+from factory.tools.outcomes import is_success_outcome
 from factory.tools.spec import ToolSpec
 
 STAGE = "rules"
@@ -181,7 +182,6 @@ _ERROR_TEXT = re.compile(
     r"service_key_is_not_registered_error|no data|nodata_error)$|오류|에러)",
     re.IGNORECASE,
 )
-_OK_OUTCOMES = ("semantic_success", "generic_only_success")
 
 
 def error_signal(value: Any) -> str | None:
@@ -216,7 +216,7 @@ def check_ground_truth(ctx: TaskContext) -> Verdict:
         why = error_signal(ans.get("text")) if ans.get("value") is not None else None
     if why is None and ctx.trajectory is not None:
         for i, a in enumerate(ctx.trajectory.get("golden_actions") or []):
-            if a.get("outcome") and a["outcome"] not in _OK_OUTCOMES:
+            if a.get("outcome") and not is_success_outcome(a["outcome"]):
                 why = f"golden action {i} ({a.get('tool')}) returned {a['outcome']} at synthesis"
                 break
     if why is None:

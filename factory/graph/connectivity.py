@@ -10,18 +10,19 @@ import numpy as np
 import pandas as pd
 
 from factory.config import ProjectConfig
+from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import EDGE_OUTCOME_CLASSES
-from factory.graph.refine import Refiner, edge_posterior_summary, figure4
+from factory.graph.refine import Refiner, add_posterior_summary, figure4
 from factory.graph.skeleton import edge_table, seed_knowledge_graph, specs_by_id
 from factory.io import Store
-from factory.report import Markdown, md_table, plot, rate
+from factory.report import md_table, plot, rate
 from factory.tools.executor import ToolExecutor
 
 log = logging.getLogger(__name__)
 
 
 def involved_domains(skeleton: Mapping[str, Any]) -> list[str]:
-    return sorted({skeleton["domain"], *(e["target_domain"] for e in skeleton["edges"])})
+    return sorted({skeleton["domain"], *(e.target_domain for e in parse_edges(skeleton["edges"]))})
 
 
 def _env_keys(cfg: ProjectConfig, domains: list[str]) -> dict[str, str]:
@@ -57,9 +58,10 @@ def build_connectivity(
     """
     domain = skeleton["domain"]
     specs = specs_by_id(inventories)
-    missing = sorted({e["target_tool_id"] for e in skeleton["edges"]} - set(specs))
-    if missing:  # a target domain's inventory is not materialized: its edges cannot run
-        skeleton = {**skeleton, "edges": [e for e in skeleton["edges"] if e["target_tool_id"] in specs]}
+    skeleton_edges = parse_edges(skeleton["edges"])
+    missing = sorted({e.target_tool_id for e in skeleton_edges} - set(specs))
+    # a target domain's inventory is not materialized: its edges cannot run
+    skeleton = {**skeleton, "edges": [e for e in skeleton_edges if e.target_tool_id in specs]}
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
     store = Store(cfg.data_dir if "://" in cfg.data_dir else _resolve(cfg.data_dir))
     source_args = None
@@ -90,25 +92,25 @@ def build_connectivity(
 
     state = asyncio.run(main())
     tau = cfg.graph.tau_prune
-    edges = state["edges"]
+    edges: list[Edge] = state["edges"]
     for e in edges:
-        e.update(edge_posterior_summary(e, tau))
+        add_posterior_summary(e, tau)
     value = {
         "domain": domain,
         "fingerprint": skeleton.get("fingerprint"),
         "seed": cfg.seed,
         "config": cfg.graph.model_dump(mode="json"),
         "schemas": skeleton.get("schemas", {}),
-        "edges": edges,
+        "edges": [e.to_json() for e in edges],
         "history": state["history"],
         "observations": state["observations"],
         "stats": {
             **state["stats"],
             "skeleton_edges": len(edges),
             "edges_without_target_inventory": len(missing),
-            "retained": sum(1 for e in edges if e["status"] == "retained"),
-            "pruned": sum(1 for e in edges if e["status"] == "pruned"),
-            "tested": sum(1 for e in edges if e["trials"] > 0),
+            "retained": sum(1 for e in edges if e.status == "retained"),
+            "pruned": sum(1 for e in edges if e.status == "pruned"),
+            "tested": sum(1 for e in edges if e.trials > 0),
             "figure4": figure4(edges),
         },
     }
@@ -150,12 +152,12 @@ def figure6_plot(history: list[Mapping[str, Any]]):
     return plot(draw, title="Phase A convergence (Figure 6)")
 
 
-def figure7_plot(edges: list[Mapping[str, Any]], tau: float):
-    tested = [e for e in edges if e["trials"] > 0]
+def figure7_plot(edges: list[Edge], tau: float):
+    tested = [e for e in edges if e.trials > 0]
 
     def draw(ax):
         for status, color in (("retained", "#228833"), ("pruned", "#cc3311")):
-            pts = [(e["feasibility"], e["posterior_mean"]) for e in tested if e["status"] == status]
+            pts = [(e.feasibility, e.posterior_mean) for e in tested if e.status == status]
             if pts:
                 xs, ys = zip(*pts, strict=True)
                 ax.scatter(xs, ys, s=14, alpha=0.7, color=color, label=f"{status} ({len(pts)})")
@@ -191,17 +193,17 @@ def figure4_plot(f4: Mapping[str, Any]):
 
 
 def connectivity_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
-    edges, history, st = value["edges"], value["history"], value["stats"]
+    edges, history, st = parse_edges(value["edges"]), value["history"], value["stats"]
     tau = value["config"]["tau_prune"]
     f4 = st["figure4"]
     outcome_totals = {c: 0 for c in EDGE_OUTCOME_CLASSES}
     for e in edges:
-        for c, n in e["outcome_counts"].items():
+        for c, n in e.outcome_counts.items():
             outcome_totals[c] = outcome_totals.get(c, 0) + n
     retained = sorted(
-        (e for e in edges if e["status"] == "retained"), key=lambda e: (-e["posterior_mean"], -e["trials"])
+        (e for e in edges if e.status == "retained"), key=lambda e: (-(e.posterior_mean or 0.0), -e.trials)
     )
-    pruned = sorted((e for e in edges if e["status"] == "pruned"), key=lambda e: e["posterior_mean"])
+    pruned = sorted((e for e in edges if e.status == "pruned"), key=lambda e: e.posterior_mean or 0.0)
     first, last = (history[0], history[-1]) if history else ({}, {})
     meta: dict[str, Any] = {
         "skeleton_edges": st["skeleton_edges"],
@@ -250,7 +252,7 @@ def connectivity_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     if history:
         meta["figure6"] = figure6_plot(list(history))
         meta["history"] = md_table(list(history), limit=len(history))
-    if any(e["trials"] for e in edges):
+    if any(e.trials for e in edges):
         meta["figure7"] = figure7_plot(edges, tau)
     meta["top_retained"] = edge_table(retained, limit=15, extra=("trials", "successes", "posterior_mean"))
     meta["pruned_edges"] = edge_table(
@@ -274,7 +276,3 @@ def rates_frame(value: Mapping[str, Any]) -> pd.DataFrame:
             }
         ]
     )
-
-
-def history_markdown(history: list[Mapping[str, Any]]) -> Markdown:
-    return md_table(list(history), limit=len(history))

@@ -20,13 +20,11 @@ Pr[θ_e > τ] = 1 − I_τ(α_e, β_e) is the complement of the regularized inco
 beta function.
 """
 
-from collections.abc import Mapping
-from typing import Any
-
 from scipy.special import betainc
 
 from factory.config import GraphConfig
-from factory.tools.outcomes import OUTCOME_CLASSES, Outcome
+from factory.graph.edge import Edge
+from factory.tools.outcomes import OUTCOME_CLASSES, Outcome, is_success_outcome
 
 EMPTY_RESULT = "empty_result"
 EDGE_OUTCOME_CLASSES: list[str] = [*OUTCOME_CLASSES, EMPTY_RESULT]
@@ -53,10 +51,6 @@ def outcome_update(outcome: str, cfg: GraphConfig) -> tuple[str, float]:
     return TABLE7[outcome]
 
 
-def is_success(outcome: str) -> bool:
-    return outcome in (Outcome.SEMANTIC_SUCCESS.value, Outcome.GENERIC_ONLY_SUCCESS.value)
-
-
 def outcome_group(outcome: str) -> str:
     if outcome == EMPTY_RESULT:
         return "structural"
@@ -78,17 +72,19 @@ def posterior_mean(alpha: float, beta: float) -> float:
     return alpha / (alpha + beta)
 
 
-def should_prune(edge: Mapping[str, Any], cfg: GraphConfig) -> bool:
+def should_prune(edge: Edge, cfg: GraphConfig) -> bool:
     """Eq. 5: n_e ≥ n_min and Pr[θ_e > τ] < ε."""
-    return edge["trials"] >= cfg.n_min and prob_above(edge["alpha"], edge["beta"], cfg.tau_prune) < cfg.epsilon_prune
+    return edge.trials >= cfg.n_min and prob_above(edge.alpha, edge.beta, cfg.tau_prune) < cfg.epsilon_prune
 
 
-def apply_outcome(edge: dict[str, Any], outcome: str, cfg: GraphConfig) -> None:
+def apply_outcome(edge: Edge, outcome: str, cfg: GraphConfig) -> None:
     """Record one trial of `edge` with `outcome` (in place)."""
     param, inc = outcome_update(outcome, cfg)
-    edge[param] = round(edge[param] + inc, 6)
-    edge["trials"] += 1
-    if is_success(outcome):
-        edge["successes"] += 1
-    counts = edge.setdefault("outcome_counts", {})
-    counts[outcome] = counts.get(outcome, 0) + 1
+    if param == "alpha":
+        edge.alpha = round(edge.alpha + inc, 6)
+    else:
+        edge.beta = round(edge.beta + inc, 6)
+    edge.trials += 1
+    if is_success_outcome(outcome):
+        edge.successes += 1
+    edge.outcome_counts[outcome] = edge.outcome_counts.get(outcome, 0) + 1

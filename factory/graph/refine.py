@@ -51,10 +51,10 @@ import numpy as np
 
 from factory.config import ProjectConfig
 from factory.graph import plan as plans
+from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import (
     EMPTY_RESULT,
     apply_outcome,
-    is_success,
     outcome_group,
     posterior_mean,
     prob_above,
@@ -65,7 +65,7 @@ from factory.kg.graph import KnowledgeGraph
 from factory.llm import rules
 from factory.llm.schemas import SourceArguments, SourceArgumentsInput, ToolBrief
 from factory.tools.executor import ToolExecutor
-from factory.tools.outcomes import CallResult
+from factory.tools.outcomes import CallResult, is_success_outcome
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -102,19 +102,17 @@ class _Runner:
         self.calls += 1
         return await self.ex.call(self.specs[tid], args)
 
-    async def edge_step(
-        self, edge: Mapping[str, Any], records: Sequence[Mapping[str, Any]], variant: int
-    ) -> dict[str, Any]:
+    async def edge_step(self, edge: Edge, records: Sequence[Mapping[str, Any]], variant: int) -> dict[str, Any]:
         """Try the edge with up to `value_tries` distinct argument sets drawn from `records`."""
         tried: list[str] = []
         outcome, last = EMPTY_RESULT, None
         structural: str | None = None  # the binding already failed against a real answer
         for rec in records:
-            args = plans.fill_args(edge["plan"], rec, variant=variant + len(tried))
+            args = plans.fill_args(edge.plan, rec, variant=variant + len(tried))
             if args is None or dumps(args) in tried:
                 continue
             tried.append(dumps(args))
-            res = await self.call(edge["target_tool_id"], args)
+            res = await self.call(edge.target_tool_id, args)
             last = res
             if res.ok and res.record_count > 0:
                 outcome = res.outcome.value
@@ -127,25 +125,25 @@ class _Runner:
             structural = outcome
             if len(tried) >= self.value_tries:
                 break
-        step = {"edge_id": edge["edge_id"], "outcome": outcome, "tries": len(tried)}
+        step = {"edge_id": edge.edge_id, "outcome": outcome, "tries": len(tried)}
         if last is not None:
             step.update(
                 args=last.args,
                 call_digest=last.call_digest,
-                records=last.records if is_success(outcome) else [],
-                first_record=last.records[0] if is_success(outcome) and last.records else None,
+                records=last.records if is_success_outcome(outcome) else [],
+                first_record=last.records[0] if is_success_outcome(outcome) and last.records else None,
                 platform=last.platform,
                 tool=last.tool,
             )
         return step
 
 
-def _undecided(edge: Mapping[str, Any], g: Any) -> bool:
-    return edge["trials"] < g.n_min or prob_above(edge["alpha"], edge["beta"], g.tau_prune) < 0.5
+def _undecided(edge: Edge, g: Any) -> bool:
+    return edge.trials < g.n_min or prob_above(edge.alpha, edge.beta, g.tau_prune) < 0.5
 
 
-def _eligible(edge: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> bool:
-    fields = plans.upstream_fields(edge["plan"])
+def _eligible(edge: Edge, records: Sequence[Mapping[str, Any]]) -> bool:
+    fields = plans.upstream_fields(edge.plan)
     return any(all(r.get(f) not in (None, "") for f in fields) for r in records)
 
 
@@ -154,10 +152,10 @@ async def _run_path(
     index: int,
     start: str,
     start_args: dict[str, Any],
-    out_edges: Mapping[str, list[dict[str, Any]]],
+    out_edges: Mapping[str, list[Edge]],
     rng: np.random.Generator,
     cfg: ProjectConfig,
-    forced: dict[str, Any] | None = None,
+    forced: Edge | None = None,
 ) -> dict[str, Any]:
     """One sampled path (or, with `forced`, one start call followed by that edge)."""
     g = cfg.graph
@@ -185,9 +183,7 @@ async def _run_path(
                 break
             edge = forced
         else:
-            cands = [
-                e for e in out_edges.get(current, []) if e["target_tool_id"] not in visited and _eligible(e, records)
-            ]
+            cands = [e for e in out_edges.get(current, []) if e.target_tool_id not in visited and _eligible(e, records)]
             if not cands:
                 break
             if rng.random() < g.epsilon_explore:
@@ -197,13 +193,13 @@ async def _run_path(
                 cold = [e for e in cands if _undecided(e, g)] or cands
                 edge = cold[int(rng.integers(len(cold)))]
             else:
-                theta = [rng.beta(e["alpha"], e["beta"]) for e in cands]
+                theta = [rng.beta(e.alpha, e.beta) for e in cands]
                 edge = cands[int(np.argmax(theta))]
         step = await runner.edge_step(edge, records, variant=index + hop)
         path["steps"].append(step)
-        if not is_success(step["outcome"]):
+        if not is_success_outcome(step["outcome"]):
             break
-        records, current = step["records"], edge["target_tool_id"]
+        records, current = step["records"], edge.target_tool_id
         visited.add(current)
     return path
 
@@ -248,10 +244,12 @@ def start_args(spec: ToolSpec, inp: SourceArgumentsInput, result: Any) -> tuple[
 # --------------------------------------------------------------------------- the loop
 
 
-def _checkpoint_key(skeleton: Mapping[str, Any], kg_digest: str, cfg: ProjectConfig, domain: str) -> str:
+def _checkpoint_key(
+    skeleton: Mapping[str, Any], edges: Sequence[Edge], kg_digest: str, cfg: ProjectConfig, domain: str
+) -> str:
     canon = {
         "domain": domain,
-        "edges": [(e["edge_id"], e["prior_alpha"], e["prior_beta"]) for e in skeleton["edges"]],
+        "edges": [(e.edge_id, e.prior_alpha, e.prior_beta) for e in edges],
         "fingerprint": skeleton.get("fingerprint"),
         "kg": kg_digest,
         "graph": cfg.graph.model_dump(mode="json"),
@@ -295,6 +293,7 @@ class Refiner:
         self.concurrent = concurrent
         self.domain = domain
         self.skeleton = skeleton
+        self.edges = parse_edges(skeleton["edges"])
         self.specs = specs
         self.kg = kg
         self.cfg = cfg
@@ -303,7 +302,7 @@ class Refiner:
         self.store = store
         self.progress = progress
         self.after_iteration = after_iteration
-        self.key = _checkpoint_key(skeleton, kg.digest(), cfg, domain)
+        self.key = _checkpoint_key(skeleton, self.edges, kg.digest(), cfg, domain)
         self.rel = f"{CHECKPOINT_DIR}/{domain}.json"
 
     # -- checkpoint
@@ -318,7 +317,9 @@ class Refiner:
         if ck.get("key") != self.key:
             self.progress("checkpoint belongs to other inputs or config; starting over")
             return None
-        return ck["state"]
+        state = ck["state"]
+        state["edges"] = parse_edges(state["edges"])
+        return state
 
     def _save(self, state: dict[str, Any]) -> None:
         if self.store is not None and self.cfg.graph.checkpoint:
@@ -343,14 +344,14 @@ class Refiner:
     async def _iteration(self, runner: _Runner, state: dict[str, Any], t: int) -> None:
         g = self.cfg.graph
         edges = state["edges"]
-        snapshot = [dict(e) for e in edges]  # posteriors as of the start of the iteration
-        out_edges: dict[str, list[dict[str, Any]]] = {}
+        snapshot = [e.model_copy() for e in edges]  # posteriors as of the start of the iteration
+        out_edges: dict[str, list[Edge]] = {}
         for e in snapshot:
-            if e["status"] != "retained":
+            if e.status != "retained":
                 continue
-            if not g.execute_state_changing and self.specs[e["target_tool_id"]].state_changing:
+            if not g.execute_state_changing and self.specs[e.target_tool_id].state_changing:
                 continue
-            out_edges.setdefault(e["source_tool_id"], []).append(e)
+            out_edges.setdefault(e.source_tool_id, []).append(e)
         starts_pool = sorted(s for s in out_edges if g.execute_state_changing or not self.specs[s].state_changing)
         t0, calls0 = time.monotonic(), runner.calls
         entry = {
@@ -377,9 +378,9 @@ class Refiner:
                 paths = await asyncio.gather(*jobs)
             else:  # one path at a time (benchmark baseline)
                 paths = [await j for j in jobs]
-            by_id = {e["edge_id"]: e for e in edges}
+            by_id = {e.edge_id: e for e in edges}
             for p in paths:  # path order: deterministic updates
-                if p["start_outcome"] in ("semantic_success", "generic_only_success") and p["start_records"]:
+                if is_success_outcome(p["start_outcome"]) and p["start_records"]:
                     self._keep_observation(state, p["start"], {**p["start_call"], "args": p["start_args"]})
                 else:
                     entry["start_failures"] += 1
@@ -393,26 +394,26 @@ class Refiner:
                     e = by_id[s["edge_id"]]
                     apply_outcome(e, s["outcome"], g)
                     entry["steps"] += 1
-                    if is_success(s["outcome"]):
+                    if is_success_outcome(s["outcome"]):
                         entry["step_successes"] += 1
                         self._cache(e, s)
-                        self._keep_observation(state, e["target_tool_id"], s)
+                        self._keep_observation(state, e.target_tool_id, s)
                     else:
                         ok_all = False
                 entry["passed"] += ok_all
             for e in edges:
-                if e["status"] == "retained" and should_prune(e, g):
-                    e["status"], e["pruned_at_iteration"] = "pruned", t
+                if e.status == "retained" and should_prune(e, g):
+                    e.status, e.pruned_at_iteration = "pruned", t
         entry["pass_rate"] = round(entry["passed"] / entry["paths"], 4) if entry["paths"] else 0.0
         entry["step_success_rate"] = round(entry["step_successes"] / entry["steps"], 4) if entry["steps"] else 0.0
-        entry["retained"] = sum(1 for e in edges if e["status"] == "retained")
-        entry["pruned"] = sum(1 for e in edges if e["status"] == "pruned")
+        entry["retained"] = sum(1 for e in edges if e.status == "retained")
+        entry["pruned"] = sum(1 for e in edges if e.status == "pruned")
         entry["calls"] = runner.calls - calls0
         entry["seconds"] = round(time.monotonic() - t0, 3)
         state["history"].append(entry)
 
-    def _cache(self, edge: dict[str, Any], step: Mapping[str, Any]) -> None:
-        cache = edge["cache"]
+    def _cache(self, edge: Edge, step: Mapping[str, Any]) -> None:
+        cache = edge.cache
         if len(cache) < self.cfg.graph.cache_per_edge and all(
             c["call_digest"] != step.get("call_digest") for c in cache
         ):
@@ -446,11 +447,11 @@ class Refiner:
     # -- held-out sweep
     async def _sweep(self, runner: _Runner, state: dict[str, Any]) -> None:
         n = self.cfg.graph.eval_trials_per_edge
-        edges = [e for e in state["edges"] if e["trials"] > 0]
+        edges = [e for e in state["edges"] if e.trials > 0]
         if n <= 0 or not edges:
             return
         jobs = [(e, k) for e in edges for k in range(n)]
-        starts = [e["source_tool_id"] for e, _ in jobs]
+        starts = [e.source_tool_id for e, _ in jobs]
         args, _ = await self._args(starts, variant0=10_000)
         results = await asyncio.gather(
             *(
@@ -461,8 +462,8 @@ class Refiner:
         for (e, _), p in zip(jobs, results, strict=True):
             if not p["steps"]:
                 continue
-            e["eval_trials"] = e.get("eval_trials", 0) + 1
-            e["eval_successes"] = e.get("eval_successes", 0) + int(is_success(p["steps"][0]["outcome"]))
+            e.eval_trials = (e.eval_trials or 0) + 1
+            e.eval_successes = (e.eval_successes or 0) + int(is_success_outcome(p["steps"][0]["outcome"]))
 
     async def run(self) -> dict[str, Any]:
         g = self.cfg.graph
@@ -470,7 +471,7 @@ class Refiner:
         resumed_from = 0
         if state is None:
             state = {
-                "edges": copy.deepcopy(self.skeleton["edges"]),
+                "edges": copy.deepcopy(self.edges),
                 "history": [],
                 "observations": [],
                 "_seen_calls": [],
@@ -505,42 +506,39 @@ class Refiner:
 # --------------------------------------------------------------------------- summaries
 
 
-def _set_rates(edges: Sequence[Mapping[str, Any]], trials_key: str, succ_key: str, min_trials: int) -> dict[str, Any]:
-    tested = [e for e in edges if e.get(trials_key, 0) >= min_trials]
-    trials = sum(e.get(trials_key, 0) for e in tested)
-    succ = sum(e.get(succ_key, 0) for e in tested)
+def _set_rates(edges: Sequence[Edge], held_out: bool, min_trials: int) -> dict[str, Any]:
+    """Success rates over `edges` with ≥ `min_trials` trials: in-loop counts, or the held-out sweep's."""
+    counts = [(e.eval_trials or 0, e.eval_successes or 0) if held_out else (e.trials, e.successes) for e in edges]
+    tested = [(n, k) for n, k in counts if n >= min_trials]
+    trials = sum(n for n, _ in tested)
+    succ = sum(k for _, k in tested)
     return {
         "edges": len(tested),
         "trial_success_rate": round(succ / trials, 4) if trials else None,
-        "mean_edge_success_rate": round(float(np.mean([e[succ_key] / e[trials_key] for e in tested])), 4)
-        if tested
-        else None,
-        "zero_success_share": round(sum(1 for e in tested if e.get(succ_key, 0) == 0) / len(tested), 4)
-        if tested
-        else None,
+        "mean_edge_success_rate": round(float(np.mean([k / n for n, k in tested])), 4) if tested else None,
+        "zero_success_share": round(sum(1 for _, k in tested if k == 0) / len(tested), 4) if tested else None,
     }
 
 
-def figure4(edges: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def figure4(edges: Sequence[Edge]) -> dict[str, Any]:
     """Execution success of the skeleton (every admitted edge), G* (retained) and the pruned set:
     in-loop trials (t_e ≥ 1 and ≥ 10) and the held-out sweep."""
     groups = {
         "skeleton": list(edges),
-        "retained": [e for e in edges if e["status"] == "retained"],
-        "pruned": [e for e in edges if e["status"] == "pruned"],
+        "retained": [e for e in edges if e.status == "retained"],
+        "pruned": [e for e in edges if e.status == "pruned"],
     }
     out: dict[str, Any] = {}
     for name, es in groups.items():
         out[name] = {
-            "loop": _set_rates(es, "trials", "successes", 1),
-            "loop_high_evidence": _set_rates(es, "trials", "successes", 10),
-            "held_out": _set_rates(es, "eval_trials", "eval_successes", 1),
+            "loop": _set_rates(es, held_out=False, min_trials=1),
+            "loop_high_evidence": _set_rates(es, held_out=False, min_trials=10),
+            "held_out": _set_rates(es, held_out=True, min_trials=1),
         }
     return out
 
 
-def edge_posterior_summary(e: Mapping[str, Any], tau: float) -> dict[str, Any]:
-    return {
-        "posterior_mean": round(posterior_mean(e["alpha"], e["beta"]), 4),
-        "prob_above_tau": round(prob_above(e["alpha"], e["beta"], tau), 4),
-    }
+def add_posterior_summary(e: Edge, tau: float) -> None:
+    """Set the edge's posterior mean and Pr[θ > τ] (4 places), as stored in G*."""
+    e.posterior_mean = round(posterior_mean(e.alpha, e.beta), 4)
+    e.prob_above_tau = round(prob_above(e.alpha, e.beta, tau), 4)

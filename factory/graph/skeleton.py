@@ -25,6 +25,7 @@ import pandas as pd
 
 from factory.config import ProjectConfig
 from factory.graph import plan as plans
+from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import prior
 from factory.kg.graph import KnowledgeGraph, tool_id
 from factory.llm.schemas import EdgeProposalInput, ToolBrief
@@ -136,7 +137,7 @@ def build_skeleton(
 
     inputs = [EdgeProposalInput(source=b(s), target=b(t)) for s, t, _, _ in pairs]
     results = propose(inputs) if inputs else []
-    edges: list[dict[str, Any]] = []
+    edges: list[Edge] = []
     rejected: list[dict[str, Any]] = []
     counters = {
         "candidates": len(pairs),
@@ -187,56 +188,48 @@ def build_skeleton(
             candidates[p] = vals[: g.clarify_candidates]
         a0, b0 = prior(score, g.kappa)
         edges.append(
-            {
-                "edge_id": eid,
-                "source_tool": s_spec.name,
-                "source_domain": s_spec.domain,
-                "source_platform": s_spec.platform,
-                "source_tool_id": src,
-                "target_tool": t_spec.name,
-                "target_domain": t_spec.domain,
-                "target_platform": t_spec.platform,
-                "target_tool_id": tgt,
-                "cross_domain": cross,
-                "similarity": sim,
-                "bindings": bindings,
-                "plan": plans.compile_plan(t_spec, bindings, candidates),
-                "feasibility": round(score, 4),
-                "reason": out.reason,
-                "alpha": a0,
-                "beta": b0,
-                "prior_alpha": a0,
-                "prior_beta": b0,
-                "trials": 0,
-                "successes": 0,
-                "outcome_counts": {},
-                "status": "retained",
-                "pruned_at_iteration": None,
-                "cache": [],
-                "proposal_provenance": res.provenance()
-                if hasattr(res, "provenance")
-                else {"implementation": "external"},
-            }
+            Edge(
+                edge_id=eid,
+                source_tool=s_spec.name,
+                source_domain=s_spec.domain,
+                source_platform=s_spec.platform,
+                source_tool_id=src,
+                target_tool=t_spec.name,
+                target_domain=t_spec.domain,
+                target_platform=t_spec.platform,
+                target_tool_id=tgt,
+                cross_domain=cross,
+                similarity=sim,
+                bindings=bindings,
+                plan=plans.compile_plan(t_spec, bindings, candidates),
+                feasibility=round(score, 4),
+                reason=out.reason,
+                alpha=a0,
+                beta=b0,
+                prior_alpha=a0,
+                prior_beta=b0,
+                proposal_provenance=res.provenance() if hasattr(res, "provenance") else {"implementation": "external"},
+            )
         )
-    edges.sort(key=lambda e: (e["source_tool_id"], -e["feasibility"], e["target_tool_id"], e["edge_id"]))
+    edges.sort(key=lambda e: (e.source_tool_id, -e.feasibility, e.target_tool_id, e.edge_id))
     fingerprint = inventories[domain]["fingerprint"] if domain in inventories else None
     stats_out = {
         **counters,
         "admitted": len(edges),
-        "admitted_cross_domain": sum(1 for e in edges if e["cross_domain"]),
+        "admitted_cross_domain": sum(1 for e in edges if e.cross_domain),
         "admission_rate": rate(len(edges), len(pairs)),
         "tools_without_outputs": stats["tools_without_outputs"],
         "tools_without_inputs": stats["tools_without_inputs"],
         "tools_without_embedding": stats["tools_without_embedding"],
         "invalid_binding_examples": invalid_examples[:20],
     }
-    involved = sorted({e["source_tool_id"] for e in edges} | {e["target_tool_id"] for e in edges})
+    involved = sorted({e.source_tool_id for e in edges} | {e.target_tool_id for e in edges})
     value = {
         "domain": domain,
         "fingerprint": fingerprint,
         "config": g.model_dump(mode="json"),
         "schemas": {tid: schema_snapshot(specs[tid]) for tid in involved},
-        "edges": edges,
+        "edges": [e.to_json() for e in edges],
         "rejected": rejected,
         "stats": stats_out,
     }
@@ -245,8 +238,8 @@ def build_skeleton(
 
 def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     st = value["stats"]
-    edges = value["edges"]
-    scores = [e["feasibility"] for e in edges]
+    edges = parse_edges(value["edges"])
+    scores = [e.feasibility for e in edges]
     hist = {f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}": 0 for lo in range(10)}
     for s in scores:
         lo = min(int(s * 10), 9)
@@ -268,22 +261,22 @@ def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "mean_feasibility": round(float(np.mean(scores)), 4) if scores else 0.0,
         "feasibility_histogram": bar_plot(hist, title="feasibility of admitted edges", xlabel="s_e", ylabel="edges"),
         "invalid_binding_examples": Markdown("\n".join(f"- {x}" for x in st["invalid_binding_examples"]) or "_none_"),
-        "preview": edge_table(sorted(edges, key=lambda e: -e["feasibility"]), limit=20),
+        "preview": edge_table(sorted(edges, key=lambda e: -e.feasibility), limit=20),
     }
 
 
-def edge_table(edges: list[Mapping[str, Any]], limit: int = 20, extra: tuple[str, ...] = ()) -> Markdown:
+def edge_table(edges: list[Edge], limit: int = 20, extra: tuple[str, ...] = ()) -> Markdown:
+    """A preview table of `edges`; `extra` names further `Edge` fields to show."""
     rows = []
     for e in edges:
         row = {
-            "source": f"{e['source_platform']}.{e['source_tool']}",
-            "target": f"{e['target_platform']}.{e['target_tool']}"
-            + (f" [{e['target_domain']}]" if e.get("cross_domain") else ""),
-            "bindings": ", ".join(f"{b['target_param']}←{b['source_field']}" for b in e["bindings"]),
-            "s": e["feasibility"],
+            "source": f"{e.source_platform}.{e.source_tool}",
+            "target": f"{e.target_platform}.{e.target_tool}" + (f" [{e.target_domain}]" if e.cross_domain else ""),
+            "bindings": ", ".join(f"{b['target_param']}←{b['source_field']}" for b in e.bindings),
+            "s": e.feasibility,
         }
         for k in extra:
-            row[k] = e.get(k)
+            row[k] = getattr(e, k)
         rows.append(row)
     return md_table(rows, limit=limit)
 
@@ -300,29 +293,29 @@ def edges_frame(value: Mapping[str, Any], specs: Mapping[str, ToolSpec] | None =
     n_min = value["config"]["n_min"]
     schemas = {t: schema_snapshot(s) for t, s in specs.items()} if specs is not None else value.get("schemas", {})
     rows = []
-    for e in value["edges"]:
-        src, tgt = schemas.get(e["source_tool_id"]), schemas.get(e["target_tool_id"])
+    for e in parse_edges(value["edges"]):
+        src, tgt = schemas.get(e.source_tool_id), schemas.get(e.target_tool_id)
         ok = bool(
             src is not None
             and tgt is not None
-            and e["bindings"]
+            and e.bindings
             and all(
                 b["source_field"] in src["output_fields"] and b["target_param"] in tgt["bindable_params"]
-                for b in e["bindings"]
+                for b in e.bindings
             )
         )
         rows.append(
             {
-                "edge_id": e["edge_id"],
-                "feasibility": e["feasibility"],
-                "admitted_ok": e["feasibility"] >= s_min,
-                "bindings": len(e["bindings"]),
+                "edge_id": e.edge_id,
+                "feasibility": e.feasibility,
+                "admitted_ok": e.feasibility >= s_min,
+                "bindings": len(e.bindings),
                 "bindings_in_schemas": ok,
-                "alpha": e["alpha"],
-                "beta": e["beta"],
-                "trials": e["trials"],
-                "status": e["status"],
-                "prune_after_n_min": e["status"] != "pruned" or e["trials"] >= n_min,
+                "alpha": e.alpha,
+                "beta": e.beta,
+                "trials": e.trials,
+                "status": e.status,
+                "prune_after_n_min": e.status != "pruned" or e.trials >= n_min,
             }
         )
     cols = [

@@ -25,6 +25,7 @@ import pandas as pd
 
 from factory.config import KGConfig
 from factory.io import dumps
+from factory.tools.outcomes import is_success_outcome
 
 ENTITY_TYPES = ["code", "name", "date", "number", "boolean", "text"]
 PREDICATES = ["value_of", "accepted_by", "same_record"]
@@ -186,7 +187,7 @@ class KnowledgeGraph:
     ) -> None:
         """Observe the rows of a tool_probes value (first record plus sampled values per field)."""
         for r in rows:
-            if r.get("outcome") not in ("semantic_success", "generic_only_success") or not r.get("record_count"):
+            if not is_success_outcome(r.get("outcome")) or not r.get("record_count"):
                 continue
             records: list[dict[str, Any]] = []
             if r.get("first_record"):

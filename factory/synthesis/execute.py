@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from factory.graph import plan as plans
+from factory.graph.edge import Edge
 from factory.synthesis.junctions import (
     DRV,
     Rejection,
@@ -108,14 +109,12 @@ def _brief(args: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items() if v != "<KEY>")[:120]
 
 
-def edge_args(
-    edge: Mapping[str, Any], record: Mapping[str, Any], constants: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
+def edge_args(edge: Edge, record: Mapping[str, Any], constants: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """Target arguments: bound fields from `record`, DEFAULT generics, required CLARIFY params from the
     edge cache C (then the plan's candidates).  Cache-filled values are reported in `constants`."""
     args: dict[str, Any] = {}
-    cache_inputs = [c.get("input") or {} for c in edge.get("cache") or []]
-    for p, st in edge["plan"].items():
+    cache_inputs = [c.get("input") or {} for c in edge.cache]
+    for p, st in edge.plan.items():
         kind = st["kind"]
         if kind == plans.UPSTREAM:
             args[p] = plans.apply_transform(record.get(st["field"]), st.get("transform"))
@@ -126,14 +125,14 @@ def edge_args(
             if vals:
                 args[p] = vals[0]
                 if constants is not None:
-                    constants.append({"tool_id": edge["target_tool_id"], "param": p, "value": vals[0]})
+                    constants.append({"tool_id": edge.target_tool_id, "param": p, "value": vals[0]})
     return args
 
 
 async def junction(
     ex: ToolExecutor,
     specs: Mapping[str, ToolSpec],
-    edge: Mapping[str, Any],
+    edge: Edge,
     upstream: Sequence[Fetched],
     phi: int,
     bound: int,
@@ -142,10 +141,10 @@ async def junction(
 ) -> Stage:
     """Type the junction by cardinality, insert a process node for DRV, execute the downstream call(s)."""
     records = [r for f in upstream for r in f.records]
-    fields = plans.upstream_fields(edge["plan"])
+    fields = plans.upstream_fields(edge.plan)
     keys = distinct_keys(records, fields)
     if not keys:
-        raise Rejection("junction_field_missing", f"no record of {edge['source_tool']} has {', '.join(fields)}")
+        raise Rejection("junction_field_missing", f"no record of {edge.source_tool} has {', '.join(fields)}")
     n = len(keys)
     jtype = junction_type(n, phi)
     node = None
@@ -160,24 +159,24 @@ async def junction(
     for r in kept:
         first.setdefault(key_of(r, fields), r)
     arg_sets = [edge_args(edge, first[k], run.constants if i == 0 else None) for i, k in enumerate(keys)]
-    spec = specs[edge["target_tool_id"]]
+    spec = specs[edge.target_tool_id]
     if spec.state_changing:  # one at a time: ids the service hands out then follow the golden order
         fetched = []
         for a in arg_sets:
             try:
-                fetched.append(await fetch(ex, spec, edge["target_tool_id"], a, bound))
+                fetched.append(await fetch(ex, spec, edge.target_tool_id, a, bound))
             except Exception as e:  # noqa: BLE001 - same handling as the concurrent branch
                 fetched.append(e)
     else:
         fetched = await asyncio.gather(
-            *(fetch(ex, spec, edge["target_tool_id"], a, bound) for a in arg_sets), return_exceptions=True
+            *(fetch(ex, spec, edge.target_tool_id, a, bound) for a in arg_sets), return_exceptions=True
         )
     for f in fetched:
         if isinstance(f, BaseException):
             raise f
     passed = []
     for a in arg_sets:
-        for st_p, st in edge["plan"].items():
+        for st_p, st in edge.plan.items():
             if st["kind"] == plans.UPSTREAM:
                 passed.append(a[st_p])
     for k in keys:
@@ -185,9 +184,9 @@ async def junction(
     run.bridge_values.extend(v for v in passed if v not in run.bridge_values)
     run.junctions.append(
         {
-            "from": f"{edge['source_tool']}.{'+'.join(fields)}",
-            "to": f"{edge['target_tool']}.{'+'.join(p for p, s in edge['plan'].items() if s['kind'] == plans.UPSTREAM)}",
-            "edge_id": edge["edge_id"],
+            "from": f"{edge.source_tool}.{'+'.join(fields)}",
+            "to": f"{edge.target_tool}.{'+'.join(p for p, s in edge.plan.items() if s['kind'] == plans.UPSTREAM)}",
+            "edge_id": edge.edge_id,
             "type": jtype,
             "n": n,
             "width": len(keys),
@@ -200,7 +199,7 @@ async def junction(
 async def run_chain(
     ex: ToolExecutor,
     specs: Mapping[str, ToolSpec],
-    edges: Sequence[Mapping[str, Any]],
+    edges: Sequence[Edge],
     seed_tid: str,
     seed_args: Mapping[str, Any],
     phi: int,

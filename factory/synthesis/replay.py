@@ -12,6 +12,7 @@ from typing import Any
 from factory.synthesis import answers
 from factory.synthesis.execute import call_row
 from factory.tools.executor import ToolExecutor
+from factory.tools.outcomes import is_success_outcome
 
 
 async def replay_task(task: Mapping[str, Any], make_executor) -> dict[str, Any]:
@@ -34,7 +35,7 @@ async def replay_task(task: Mapping[str, Any], make_executor) -> dict[str, Any]:
     return {
         "answer": answers.compute(task["answer_spec"], done),
         "rows": done,
-        "ok": all(r["outcome"] in ("semantic_success", "generic_only_success") for r in done),
+        "ok": all(is_success_outcome(r["outcome"]) for r in done),
     }
 
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from factory.config import ProjectConfig
 from factory.graph import plan as plans
+from factory.graph.edge import Edge, parse_edges
 from factory.graph.skeleton import specs_by_id
 from factory.io import dumps
 from factory.kg.graph import norm_name
@@ -35,6 +36,7 @@ from factory.synthesis import answers
 from factory.synthesis.execute import ChainRun, Fetched, Stage, call_row, fetch, junction, run_chain
 from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection
 from factory.tools.executor import ToolExecutor
+from factory.tools.outcomes import Outcome, is_success_outcome
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -72,20 +74,20 @@ class World:
             s = self.specs.get(tid)
             return s is not None and s.key_acquisition is None and "state_hash" not in s.output_fields
 
-        self.edges = [
+        self.edges: list[Edge] = [
             e
-            for e in graph["edges"]
-            if e["status"] == "retained"
-            and e["successes"] >= syn.min_edge_successes
-            and (syn.cross_domain or e["target_domain"] == domain)
-            and usable(e["source_tool_id"])
-            and usable(e["target_tool_id"])
-            and not self.specs[e["source_tool_id"]].state_changing
+            for e in parse_edges(graph["edges"])
+            if e.status == "retained"
+            and e.successes >= syn.min_edge_successes
+            and (syn.cross_domain or e.target_domain == domain)
+            and usable(e.source_tool_id)
+            and usable(e.target_tool_id)
+            and not self.specs[e.source_tool_id].state_changing
         ]
-        self.edges.sort(key=lambda e: e["edge_id"])
-        self.out: dict[str, list[dict[str, Any]]] = {}
+        self.edges.sort(key=lambda e: e.edge_id)
+        self.out: dict[str, list[Edge]] = {}
         for e in self.edges:
-            self.out.setdefault(e["source_tool_id"], []).append(e)
+            self.out.setdefault(e.source_tool_id, []).append(e)
         self.seeds: dict[str, list[dict[str, Any]]] = {}
         rows = [*(graph.get("observations") or []), *(probes.get(domain, {}).get("rows") or [])]
         for r in rows:
@@ -93,7 +95,7 @@ class World:
             spec = self.specs.get(tid)
             if spec is None or not usable(tid) or spec.state_changing or spec.domain != domain:
                 continue
-            if r.get("outcome", "semantic_success") not in ("semantic_success", "generic_only_success"):
+            if not is_success_outcome(r.get("outcome", Outcome.SEMANTIC_SUCCESS.value)):
                 continue
             if "record_count" in r and not r["record_count"]:
                 continue
@@ -109,24 +111,24 @@ class World:
             s.platform: tid for tid, s in self.specs.items() if "state_hash" in s.output_fields and s.domain == domain
         }
 
-    def chains(self, max_edges: int) -> list[list[dict[str, Any]]]:
+    def chains(self, max_edges: int) -> list[list[Edge]]:
         """Every simple path of 1..max_edges usable edges starting at a tool with seeds (deterministic)."""
-        out: list[list[dict[str, Any]]] = []
+        out: list[list[Edge]] = []
 
-        def walk(path: list[dict[str, Any]], visited: set[str]) -> None:
+        def walk(path: list[Edge], visited: set[str]) -> None:
             out.append(list(path))
-            tid = path[-1]["target_tool_id"]
+            tid = path[-1].target_tool_id
             if len(path) >= max_edges or self.specs[tid].state_changing:
                 return
             for e in self.out.get(tid, []):
-                if e["target_tool_id"] not in visited:
-                    walk([*path, e], visited | {e["target_tool_id"]})
+                if e.target_tool_id not in visited:
+                    walk([*path, e], visited | {e.target_tool_id})
 
         for src in sorted(self.out):
             if not self.seeds.get(src):
                 continue
             for e in self.out[src]:
-                walk([e], {src, e["target_tool_id"]})
+                walk([e], {src, e.target_tool_id})
         return out
 
     def executor(self) -> ToolExecutor:
@@ -201,24 +203,24 @@ def _seed_entries(world: World, tid: str, args: Mapping[str, Any]) -> list[dict[
     return [{"tool_id": tid, "param": p, "value": v} for p, v in args.items()]
 
 
-def _edge_lineage(edges: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _edge_lineage(edges: Sequence[Edge]) -> list[dict[str, Any]]:
     return [
         {
-            "edge_id": e["edge_id"],
-            "source": e["source_tool"],
-            "target": e["target_tool"],
-            "alpha": e["alpha"],
-            "beta": e["beta"],
-            "posterior_mean": e.get("posterior_mean"),
-            "successes": e["successes"],
-            "trials": e["trials"],
+            "edge_id": e.edge_id,
+            "source": e.source_tool,
+            "target": e.target_tool,
+            "alpha": e.alpha,
+            "beta": e.beta,
+            "posterior_mean": e.posterior_mean,
+            "successes": e.successes,
+            "trials": e.trials,
         }
         for e in edges
     ]
 
 
 async def _chain_stages(
-    ex: ToolExecutor, world: World, edges: Sequence[Mapping[str, Any]], seed_tid: str, seed: Mapping[str, Any], rng
+    ex: ToolExecutor, world: World, edges: Sequence[Edge], seed_tid: str, seed: Mapping[str, Any], rng
 ) -> ChainRun:
     syn = world.cfg.synthesis
     return await run_chain(ex, world.specs, edges, seed_tid, seed, syn.fan_out_budget, syn.max_scan_records, rng)
@@ -236,7 +238,7 @@ def _finish(
     seeds: list[dict[str, Any]],
     thresholds: list[Any],
     bridges: list[Any],
-    edges: Sequence[Mapping[str, Any]],
+    edges: Sequence[Edge],
     describe: dict[str, Any],
     state_hash: dict[str, str],
 ) -> dict[str, Any]:
@@ -314,9 +316,9 @@ def _terminal_spec(world: World, stage: Stage, firsts: list[int], rng) -> tuple[
 # --------------------------------------------------------------------------- the four templates
 
 
-async def chain_trajectory(world: World, edges: list[dict[str, Any]], seed: dict[str, Any], rng) -> dict[str, Any]:
-    seed_tid = edges[0]["source_tool_id"]
-    tids = [seed_tid, *(e["target_tool_id"] for e in edges)]
+async def chain_trajectory(world: World, edges: list[Edge], seed: dict[str, Any], rng) -> dict[str, Any]:
+    seed_tid = edges[0].source_tool_id
+    tids = [seed_tid, *(e.target_tool_id for e in edges)]
     platforms = _platforms(world, tids)
     async with world.executor() as ex:
         key_rows = await _acquire_keys(ex, world, platforms)
@@ -370,11 +372,11 @@ async def sem_trajectory(
 
 
 async def cmp_trajectory(
-    world: World, tid: str, seed: dict[str, Any], param: str, other: Any, edge: dict[str, Any] | None, rng
+    world: World, tid: str, seed: dict[str, Any], param: str, other: Any, edge: Edge | None, rng
 ) -> dict[str, Any]:
     syn = world.cfg.synthesis
     seeds_args = [seed, {**seed, param: other}]
-    tids = [tid] + ([edge["target_tool_id"]] if edge else [])
+    tids = [tid] + ([edge.target_tool_id] if edge else [])
     async with world.executor() as ex:
         key_rows = await _acquire_keys(ex, world, _platforms(world, tids))
         f0 = await asyncio.gather(*(fetch(ex, world.specs[tid], tid, s, syn.max_scan_records) for s in seeds_args))
@@ -408,10 +410,10 @@ async def cmp_trajectory(
     )  # fmt: skip
 
 
-async def cond_trajectory(world: World, edge: dict[str, Any], seed: dict[str, Any], rng) -> dict[str, Any]:
+async def cond_trajectory(world: World, edge: Edge, seed: dict[str, Any], rng) -> dict[str, Any]:
     syn = world.cfg.synthesis
-    tid = edge["source_tool_id"]
-    tids = [tid, edge["target_tool_id"]]
+    tid = edge.source_tool_id
+    tids = [tid, edge.target_tool_id]
     async with world.executor() as ex:
         key_rows = await _acquire_keys(ex, world, _platforms(world, tids))
         f0 = await fetch(ex, world.specs[tid], tid, seed, syn.max_scan_records)
@@ -433,7 +435,7 @@ async def cond_trajectory(world: World, edge: dict[str, Any], seed: dict[str, An
         world, "COND", pattern, key_rows, b, spec,
         junctions=run.junctions, seeds=_seed_entries(world, tid, seed) + run.constants,
         thresholds=[threshold, *run.thresholds], bridges=run.bridge_values, edges=[edge],
-        describe={"ask": "count", "cond_tool_id": tid, "then_tool_id": edge["target_tool_id"], "threshold": threshold},
+        describe={"ask": "count", "cond_tool_id": tid, "then_tool_id": edge.target_tool_id, "threshold": threshold},
         state_hash={},
     )  # fmt: skip
 
@@ -489,9 +491,7 @@ async def _synthesize(
     sem = _sem_pairs(world)
     cmp_opts = _cmp_options(world)
     cond_edges = [
-        e
-        for e in world.edges
-        if world.seeds.get(e["source_tool_id"]) and not world.specs[e["target_tool_id"]].state_changing
+        e for e in world.edges if world.seeds.get(e.source_tool_id) and not world.specs[e.target_tool_id].state_changing
     ]
     templates = [t for t in TEMPLATES if t == "chain" or quotas.get(t, 0) > 0]
     for attempt in range(syn.attempts):
@@ -510,9 +510,9 @@ async def _synthesize(
                 if not chains:
                     raise Rejection("no_seed", "no chain starts at a tool with known arguments")
                 edges = chains[int(rng.integers(len(chains)))]
-                seeds = world.seeds[edges[0]["source_tool_id"]]
+                seeds = world.seeds[edges[0].source_tool_id]
                 seed = seeds[int(rng.integers(len(seeds)))]
-                info["tools"] = [edges[0]["source_tool"], *(e["target_tool"] for e in edges)]
+                info["tools"] = [edges[0].source_tool, *(e.target_tool for e in edges)]
                 t = await chain_trajectory(world, edges, seed, rng)
             elif template == "SEM":
                 if not sem:
@@ -533,16 +533,16 @@ async def _synthesize(
                 other = others[int(rng.integers(len(others)))]
                 out = world.out.get(tid, [])
                 edge = out[int(rng.integers(len(out)))] if out and rng.random() < 0.5 else None
-                if edge is not None and world.specs[edge["target_tool_id"]].state_changing:
+                if edge is not None and world.specs[edge.target_tool_id].state_changing:
                     edge = None
-                info["tools"] = [tid] + ([edge["target_tool"]] if edge else [])
+                info["tools"] = [tid] + ([edge.target_tool] if edge else [])
                 t = await cmp_trajectory(world, tid, seed, p, other, edge, rng)
             else:
                 if not cond_edges:
                     raise Rejection("no_seed", "no edge with a seeded source")
                 edge = cond_edges[int(rng.integers(len(cond_edges)))]
-                seeds = world.seeds[edge["source_tool_id"]]
-                info["tools"] = [edge["source_tool"], edge["target_tool"]]
+                seeds = world.seeds[edge.source_tool_id]
+                info["tools"] = [edge.source_tool, edge.target_tool]
                 t = await cond_trajectory(world, edge, seeds[int(rng.integers(len(seeds)))], rng)
             if t["trajectory_id"] in seen:
                 raise Rejection("duplicate", "an identical trajectory is kept already")
@@ -588,7 +588,7 @@ def admits(world: World) -> dict[str, bool]:
         "chain": bool(world.chains(1)),
         "SEM": bool(_sem_pairs(world)),
         "CMP": bool(_cmp_options(world)),
-        "COND": any(world.seeds.get(e["source_tool_id"]) for e in world.edges),
+        "COND": any(world.seeds.get(e.source_tool_id) for e in world.edges),
     }
 
 

@@ -41,6 +41,12 @@ OUTCOME_GROUP: dict[Outcome, str] = {
 }
 
 OUTCOME_CLASSES: list[str] = [o.value for o in Outcome]
+SUCCESS_OUTCOMES: frozenset[str] = frozenset(o.value for o in Outcome if o.is_success)
+
+
+def is_success_outcome(outcome: str | None) -> bool:
+    """`Outcome.is_success` for a stored outcome string; any other string (``empty_result``) or None is not."""
+    return outcome in SUCCESS_OUTCOMES
 
 
 class CallResult(BaseModel):

@@ -6,6 +6,7 @@ import pytest
 
 from factory.config import GraphConfig, KGConfig, load_config
 from factory.graph import plan as plans
+from factory.graph.edge import Edge
 from factory.graph.posterior import EMPTY_RESULT, apply_outcome, prior, prob_above, should_prune
 from factory.graph.skeleton import build_skeleton, edges_frame, specs_by_id
 from factory.kg.graph import KnowledgeGraph, entity_type, triples_frame
@@ -16,9 +17,14 @@ from factory.tools.spec import GenericParams, KeyAcquisition, OutputField, Sourc
 G = GraphConfig()
 
 
-def _edge(s: float) -> dict:
+def _edge(s: float) -> Edge:
     a, b = prior(s, G.kappa)
-    return {"alpha": a, "beta": b, "trials": 0, "successes": 0, "outcome_counts": {}}
+    return Edge(
+        edge_id="e", source_tool="u", source_domain="d", source_platform="p", source_tool_id="d/p/u",
+        target_tool="v", target_domain="d", target_platform="p", target_tool_id="d/p/v", cross_domain=False,
+        similarity=0.5, bindings=[], plan={}, feasibility=s, reason="", alpha=a, beta=b, prior_alpha=a, prior_beta=b,
+        proposal_provenance={},
+    )  # fmt: skip
 
 
 def test_prior_and_table7_updates():
@@ -29,13 +35,13 @@ def test_prior_and_table7_updates():
     apply_outcome(e, "schema_mismatch", G)
     apply_outcome(e, "rate_limit", G)
     apply_outcome(e, EMPTY_RESULT, G)
-    assert e["alpha"] == pytest.approx(2.0 + 1.3) and e["beta"] == pytest.approx(2.0 + 1.5 + 0.1 + 1.0)
-    assert e["trials"] == 5 and e["successes"] == 2 and e["outcome_counts"]["rate_limit"] == 1
+    assert e.alpha == pytest.approx(2.0 + 1.3) and e.beta == pytest.approx(2.0 + 1.5 + 0.1 + 1.0)
+    assert e.trials == 5 and e.successes == 2 and e.outcome_counts["rate_limit"] == 1
 
 
 def test_prune_rule_needs_n_min_and_low_posterior():
     e = _edge(0.1)  # a low prior alone never prunes: zero trials
-    assert prob_above(e["alpha"], e["beta"], 0.5) < G.epsilon_prune and not should_prune(e, G)
+    assert prob_above(e.alpha, e.beta, 0.5) < G.epsilon_prune and not should_prune(e, G)
     apply_outcome(e, "schema_mismatch", G)
     assert not should_prune(e, G)  # 1 trial < n_min
     apply_outcome(e, "schema_mismatch", G)
@@ -54,9 +60,9 @@ def test_environmental_noise_does_not_prune_a_good_edge():
         )
         assert not should_prune(e, G)
     bad = _edge(0.9)  # structural failures prune even a high prior within a few trials
-    while not should_prune(bad, G) and bad["trials"] < 10:
+    while not should_prune(bad, G) and bad.trials < 10:
         apply_outcome(bad, EMPTY_RESULT, G)
-    assert should_prune(bad, G) and bad["trials"] <= 4
+    assert should_prune(bad, G) and bad.trials <= 4
 
 
 def _spec(name, params=None, required=(), outputs=(), key=None, key_tool=False, platform="p", domain="d"):

@@ -102,6 +102,19 @@ def _edge(src_domain, src_tool, tgt_domain, tgt_tool, status="retained"):
         "target_platform": f"{tgt_domain}-api",
         "status": status,
         "bindings": [{"target_param": "code", "source_field": "code"}],
+        # the rest of a stored edge (factory.graph.edge.Edge), not read by drift
+        "source_tool_id": f"{src_domain}/{src_domain}-api/{src_tool}",
+        "target_tool_id": f"{tgt_domain}/{tgt_domain}-api/{tgt_tool}",
+        "cross_domain": src_domain != tgt_domain,
+        "similarity": 0.5,
+        "plan": {"code": {"kind": "UPSTREAM", "field": "code"}},
+        "feasibility": 0.8,
+        "reason": "",
+        "alpha": 1.0,
+        "beta": 1.0,
+        "prior_alpha": 1.0,
+        "prior_beta": 1.0,
+        "proposal_provenance": {},
     }
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from factory.demo.service import DemoService
+from factory.graph.edge import Edge
 from factory.records import Task
 from factory.synthesis import execute
 from factory.synthesis.junctions import Rejection
@@ -116,8 +117,13 @@ def test_bad_input_is_a_recorded_rejection(world):
                 except Rejection as r:
                     out[name] = r.reason
             f = await execute.fetch(ex, w.specs[tid["list_airlines"]], tid["list_airlines"], {}, 500)
-            edge = {"plan": {"tailnum": {"kind": "UPSTREAM", "field": "tailnum"}}, "source_tool": "list_airlines",
-                    "target_tool": "get_plane", "target_tool_id": tid["get_plane"], "edge_id": "x", "cache": []}  # fmt: skip
+            edge = Edge(
+                plan={"tailnum": {"kind": "UPSTREAM", "field": "tailnum"}}, source_tool="list_airlines",
+                target_tool="get_plane", target_tool_id=tid["get_plane"], edge_id="x", cache=[],
+                source_domain="aviation", source_platform="", source_tool_id=tid["list_airlines"],
+                target_domain="aviation", target_platform="", cross_domain=False, similarity=0.0, bindings=[],
+                feasibility=1.0, reason="", alpha=1.0, beta=1.0, prior_alpha=1.0, prior_beta=1.0, proposal_provenance={},
+            )  # fmt: skip
             try:
                 await execute.junction(ex, w.specs, edge, [f], 5, 500, np.random.default_rng(0), execute.ChainRun())
             except Rejection as r:
