@@ -62,7 +62,9 @@ class EvaluationRunConfig(dg.Config):
 @dg.asset(
     name="evaluation_report",
     group_name=GROUP,
-    code_version=files_version("factory/eval", "prompts/agent_resolver"),
+    code_version=files_version(
+        "factory/eval", "factory/llm/agent.py", "factory/llm/callformats.py", "prompts/agent_resolver"
+    ),
     kinds={"python"},
     ins={"tasks": _tasks_in(), "tool_inventory": all_partitions_in()},
     description="A model's pass@1, pass@k, pass^k, tool precision, format violations, turns and ACTION "

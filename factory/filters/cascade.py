@@ -47,6 +47,7 @@ from factory.filters.stage_resolve import (
 )
 from factory.filters.stage_rules import ORDER, NearDuplicates, run_rules
 from factory.graph.skeleton import specs_by_id
+from factory.llm.client import ModelClient
 from factory.records import Task, Verdict
 from factory.report import bar_plot, md_table, rate
 from factory.tools.executor import KEY_PLACEHOLDER
@@ -141,7 +142,7 @@ def judge_tasks(
     trajectories_value: Mapping[str, Any] | None,
     inventories: Mapping[str, Any],
     cfg: ProjectConfig,
-    llm: Any,
+    llm: ModelClient | None,
     make_executor: MakeExecutor,
     progress: Callable[[str], None] = log.info,
     *,
@@ -262,8 +263,8 @@ def judge_tasks(
         try:
             await later_stages()
         finally:
-            for b in getattr(llm, "backends", {}).values():
-                await b.aclose_loop()
+            if llm is not None:
+                await llm.aclose_loop()
 
     asyncio.run(main())
 

@@ -21,7 +21,7 @@ from factory.config import ProjectConfig
 from factory.filters.compare import answer_brief, same_answer, text_matches
 from factory.filters.context import TaskContext
 from factory.filters.execution import OK, MakeExecutor
-from factory.llm.config import RULES
+from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.schemas import AgentTaskInput, GoldenAction
 from factory.records import Verdict
@@ -34,14 +34,13 @@ AGENT_ROLE = "agent_resolver"
 RESULT_RECORDS = 20  # records an agent sees per call
 
 
-def agent_status(cfg: ProjectConfig, llm: Any, language: str) -> tuple[bool, str]:
+def agent_status(cfg: ProjectConfig, llm: ModelClient | None, language: str) -> tuple[bool, str]:
     """(whether the agent re-solves, a sentence saying why or why not) — reported in metadata."""
     if not cfg.filters.agent_resolve:
         return False, "off: filters.agent_resolve is false"
     if llm is None:
         return False, "not configured: no LLM interface was given"
-    backend = llm.backend_name(AGENT_ROLE, language)
-    if backend == RULES:
+    if not llm.uses_model(AGENT_ROLE, language):
         return False, (
             f"not configured: agent_resolver ({language}) is served by rules, which only replays the golden "
             "actions; map it to a model backend (models.roles.agent_resolver) for independent re-solving"
@@ -96,7 +95,7 @@ def _agent_executor(ex: Any, allowed: set[str]):
 
 
 async def _agent_solve(
-    ctx: TaskContext, llm: Any, make_executor: MakeExecutor, specs: Mapping[str, ToolSpec]
+    ctx: TaskContext, llm: ModelClient, make_executor: MakeExecutor, specs: Mapping[str, ToolSpec]
 ) -> tuple[str | None, str]:
     """(final answer text or None on error, a short description of the run)."""
     t = ctx.task
@@ -180,7 +179,7 @@ def is_stale(ctx: TaskContext, out: Mapping[str, Any] | None) -> bool:
 
 
 async def agent_one(
-    ctx: TaskContext, llm: Any, make_executor: MakeExecutor, specs: Mapping[str, ToolSpec], sem: asyncio.Semaphore,
+    ctx: TaskContext, llm: ModelClient, make_executor: MakeExecutor, specs: Mapping[str, ToolSpec], sem: asyncio.Semaphore,
     stats: ResolveStats,
 ) -> tuple[str | None, str]:  # fmt: skip
     async with sem:
@@ -194,7 +193,7 @@ async def agent_one(
 def decide(
     ctx: TaskContext,
     cfg: ProjectConfig,
-    llm: Any,
+    llm: ModelClient | None,
     out: Mapping[str, Any] | None,
     agent: tuple[str | None, str] | None,
     stats: ResolveStats,
