@@ -6,6 +6,9 @@
     result.report   # metrics by case pattern and domain, per-case rows, per-episode rows
     result.traces   # one full trace per episode (redacted)
 
+`llm` is a `factory.llm.client.ModelClient` (the `LLM` service): each run drives
+`llm.backend_variant(backend, temperature=..., seed=...)`, the judge `llm.chat_backend(name)`.
+
 Each episode (task × run) runs in a fresh `ToolExecutor` session against the live tools: the
 platforms' API keys are acquired first (system state, App. B.1), the model then works through
 `factory.llm.agent.run_agent` (its seed is the run's seed, its temperature the configured

@@ -79,7 +79,6 @@ class OracleBackend:
     model = ORACLE_MODEL
     url = "in-process"
     server = None
-    _http_client_factory = None
 
     def __init__(self, tasks: Sequence[Task], specs: Mapping[tuple[str, str], ToolSpec]):
         self.cfg = SimpleNamespace(tool_calls=True, temperature=0.0, max_tokens=0, model=ORACLE_MODEL)

@@ -239,7 +239,7 @@ def judge_tasks(
             stages_run.append("resolve")
             outs = await asyncio.gather(*(replay_one(c, cfg, sessions, sem, rstats) for c in survivors))
             agents: list[tuple[str | None, str] | None] = [None] * len(survivors)
-            if use_agent:
+            if use_agent and llm is not None:  # agent_status says no agent without a client
                 order = sorted(range(len(survivors)), key=lambda k: (not is_stale(survivors[k], outs[k]), k))
                 order = [k for k in order if outs[k] is None or outs[k]["ok"]]  # type: ignore[index]
                 if cfg.filters.agent_max_tasks is not None:

@@ -192,7 +192,7 @@ def model_mapped(llm: ModelClient | None, role_name: str) -> bool:
 async def _model_opinions(
     llm: ModelClient | None, role_name: str, inputs: Sequence[Any], stats: JudgeStats
 ) -> list[Opinion | None]:
-    if not model_mapped(llm, role_name) or not inputs:
+    if llm is None or not model_mapped(llm, role_name) or not inputs:
         return [None] * len(inputs)
     try:
         results = await llm.amap(role_name, list(inputs))

@@ -224,7 +224,7 @@ def decide(
     agent_ok = agent_text is not None and text_matches(gold_now, agent_text)
     stats.agent_correct += agent_ok
     judge_agent = ""
-    if use_agent:
+    if use_agent and llm is not None:  # the agent ran, so there is a client
         impl = llm.implementation(AGENT_ROLE, ctx.language)
         judge_agent = f"model:{impl['backend']}/{impl['model']}"
     if out is not None and not stale:
