@@ -22,8 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from factory.llm import LLM, LocalBackendConfig, ModelsConfig  # noqa: E402
 from factory.llm.schemas import NonGradableInput  # noqa: E402
+from factory.llm.service import LLM  # noqa: E402
+from factory.model_config import LocalBackendConfig, ModelsConfig  # noqa: E402
 
 
 def _free_port() -> int:

@@ -13,7 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from factory.llm.config import ModelsConfig
+from factory.model_config import ModelsConfig
 from factory.paths import project_root
 
 DEFAULT_CONFIG_FILE = "factory.yaml"

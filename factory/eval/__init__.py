@@ -1,8 +1,8 @@
 """Model evaluation on the factory's tasks (EDGE App. B, kotraj-bench card, VAKRA §4).
 
-- `formats`: tool calls in each model family's native format, parsed from a reply, with format violations;
-- `agent`: the tool-calling episode runner over `ChatBackend.chat` (caps, failure kinds, full traces);
-  `LLM.aresolve` uses it for model backends;
+The episode runner (`factory.llm.agent`: caps, failure kinds, full traces) and the native call
+formats (`factory.llm.callformats`) belong to the model layer; this package scores and reports.
+
 - `scoring`: RESPONSE / ENVIRONMENT / ACTION (correctness + Eq. 3 efficiency), the waterfall sieve;
 - `metrics`: pass@1, pass@k, pass^k, tool precision, Student-t intervals, per-group tables;
 - `harness`: settings, task selection, live episodes (one executor session each), preflight;

@@ -131,7 +131,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         llm = LLM(cfg.models)
         from factory.eval.oracle import ORACLE, ORACLE_MODEL
 
-        model = ORACLE_MODEL if settings.backend == ORACLE else llm.backends[settings.backend].model
+        model = ORACLE_MODEL if settings.backend == ORACLE else llm.chat_backend(settings.backend).model
         eid = evaluation_id(settings, tasks, model)
         _out(
             f"evaluating {model} (backend {settings.backend}) on {len(tasks)} task(s) × {settings.runs} run(s) "

@@ -6,9 +6,12 @@
     result.report   # metrics by case pattern and domain, per-case rows, per-episode rows
     result.traces   # one full trace per episode (redacted)
 
+`llm` is a `factory.llm.client.ModelClient` (the `LLM` service): each run drives
+`llm.backend_variant(backend, temperature=..., seed=...)`, the judge `llm.chat_backend(name)`.
+
 Each episode (task × run) runs in a fresh `ToolExecutor` session against the live tools: the
 platforms' API keys are acquired first (system state, App. B.1), the model then works through
-`factory.eval.agent.run_agent` (its seed is the run's seed, its temperature the configured
+`factory.llm.agent.run_agent` (its seed is the run's seed, its temperature the configured
 one), the state hashes of the task's stateful platforms are read at the end in the same
 session, and `factory.eval.scoring` scores RESPONSE / ENVIRONMENT / ACTION. Before any episode
 a preflight checks that the model backend answers and that every involved platform's key tool
@@ -29,13 +32,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from factory import prompts
 from factory.config import ProjectConfig
 from factory.eval import scoring
-from factory.eval.agent import (
+from factory.eval.oracle import ORACLE, OracleBackend
+from factory.llm.agent import (
     ExecutorRunner,
     Limits,
     OfferedTool,
@@ -44,8 +47,8 @@ from factory.eval.agent import (
     system_prompt,
     template_names,
 )
-from factory.eval.oracle import ORACLE, OracleBackend
-from factory.llm.config import RULES
+from factory.llm.client import ModelClient
+from factory.model_config import RULES
 from factory.records import Task
 from factory.tools.executor import ToolExecutor
 from factory.tools.spec import ToolSpec
@@ -357,27 +360,6 @@ class ResponseJudge:
         return reply.correct, reply.reason[:300]
 
 
-def backend_variant(llm: Any, name: str, *, temperature: float, seed: int, max_tokens: int | None, cache: bool) -> Any:
-    """The backend `name` with this run's sampling (temperature, seed): same endpoint and server, own
-    request parameters, so the response cache keys runs apart."""
-    from factory.llm.service import ChatBackend
-
-    base = llm.backends[name]
-    update: dict[str, Any] = {"temperature": temperature, "seed": seed}
-    if max_tokens is not None:
-        update["max_tokens"] = max_tokens
-    variant = ChatBackend(
-        name,
-        base.cfg.model_copy(update=update),
-        llm.config,
-        llm.cache if cache else None,
-        llm._count,
-        http_client_factory=base._http_client_factory,
-    )
-    variant.server = base.server  # one server per backend: lifecycle stays with the LLM's backend
-    return variant
-
-
 # --------------------------------------------------------------------------- one episode
 
 
@@ -552,29 +534,22 @@ def _check_no_secrets(obj: Any, secrets: Sequence[str]) -> None:
 # --------------------------------------------------------------------------- preflight
 
 
-async def preflight(ctx: _Context, llm: Any, tasks: Sequence[Task]) -> dict[str, Any]:
+async def preflight(ctx: _Context, llm: ModelClient, tasks: Sequence[Task]) -> dict[str, Any]:
     """The model backend answers and every involved platform's key tool answers; else EvalError."""
     from factory.llm.errors import LLMError
 
     if ctx.settings.backend == ORACLE:
         base: Any = ctx.backends[0]
     else:
-        base = llm.backends[ctx.settings.backend]
+        base = llm.chat_backend(ctx.settings.backend)
     try:
         await asyncio.to_thread(base.start)
     except LLMError as e:
         raise EvalError(f"model backend {base.name!r} cannot start: {e}") from None
     if ctx.settings.backend != ORACLE:
-        factory = base._http_client_factory
-        client = factory() if factory else httpx.AsyncClient(timeout=10.0)
-        try:
-            await client.get(base.url.rstrip("/") + "/models", timeout=10.0)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
-            raise EvalError(f"model backend {base.name!r} is not reachable at {base.url}: {e}") from None
-        except httpx.HTTPError:
-            pass  # it answered something: the episodes will tell
-        finally:
-            await client.aclose()
+        unreachable = await base.unreachable(timeout_s=10.0)  # an answer of any kind: the episodes will tell
+        if unreachable is not None:
+            raise EvalError(f"model backend {base.name!r} is not reachable at {base.url}: {unreachable}")
     keys: dict[str, ToolSpec] = {}
     domains: set[str] = set()
     for t in tasks:
@@ -619,7 +594,7 @@ async def aevaluate(
     tasks: Sequence[Task],
     inventories: Mapping[str, Mapping[str, Any]],
     cfg: ProjectConfig,
-    llm: Any,
+    llm: ModelClient,
     settings: EvalSettings,
     *,
     progress: Callable[[str], None] | None = None,
@@ -631,21 +606,21 @@ async def aevaluate(
     if not tasks:
         raise EvalError("no tasks to evaluate")
     oracle = settings.backend == ORACLE
-    if not oracle and settings.backend not in llm.backends:
-        raise EvalError(f"unknown backend {settings.backend!r}; declared backends: {', '.join(sorted(llm.backends))}")
+    if not oracle and settings.backend not in llm.backend_names():
+        raise EvalError(f"unknown backend {settings.backend!r}; declared backends: {', '.join(llm.backend_names())}")
     index = ToolIndex(inventories)
     if oracle:
         backends: list[Any] = [OracleBackend(tasks, index.by_platform_name)] * settings.runs
     else:
         backends = [
-            backend_variant(
-                llm, settings.backend, temperature=settings.temperature, seed=seed, max_tokens=settings.max_tokens,
+            llm.backend_variant(
+                settings.backend, temperature=settings.temperature, seed=seed, max_tokens=settings.max_tokens,
                 cache=settings.cache,
             )
             for seed in settings.seeds()
         ]  # fmt: skip
     judge_name = settings.judge_backend or (settings.backend if settings.judge_fallback and not oracle else None)
-    judge_backend = llm.backends[judge_name] if judge_name else None
+    judge_backend = llm.chat_backend(judge_name) if judge_name else None
     ctx = _Context(
         cfg=cfg,
         settings=settings,
@@ -669,7 +644,7 @@ async def aevaluate(
             await b.aclose_loop()
     rows = [r for r, _ in results]
     traces = [t for _, t in results]
-    base = backends[0] if oracle else llm.backends[settings.backend]
+    base = backends[0] if oracle else llm.chat_backend(settings.backend)
     model = {
         "backend": settings.backend,
         "kind": base.kind,
@@ -695,7 +670,7 @@ def evaluate(
     tasks: Sequence[Task],
     inventories: Mapping[str, Mapping[str, Any]],
     cfg: ProjectConfig,
-    llm: Any,
+    llm: ModelClient,
     settings: EvalSettings,
     *,
     progress: Callable[[str], None] | None = None,

@@ -18,8 +18,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from factory.eval.agent import FAILURE_KINDS, STOP_REASONS
 from factory.eval.scoring import WATERFALL_STAGES
+from factory.llm.agent import FAILURE_KINDS, STOP_REASONS
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:

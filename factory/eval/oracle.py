@@ -12,8 +12,8 @@ from collections.abc import Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any
 
-from factory.eval.agent import hidden_params
 from factory.eval.scoring import is_key_action, key_tool_names
+from factory.llm.agent import hidden_params
 from factory.records import Task
 from factory.tools.executor import KEY_PLACEHOLDER
 from factory.tools.spec import ToolSpec
@@ -79,7 +79,6 @@ class OracleBackend:
     model = ORACLE_MODEL
     url = "in-process"
     server = None
-    _http_client_factory = None
 
     def __init__(self, tasks: Sequence[Task], specs: Mapping[tuple[str, str], ToolSpec]):
         self.cfg = SimpleNamespace(tool_calls=True, temperature=0.0, max_tokens=0, model=ORACLE_MODEL)

@@ -21,9 +21,9 @@ pattern and domain tables next to the overall line (kotraj card: "Read no_call s
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from factory.eval.agent import FAILURE_KINDS
 from factory.eval.metrics import aggregate, case_rows, group_tables
 from factory.eval.scoring import WATERFALL_STAGES
+from factory.llm.agent import FAILURE_KINDS
 from factory.report import Markdown, md_table, plot
 
 

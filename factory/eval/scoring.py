@@ -42,7 +42,7 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from factory.eval.agent import signature
+from factory.llm.agent import signature
 from factory.tools.spec import ToolSpec
 
 # --------------------------------------------------------------------------- RESPONSE

@@ -47,6 +47,7 @@ from factory.filters.stage_resolve import (
 )
 from factory.filters.stage_rules import ORDER, NearDuplicates, run_rules
 from factory.graph.skeleton import specs_by_id
+from factory.llm.client import ModelClient
 from factory.records import Task, Verdict
 from factory.report import bar_plot, md_table, rate
 from factory.tools.executor import KEY_PLACEHOLDER
@@ -141,7 +142,7 @@ def judge_tasks(
     trajectories_value: Mapping[str, Any] | None,
     inventories: Mapping[str, Any],
     cfg: ProjectConfig,
-    llm: Any,
+    llm: ModelClient | None,
     make_executor: MakeExecutor,
     progress: Callable[[str], None] = log.info,
     *,
@@ -238,7 +239,7 @@ def judge_tasks(
             stages_run.append("resolve")
             outs = await asyncio.gather(*(replay_one(c, cfg, sessions, sem, rstats) for c in survivors))
             agents: list[tuple[str | None, str] | None] = [None] * len(survivors)
-            if use_agent:
+            if use_agent and llm is not None:  # agent_status says no agent without a client
                 order = sorted(range(len(survivors)), key=lambda k: (not is_stale(survivors[k], outs[k]), k))
                 order = [k for k in order if outs[k] is None or outs[k]["ok"]]  # type: ignore[index]
                 if cfg.filters.agent_max_tasks is not None:
@@ -262,8 +263,8 @@ def judge_tasks(
         try:
             await later_stages()
         finally:
-            for b in getattr(llm, "backends", {}).values():
-                await b.aclose_loop()
+            if llm is not None:
+                await llm.aclose_loop()
 
     asyncio.run(main())
 

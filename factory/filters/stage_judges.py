@@ -23,7 +23,7 @@ from factory.config import ProjectConfig
 from factory.filters.compare import as_number, norm_text
 from factory.filters.context import TaskContext
 from factory.filters.execution import ExecutionJudgement, MakeExecutor, judge_decorative
-from factory.llm.config import RULES
+from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
 from factory.llm.schemas import (
@@ -185,12 +185,14 @@ class JudgeStats:
     decorative_by: dict[str, int] = field(default_factory=dict)
 
 
-def model_mapped(llm: Any, role_name: str) -> bool:
-    return llm is not None and llm.backend_name(role_name) != RULES
+def model_mapped(llm: ModelClient | None, role_name: str) -> bool:
+    return llm is not None and llm.uses_model(role_name)
 
 
-async def _model_opinions(llm: Any, role_name: str, inputs: Sequence[Any], stats: JudgeStats) -> list[Opinion | None]:
-    if not model_mapped(llm, role_name) or not inputs:
+async def _model_opinions(
+    llm: ModelClient | None, role_name: str, inputs: Sequence[Any], stats: JudgeStats
+) -> list[Opinion | None]:
+    if llm is None or not model_mapped(llm, role_name) or not inputs:
         return [None] * len(inputs)
     try:
         results = await llm.amap(role_name, list(inputs))
@@ -234,7 +236,7 @@ def _decide(
 
 
 async def static_judges(
-    ctxs: Sequence[TaskContext], cfg: ProjectConfig, llm: Any, stats: JudgeStats
+    ctxs: Sequence[TaskContext], cfg: ProjectConfig, llm: ModelClient | None, stats: JudgeStats
 ) -> list[tuple[str | None, str, list[Verdict]]]:
     """answer_leakage and non_gradable for every task: (reason or None, detail, verdicts)."""
     leak_in = [leakage_input(c) for c in ctxs]
@@ -263,7 +265,7 @@ async def static_judges(
 async def decorative_judges(
     ctxs: Sequence[TaskContext],
     cfg: ProjectConfig,
-    llm: Any,
+    llm: ModelClient | None,
     make_executor: MakeExecutor,
     probes: Sequence[Mapping[str, Any]],
     sem: asyncio.Semaphore,

@@ -21,7 +21,7 @@ from factory.config import ProjectConfig
 from factory.filters.compare import answer_brief, same_answer, text_matches
 from factory.filters.context import TaskContext
 from factory.filters.execution import MakeExecutor
-from factory.llm.config import RULES
+from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.schemas import AgentTaskInput, GoldenAction
 from factory.records import Verdict
@@ -35,14 +35,13 @@ AGENT_ROLE = "agent_resolver"
 RESULT_RECORDS = 20  # records an agent sees per call
 
 
-def agent_status(cfg: ProjectConfig, llm: Any, language: str) -> tuple[bool, str]:
+def agent_status(cfg: ProjectConfig, llm: ModelClient | None, language: str) -> tuple[bool, str]:
     """(whether the agent re-solves, a sentence saying why or why not) — reported in metadata."""
     if not cfg.filters.agent_resolve:
         return False, "off: filters.agent_resolve is false"
     if llm is None:
         return False, "not configured: no LLM interface was given"
-    backend = llm.backend_name(AGENT_ROLE, language)
-    if backend == RULES:
+    if not llm.uses_model(AGENT_ROLE, language):
         return False, (
             f"not configured: agent_resolver ({language}) is served by rules, which only replays the golden "
             "actions; map it to a model backend (models.roles.agent_resolver) for independent re-solving"
@@ -97,7 +96,7 @@ def _agent_executor(ex: Any, allowed: set[str]):
 
 
 async def _agent_solve(
-    ctx: TaskContext, llm: Any, make_executor: MakeExecutor, specs: Mapping[str, ToolSpec]
+    ctx: TaskContext, llm: ModelClient, make_executor: MakeExecutor, specs: Mapping[str, ToolSpec]
 ) -> tuple[str | None, str]:
     """(final answer text or None on error, a short description of the run)."""
     t = ctx.task
@@ -181,7 +180,7 @@ def is_stale(ctx: TaskContext, out: Mapping[str, Any] | None) -> bool:
 
 
 async def agent_one(
-    ctx: TaskContext, llm: Any, make_executor: MakeExecutor, specs: Mapping[str, ToolSpec], sem: asyncio.Semaphore,
+    ctx: TaskContext, llm: ModelClient, make_executor: MakeExecutor, specs: Mapping[str, ToolSpec], sem: asyncio.Semaphore,
     stats: ResolveStats,
 ) -> tuple[str | None, str]:  # fmt: skip
     async with sem:
@@ -195,7 +194,7 @@ async def agent_one(
 def decide(
     ctx: TaskContext,
     cfg: ProjectConfig,
-    llm: Any,
+    llm: ModelClient | None,
     out: Mapping[str, Any] | None,
     agent: tuple[str | None, str] | None,
     stats: ResolveStats,
@@ -226,7 +225,7 @@ def decide(
     agent_ok = agent_text is not None and text_matches(gold_now, agent_text)
     stats.agent_correct += agent_ok
     judge_agent = ""
-    if use_agent:
+    if use_agent and llm is not None:  # the agent ran, so there is a client
         impl = llm.implementation(AGENT_ROLE, ctx.language)
         judge_agent = f"model:{impl['backend']}/{impl['model']}"
     if out is not None and not stale:

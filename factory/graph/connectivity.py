@@ -15,6 +15,7 @@ from factory.graph.posterior import EDGE_OUTCOME_CLASSES
 from factory.graph.refine import Refiner, add_posterior_summary, figure4
 from factory.graph.skeleton import edge_table, seed_knowledge_graph, specs_by_id
 from factory.io import Store
+from factory.llm.client import ModelClient
 from factory.report import md_table, plot, rate
 from factory.tools.executor import ToolExecutor
 
@@ -47,14 +48,14 @@ def build_connectivity(
     inventories: Mapping[str, Mapping[str, Any]],
     probes: Mapping[str, Mapping[str, Any]],
     cfg: ProjectConfig,
-    model: Any | None = None,
+    model: ModelClient | None = None,
     progress: Callable[[str], None] = log.info,
     after_iteration: Callable[[int], None] | None = None,
     make_executor: Callable[[], ToolExecutor] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Run the refinement loop over `skeleton` and return (G* value, metadata).
 
-    `model` is the `LLM` serving the `source_arguments` role (None: rules directly).
+    `model` is the model client serving the `source_arguments` role (None: rules directly).
     """
     domain = skeleton["domain"]
     specs = specs_by_id(inventories)
@@ -87,8 +88,8 @@ def build_connectivity(
         try:
             return await refiner.run()
         finally:
-            for b in getattr(model, "backends", {}).values():
-                await b.aclose_loop()
+            if model is not None:
+                await model.aclose_loop()
 
     state = asyncio.run(main())
     tau = cfg.graph.tau_prune

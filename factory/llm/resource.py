@@ -24,8 +24,8 @@ from pydantic import PrivateAttr
 
 from factory.config import load_config
 from factory.embed import Embedder
-from factory.llm.config import ModelsConfig
 from factory.llm.service import LLM, Accounting
+from factory.model_config import ModelsConfig
 
 
 def _models(config_file: str | None) -> ModelsConfig:

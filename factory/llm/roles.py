@@ -19,7 +19,6 @@ from pydantic import BaseModel
 
 from factory import prompts
 from factory.llm import rules
-from factory.llm.config import LANGUAGE_ROLES, ROLE_NAMES
 from factory.llm.schemas import (
     AgentResult,
     AgentTaskInput,
@@ -35,6 +34,7 @@ from factory.llm.schemas import (
     SourceArguments,
     SourceArgumentsInput,
 )
+from factory.model_config import LANGUAGE_ROLES, ROLE_NAMES
 
 Guard = Callable[[Any, Any], list[str]]
 Finalize = Callable[[Any, Any], Any]

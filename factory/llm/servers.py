@@ -25,8 +25,8 @@ from pathlib import Path
 
 import httpx
 
-from factory.llm.config import LocalBackendConfig, VLLMBackendConfig
 from factory.llm.errors import ServerStartError
+from factory.model_config import LocalBackendConfig, VLLMBackendConfig
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 

@@ -35,18 +35,20 @@ from pydantic import BaseModel, Field, ValidationError
 
 from factory import prompts
 from factory.llm import rules
+from factory.llm.agent import resolve_task
 from factory.llm.cache import ResponseCache, request_key, sha256_json
-from factory.llm.config import (
+from factory.llm.client import Executor
+from factory.llm.errors import BackendUnavailableError, LLMError
+from factory.llm.roles import ROLES, RoleSpec, role
+from factory.llm.schemas import AgentResult, AgentTaskInput
+from factory.llm.servers import ManagedServer, local_command, vllm_command
+from factory.model_config import (
     RULES,
     LocalBackendConfig,
     ModelsConfig,
     OpenAIBackendConfig,
     VLLMBackendConfig,
 )
-from factory.llm.errors import BackendUnavailableError, LLMError
-from factory.llm.roles import ROLES, RoleSpec, role
-from factory.llm.schemas import AgentResult, AgentTaskInput
-from factory.llm.servers import ManagedServer, local_command, vllm_command
 from factory.paths import resolve_path
 
 T = TypeVar("T", bound=BaseModel)
@@ -231,6 +233,7 @@ class ChatBackend:
         self.kind = cfg.kind
         # the identity that changes replies: llama.cpp/vLLM by kind, any other endpoint by its URL
         self.endpoint = cfg.kind if cfg.kind != "openai" else f"openai:{cfg.base_url}"
+        self._models = models
         self._cache = cache
         self._count = accounting
         self._http_client_factory = http_client_factory
@@ -289,6 +292,35 @@ class ChatBackend:
         if self.server is not None:
             self.server.stop()
         self._started = False
+
+    async def unreachable(self, timeout_s: float = 10.0) -> str | None:
+        """GET <url>/models: None when the endpoint answers anything (an error status included),
+        else why it could not be reached (connection refused, connect timeout)."""
+        factory = self._http_client_factory
+        client = factory() if factory else httpx.AsyncClient(timeout=timeout_s)
+        try:
+            await client.get(self.url.rstrip("/") + "/models", timeout=timeout_s)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as e:
+            return str(e)
+        except httpx.HTTPError:
+            pass  # it answered something
+        finally:
+            await client.aclose()
+        return None
+
+    def variant(self, cache: ResponseCache | None, **sampling: Any) -> "ChatBackend":
+        """This endpoint with other sampling (temperature, seed, max_tokens): same name, server and
+        HTTP client factory, own request parameters (so the response cache keys them apart)."""
+        v = ChatBackend(
+            self.name,
+            self.cfg.model_copy(update=sampling),
+            self._models,
+            cache,
+            self._count,
+            http_client_factory=self._http_client_factory,
+        )
+        v.server = self.server  # one server per backend: lifecycle stays with the original
+        return v
 
     # ------------------------------------------------------------------ requests
 
@@ -392,11 +424,10 @@ class _GuardError(ValueError):
     pass
 
 
-Executor = Callable[[str, dict[str, Any]], Any | Awaitable[Any]]
-
-
 class LLM:
-    """Routes every model role to its configured backend; see the module docstring."""
+    """Routes every model role to its configured backend; see the module docstring.
+
+    Implements `factory.llm.client.ModelClient`, the face the stages use."""
 
     def __init__(
         self,
@@ -446,6 +477,10 @@ class LLM:
 
     def backend_name(self, role_name: str, language: str | None = None) -> str:
         return self.config.backend_for(role(role_name).name, language)
+
+    def uses_model(self, role_name: str, language: str | None = None) -> bool:
+        """Whether a model backend (not rules) serves the role (in `language`, for language roles)."""
+        return self.backend_name(role_name, language) != RULES
 
     def implementation(self, role_name: str, language: str | None = None) -> dict[str, str]:
         """{'backend': name, 'model': id} serving a role (for lineage and code versions)."""
@@ -596,7 +631,7 @@ class LLM:
             raise
 
     async def aresolve(self, inp: AgentTaskInput | dict[str, Any], executor: Executor) -> RoleResult[AgentResult]:
-        """Solve a task with tools: a model through the evaluation runner (`factory.eval.agent`: OpenAI
+        """Solve a task with tools: a model through the agent runner (`factory.llm.agent`: OpenAI
         tool calls, or tools described in the prompt and every family's call format parsed), or rules
         by replaying golden actions."""
         spec = role("agent_resolver")
@@ -616,8 +651,6 @@ class LLM:
                 model=rules.RULES_VERSION,
             )
         self._count(spec.name, model_calls=1)
-        from factory.eval.agent import resolve_task  # the runner lives with the evaluation harness
-
         backend = self.backends[bname]
         out, episode, templates = await resolve_task(backend, task, executor, role_name=spec.name)
         return RoleResult(
@@ -633,15 +666,43 @@ class LLM:
             attempts=1,
         )
 
+    # ------------------------------------------------------------------ chat backends
+
+    def backend_names(self) -> list[str]:
+        """The declared chat backends (sorted; 'rules' is not one)."""
+        return sorted(self.backends)
+
+    def chat_backend(self, name: str) -> ChatBackend:
+        """The chat endpoint `name` (what the agent runner and the evaluation judge drive)."""
+        if name not in self.backends:
+            raise LLMError(f"unknown backend {name!r}; declared backends: {', '.join(self.backend_names())}")
+        return self.backends[name]
+
+    def backend_variant(
+        self, name: str, *, temperature: float, seed: int | None, max_tokens: int | None = None, cache: bool = True
+    ) -> ChatBackend:
+        """Backend `name` with one run's sampling (temperature, seed, max_tokens): same endpoint and
+        server, own request parameters, so the response cache keys runs apart; `cache=False` bypasses
+        the response cache. Requests are counted in this object's accounting."""
+        sampling: dict[str, Any] = {"temperature": temperature, "seed": seed}
+        if max_tokens is not None:
+            sampling["max_tokens"] = max_tokens
+        return self.chat_backend(name).variant(self.cache if cache else None, **sampling)
+
     # ------------------------------------------------------------------ sync wrappers
+
+    async def aclose_loop(self) -> None:
+        """Close every backend's client bound to the running event loop: call it before a loop you
+        started ends (the sync wrappers do)."""
+        for b in self.backends.values():
+            await b.aclose_loop()
 
     def _run(self, coro: Awaitable[Any]) -> Any:
         async def main() -> Any:
             try:
                 return await coro
             finally:
-                for b in self.backends.values():
-                    await b.aclose_loop()
+                await self.aclose_loop()
 
         return asyncio.run(main())
 

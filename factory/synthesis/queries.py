@@ -15,6 +15,7 @@ from typing import Any
 from factory import prompts
 from factory.config import ProjectConfig
 from factory.graph.skeleton import specs_by_id
+from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
 from factory.llm.schemas import AnswerMaterial, QueryParaphraseInput, QueryWriterInput, TrajectoryStep
@@ -175,7 +176,7 @@ def build_queries(
     trajectories: Mapping[str, Any],
     inventories: Mapping[str, Any],
     cfg: ProjectConfig,
-    model: Any,
+    model: ModelClient,
     run_id: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Task rows (query, answer, golden actions, lineage) for every grounded trajectory."""

@@ -10,7 +10,7 @@ import pytest
 
 from factory.eval.harness import ToolIndex
 from factory.eval.oracle import final_answer, golden_model_calls
-from factory.llm.config import ModelsConfig, OpenAIBackendConfig
+from factory.model_config import ModelsConfig, OpenAIBackendConfig
 from tests.eval.scripted import ScriptedServer
 
 DOMAINS = ("aviation", "music", "korea")

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from factory.eval.agent import FAILURE_KINDS
 from factory.eval.harness import EvalSettings, ToolIndex, evaluate, load_tasks
 from factory.graph.connectivity import executor_factory
+from factory.llm.agent import FAILURE_KINDS
 from factory.llm.service import LLM
 from tests.eval.conftest import (
     DOMAINS,

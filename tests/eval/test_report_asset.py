@@ -14,7 +14,7 @@ import dagster as dg
 import pytest
 
 from factory.definitions import build_definitions
-from factory.eval.agent import STOP_REASONS
+from factory.llm.agent import STOP_REASONS
 from factory.llm.servers import default_gguf
 from tests.conftest import free_port, write_config
 from tests.eval.conftest import all_tasks, evaluated_tasks, perfect_script, variant

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from factory.llm import LLM
 from factory.llm.errors import LLMError
 from factory.llm.schemas import AgentTaskInput
+from factory.llm.service import LLM
 from tests.eval.conftest import scripted_models
 from tests.eval.scripted import ScriptedServer
 

@@ -16,7 +16,8 @@ from factory.filters.cascade import FilterInputError, judge_tasks, judged_frame
 from factory.filters.compare import same_answer, text_matches
 from factory.filters.stage_judges import Opinion, combine
 from factory.filters.stage_rules import error_signal, query_problem
-from factory.llm import LLM, ModelsConfig, OpenAIBackendConfig
+from factory.llm.service import LLM
+from factory.model_config import ModelsConfig, OpenAIBackendConfig
 from factory.records import Task
 from tests.filters import samples
 

@@ -17,8 +17,9 @@ from factory.filters.reasons import REASON_CODES
 from factory.filters.stage_rules import jaccard, shingles
 from factory.graph.connectivity import executor_factory
 from factory.graph.skeleton import specs_by_id
-from factory.llm import LLM, OpenAIBackendConfig
 from factory.llm.rules import mentions
+from factory.llm.service import LLM
+from factory.model_config import OpenAIBackendConfig
 from factory.records import Task, task_id
 from factory.synthesis.replay import replay
 

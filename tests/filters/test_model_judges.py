@@ -6,8 +6,8 @@ from pathlib import Path
 
 from factory.config import load_config
 from factory.filters.cascade import judge_tasks
-from factory.llm import LLM
-from factory.llm.config import LocalBackendConfig, ModelsConfig
+from factory.llm.service import LLM
+from factory.model_config import LocalBackendConfig, ModelsConfig
 from tests.conftest import free_port
 from tests.filters import samples
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from factory.llm.config import LocalBackendConfig, ModelsConfig
 from factory.llm.servers import ManagedServer, local_command
+from factory.model_config import LocalBackendConfig, ModelsConfig
 
 
 def free_port() -> int:

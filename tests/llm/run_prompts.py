@@ -6,8 +6,8 @@ Usage: python -m tests.llm.run_prompts PORT CACHE_PATH N
 import sys
 from pathlib import Path
 
-from factory.llm import LLM
 from factory.llm.schemas import NonGradableInput
+from factory.llm.service import LLM
 from tests.llm.conftest import local_models
 
 

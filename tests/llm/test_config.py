@@ -4,8 +4,7 @@ import pytest
 from pydantic import ValidationError
 
 from factory.config import ConfigError, parse_config
-from factory.llm import LocalBackendConfig, ModelsConfig, OpenAIBackendConfig
-from factory.llm.config import ROLE_NAMES
+from factory.model_config import ROLE_NAMES, LocalBackendConfig, ModelsConfig, OpenAIBackendConfig
 
 
 def test_default_config_is_valid_and_uses_local_only_for_english_paraphrase() -> None:

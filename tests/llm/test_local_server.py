@@ -14,11 +14,12 @@ from pathlib import Path
 import openai
 import pytest
 
-from factory.llm import LLM, BackendUnavailableError
 from factory.llm.cache import ResponseCache
-from factory.llm.config import LocalBackendConfig, ModelsConfig
+from factory.llm.errors import BackendUnavailableError
 from factory.llm.schemas import JudgeVerdict
 from factory.llm.servers import ManagedServer, local_command
+from factory.llm.service import LLM
+from factory.model_config import LocalBackendConfig, ModelsConfig
 from tests.llm.conftest import completions_in_log, free_port, local_models
 from tests.llm.samples import sample_inputs
 

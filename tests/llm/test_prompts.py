@@ -3,7 +3,9 @@
 import pytest
 
 from factory import prompts
-from factory.llm import LLM, ROLE_NAMES, ROLES, ModelsConfig, role_prompts_version
+from factory.llm.roles import ROLES, role_prompts_version
+from factory.llm.service import LLM
+from factory.model_config import ROLE_NAMES, ModelsConfig
 from tests.llm.samples import sample_inputs
 
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from factory.llm import LLM, ROLE_NAMES, ROLES, ModelsConfig, rules
+from factory.llm import rules
+from factory.llm.roles import ROLES
 from factory.llm.schemas import (
     AgentResult,
     AnswerLeakageInput,
@@ -16,6 +17,8 @@ from factory.llm.schemas import (
     ToolBrief,
     TrajectoryStep,
 )
+from factory.llm.service import LLM
+from factory.model_config import ROLE_NAMES, ModelsConfig
 from factory.prompts import josa
 from tests.llm.samples import FIND_AIRLINE, LIST_FLIGHTS, STEPS, fake_executor, sample_inputs
 

@@ -12,9 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from factory.llm import LLM, BackendUnavailableError, LLMError, ModelsConfig, OpenAIBackendConfig
-from factory.llm.config import LocalBackendConfig
+from factory.llm.errors import BackendUnavailableError, LLMError
 from factory.llm.schemas import JudgeVerdict
+from factory.llm.service import LLM
+from factory.model_config import LocalBackendConfig, ModelsConfig, OpenAIBackendConfig
 from tests.llm.conftest import free_port
 from tests.llm.samples import fake_executor, sample_inputs
 

@@ -1,12 +1,15 @@
 """The agent runner: one tool-calling episode over the OpenAI chat API (pure core, no Dagster).
 
+Part of the model layer: `LLM.aresolve` solves tasks with it for model backends, and the evaluation
+harness (`factory.eval.harness`) runs its episodes with it.
+
 `run_agent` drives a model through `ChatBackend.chat`, so every backend of the project works
 (the local llama.cpp model, any OpenAI-compatible server, vLLM):
 
 - a backend with ``tool_calls: true`` gets the tools as OpenAI tool definitions (``tools``,
   ``tool_choice="auto"``) and answers with structured ``tool_calls``; a backend without it gets
   the tools described in the system prompt. Either way the reply's content is also read for
-  calls in any family's native format (`factory.eval.formats`), so a model that writes
+  calls in any family's native format (`factory.llm.callformats`), so a model that writes
   ``<tool_call>`` tags or ``[TOOL_CALLS]`` is not scored as silent;
 - every call is checked before it runs: the tool must be one offered (else ``unknown_tool``),
   the arguments must validate against the tool's input JSON Schema with no unexpected
@@ -35,7 +38,8 @@ from typing import Any, Protocol
 import jsonschema
 
 from factory import prompts
-from factory.eval.formats import FormatViolation, ParsedCall, ParsedReply, parse_openai_tool_calls, parse_reply
+from factory.llm.callformats import FormatViolation, ParsedCall, ParsedReply, parse_openai_tool_calls, parse_reply
+from factory.llm.schemas import AgentResult, AgentTaskInput, ToolCallRecord
 from factory.tools.outcomes import CallResult
 from factory.tools.spec import ToolSpec
 
@@ -565,20 +569,18 @@ def _preview(result: Any, limit: int = 2000) -> Any:
 
 async def resolve_task(
     backend: Any,
-    task: Any,
+    task: AgentTaskInput,
     executor: Callable[[str, dict[str, Any]], Any | Awaitable[Any]],
     *,
     role_name: str = "agent_resolver",
     limits: Limits | None = None,
-) -> tuple[Any, Episode, list[str]]:
+) -> tuple[AgentResult, Episode, list[str]]:
     """Solve an `AgentTaskInput` with this runner (what `LLM.aresolve` does for model backends).
 
     Returns (AgentResult, the episode, template names used). The final answer is the reply's
     text as written; the trace lists every call the model issued (failed ones with their error).
     A backend error (unreachable server, HTTP error) is raised, as from any other LLM call.
     """
-    from factory.llm.schemas import AgentResult, ToolCallRecord
-
     native = bool(getattr(backend.cfg, "tool_calls", True))
     offered = [offered_from_definition(d) for d in task.tools]
     messages = list(task.messages)

@@ -1,8 +1,9 @@
-"""Model-layer configuration: LLM backends, the role → backend map, cache, embeddings.
+"""Model configuration: LLM backends, the role → backend map, cache, embeddings.
 
-`factory.config.ProjectConfig` embeds `ModelsConfig` as `models`. Every knob is
-typed and described; a role mapped to a backend that cannot serve it fails at
-validation time, not in the middle of a run.
+It lives beside the project config (`factory.config.ProjectConfig` embeds `ModelsConfig` as
+`models`) and imports nothing of the model layer, so loading a config never imports the
+OpenAI client, the service or the prompts. Every knob is typed and described; a role
+mapped to a backend that cannot serve it fails at validation time, not in the middle of a run.
 
 Role keys in `roles` are a role name (`query_writer`) or a role name plus a
 language (`query_writer.ko`); the language-specific key wins for that language.

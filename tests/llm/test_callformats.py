@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from factory.eval.formats import FORMATS, parse_content, parse_reply
+from factory.llm.callformats import FORMATS, parse_content, parse_reply
 
 CALL = ("get_customer", {"customer_id": 3})
 
