@@ -27,7 +27,6 @@ import numpy as np
 
 from factory.config import ProjectConfig
 from factory.graph import plan as plans
-from factory.graph.skeleton import specs_by_id
 from factory.io import dumps
 from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
@@ -35,7 +34,7 @@ from factory.synthesis import answers
 from factory.synthesis.execute import ChainRun, Fetched, Stage, call_row, fetch, junction, run_chain
 from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection
 from factory.tools.executor import ToolExecutor
-from factory.tools.spec import ToolSpec
+from factory.tools.registry import ToolRegistry, executor_factory
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +64,7 @@ class World:
     ):
         self.domain = domain
         self.cfg = cfg
-        self.specs: dict[str, ToolSpec] = specs_by_id(inventories)
+        self.specs = ToolRegistry.from_inventories(inventories)
         syn = cfg.synthesis
 
         def usable(tid: str) -> bool:
@@ -130,12 +129,7 @@ class World:
         return out
 
     def executor(self) -> ToolExecutor:
-        from factory.graph.connectivity import executor_factory
-
-        ex_cfg = self.cfg.executor.model_copy(update={"max_records_kept": self.cfg.synthesis.max_scan_records})
-        cfg = self.cfg.model_copy(update={"executor": ex_cfg})
-        domains = sorted({s.domain for s in self.specs.values()} & set(cfg.domain_names))
-        return executor_factory(self.specs, cfg, domains)()
+        return executor_factory(self.cfg, None, self.specs, scan=True)()
 
 
 # --------------------------------------------------------------------------- assembling a trajectory

@@ -62,7 +62,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -78,7 +78,7 @@ from factory.tools.transports.base import nonempty as _nonempty
 from factory.tools.transports.base import short as _short
 from factory.tools.transports.http import classify_http_error
 
-__all__ = ["KEY_PLACEHOLDER", "CallSpec", "ToolExecutor", "classify_http_error", "run_calls"]
+__all__ = ["KEY_PLACEHOLDER", "CallSpec", "ToolExecutor", "classify_http_error", "run_calls", "run_many"]
 
 logger = logging.getLogger(__name__)
 
@@ -409,9 +409,14 @@ def run_calls(
     """Synchronous helper: open an executor, run `calls` concurrently, close it."""
     tool_list = list(tools)
     source_list = list(sources)
+    return run_many(lambda: ToolExecutor(tool_list, cfg, api_keys, sources=source_list), calls)
+
+
+def run_many(make_executor: Callable[[], ToolExecutor], calls: Sequence[CallSpec]) -> list[CallResult]:
+    """Synchronous helper: open the executor `make_executor` builds, run `calls` concurrently, close it."""
 
     async def go() -> list[CallResult]:
-        async with ToolExecutor(tool_list, cfg, api_keys, sources=source_list) as ex:
+        async with make_executor() as ex:
             return await ex.call_many(calls)
 
     return run_sync(go())
