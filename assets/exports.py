@@ -10,20 +10,11 @@ from factory import prompts, quality
 from factory.export import build
 from factory.report import Markdown, md_table
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in, uses_demo
+from factory.tools.registry import ToolRegistry, executor_factory
 from factory.versions import code_version
 
 GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
 SYSTEM_PROMPTS = [n for n in prompts.list_templates() if n.startswith("export/")]
-
-
-def _executor_factory(cfg, tool_inventory: dict):
-    """Executors as at synthesis time (same record bound), so replayed result digests are comparable."""
-    from factory.graph.connectivity import executor_factory
-    from factory.graph.skeleton import specs_by_id
-
-    ex_cfg = cfg.executor.model_copy(update={"max_records_kept": cfg.synthesis.max_scan_records})
-    domains = sorted(set(tool_inventory) & set(cfg.domain_names))
-    return executor_factory(specs_by_id(tool_inventory), cfg.model_copy(update={"executor": ex_cfg}), domains)
 
 
 @dg.asset(
@@ -53,7 +44,8 @@ def dataset_exports(
 ) -> dg.Output[dict]:
     cfg = project.load()
     replay = cfg.exports.tool_results == "replay"
-    make = _executor_factory(cfg, tool_inventory) if replay else None
+    # executors as at synthesis time (the scan profile), so replayed result digests are comparable
+    make = executor_factory(cfg, None, ToolRegistry.from_inventories(tool_inventory), scan=True) if replay else None
     needs_demo = replay and any(uses_demo(d) for d in cfg.domains if d.name in tool_inventory)
     with demo.serving(cfg) if needs_demo else nullcontext():
         manifest, meta = build.build_exports(

@@ -7,11 +7,10 @@ from assets.partitions import domain_partitions
 from factory import quality
 from factory.filters import cascade
 from factory.filters.reasons import reasons_table
-from factory.graph.connectivity import executor_factory
-from factory.graph.skeleton import specs_by_id
 from factory.llm.resource import LLMResource, llm_metadata
 from factory.llm.roles import role_prompts_version
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
+from factory.tools.registry import ToolRegistry, executor_factory
 from factory.versions import code_version
 
 GROUP = "judging"
@@ -51,10 +50,7 @@ def judged_queries(
     cfg = project.load()
     domain = context.partition_key
     model = llm.get()
-    specs = specs_by_id(tool_inventory)
-    ex_cfg = cfg.executor.model_copy(update={"max_records_kept": cfg.synthesis.max_scan_records})
-    domains = sorted({s.domain for s in specs.values()} & set(cfg.domain_names))
-    make_executor = executor_factory(specs, cfg.model_copy(update={"executor": ex_cfg}), domains)
+    make_executor = executor_factory(cfg, None, ToolRegistry.from_inventories(tool_inventory), scan=True)
     with demo.serving(cfg, cfg.domain(domain)), model.track() as acct:
         value, meta = cascade.judge_tasks(
             domain,

@@ -21,10 +21,10 @@ from factory import ingest
 from factory.config import load_config
 from factory.demo.service import DemoService
 from factory.embed import Embedder
-from factory.graph.connectivity import executor_factory
 from factory.graph.refine import Refiner
-from factory.graph.skeleton import build_skeleton, seed_knowledge_graph, specs_by_id
+from factory.graph.skeleton import build_skeleton, seed_knowledge_graph
 from factory.llm import rules
+from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.spec import ToolSpec
 
 
@@ -47,7 +47,7 @@ def _port() -> int:
 
 
 def _refine_seconds(domain, skeleton, inventories, probes, cfg, concurrent):
-    specs = specs_by_id(inventories)
+    specs = ToolRegistry.from_inventories(inventories)
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
     import asyncio
 
@@ -57,7 +57,7 @@ def _refine_seconds(domain, skeleton, inventories, probes, cfg, concurrent):
         specs,
         kg,
         cfg,
-        executor_factory(specs, cfg, sorted(inventories)),
+        executor_factory(cfg, sorted(inventories), specs),
         concurrent=concurrent,
         progress=lambda m: None,
     )

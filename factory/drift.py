@@ -27,6 +27,7 @@ from factory.graph.edge import parse_edges
 from factory.io import Store, StoreError
 from factory.paths import resolve_path
 from factory.tools.fingerprint import canonical_json, sha256_digest, surface_fingerprint
+from factory.tools.registry import ToolRegistry
 from factory.tools.sources import SourceError, resolve_source
 from factory.tools.spec import ToolSpec
 
@@ -157,7 +158,7 @@ def malformed_fingerprint(message: str) -> str:
 
 
 def inventory_tool_digests(inventory: Mapping[str, Any]) -> dict[str, str]:
-    return {t["name"]: tool_digest(ToolSpec.model_validate(t)) for t in inventory.get("tools", [])}
+    return {t.name: tool_digest(t) for t in ToolRegistry.from_inventory(inventory).specs()}
 
 
 def changed_tools(previous: Mapping[str, str] | None, current: Mapping[str, str]) -> set[str] | None:
@@ -272,16 +273,17 @@ def check_response_drift(
     inventory: Mapping[str, Any],
 ) -> ResponseDrift:
     """Re-execute a sample of cached probe calls and compare outcome, count and first record."""
-    from factory.ingest import _env_keys, tools_of
-    from factory.tools.executor import run_calls
+    from factory.tools.executor import run_many
     from factory.tools.outcomes import Outcome
+    from factory.tools.registry import executor_factory
 
     sample = sample_cached_calls(probes, inventory, cfg.drift.response_sample_size, cfg.seed)
     if not sample:
         return ResponseDrift(domain.name, 0, 0, [], 0.0, cfg.drift.response_change_share)
-    tools = {t.name: t for t in tools_of(inventory)}
+    registry = ToolRegistry.from_inventory(inventory)
+    tools = {t.name: t for t in registry.specs()}
     calls = [(tools[r["tool"]], dict(r["args"])) for r in sample]
-    results = run_calls(tools.values(), calls, cfg.executor, _env_keys(domain), sources=domain.sources)
+    results = run_many(executor_factory(cfg, [domain.name], registry), calls)
     compared = 0
     changed = []
     for row, res in zip(sample, results, strict=True):

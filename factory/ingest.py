@@ -8,7 +8,6 @@ import asyncio
 import hashlib
 import logging
 import math
-import os
 import random
 import re
 from collections.abc import Callable
@@ -23,9 +22,9 @@ from factory.config import DomainConfig, ProjectConfig
 from factory.io import Store, StoreError, dumps
 from factory.paths import resolve_path
 from factory.report import Markdown, bar_plot, counts, md_table, rate
-from factory.tools.executor import ToolExecutor
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
+from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.sources import load_domain_tools
 from factory.tools.spec import ToolSpec
 
@@ -101,10 +100,6 @@ def build_inventory(domain: DomainConfig, cfg: ProjectConfig) -> tuple[dict[str,
         ),
     }
     return inventory, meta
-
-
-def tools_of(inventory: dict[str, Any]) -> list[ToolSpec]:
-    return [ToolSpec.model_validate(t) for t in inventory["tools"]]
 
 
 # --------------------------------------------------------------------------- probe arguments
@@ -317,7 +312,7 @@ async def _probe_async(
                 progress(f"resuming probes after round {ck['round']} ({len(rows)} probes already done)")
         except (StoreError, KeyError, TypeError, ValueError) as e:
             progress(f"ignoring unreadable probe checkpoint {rel}: {e}")
-    async with ToolExecutor(tools, cfg.executor, api_keys=_env_keys(domain), sources=domain.sources) as ex:
+    async with executor_factory(cfg, [domain.name], ToolRegistry(tools))() as ex:
         for round_no in range(first_round, max_rounds + 1):
             if not pending:
                 break
@@ -384,7 +379,7 @@ def run_probes(
     progress: Callable[[str], None] = log.info,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Execute a few real calls per tool; return probe rows and metadata."""
-    tools = tools_of(inventory)
+    tools = ToolRegistry.from_inventory(inventory).specs()
     domain = cfg.domain(inventory["domain"])
     store = Store(resolve_path(cfg.data_dir) if "://" not in cfg.data_dir else cfg.data_dir)
     rows, secrets = asyncio.run(_probe_async(tools, cfg, domain, progress, store))
@@ -396,14 +391,6 @@ def run_probes(
         "secret_free": bool(probes_frame(rows, secrets)["secret_free"].all()) if rows else True,
     }
     return value, probe_metadata(rows, [t.name for t in tools])
-
-
-def _env_keys(domain: DomainConfig) -> dict[str, str]:
-    keys = {}
-    for s in domain.sources:
-        if s.api_key_env and s.platform and os.environ.get(s.api_key_env):
-            keys[s.platform] = os.environ[s.api_key_env]
-    return keys
 
 
 def probe_metadata(rows: list[dict[str, Any]], tool_names: list[str]) -> dict[str, Any]:

@@ -51,6 +51,7 @@ from factory.llm.client import ModelClient
 from factory.model_config import RULES
 from factory.records import Task
 from factory.tools.executor import ToolExecutor
+from factory.tools.registry import ToolRegistry, ToolResolutionError, executor_factory
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -256,73 +257,44 @@ class TaskTools:
     domains: list[str]
 
 
-class ToolIndex:
-    """Every ToolSpec of the loaded inventories, by name and by (platform, name)."""
-
-    def __init__(self, inventories: Mapping[str, Mapping[str, Any]]) -> None:
-        self.by_id: dict[str, ToolSpec] = {}
-        for domain in sorted(inventories):
-            for t in inventories[domain].get("tools", []):
-                spec = ToolSpec.model_validate(t)
-                self.by_id[f"{spec.domain}/{spec.platform}/{spec.name}"] = spec
-        self.by_name: dict[str, list[ToolSpec]] = defaultdict(list)
-        self.by_platform_name: dict[tuple[str, str], ToolSpec] = {}
-        for s in self.by_id.values():
-            self.by_name[s.name].append(s)
-            self.by_platform_name.setdefault((s.platform, s.name), s)
-
-    def find(self, name: str, task: Task) -> ToolSpec:
-        cands = self.by_name.get(name, [])
-        for ok in (
-            lambda s: s.platform in task.platforms and s.domain == task.domain,
-            lambda s: s.platform in task.platforms,
-            lambda s: s.domain == task.domain,
-            lambda s: True,
-        ):
-            hit = sorted((s for s in cands if ok(s)), key=lambda s: s.qualified_name)
-            if hit:
-                return hit[0]
-        domains = sorted({s.domain for s in self.by_id.values()})
-        raise EvalError(
-            f"task {task.id[:19]}: tool {name!r} is in no loaded tool inventory (domains: {', '.join(domains)}); "
-            "materialize tool_inventory for the task's domain"
+def task_tools(registry: ToolRegistry, task: Task) -> TaskTools:
+    """The task's offered tools (bare names resolved by `ToolRegistry.resolve`), key and state tools."""
+    try:
+        specs = [registry.resolve(n, platforms=task.platforms, domain=task.domain) for n in task.available_tools]
+    except ToolResolutionError as e:
+        raise EvalError(f"task {task.id[:19]}: {e}; materialize tool_inventory for the task's domain") from None
+    offered_specs = [s for s in specs if s.key_acquisition is None]
+    acquire = (task.system_state.get("api_key") or {}).get("acquire_with") or {}
+    key_specs: dict[str, ToolSpec] = {}
+    for s in offered_specs:
+        if not s.generic_params.key or s.platform in key_specs:
+            continue
+        named = acquire.get(s.platform) if isinstance(acquire, Mapping) else None
+        key = registry.lookup(s.platform, named) if named else None
+        key = key or registry.key_tool(s.platform)
+        if key is not None:
+            key_specs[s.platform] = key
+    state: dict[str, ToolSpec | None] = {}
+    for platform in task.expected_state_hash:
+        state[platform] = next(
+            (
+                s
+                for s in sorted(registry.on_platform(platform), key=lambda s: s.name)
+                if "state_hash" in s.output_fields
+            ),
+            None,
         )
-
-    def tools_for(self, task: Task) -> TaskTools:
-        specs = [self.find(n, task) for n in task.available_tools]
-        offered_specs = [s for s in specs if s.key_acquisition is None]
-        acquire = (task.system_state.get("api_key") or {}).get("acquire_with") or {}
-        key_specs: dict[str, ToolSpec] = {}
-        for s in offered_specs:
-            if not s.generic_params.key or s.platform in key_specs:
-                continue
-            named = acquire.get(s.platform) if isinstance(acquire, Mapping) else None
-            key = self.by_platform_name.get((s.platform, named)) if named else None
-            key = key or next(
-                (k for k in sorted(self.by_id.values(), key=lambda k: k.name)
-                 if k.platform == s.platform and k.key_acquisition is not None),
-                None,
-            )  # fmt: skip
-            if key is not None:
-                key_specs[s.platform] = key
-        state: dict[str, ToolSpec | None] = {}
-        for platform in task.expected_state_hash:
-            state[platform] = next(
-                (s for s in sorted(self.by_id.values(), key=lambda s: s.name)
-                 if s.platform == platform and "state_hash" in s.output_fields),
-                None,
-            )  # fmt: skip
-        domains = sorted(
-            {s.domain for s in offered_specs}
-            | {s.domain for s in key_specs.values()}
-            | {s.domain for s in state.values() if s}
-        )
-        return TaskTools(
-            offered=[offered_from_spec(s) for s in offered_specs],
-            key_specs=[key_specs[p] for p in sorted(key_specs)],
-            state_specs=state,
-            domains=domains,
-        )
+    domains = sorted(
+        {s.domain for s in offered_specs}
+        | {s.domain for s in key_specs.values()}
+        | {s.domain for s in state.values() if s}
+    )
+    return TaskTools(
+        offered=[offered_from_spec(s) for s in offered_specs],
+        key_specs=[key_specs[p] for p in sorted(key_specs)],
+        state_specs=state,
+        domains=domains,
+    )
 
 
 # --------------------------------------------------------------------------- model side
@@ -367,7 +339,7 @@ class ResponseJudge:
 class _Context:
     cfg: ProjectConfig
     settings: EvalSettings
-    index: ToolIndex
+    registry: ToolRegistry
     backends: list[Any]
     judge: ResponseJudge | None
     progress: Callable[[str], None]
@@ -377,13 +349,11 @@ class _Context:
 
     def tools_of(self, task: Task) -> TaskTools:
         if task.id not in self.tools:
-            self.tools[task.id] = self.index.tools_for(task)
+            self.tools[task.id] = task_tools(self.registry, task)
         return self.tools[task.id]
 
     def make_executor(self, domains: list[str]) -> ToolExecutor:
-        from factory.graph.connectivity import executor_factory
-
-        return executor_factory(self.index.by_id, self.cfg, domains)()
+        return executor_factory(self.cfg, domains, self.registry)()
 
 
 def _context_entries(system_state: Mapping[str, Any]) -> dict[str, Any]:
@@ -396,7 +366,7 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
     s = ctx.settings
     tools = ctx.tools_of(task)
     task_d = task.model_dump(mode="json", by_alias=True)
-    _, n_keys = scoring.scored_golden(task_d, ctx.index.by_platform_name)
+    _, n_keys = scoring.scored_golden(task_d, ctx.registry.by_platform_name)
     budget = scoring.call_budget(task_d, n_keys, s.max_calls)
     backend = ctx.backends[run]
     native = bool(backend.cfg.tool_calls)
@@ -452,7 +422,7 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
     scores = scoring.score_episode(
         task_d,
         episode,
-        ctx.index.by_platform_name,
+        ctx.registry.by_platform_name,
         response=response,
         environment=environment,
         hard_failure=ep.hard_failure,
@@ -608,9 +578,9 @@ async def aevaluate(
     oracle = settings.backend == ORACLE
     if not oracle and settings.backend not in llm.backend_names():
         raise EvalError(f"unknown backend {settings.backend!r}; declared backends: {', '.join(llm.backend_names())}")
-    index = ToolIndex(inventories)
+    registry = ToolRegistry.from_inventories(inventories)
     if oracle:
-        backends: list[Any] = [OracleBackend(tasks, index.by_platform_name)] * settings.runs
+        backends: list[Any] = [OracleBackend(tasks, registry.by_platform_name)] * settings.runs
     else:
         backends = [
             llm.backend_variant(
@@ -624,7 +594,7 @@ async def aevaluate(
     ctx = _Context(
         cfg=cfg,
         settings=settings,
-        index=index,
+        registry=registry,
         backends=backends,
         judge=ResponseJudge(judge_backend) if judge_backend is not None else None,
         progress=progress or log.info,

@@ -32,10 +32,11 @@ from factory.export import formats
 from factory.export.card import render_card, split_order
 from factory.export.publish import ExportError, Staging, cleanup, sha256_bytes
 from factory.export.results import TaskResults, recorded_all, replay_all
-from factory.export.tools import SpecIndex, TaskTools, ToolResolutionError
+from factory.export.tools import TaskTools
 from factory.io import Store, dumps
 from factory.records import Task
 from factory.report import Markdown, bar_plot
+from factory.tools.registry import ToolRegistry, ToolResolutionError
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def _store(cfg: ProjectConfig) -> Store:
 
 
 def _prepare(
-    tasks_in: Sequence[Mapping[str, Any]], index: SpecIndex, key_param: str
+    tasks_in: Sequence[Mapping[str, Any]], registry: ToolRegistry, key_param: str
 ) -> tuple[list[dict[str, Any]], list[TaskTools], list[dict[str, Any]]]:
     """Valid tasks with their tools; the others as dropped rows."""
     ok, tools, dropped = [], [], []
@@ -77,7 +78,7 @@ def _prepare(
             dropped.append({**base, "reason": "invalid_task", "detail": "no split assigned"})
             continue
         try:
-            tt = TaskTools(task, index, key_param)
+            tt = TaskTools(task, registry, key_param)
         except ToolResolutionError as e:
             dropped.append({**base, "reason": "unknown_tool", "detail": str(e)})
             continue
@@ -101,8 +102,8 @@ def build_exports(
     ex = cfg.exports
     store = store or _store(cfg)
     t0 = time.monotonic()
-    index = SpecIndex(inventories)
-    tasks, tools, dropped = _prepare(list(splits_value.get("tasks") or []), index, ex.key_param)
+    registry = ToolRegistry.from_inventories(inventories)
+    tasks, tools, dropped = _prepare(list(splits_value.get("tasks") or []), registry, ex.key_param)
     progress(f"exporting {len(tasks)} tasks ({len(dropped)} invalid); tool results: {ex.tool_results}")
 
     secrets: set[str] = set()

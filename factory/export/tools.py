@@ -1,53 +1,25 @@
 """OpenAI function definitions for a task's tools, built from the ToolSpecs of its available tools.
 
 A task names its tools by name (`available_tools`) and its calls by (platform, tool). `TaskTools`
-resolves both to ToolSpecs, chooses the function name each tool is exposed under (the tool name,
+resolves both to ToolSpecs through the `ToolRegistry` (bare names by its one rule,
+`ToolRegistry.resolve`; an unknown or ambiguous name raises `ToolResolutionError`), chooses the function name each tool is exposed under (the tool name,
 or `<platform>__<name>` when two of the task's tools share a name) and renders the definitions.
 Vendor keywords (`x-...`) are removed from the parameter schemas; the API-key parameter is kept
 and documented, or hidden (`exports.key_param`).
 """
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from factory.tools.registry import ToolRegistry, ToolResolutionError
 from factory.tools.spec import ToolSpec
+
+__all__ = ["TaskTools", "ToolResolutionError", "clean_schema", "function_name", "tool_names"]
 
 _NAME_OK = re.compile(r"[^A-Za-z0-9_-]")
 _SCHEMA_CHILDREN = ("items", "additionalProperties", "not", "contains")
 _SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-
-
-class ToolResolutionError(ValueError):
-    """A task names a tool that no inventory holds."""
-
-
-class SpecIndex:
-    """Every ToolSpec of every inventory, by (platform, name) and by name."""
-
-    def __init__(self, inventories: Mapping[str, Mapping[str, Any]]):
-        self.by_platform: dict[tuple[str, str], ToolSpec] = {}
-        self.by_name: dict[str, list[ToolSpec]] = {}
-        for domain in sorted(inventories):
-            for t in inventories[domain].get("tools") or []:
-                spec = ToolSpec.model_validate(t)
-                self.by_platform.setdefault((spec.platform, spec.name), spec)
-                self.by_name.setdefault(spec.name, []).append(spec)
-
-    def get(self, platform: str, name: str) -> ToolSpec:
-        try:
-            return self.by_platform[(platform, name)]
-        except KeyError:
-            raise ToolResolutionError(f"tool {platform}.{name} is in no tool_inventory") from None
-
-    def resolve(self, name: str, platforms: Iterable[str], domain: str) -> ToolSpec:
-        """The spec named `name`, preferring the task's platforms, then its domain."""
-        cands = self.by_name.get(name) or []
-        plats = set(platforms)
-        for pool in ([s for s in cands if s.platform in plats], [s for s in cands if s.domain == domain], cands):
-            if pool:
-                return sorted(pool, key=lambda s: (s.domain, s.platform))[0]
-        raise ToolResolutionError(f"available tool {name!r} is in no tool_inventory")
 
 
 def clean_schema(schema: Any) -> Any:
@@ -77,17 +49,17 @@ def function_name(spec: ToolSpec, qualified: bool) -> str:
 class TaskTools:
     """The tools of one task: specs in a stable order, the exposed function names, definitions."""
 
-    def __init__(self, task: Mapping[str, Any], index: SpecIndex, key_param: str = "documented"):
+    def __init__(self, task: Mapping[str, Any], registry: ToolRegistry, key_param: str = "documented"):
         self.hidden_keys = key_param == "hidden"
         platforms = {*task.get("platforms", []), *(a["platform"] for a in task["golden_actions"])}
         specs: dict[tuple[str, str], ToolSpec] = {}
         for a in task["golden_actions"]:
-            s = index.get(a["platform"], a["tool"])
+            s = registry.platform_tool(a["platform"], a["tool"])
             specs[(s.platform, s.name)] = s
         for name in task.get("available_tools") or []:
             if any(n == name for _, n in specs):
                 continue
-            s = index.resolve(name, platforms, task["domain"])
+            s = registry.resolve(name, platforms=platforms, domain=task["domain"])
             specs[(s.platform, s.name)] = s
         if self.hidden_keys:
             specs = {k: s for k, s in specs.items() if s.key_acquisition is None}

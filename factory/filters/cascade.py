@@ -46,11 +46,11 @@ from factory.filters.stage_resolve import (
     replay_one,
 )
 from factory.filters.stage_rules import ORDER, NearDuplicates, run_rules
-from factory.graph.skeleton import specs_by_id
 from factory.llm.client import ModelClient
 from factory.records import Task, Verdict
 from factory.report import bar_plot, md_table, rate
 from factory.tools.executor import KEY_PLACEHOLDER
+from factory.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ def judge_tasks(
     t_start = time.monotonic()
     language = cfg.domain(domain).language if domain in cfg.domain_names else "en"
     candidates = _tasks_of(tasks)
-    specs = specs_by_id(inventories)
+    specs = ToolRegistry.from_inventories(inventories)
     trajs = {t.get("trajectory_id"): t for t in (trajectories_value or {}).get("trajectories") or []}
     sessions = Sessions(make_executor)
     rejected: list[dict[str, Any]] = []

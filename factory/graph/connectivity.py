@@ -2,7 +2,6 @@
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,34 +12,18 @@ from factory.config import ProjectConfig
 from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import EDGE_OUTCOME_CLASSES
 from factory.graph.refine import Refiner, add_posterior_summary, figure4
-from factory.graph.skeleton import edge_table, seed_knowledge_graph, specs_by_id
+from factory.graph.skeleton import edge_table, seed_knowledge_graph
 from factory.io import Store
 from factory.llm.client import ModelClient
 from factory.report import md_table, plot, rate
 from factory.tools.executor import ToolExecutor
+from factory.tools.registry import ToolRegistry, executor_factory
 
 log = logging.getLogger(__name__)
 
 
 def involved_domains(skeleton: Mapping[str, Any]) -> list[str]:
     return sorted({skeleton["domain"], *(e.target_domain for e in parse_edges(skeleton["edges"]))})
-
-
-def _env_keys(cfg: ProjectConfig, domains: list[str]) -> dict[str, str]:
-    keys = {}
-    for d in domains:
-        for s in cfg.domain(d).sources:
-            if s.api_key_env and s.platform and os.environ.get(s.api_key_env):
-                keys[s.platform] = os.environ[s.api_key_env]
-    return keys
-
-
-def executor_factory(specs: Mapping[str, Any], cfg: ProjectConfig, domains: list[str]) -> Callable[[], ToolExecutor]:
-    """An executor over the union of the involved domains' tools and sources (cross-domain edges)."""
-    tools = [s for s in specs.values() if s.domain in domains]
-    sources = [src for d in domains if d in cfg.domain_names for src in cfg.domain(d).sources]
-    keys = _env_keys(cfg, [d for d in domains if d in cfg.domain_names])
-    return lambda: ToolExecutor(tools, cfg.executor, api_keys=keys, sources=sources)
 
 
 def build_connectivity(
@@ -58,7 +41,7 @@ def build_connectivity(
     `model` is the model client serving the `source_arguments` role (None: rules directly).
     """
     domain = skeleton["domain"]
-    specs = specs_by_id(inventories)
+    specs = ToolRegistry.from_inventories(inventories)
     skeleton_edges = parse_edges(skeleton["edges"])
     missing = sorted({e.target_tool_id for e in skeleton_edges} - set(specs))
     # a target domain's inventory is not materialized: its edges cannot run
@@ -77,7 +60,7 @@ def build_connectivity(
         specs,
         kg,
         cfg,
-        make_executor or executor_factory(specs, cfg, involved_domains(skeleton)),
+        make_executor or executor_factory(cfg, involved_domains(skeleton), specs),
         source_args=source_args,
         store=store,
         progress=progress,

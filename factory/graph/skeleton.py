@@ -27,24 +27,16 @@ from factory.config import ProjectConfig
 from factory.graph import plan as plans
 from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import prior
-from factory.kg.graph import KnowledgeGraph, tool_id
+from factory.kg.graph import KnowledgeGraph
 from factory.llm.schemas import EdgeProposalInput, ToolBrief
 from factory.report import Markdown, bar_plot, md_table, rate
+from factory.tools.registry import ToolRegistry
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 
 # (role name, inputs) → RoleResult-like objects with .output, .fallback, .failure, .provenance()
 ProposalFn = Callable[[list[EdgeProposalInput]], list[Any]]
-
-
-def specs_by_id(inventories: Mapping[str, Mapping[str, Any]]) -> dict[str, ToolSpec]:
-    out: dict[str, ToolSpec] = {}
-    for domain in sorted(inventories):
-        for t in inventories[domain]["tools"]:
-            spec = ToolSpec.model_validate(t)
-            out[tool_id(spec.domain, spec.platform, spec.name)] = spec
-    return out
 
 
 def seed_knowledge_graph(
@@ -125,7 +117,7 @@ def build_skeleton(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Candidate edges of `domain`'s tools → admitted skeleton edges with plans and priors."""
     g = cfg.graph
-    specs = specs_by_id(inventories)
+    specs = ToolRegistry.from_inventories(inventories)
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
     pairs, stats = candidate_pairs(domain, specs, catalog, g.k_same_domain, g.k_cross_domain)
     briefs: dict[str, ToolBrief] = {}

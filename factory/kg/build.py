@@ -6,7 +6,7 @@ from typing import Any
 from factory.config import ProjectConfig
 from factory.kg.graph import ENTITY_TYPES, PREDICATES, KnowledgeGraph, triples_frame
 from factory.report import bar_plot, counts, md_table
-from factory.tools.spec import ToolSpec
+from factory.tools.registry import ToolRegistry
 
 
 def build_knowledge_graph(
@@ -17,12 +17,7 @@ def build_knowledge_graph(
     cfg: ProjectConfig,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Entities and triples of `domain` from its probes and the connectivity loop's observations."""
-    generic: dict[str, set[str]] = {}
-    for inv in inventories.values():
-        for t in inv["tools"]:
-            spec = ToolSpec.model_validate(t)
-            if spec.domain == domain:
-                generic[spec.name] = spec.generic_params.names()
+    generic = {s.name: s.generic_params.names() for s in ToolRegistry.from_inventories(inventories).in_domain(domain)}
     kg = KnowledgeGraph(domain, cfg.kg)
     kg.add_probe_rows(domain, probes.get("rows", []), generic)
     observations = list((connectivity or {}).get("observations", []))

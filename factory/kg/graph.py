@@ -26,6 +26,7 @@ import pandas as pd
 from factory.config import KGConfig
 from factory.io import dumps
 from factory.tools.outcomes import is_success_outcome
+from factory.tools.spec import tool_id
 
 ENTITY_TYPES = ["code", "name", "date", "number", "boolean", "text"]
 PREDICATES = ["value_of", "accepted_by", "same_record"]
@@ -35,10 +36,6 @@ _CODE_WORDS = {"code", "cd", "id", "iata", "icao", "lid", "tailnum", "carrier", 
 _NAME_WORDS = {"name", "nm", "title", "city", "country", "manufacturer", "model", "composer", "keyword", "query"}
 _DATE = re.compile(r"^(19|20)\d{2}-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])$")
 _SHORT_CODE = re.compile(r"^[A-Z0-9][A-Z0-9_-]{0,9}$")
-
-
-def tool_id(domain: str, platform: str, name: str) -> str:
-    return f"{domain}/{platform}/{name}"
 
 
 def norm_name(name: str) -> str:

@@ -14,7 +14,6 @@ from typing import Any
 
 from factory import prompts
 from factory.config import ProjectConfig
-from factory.graph.skeleton import specs_by_id
 from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
@@ -24,6 +23,7 @@ from factory.report import counts, md_table, rate
 from factory.synthesis import answers
 from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
 from factory.synthesis.labels import field_label, param_label, tool_noun
+from factory.tools.registry import ToolRegistry
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -182,7 +182,7 @@ def build_queries(
     """Task rows (query, answer, golden actions, lineage) for every grounded trajectory."""
     lang = cfg.domain(domain).language
     syn = cfg.synthesis
-    specs = specs_by_id(inventories)
+    specs = ToolRegistry.from_inventories(inventories)
     names = [s.name for s in specs.values()]
     field_names = {f for s in specs.values() for f in [*s.output_fields, *s.params]}
     vocab = vocabulary(names, field_names)

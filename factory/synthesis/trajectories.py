@@ -28,7 +28,6 @@ import numpy as np
 from factory.config import ProjectConfig
 from factory.graph import plan as plans
 from factory.graph.edge import Edge, parse_edges
-from factory.graph.skeleton import specs_by_id
 from factory.io import dumps
 from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
@@ -37,7 +36,7 @@ from factory.synthesis.execute import ChainRun, Fetched, Stage, call_row, fetch,
 from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection
 from factory.tools.executor import ToolExecutor
 from factory.tools.outcomes import Outcome, is_success_outcome
-from factory.tools.spec import ToolSpec
+from factory.tools.registry import ToolRegistry, executor_factory
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +66,7 @@ class World:
     ):
         self.domain = domain
         self.cfg = cfg
-        self.specs: dict[str, ToolSpec] = specs_by_id(inventories)
+        self.specs = ToolRegistry.from_inventories(inventories)
         syn = cfg.synthesis
 
         def usable(tid: str) -> bool:
@@ -132,12 +131,7 @@ class World:
         return out
 
     def executor(self) -> ToolExecutor:
-        from factory.graph.connectivity import executor_factory
-
-        ex_cfg = self.cfg.executor.model_copy(update={"max_records_kept": self.cfg.synthesis.max_scan_records})
-        cfg = self.cfg.model_copy(update={"executor": ex_cfg})
-        domains = sorted({s.domain for s in self.specs.values()} & set(cfg.domain_names))
-        return executor_factory(self.specs, cfg, domains)()
+        return executor_factory(self.cfg, None, self.specs, scan=True)()
 
 
 # --------------------------------------------------------------------------- assembling a trajectory

@@ -1,6 +1,6 @@
 """Execute tools for real and classify every call into the EDGE outcome taxonomy.
 
-One interface for HTTP (OpenAPI) and MCP tools::
+One interface for every source kind (HTTP for OpenAPI tools, MCP)::
 
     async with ToolExecutor(tools, cfg, api_keys) as ex:
         result = await ex.call("list_flights", {"carrier": "DL"})
@@ -24,6 +24,13 @@ Behaviour
 - Secrets never leave the executor: every known key string is replaced by
   ``<KEY>`` in args, detail, records and body; the key parameter itself is
   always shown as ``<KEY>``.  URLs are never logged.
+
+Transports
+----------
+The wire work is a `Transport` per source kind (`factory.tools.transports.TRANSPORTS`:
+``openapi`` → `HttpTransport`, ``mcp`` → `McpTransport`): it prepares and sends one attempt
+and says whether the failure is transient.  Everything else is here, shared by all kinds:
+keys, redaction, retries and backoff, concurrency, the interpretation of a body, the result.
 
 Classification (see `classify_http_error` and `_finish`)
 --------------------------------------------------------
@@ -53,31 +60,30 @@ parameter cannot be sent: it is classified missing_field locally (attempts=0).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
 from factory.config import ExecutorConfig, SourceConfig
 from factory.tools.fingerprint import sha256_digest
-from factory.tools.mcp import MCPSession, classify_error_text, flatten_exception, interpret_result, run_sync
-from factory.tools.openapi import CONTENT_TYPE_KEY, RAW_BODY_FLAG, dig, non_null_schema
+from factory.tools.mcp import run_sync
 from factory.tools.outcomes import CallResult, Outcome
-from factory.tools.sources import SourceError, mcp_locator
+from factory.tools.schema import dig, non_null_schema
 from factory.tools.spec import ToolSpec
+from factory.tools.transports import TRANSPORTS, Exchange, NotSent, Transport, TransportOptions
+from factory.tools.transports.base import nonempty as _nonempty
+from factory.tools.transports.base import short as _short
+from factory.tools.transports.http import classify_http_error
+
+__all__ = ["KEY_PLACEHOLDER", "CallSpec", "ToolExecutor", "classify_http_error", "run_calls", "run_many"]
 
 logger = logging.getLogger(__name__)
 
 KEY_PLACEHOLDER = "<KEY>"
 MIN_SUBSTRING_SECRET_LEN = 6
-RETRY_STATUSES = frozenset({429, 500, 502, 504})
-UNAVAILABLE_STATUSES = frozenset({405, 410, 501, 503})
 ENVELOPE_AUTH_CODES = frozenset({"20", "30", "31", "32"})
 ENVELOPE_CODE_OUTCOMES: dict[str, Outcome] = {
     "10": Outcome.SCHEMA_MISMATCH,
@@ -85,33 +91,12 @@ ENVELOPE_CODE_OUTCOMES: dict[str, Outcome] = {
     "22": Outcome.RATE_LIMIT,
     **dict.fromkeys(ENVELOPE_AUTH_CODES, Outcome.AUTH_ERROR),
 }
-DETAIL_MAX = 300
 
 CallSpec = tuple["ToolSpec | str", Mapping[str, Any] | None]
 
 
-@dataclass
-class _Exchange:
-    """What came back from one (possibly retried) execution, before extraction and redaction."""
-
-    outcome: Outcome | None = None  # set for failures; None means "a body to interpret"
-    status_code: int | None = None
-    body: Any = None
-    detail: str = ""
-    attempts: int = 1
-
-
 class _KeyUnavailable(Exception):
     pass
-
-
-def _nonempty(v: Any) -> bool:
-    return v is not None and v != "" and v != [] and v != {}
-
-
-def _short(text: str, limit: int = DETAIL_MAX) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _to_int(v: Any) -> int | None:
@@ -119,69 +104,6 @@ def _to_int(v: Any) -> int | None:
         return int(float(v))
     except (TypeError, ValueError):
         return None
-
-
-def _retry_after_s(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _query_value(v: Any) -> Any:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, list | tuple):
-        return [_query_value(x) for x in v]
-    if isinstance(v, dict):
-        return json.dumps(v, ensure_ascii=False)
-    return v
-
-
-def classify_http_error(status: int, parsed: Any, text: str) -> tuple[Outcome, str]:
-    """Outcome and short reason of a non-2xx HTTP response."""
-    detail = parsed.get("detail") if isinstance(parsed, dict) else None
-    reason = _short(json.dumps(detail, ensure_ascii=False) if detail is not None else text or f"HTTP {status}")
-    if status == 429:
-        return Outcome.RATE_LIMIT, f"HTTP 429: {reason}"
-    if status in (401, 403):
-        return Outcome.AUTH_ERROR, f"HTTP {status}: {reason}"
-    if status in UNAVAILABLE_STATUSES:
-        return Outcome.ENDPOINT_UNAVAILABLE, f"HTTP {status}: {reason}"
-    if status == 404:
-        if parsed is None or detail == "Not Found" or not isinstance(parsed, dict):
-            return Outcome.ENDPOINT_UNAVAILABLE, f"HTTP 404 (no such endpoint): {reason}"
-        return Outcome.SCHEMA_MISMATCH, f"HTTP 404 (value names nothing): {reason}"
-    if status >= 500:
-        return Outcome.SERVER_ERROR, f"HTTP {status}: {reason}"
-    if status in (400, 422):
-        if _reports_missing(detail if detail is not None else parsed if parsed is not None else text):
-            return Outcome.MISSING_FIELD, f"HTTP {status}: {reason}"
-        return Outcome.SCHEMA_MISMATCH, f"HTTP {status}: {reason}"
-    return Outcome.UNCATEGORIZED, f"HTTP {status}: {reason}"
-
-
-def _reports_missing(detail: Any) -> bool:
-    """FastAPI/pydantic ``type: missing`` items, or a message saying a parameter is required/missing."""
-    if isinstance(detail, list):
-        return any(
-            isinstance(d, dict) and str(d.get("type", "")) in ("missing", "value_error.missing") for d in detail
-        ) or any(isinstance(d, str) and _reports_missing(d) for d in detail)
-    if isinstance(detail, dict):
-        if str(detail.get("type", "")) in ("missing", "value_error.missing"):
-            return True
-        return any(_reports_missing(v) for k, v in detail.items() if k in ("detail", "message", "msg", "error"))
-    if isinstance(detail, str):
-        low = detail.lower()
-        return "missing" in low or "required" in low
-    return False
 
 
 class ToolExecutor:
@@ -205,30 +127,25 @@ class ToolExecutor:
         self._secrets: set[str] = set(self._keys.values())
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._sems: dict[str, asyncio.Semaphore] = {}
-        self._mcp_sources = {mcp_locator(s): s for s in sources if s.kind == "mcp"}
-        self._mcp: dict[str, MCPSession] = {}
-        self._mcp_errors: dict[str, str] = {}
-        self._mcp_lock: asyncio.Lock | None = None
-        self._client = http_client
-        self._own_client = http_client is None
+        options = TransportOptions(self.cfg, tuple(sources), http_client)
+        self._transports: dict[str, Transport] = {kind: cls(options) for kind, cls in TRANSPORTS.items()}
+        self._open = False
 
     # ------------------------------------------------------------------ lifecycle
 
     async def __aenter__(self) -> ToolExecutor:
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.cfg.timeout_s, follow_redirects=True)
+        for transport in self._transports.values():
+            await transport.open()
+        self._open = True
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
-        sessions, self._mcp = list(self._mcp.values()), {}
-        for s in sessions:
-            await s.close()
-        if self._client is not None and self._own_client:
-            await self._client.aclose()
-            self._client = None
+        self._open = False
+        for transport in reversed(self._transports.values()):
+            await transport.close()
 
     # ------------------------------------------------------------------ public API
 
@@ -254,7 +171,7 @@ class ToolExecutor:
                 try:
                     key = await self._platform_key(tool.platform)
                 except _KeyUnavailable as e:
-                    ex = _Exchange(outcome=Outcome.AUTH_ERROR, detail=f"could not acquire an API key: {e}", attempts=0)
+                    ex = Exchange(outcome=Outcome.AUTH_ERROR, detail=f"could not acquire an API key: {e}", attempts=0)
                     return self._finish(tool, caller_args, sent, ex, t0)
                 if key is not None:
                     sent[key_param] = key
@@ -263,13 +180,10 @@ class ToolExecutor:
             else:
                 self._add_secret(str(given))
         self._fill_format_params(tool, sent)
-        if self._client is None:
+        if not self._open:
             raise RuntimeError("ToolExecutor must be used as `async with ToolExecutor(...) as ex`")
         async with self._sem(tool.platform):
-            if tool.method == "MCP":
-                ex = await self._execute_mcp(tool, sent)
-            else:
-                ex = await self._execute_http(tool, sent)
+            ex = await self._execute(tool, sent)
         if tool.key_acquisition is not None and ex.outcome is None:
             key = dig(ex.body, tool.key_acquisition.output_field)
             if _nonempty(key) and isinstance(key, str | int):
@@ -336,180 +250,40 @@ class ToolExecutor:
             return min(retry_after, self.cfg.max_backoff_s)
         return min(self.cfg.backoff_base_s * (2 ** (attempt - 1)), self.cfg.max_backoff_s)
 
-    # ------------------------------------------------------------------ HTTP
+    # ------------------------------------------------------------------ execution
 
-    def _build_request(self, tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, Any]] | str:
-        """``(url, httpx request kwargs)`` or an error message for a call that cannot be sent."""
-        base = tool.source.base_url
-        if not base:
-            return "no base URL for this tool (none configured and none in the spec)"
-        path = tool.path
-        missing: list[str] = []
-        query: dict[str, Any] = {}
-        headers: dict[str, str] = {}
-        body: dict[str, Any] = {}
-        raw_body: Any = None
-        has_raw = False
-        for pname, loc in tool.param_locations.items():
-            if loc == "path" and "{" + pname + "}" in path:
-                v = sent.get(pname)
-                if not _nonempty(v):
-                    missing.append(pname)
-                    continue
-                path = path.replace("{" + pname + "}", quote(str(_query_value(v)), safe=""))
-        if missing:
-            return "missing required path parameter(s): " + ", ".join(missing)
-        for pname, v in sent.items():
-            if v is None:
-                continue
-            loc = tool.param_locations.get(pname, "query")
-            if loc == "path":
-                continue
-            if loc == "header":
-                headers[pname] = str(_query_value(v))
-            elif loc == "body":
-                if non_null_schema(tool.params.get(pname, {})).get(RAW_BODY_FLAG):
-                    raw_body, has_raw = v, True
-                else:
-                    body[pname] = v
-            else:
-                query[pname] = _query_value(v)
-        kwargs: dict[str, Any] = {"params": query, "headers": headers}
-        content_type = tool.input_schema.get(CONTENT_TYPE_KEY)
-        if has_raw:
-            kwargs["json"] = raw_body
-        elif body:
-            if content_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
-                kwargs["data"] = {k: _query_value(v) for k, v in body.items()}
-            else:
-                kwargs["json"] = body
-        return base.rstrip("/") + "/" + path.lstrip("/"), kwargs
+    def _transport(self, tool: ToolSpec) -> Transport:
+        try:
+            return self._transports[tool.source.kind]
+        except KeyError:
+            raise KeyError(f"{tool.qualified_name}: no transport for source kind {tool.source.kind!r}") from None
 
-    async def _execute_http(self, tool: ToolSpec, sent: dict[str, Any]) -> _Exchange:
-        built = self._build_request(tool, sent)
-        if isinstance(built, str):
-            outcome = Outcome.MISSING_FIELD if built.startswith("missing") else Outcome.ENDPOINT_UNAVAILABLE
-            return _Exchange(outcome=outcome, detail=built, attempts=0)
-        url, kwargs = built
-        assert self._client is not None
+    async def _execute(self, tool: ToolSpec, sent: dict[str, Any]) -> Exchange:
+        """Send a call with its kind's transport, retrying transient failures with backoff."""
+        transport = self._transport(tool)
+        try:
+            prepared = await transport.prepare(tool, sent)
+        except NotSent as e:
+            return Exchange(e.outcome, detail=e.detail, attempts=0)
+        last = Exchange()
         attempts = 0
-        last = _Exchange()
         for attempt in range(1, self.cfg.max_retries + 2):
             attempts = attempt
-            retry_after: float | None = None
-            try:
-                resp = await self._client.request(tool.method, url, timeout=self.cfg.timeout_s, **kwargs)
-            except httpx.ConnectTimeout as e:
-                return _Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=f"connect timeout: {e}", attempts=attempt)
-            except httpx.TimeoutException as e:
-                last = _Exchange(Outcome.TIMEOUT, detail=f"no answer within {self.cfg.timeout_s}s ({type(e).__name__})")
-            except httpx.ConnectError as e:
-                return _Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=f"cannot connect: {e}", attempts=attempt)
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
-                last = _Exchange(Outcome.SERVER_ERROR, detail=f"connection dropped: {type(e).__name__}: {e}")
-            except (httpx.HTTPError, httpx.InvalidURL, ValueError, TypeError) as e:
-                return _Exchange(Outcome.UNCATEGORIZED, detail=f"{type(e).__name__}: {e}", attempts=attempt)
-            else:
-                last = self._read_response(resp)
-                if resp.status_code not in RETRY_STATUSES:
-                    last.attempts = attempt
-                    return last
-                retry_after = _retry_after_s(resp.headers.get("retry-after"))
+            last = await transport.send(tool, prepared)
+            if not last.retry:
+                last.attempts = attempt
+                return last
             if attempt <= self.cfg.max_retries:
-                delay = self._backoff(attempt, retry_after)
+                delay = self._backoff(attempt, last.retry_after)
                 logger.debug("%s: %s, retry %d in %.2fs", tool.qualified_name, last.outcome, attempt, delay)
                 await asyncio.sleep(delay)
-        last.attempts = attempts
-        return last
-
-    def _read_response(self, resp: httpx.Response) -> _Exchange:
-        status = resp.status_code
-        text = resp.text
-        parsed: Any = None
-        parse_ok = True
-        if text.strip():
-            try:
-                parsed = resp.json()
-            except ValueError:
-                parse_ok = False
-        if 200 <= status < 300:
-            if not parse_ok:
-                ctype = resp.headers.get("content-type", "?")
-                return _Exchange(
-                    Outcome.UNCATEGORIZED,
-                    status,
-                    detail=f"HTTP {status} body is not JSON ({ctype}): {_short(text, 120)}",
-                )
-            return _Exchange(None, status, body=parsed)
-        outcome, detail = classify_http_error(status, parsed if parse_ok else None, text)
-        return _Exchange(outcome, status, body=parsed if parse_ok else None, detail=detail)
-
-    # ------------------------------------------------------------------ MCP
-
-    async def _session(self, tool: ToolSpec) -> MCPSession:
-        locator = tool.source.locator
-        if locator in self._mcp:
-            return self._mcp[locator]
-        if locator in self._mcp_errors:
-            raise SourceError(self._mcp_errors[locator])
-        if self._mcp_lock is None:
-            self._mcp_lock = asyncio.Lock()
-        async with self._mcp_lock:
-            if locator in self._mcp:
-                return self._mcp[locator]
-            src = self._mcp_sources.get(locator)
-            session = MCPSession(
-                locator,
-                url=tool.source.base_url,
-                env=src.env if src is not None else None,
-            )
-            try:
-                await session.start()
-            except SourceError as e:
-                self._mcp_errors[locator] = str(e)
-                raise
-            self._mcp[locator] = session
-            return session
-
-    async def _execute_mcp(self, tool: ToolSpec, sent: dict[str, Any]) -> _Exchange:
-        try:
-            session = await self._session(tool)
-        except SourceError as e:
-            return _Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=str(e), attempts=0)
-        last = _Exchange()
-        attempts = 0
-        for attempt in range(1, self.cfg.max_retries + 2):
-            attempts = attempt
-            try:
-                res = await asyncio.wait_for(
-                    session.call_tool(tool.name, sent, self.cfg.timeout_s), self.cfg.timeout_s + 1.0
-                )
-            except TimeoutError:
-                last = _Exchange(Outcome.TIMEOUT, detail=f"no answer within {self.cfg.timeout_s}s")
-            except Exception as e:  # noqa: BLE001 - MCPError, closed streams, ...
-                text = flatten_exception(e)
-                low = text.lower()
-                if "timed out" in low or "timeout" in low:
-                    last = _Exchange(Outcome.TIMEOUT, detail=_short(text))
-                elif "connection closed" in low or "closed" in low or isinstance(e, ConnectionError):
-                    return _Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=_short(text), attempts=attempt)
-                else:
-                    return _Exchange(classify_error_text(text), detail=_short(text), attempts=attempt)
-            else:
-                outcome, body, detail = interpret_result(res)
-                last = _Exchange(outcome, body=body, detail=detail)
-                if outcome not in (Outcome.RATE_LIMIT, Outcome.TIMEOUT):
-                    last.attempts = attempt
-                    return last
-            if attempt <= self.cfg.max_retries:
-                await asyncio.sleep(self._backoff(attempt))
         last.attempts = attempts
         return last
 
     # ------------------------------------------------------------------ results
 
     def _finish(
-        self, tool: ToolSpec, caller_args: dict[str, Any], sent: dict[str, Any], ex: _Exchange, t0: float
+        self, tool: ToolSpec, caller_args: dict[str, Any], sent: dict[str, Any], ex: Exchange, t0: float
     ) -> CallResult:
         key_param = tool.generic_params.key
         shown_args = {k: (KEY_PLACEHOLDER if k == key_param and tool.key_acquisition is None else v)
@@ -635,9 +409,14 @@ def run_calls(
     """Synchronous helper: open an executor, run `calls` concurrently, close it."""
     tool_list = list(tools)
     source_list = list(sources)
+    return run_many(lambda: ToolExecutor(tool_list, cfg, api_keys, sources=source_list), calls)
+
+
+def run_many(make_executor: Callable[[], ToolExecutor], calls: Sequence[CallSpec]) -> list[CallResult]:
+    """Synchronous helper: open the executor `make_executor` builds, run `calls` concurrently, close it."""
 
     async def go() -> list[CallResult]:
-        async with ToolExecutor(tool_list, cfg, api_keys, sources=source_list) as ex:
+        async with make_executor() as ex:
             return await ex.call_many(calls)
 
     return run_sync(go())

@@ -22,16 +22,15 @@ import threading
 from collections.abc import Coroutine, Mapping
 from typing import IO, Any, TypeVar
 
-from factory.tools.openapi import (
-    _Resolver,
+from factory.tools.locators import SourceError, mcp_command, mcp_locator, slugify
+from factory.tools.outcomes import Outcome
+from factory.tools.schema import (
+    RefResolver,
     flatten_fields,
     infer_records_path,
     infer_total_count_path,
     record_schema,
-    slugify,
 )
-from factory.tools.outcomes import Outcome
-from factory.tools.sources import SourceError, mcp_command, mcp_locator
 from factory.tools.spec import GenericParams, SourceRef, ToolSpec
 
 logger = logging.getLogger(__name__)
@@ -121,7 +120,7 @@ def _clean_schema(schema: Mapping[str, Any] | None, where: str) -> dict[str, Any
     """Resolve a tool schema's internal ``$ref``s (``#/$defs/...``) and drop ``$defs``."""
     if not schema:
         return {}
-    resolved = _Resolver(dict(schema), where).resolve(dict(schema), where)
+    resolved = RefResolver(dict(schema), where).resolve(dict(schema), where)
     resolved.pop("$defs", None)
     resolved.pop("definitions", None)
     return resolved

@@ -26,7 +26,7 @@ import copy
 import json
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urljoin, urlparse
@@ -34,11 +34,22 @@ from urllib.parse import unquote, urljoin, urlparse
 import httpx
 import yaml
 
-from factory.tools.sources import SourceError
+from factory.tools.locators import SourceError, slugify
+from factory.tools.schema import (
+    CONTENT_TYPE_KEY,
+    FORM_CONTENT_TYPES,
+    RAW_BODY_FLAG,
+    RefResolver,
+    flatten_fields,
+    infer_records_path,
+    infer_total_count_path,
+    non_null_schema,
+    record_schema,
+    schema_at,
+)
 from factory.tools.spec import (
     GenericParams,
     KeyAcquisition,
-    OutputField,
     ParamLocation,
     ResultEnvelope,
     SourceRef,
@@ -49,7 +60,6 @@ logger = logging.getLogger(__name__)
 
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 STATE_CHANGING_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
-FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 KEY_NAMES = {"servicekey", "service_key", "api_key", "apikey", "key", "api-key", "x-api-key", "access_key", "authkey"}
 PAGE_NAMES = {"page", "pageno", "page_no", "pagenumber", "page_number", "pageindex", "page_index"}
@@ -58,14 +68,7 @@ PAGE_SIZE_NAMES = {
 }  # fmt: skip
 FORMAT_NAMES = {"_type", "type", "format", "returntype", "return_type", "resulttype", "datatype", "data_type"}
 FORMAT_ALWAYS = {"_type", "returntype", "return_type", "resulttype", "datatype"}
-TOTAL_COUNT_NAMES = ("totalCount", "total_count", "totalcount", "total", "totalResults", "total_results", "count")
 ENVELOPE_CODE_PATH = "response.header.resultCode"
-ENVELOPE_RECORDS_PATH = "response.body.items.item"
-MAX_FLATTEN_DEPTH = 4
-
-RAW_BODY_FLAG = "x-raw-body"
-RECURSIVE_FLAG = "x-recursive-ref"
-CONTENT_TYPE_KEY = "x-content-type"
 
 
 # --------------------------------------------------------------------------- fetching
@@ -119,263 +122,6 @@ def snake_case(name: str) -> str:
     return f"op_{s}" if s[0].isdigit() else s
 
 
-def slugify(text: str) -> str:
-    """Lowercase slug of a title (letters of any script kept, other runs become ``-``)."""
-    s = re.sub(r"[\W_]+", "-", text.lower()).strip("-")
-    return s or "api"
-
-
-def dig(obj: Any, path: str | None) -> Any:
-    """Follow a dotted path through nested mappings (numeric parts index lists); None when absent."""
-    if not path:
-        return obj
-    cur = obj
-    for part in path.split("."):
-        if isinstance(cur, Mapping):
-            if part not in cur:
-                return None
-            cur = cur[part]
-        elif isinstance(cur, list) and part.lstrip("-").isdigit():
-            idx = int(part)
-            if not -len(cur) <= idx < len(cur):
-                return None
-            cur = cur[idx]
-        else:
-            return None
-    return cur
-
-
-def non_null_schema(schema: Any) -> dict[str, Any]:
-    """The non-null branch of ``anyOf/oneOf [X, {type: null}]`` (OpenAPI 3.1 / FastAPI optionals)."""
-    if not isinstance(schema, dict):
-        return {}
-    for key in ("anyOf", "oneOf"):
-        variants = schema.get(key)
-        if isinstance(variants, list):
-            real = [v for v in variants if isinstance(v, dict) and v.get("type") != "null"]
-            if len(real) == 1:
-                merged = {k: v for k, v in schema.items() if k != key}
-                merged.update(real[0])
-                return merged
-    return schema
-
-
-def schema_type(schema: Any) -> str:
-    """A single JSON Schema type name for a (resolved) schema."""
-    s = non_null_schema(schema)
-    t = s.get("type")
-    if isinstance(t, list):
-        t = next((x for x in t if x != "null"), None)
-    if isinstance(t, str):
-        return t
-    if "properties" in s:
-        return "object"
-    if "items" in s:
-        return "array"
-    if "enum" in s and s["enum"]:
-        v = s["enum"][0]
-        return {bool: "boolean", int: "integer", float: "number"}.get(type(v), "string")
-    return "string"
-
-
-def _is_object_schema(schema: Any) -> bool:
-    s = non_null_schema(schema)
-    return isinstance(s, dict) and (schema_type(s) == "object" or "properties" in s)
-
-
-def _is_array_of_objects(schema: Any) -> bool:
-    s = non_null_schema(schema)
-    return schema_type(s) == "array" and _is_object_schema(s.get("items"))
-
-
-def infer_records_path(schema: dict[str, Any]) -> str | None:
-    """The dotted path of the record list in a response schema, or None.
-
-    Prefers the data.go.kr envelope ``response.body.items.item``; otherwise the
-    unique array-of-objects property (searched without entering arrays); among
-    several, the unique shallowest one.  A top-level array gives None (the body
-    itself is the list of records).
-    """
-    s = non_null_schema(schema)
-    if not s or schema_type(s) == "array":
-        return None
-    if _schema_at(s, ENVELOPE_RECORDS_PATH) is not None:
-        return ENVELOPE_RECORDS_PATH
-    found: list[str] = []
-
-    def walk(node: dict[str, Any], prefix: str, depth: int) -> None:
-        if depth > MAX_FLATTEN_DEPTH:
-            return
-        for name, sub in (node.get("properties") or {}).items():
-            sub = non_null_schema(sub)
-            path = f"{prefix}{name}"
-            if _is_array_of_objects(sub):
-                items = non_null_schema(sub.get("items"))
-                item_props = set(items.get("properties") or {})
-                parent_props = set(node.get("properties") or {})
-                if items.get(RECURSIVE_FLAG) or (item_props and item_props == parent_props):
-                    continue  # a record nesting more of its own kind (e.g. Airport.nearby), not an envelope
-                found.append(path)
-            elif _is_object_schema(sub):
-                walk(sub, path + ".", depth + 1)
-
-    walk(s, "", 0)
-    if len(found) == 1:
-        return found[0]
-    if found:
-        depths = [p.count(".") for p in found]
-        shallow = [p for p, d in zip(found, depths, strict=True) if d == min(depths)]
-        if len(shallow) == 1:
-            return shallow[0]
-    return None
-
-
-def _schema_at(schema: dict[str, Any], path: str) -> dict[str, Any] | None:
-    """The sub-schema at a dotted property path (None when absent)."""
-    cur: Any = non_null_schema(schema)
-    for part in path.split("."):
-        if not isinstance(cur, dict):
-            return None
-        if schema_type(cur) == "array":
-            cur = non_null_schema(cur.get("items"))
-        props = cur.get("properties") if isinstance(cur, dict) else None
-        if not isinstance(props, dict) or part not in props:
-            return None
-        cur = non_null_schema(props[part])
-    return cur if isinstance(cur, dict) else None
-
-
-def record_schema(output_schema: dict[str, Any], records_path: str | None) -> dict[str, Any]:
-    """The schema of ONE record: items of the records path (or the object there), else the body."""
-    s = non_null_schema(output_schema)
-    if records_path:
-        at = _schema_at(s, records_path)
-        if at is None:
-            return {}
-        s = at
-    if schema_type(s) == "array":
-        s = non_null_schema(s.get("items"))
-    return s if isinstance(s, dict) else {}
-
-
-def flatten_fields(schema: dict[str, Any], *, max_depth: int = MAX_FLATTEN_DEPTH) -> dict[str, OutputField]:
-    """Fields of a record schema as dotted paths (nested objects flattened, arrays kept whole)."""
-    out: dict[str, OutputField] = {}
-
-    def walk(node: dict[str, Any], prefix: str, depth: int) -> None:
-        for name, sub in (node.get("properties") or {}).items():
-            sub = non_null_schema(sub) if isinstance(sub, dict) else {}
-            path = f"{prefix}{name}"
-            if _is_object_schema(sub) and sub.get("properties") and depth < max_depth:
-                walk(sub, path + ".", depth + 1)
-                continue
-            enum = sub.get("enum")
-            out[path] = OutputField(
-                name=path,
-                type=schema_type(sub),
-                description=str(sub.get("description") or sub.get("title") or ""),
-                enum=list(enum) if isinstance(enum, list) else None,
-                format=sub.get("format") if isinstance(sub.get("format"), str) else None,
-            )
-
-    walk(non_null_schema(schema), "", 0)
-    return out
-
-
-def infer_total_count_path(schema: dict[str, Any], records_path: str | None) -> str | None:
-    """A total-count field near the records (same envelope), by conventional names; None if absent."""
-    s = non_null_schema(schema)
-    if schema_type(s) != "object":
-        return None
-    candidates: list[str] = []
-    if records_path:
-        parts = records_path.split(".")
-        for i in range(len(parts) - 1, -1, -1):
-            candidates.append(".".join(parts[:i]))
-    candidates.append("")
-    seen: set[str] = set()
-    for base in candidates:
-        if base in seen:
-            continue
-        seen.add(base)
-        node = _schema_at(s, base) if base else s
-        props = (node or {}).get("properties") or {}
-        for name in TOTAL_COUNT_NAMES:
-            if name in props and schema_type(props[name]) in ("integer", "number", "string"):
-                if name == "count" and records_path is None:
-                    continue
-                return f"{base}.{name}" if base else name
-    return None
-
-
-# --------------------------------------------------------------------------- $ref resolution
-
-
-class _Resolver:
-    """Resolves local ``$ref``s recursively and merges ``allOf``; cycles are cut with a stub."""
-
-    def __init__(self, doc: dict[str, Any], locator: str) -> None:
-        self.doc = doc
-        self.locator = locator
-
-    def lookup(self, ref: str, where: str) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            raise SourceError(f"spec {self.locator}: unsupported non-local $ref {ref!r} at {where}")
-        node: Any = self.doc
-        for raw in ref[1:].split("/")[1:] if ref != "#" else []:
-            part = unquote(raw).replace("~1", "/").replace("~0", "~")
-            if isinstance(node, dict) and part in node:
-                node = node[part]
-            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-                node = node[int(part)]
-            else:
-                raise SourceError(f"spec {self.locator}: unresolvable $ref {ref!r} at {where}")
-        return node
-
-    def resolve(self, node: Any, where: str, stack: tuple[str, ...] = ()) -> Any:
-        if isinstance(node, list):
-            return [self.resolve(x, f"{where}[{i}]", stack) for i, x in enumerate(node)]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            ref = node["$ref"]
-            if ref in stack:
-                name = str(ref).rsplit("/", 1)[-1]
-                return {"type": "object", "description": f"(recursive reference to {name})", RECURSIVE_FLAG: name}
-            target = self.resolve(self.lookup(ref, where), where, stack + (ref,))
-            siblings = {k: v for k, v in node.items() if k != "$ref"}
-            if siblings and isinstance(target, dict):
-                target = {**target, **self.resolve(siblings, where, stack)}
-            return target
-        out = {k: self.resolve(v, f"{where}.{k}", stack) for k, v in node.items()}
-        if isinstance(out.get("allOf"), list):
-            out = merge_all_of(out)
-        return out
-
-
-def merge_all_of(schema: dict[str, Any]) -> dict[str, Any]:
-    """Merge a (resolved) ``allOf`` into one object schema: properties and required are unioned."""
-    parts = [p for p in schema.get("allOf", []) if isinstance(p, dict)]
-    merged: dict[str, Any] = {}
-    props: dict[str, Any] = {}
-    required: list[str] = []
-    for part in parts + [{k: v for k, v in schema.items() if k != "allOf"}]:
-        part = merge_all_of(part) if "allOf" in part else part
-        for k, v in part.items():
-            if k == "properties" and isinstance(v, dict):
-                props.update(v)
-            elif k == "required" and isinstance(v, list):
-                required.extend(r for r in v if r not in required)
-            elif k not in merged:
-                merged[k] = v
-    if props:
-        merged["properties"] = props
-        merged.setdefault("type", "object")
-    if required:
-        merged["required"] = required
-    return merged
-
-
 # --------------------------------------------------------------------------- loading
 
 
@@ -412,7 +158,7 @@ def load_openapi(
     plat = platform or slugify(str(info.get("title") or "api"))
     base = base_url or _base_url_from_doc(doc, loc, swagger2)
     source = SourceRef(kind="openapi", locator=loc, base_url=base)
-    resolver = _Resolver(doc, loc)
+    resolver = RefResolver(doc, loc)
     realtime = set(realtime_tools)
     security_schemes = _security_schemes(doc, resolver, swagger2)
 
@@ -487,7 +233,7 @@ def _base_url_from_doc(doc: dict[str, Any], locator: str, swagger2: bool) -> str
     return None
 
 
-def _security_schemes(doc: dict[str, Any], resolver: _Resolver, swagger2: bool) -> dict[str, dict[str, Any]]:
+def _security_schemes(doc: dict[str, Any], resolver: RefResolver, swagger2: bool) -> dict[str, dict[str, Any]]:
     raw = doc.get("securityDefinitions") if swagger2 else (doc.get("components") or {}).get("securitySchemes")
     if not isinstance(raw, dict):
         return {}
@@ -524,7 +270,7 @@ def _load_operation(
     method: str,
     path: str,
     shared_params: list[Any],
-    resolver: _Resolver,
+    resolver: RefResolver,
     swagger2: bool,
     security_schemes: dict[str, dict[str, Any]],
     domain: str,
@@ -586,7 +332,7 @@ def _load_operation(
         if isinstance(content, dict) and content:
             media_type, media = _pick_media(content, json_first=True)
             schema = (media or {}).get("schema") or {}
-            if media_type in FORM_TYPES:
+            if media_type in FORM_CONTENT_TYPES:
                 content_type = media_type
             _add_body(add, schema, body.get("required", True) is not False, "body")
 
@@ -677,12 +423,12 @@ def _pick_media(content: dict[str, Any], *, json_first: bool) -> tuple[str, dict
         if "json" in mt:
             return mt, content[mt]
     for mt in types:
-        if mt in FORM_TYPES or mt == "*/*":
+        if mt in FORM_CONTENT_TYPES or mt == "*/*":
             return mt, content[mt]
     return types[0], content[types[0]]
 
 
-def _success_schema(responses: dict[str, Any], resolver: _Resolver, swagger2: bool, where: str) -> dict[str, Any]:
+def _success_schema(responses: dict[str, Any], resolver: RefResolver, swagger2: bool, where: str) -> dict[str, Any]:
     responses = {str(k): v for k, v in responses.items()}  # YAML may give integer status codes
     codes = list(responses)
     order = [c for c in ("200", "201") if c in codes]
@@ -730,8 +476,8 @@ def _envelope(op: dict[str, Any], output_schema: dict[str, Any], loc: str, where
             return ResultEnvelope.model_validate(data)
         except ValueError as e:
             raise SourceError(f"spec {loc}: operation {where}: invalid x-result-envelope: {e}") from e
-    if _schema_at(output_schema, ENVELOPE_CODE_PATH) is not None:
-        msg = "response.header.resultMsg" if _schema_at(output_schema, "response.header.resultMsg") else None
+    if schema_at(output_schema, ENVELOPE_CODE_PATH) is not None:
+        msg = "response.header.resultMsg" if schema_at(output_schema, "response.header.resultMsg") else None
         return ResultEnvelope(code_path=ENVELOPE_CODE_PATH, message_path=msg)
     return None
 

@@ -1,75 +1,43 @@
-"""Tool sources: resolve a configured source to a spec/server and load its tools.
+"""Tool sources: load the tools of a configured source, and of a domain.
 
 A domain declares its sources in `factory.yaml` (`SourceConfig`).  This module
-maps them to concrete locators (``demo://<platform>`` → the bundled demo
-service), dispatches to the OpenAPI or MCP loader, and checks the domain-level
-invariants (tool names unique within a domain).  Every failure surfaces as a
-`SourceError` whose message names the source.
+dispatches each to its kind's loader (`LOADERS`: OpenAPI document, MCP server) and
+checks the domain-level invariants (tool names unique within a domain).  Every
+failure surfaces as a `SourceError` whose message names the source.  Locators
+(``demo://<platform>`` → the bundled demo service) and `SourceError` itself live in
+`factory.tools.locators`, which imports no loader: this module depends on the
+loaders, never the reverse.
 """
 
 from __future__ import annotations
 
 import logging
-import shlex
-import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
+
+from factory.tools.locators import SourceError, resolve_source
+from factory.tools.mcp import load_mcp
+from factory.tools.openapi import fetch_spec, load_openapi
 
 if TYPE_CHECKING:
     from factory.config import DemoConfig, DomainConfig, ProjectConfig, SourceConfig
     from factory.tools.spec import ToolSpec
 
+__all__ = ["LOADERS", "SourceError", "load_domain_tools", "load_source_tools", "resolve_source"]
+
 logger = logging.getLogger(__name__)
-
-DEMO_SCHEME = "demo://"
-
-
-class SourceError(RuntimeError):
-    """A tool source that cannot be read or used; the message names the source and the problem."""
-
-
-def resolve_source(src: SourceConfig, demo: DemoConfig) -> tuple[str, str | None]:
-    """Return ``(spec_locator, base_url)`` for a source.
-
-    - openapi ``demo://<platform>``: spec ``{demo.base_url}/{platform}/openapi.json``,
-      base URL ``{demo.base_url}/{platform}`` (an explicit ``base_url`` wins);
-    - other openapi sources: ``(spec, base_url)`` as configured (``base_url`` may be
-      None: the loader then takes it from the spec);
-    - mcp: ``(command line or URL, url)``.
-    """
-    if src.kind == "mcp":
-        return mcp_locator(src), src.url
-    spec = str(src.spec)
-    if spec.startswith(DEMO_SCHEME):
-        platform = spec[len(DEMO_SCHEME) :].strip("/")
-        if not platform:
-            raise SourceError(f"source {spec!r}: demo:// needs a platform name, e.g. demo://flight-ops")
-        root = demo.base_url.rstrip("/")
-        return f"{root}/{platform}/openapi.json", src.base_url or f"{root}/{platform}"
-    return spec, src.base_url
-
-
-def mcp_locator(src: SourceConfig) -> str:
-    """The locator recorded in ToolSpec.source for an MCP source: a shell-quoted command line or the URL."""
-    if src.command:
-        return shlex.join(src.command)
-    return str(src.url)
-
-
-def mcp_command(locator_or_command: str | list[str]) -> list[str]:
-    """The argv to start an MCP server; a bare ``python``/``python3`` means this interpreter."""
-    argv = shlex.split(locator_or_command) if isinstance(locator_or_command, str) else list(locator_or_command)
-    if argv and argv[0] in ("python", "python3"):
-        argv[0] = sys.executable
-    return argv
 
 
 def load_source_tools(src: SourceConfig, domain: str, demo: DemoConfig) -> list[ToolSpec]:
-    """Load the ToolSpecs of one source (OpenAPI document or MCP server)."""
-    from factory.tools.mcp import load_mcp
-    from factory.tools.openapi import fetch_spec, load_openapi
+    """Load the ToolSpecs of one source with its kind's loader (OpenAPI document or MCP server)."""
+    return LOADERS[src.kind](src, domain, demo)
 
-    if src.kind == "mcp":
-        return load_mcp(src, domain)
+
+def _load_mcp_source(src: SourceConfig, domain: str, demo: DemoConfig) -> list[ToolSpec]:
+    return load_mcp(src, domain)
+
+
+def _load_openapi_source(src: SourceConfig, domain: str, demo: DemoConfig) -> list[ToolSpec]:
     spec_locator, base_url = resolve_source(src, demo)
     doc = fetch_spec(spec_locator)
     return load_openapi(
@@ -80,6 +48,13 @@ def load_source_tools(src: SourceConfig, domain: str, demo: DemoConfig) -> list[
         base_url=base_url,
         realtime_tools=src.realtime_tools,
     )
+
+
+# One loader per source kind (`SourceKind`): ``(source, domain, demo config) → ToolSpecs``.
+LOADERS: dict[str, Callable[[SourceConfig, str, DemoConfig], list[ToolSpec]]] = {
+    "openapi": _load_openapi_source,
+    "mcp": _load_mcp_source,
+}
 
 
 def load_domain_tools(domain_cfg: DomainConfig, project_cfg: ProjectConfig) -> list[ToolSpec]:

@@ -14,6 +14,11 @@ SourceKind = Literal["openapi", "mcp"]
 ParamLocation = Literal["query", "path", "header", "body", "mcp"]
 
 
+def tool_id(domain: str, platform: str, name: str) -> str:
+    """The id of a tool across every inventory: ``<domain>/<platform>/<name>``."""
+    return f"{domain}/{platform}/{name}"
+
+
 class SourceRef(BaseModel):
     """Where a tool came from, so its surface can be re-read and re-executed."""
 
@@ -114,6 +119,11 @@ class ToolSpec(BaseModel):
     @property
     def qualified_name(self) -> str:
         return f"{self.platform}.{self.name}"
+
+    @property
+    def tool_id(self) -> str:
+        """``<domain>/<platform>/<name>`` (`tool_id`), unique across the inventories."""
+        return tool_id(self.domain, self.platform, self.name)
 
     @property
     def required_params(self) -> list[str]:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from factory.eval.harness import ToolIndex
 from factory.eval.oracle import final_answer, golden_model_calls
 from factory.model_config import ModelsConfig, OpenAIBackendConfig
+from factory.tools.registry import ToolRegistry
 from tests.eval.scripted import ScriptedServer
 
 DOMAINS = ("aviation", "music", "korea")
@@ -68,12 +68,12 @@ def evaluated_tasks(world: Any) -> tuple[list[dict[str, Any]], str]:
     return all_tasks(world), "generated_queries"
 
 
-def model_calls(task: dict[str, Any], index: ToolIndex) -> list[list[dict[str, Any]]]:
+def model_calls(task: dict[str, Any], index: ToolRegistry) -> list[list[dict[str, Any]]]:
     """The golden actions as the model must issue them (the oracle's calls): per step, no key tools."""
     return golden_model_calls(task, index.by_platform_name)
 
 
-def perfect_script(task: dict[str, Any], index: ToolIndex, *, native: bool = True) -> list[Any]:
+def perfect_script(task: dict[str, Any], index: ToolRegistry, *, native: bool = True) -> list[Any]:
     """A model that issues exactly the golden calls, step by step, then states the gold answer."""
     replies: list[Any] = []
     for calls in model_calls(task, index):

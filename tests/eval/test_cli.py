@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from factory.cli import main
-from factory.eval.harness import ToolIndex
+from factory.tools.registry import ToolRegistry
 from tests.conftest import free_port, write_config
 from tests.eval.conftest import all_tasks, inventories, perfect_script, variant
 from tests.eval.scripted import ScriptedServer
@@ -28,7 +28,7 @@ def _config(world: Any, tmp: Path, server: ScriptedServer, data_dir: Path | None
 
 
 def _task_file(world: Any, server: ScriptedServer, tmp: Path, split: str = "test") -> tuple[Path, list[dict]]:
-    index = ToolIndex(inventories(world))
+    index = ToolRegistry.from_inventories(inventories(world))
     pool = all_tasks(world)
     picked = [next(t for t in pool if t["domain"] == d) for d in ("music", "korea")]
     tasks = [variant(t, "cli", split=split) for t in picked]

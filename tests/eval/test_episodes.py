@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from factory.eval.harness import EvalSettings, ToolIndex, evaluate, load_tasks
-from factory.graph.connectivity import executor_factory
+from factory.eval.harness import EvalSettings, evaluate, load_tasks
 from factory.llm.agent import FAILURE_KINDS
 from factory.llm.service import LLM
+from factory.tools.registry import ToolRegistry, executor_factory
 from tests.eval.conftest import (
     DOMAINS,
     all_tasks,
@@ -52,7 +52,7 @@ def _traces(result) -> dict[str, dict[str, Any]]:
 
 
 def test_perfect_trajectories_pass_with_full_action(synth_world, scripted_server, tmp_path) -> None:
-    index = ToolIndex(inventories(synth_world))
+    index = ToolRegistry.from_inventories(inventories(synth_world))
     tasks = [variant(t, "perfect") for t in all_tasks(synth_world)]
     assert {t["domain"] for t in tasks} == set(DOMAINS) and len(tasks) >= 6
     for t in tasks:
@@ -88,7 +88,7 @@ def test_perfect_trajectories_pass_with_full_action(synth_world, scripted_server
 
 def test_text_mode_native_formats_against_live_tools(synth_world, scripted_server, tmp_path) -> None:
     """A backend without tool_calls: tools in the system prompt, calls parsed from several families' formats."""
-    index = ToolIndex(inventories(synth_world))
+    index = ToolRegistry.from_inventories(inventories(synth_world))
     base = next(t for t in all_tasks(synth_world) if t["domain"] == "music" and len(model_calls(t, index)) >= 2)
     steps = model_calls(base, index)
     hermes = variant(base, "text-hermes")
@@ -120,7 +120,7 @@ def test_text_mode_native_formats_against_live_tools(synth_world, scripted_serve
 # --------------------------------------------------------------------------- (b)/(c) efficiency, Eq. 3
 
 
-def _chain_task(world, index: ToolIndex) -> dict[str, Any]:
+def _chain_task(world, index: ToolRegistry) -> dict[str, Any]:
     """A real music task with at least one model call and room in its budget for one more."""
     for t in all_tasks(world):
         n = sum(len(s) for s in model_calls(t, index))
@@ -131,7 +131,7 @@ def _chain_task(world, index: ToolIndex) -> dict[str, Any]:
 
 
 def test_one_duplicate_call_costs_exactly_eq3(synth_world, scripted_server, tmp_path) -> None:
-    index = ToolIndex(inventories(synth_world))
+    index = ToolRegistry.from_inventories(inventories(synth_world))
     base = _chain_task(synth_world, index)
     task = variant(base, "duplicate")
     script = perfect_script(task, index)
@@ -151,7 +151,7 @@ def test_one_duplicate_call_costs_exactly_eq3(synth_world, scripted_server, tmp_
 
 
 def test_exceeding_max_allowed_calls_zeroes_efficiency(synth_world, scripted_server, tmp_path) -> None:
-    index = ToolIndex(inventories(synth_world))
+    index = ToolRegistry.from_inventories(inventories(synth_world))
     base = _chain_task(synth_world, index)
     n = sum(len(s) for s in model_calls(base, index))
     n_keys = len(base["golden_actions"]) - n
@@ -253,11 +253,11 @@ def test_time_limit_stops_a_slow_model(synth_world, scripted_server, tmp_path) -
 
 
 def test_environment_state_hash_in_the_same_session(synth_world, scripted_server, tmp_path) -> None:
-    index = ToolIndex(inventories(synth_world))
+    index = ToolRegistry.from_inventories(inventories(synth_world))
     store = lambda name: index.by_platform_name[("chinook-store", name)]  # noqa: E731
 
     async def golden_hash() -> str:
-        async with executor_factory(index.by_id, synth_world.cfg, ["music"])() as ex:
+        async with executor_factory(synth_world.cfg, ["music"], index)() as ex:
             await ex.call(store("get_chinook_store_key"), {})
             assert (await ex.call(store("create_playlist"), {"name": "Eval mix"})).ok
             r = await ex.call(store("get_state_hash"), {})
@@ -296,7 +296,7 @@ def test_judge_decides_judge_answers_when_configured(synth_world, scripted_serve
     from factory import prompts
     from factory.eval.harness import JUDGE_TEMPLATE
 
-    index = ToolIndex(inventories(synth_world))
+    index = ToolRegistry.from_inventories(inventories(synth_world))
     base = next(t for t in all_tasks(synth_world) if t["answer"]["type"] == "judge")
     said = "ANSWER: the first one and the other one"  # no gold value verbatim: containment fails
     right, wrong = variant(base, "judge-yes"), variant(base, "judge-no")

@@ -52,10 +52,10 @@ def _meta(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
 
 
 def test_asset_with_scripted_model(synth_world, scripted_server: ScriptedServer, tmp_path: Path) -> None:
-    from factory.eval.harness import ToolIndex
+    from factory.tools.registry import ToolRegistry
     from tests.eval.conftest import inventories
 
-    index = ToolIndex(inventories(synth_world))
+    index = ToolRegistry.from_inventories(inventories(synth_world))
     tasks, source = evaluated_tasks(synth_world)
     # the asset evaluates the world's own tasks: perfect on music, silent elsewhere
     for t in tasks:

@@ -35,14 +35,10 @@ def inventories(world) -> dict[str, Any]:
 
 
 def make_executor(world):
-    from factory.graph.connectivity import executor_factory
-    from factory.graph.skeleton import specs_by_id
+    from factory.tools.registry import ToolRegistry, executor_factory
 
     cfg = world.cfg
-    ex_cfg = cfg.executor.model_copy(update={"max_records_kept": cfg.synthesis.max_scan_records})
-    return executor_factory(
-        specs_by_id(inventories(world)), cfg.model_copy(update={"executor": ex_cfg}), cfg.domain_names
-    )
+    return executor_factory(cfg, cfg.domain_names, ToolRegistry.from_inventories(inventories(world)), scan=True)
 
 
 def export_files(root: str | Path) -> list[Path]:

@@ -15,13 +15,12 @@ from factory.filters.cascade import judge_tasks
 from factory.filters.compare import norm_text
 from factory.filters.reasons import REASON_CODES
 from factory.filters.stage_rules import jaccard, shingles
-from factory.graph.connectivity import executor_factory
-from factory.graph.skeleton import specs_by_id
 from factory.llm.rules import mentions
 from factory.llm.service import LLM
 from factory.model_config import OpenAIBackendConfig
 from factory.records import Task, task_id
 from factory.synthesis.replay import replay
+from factory.tools.registry import ToolRegistry, executor_factory
 
 KEY_RE = re.compile(r"\b[a-z]{2,4}-[0-9a-f]{24}\b")
 VALUE_KEYS = {"domain", "language", "kept", "rejected", "counts"}
@@ -41,8 +40,7 @@ def _make(world):
     cfg = world.cfg
     inv = {d: world.load("tool_inventory", d) for d in cfg.domain_names}
     probes = {d: world.load("tool_probes", d) for d in cfg.domain_names}
-    ex_cfg = cfg.executor.model_copy(update={"max_records_kept": cfg.synthesis.max_scan_records})
-    make = executor_factory(specs_by_id(inv), cfg.model_copy(update={"executor": ex_cfg}), cfg.domain_names)
+    make = executor_factory(cfg, cfg.domain_names, ToolRegistry.from_inventories(inv), scan=True)
     return inv, probes, make
 
 

@@ -8,10 +8,11 @@ from factory.config import GraphConfig, KGConfig, load_config
 from factory.graph import plan as plans
 from factory.graph.edge import Edge
 from factory.graph.posterior import EMPTY_RESULT, apply_outcome, prior, prob_above, should_prune
-from factory.graph.skeleton import build_skeleton, edges_frame, specs_by_id
+from factory.graph.skeleton import build_skeleton, edges_frame
 from factory.kg.graph import KnowledgeGraph, entity_type, triples_frame
 from factory.llm import rules
 from factory.llm.schemas import Binding, EdgeProposal
+from factory.tools.registry import ToolRegistry
 from factory.tools.spec import GenericParams, KeyAcquisition, OutputField, SourceRef, ToolSpec
 
 G = GraphConfig()
@@ -206,5 +207,5 @@ def test_skeleton_handles_bad_input_and_invalid_replies():
     for e in value["edges"]:
         assert e["feasibility"] >= cfg.graph.s_min and e["bindings"]
         assert e["alpha"] == pytest.approx(1 + 2 * e["feasibility"])
-    frame = edges_frame(value, specs_by_id(_inventory(tools)))
+    frame = edges_frame(value, ToolRegistry.from_inventories(_inventory(tools)))
     assert frame["bindings_in_schemas"].all() and meta["invalid_bindings"] == 4

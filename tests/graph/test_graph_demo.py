@@ -17,7 +17,7 @@ from factory.demo.service import DemoService
 from factory.graph.connectivity import build_connectivity
 from factory.graph.plan import compile_plan, edge_id
 from factory.graph.posterior import prior
-from factory.graph.skeleton import specs_by_id
+from factory.tools.registry import ToolRegistry
 from sensors.jobs import run_pipeline
 from sensors.partitions import sync_domain_partitions
 from tests.conftest import write_config
@@ -144,7 +144,7 @@ def refined(world):
             "graph": cfg.graph.model_copy(update={"iterations": 10, "paths_per_iteration": 40, "epsilon_explore": 0.3})
         }
     )
-    specs = specs_by_id(inv)
+    specs = ToolRegistry.from_inventories(inv)
     out = {}
     for d, wrong in {
         "aviation": [("list_routes", "list_flights", "carrier", "dest")],  # airport codes into a carrier filter

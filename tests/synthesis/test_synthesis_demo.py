@@ -62,17 +62,10 @@ def test_assets_materialize_with_every_admitted_pattern(world):
 
 
 def _executor(cfg):
-    from factory.graph.connectivity import executor_factory
-    from factory.graph.skeleton import specs_by_id
+    from factory.tools.registry import ToolRegistry, executor_factory
 
     inv = {d: json.loads((cfg_data(cfg) / "tool_inventory" / f"{d}.json").read_text()) for d in cfg.domain_names}
-    return executor_factory(
-        specs_by_id(inv),
-        cfg.model_copy(
-            update={"executor": cfg.executor.model_copy(update={"max_records_kept": cfg.synthesis.max_scan_records})}
-        ),
-        cfg.domain_names,
-    )
+    return executor_factory(cfg, cfg.domain_names, ToolRegistry.from_inventories(inv), scan=True)
 
 
 def cfg_data(cfg):

@@ -1,0 +1,84 @@
+"""MCP transport: one live session per server (started on first use, reused by every call).
+
+A server that cannot be started is remembered: its calls are `NotSent` as
+endpoint_unavailable without trying again within the executor.  Each attempt is bounded by
+the executor timeout; timeouts and rate-limit answers are retryable, a closed connection is
+endpoint_unavailable, other errors are classified by their text
+(`factory.tools.mcp.classify_error_text`), results by `factory.tools.mcp.interpret_result`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from factory.tools.locators import SourceError, mcp_locator
+from factory.tools.mcp import MCPSession, classify_error_text, flatten_exception, interpret_result
+from factory.tools.outcomes import Outcome
+from factory.tools.spec import ToolSpec
+from factory.tools.transports.base import Exchange, NotSent, Transport, TransportOptions, short
+
+RETRY_OUTCOMES = frozenset({Outcome.RATE_LIMIT, Outcome.TIMEOUT})
+
+
+class McpTransport(Transport):
+    """Calls MCP tools over sessions keyed by the tool's source locator (env from the configured source)."""
+
+    kind = "mcp"
+
+    def __init__(self, options: TransportOptions) -> None:
+        super().__init__(options)
+        self._sources = {mcp_locator(s): s for s in options.sources if s.kind == "mcp"}
+        self._sessions: dict[str, MCPSession] = {}
+        self._errors: dict[str, str] = {}
+        self._lock: asyncio.Lock | None = None
+
+    async def close(self) -> None:
+        sessions, self._sessions = list(self._sessions.values()), {}
+        for s in sessions:
+            await s.close()
+
+    async def prepare(self, tool: ToolSpec, args: dict[str, Any]) -> tuple[MCPSession, dict[str, Any]]:
+        try:
+            return await self._session(tool), args
+        except SourceError as e:
+            raise NotSent(Outcome.ENDPOINT_UNAVAILABLE, str(e)) from e
+
+    async def send(self, tool: ToolSpec, prepared: tuple[MCPSession, dict[str, Any]]) -> Exchange:
+        session, args = prepared
+        timeout_s = self.cfg.timeout_s
+        try:
+            res = await asyncio.wait_for(session.call_tool(tool.name, args, timeout_s), timeout_s + 1.0)
+        except TimeoutError:
+            return Exchange(Outcome.TIMEOUT, detail=f"no answer within {timeout_s}s", retry=True)
+        except Exception as e:  # noqa: BLE001 - MCPError, closed streams, ...
+            text = flatten_exception(e)
+            low = text.lower()
+            if "timed out" in low or "timeout" in low:
+                return Exchange(Outcome.TIMEOUT, detail=short(text), retry=True)
+            if "connection closed" in low or "closed" in low or isinstance(e, ConnectionError):
+                return Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=short(text))
+            return Exchange(classify_error_text(text), detail=short(text))
+        outcome, body, detail = interpret_result(res)
+        return Exchange(outcome, body=body, detail=detail, retry=outcome in RETRY_OUTCOMES)
+
+    async def _session(self, tool: ToolSpec) -> MCPSession:
+        locator = tool.source.locator
+        if locator in self._sessions:
+            return self._sessions[locator]
+        if locator in self._errors:
+            raise SourceError(self._errors[locator])
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if locator in self._sessions:
+                return self._sessions[locator]
+            src = self._sources.get(locator)
+            session = MCPSession(locator, url=tool.source.base_url, env=src.env if src is not None else None)
+            try:
+                await session.start()
+            except SourceError as e:
+                self._errors[locator] = str(e)
+                raise
+            self._sessions[locator] = session
+            return session
