@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from factory.tools.registry import ToolRegistry
 from factory.tools.spec import ToolSpec
 
 
@@ -98,10 +99,6 @@ def answer_calls(spec: Any) -> set[int]:
     return out
 
 
-def _spec_index(specs: Mapping[str, ToolSpec]) -> dict[tuple[str, str], ToolSpec]:
-    return {(s.platform, s.name): s for s in specs.values()}
-
-
 def build_links(actions: Sequence[Mapping[str, Any]], junctions: Sequence[Mapping[str, Any]]) -> list[Link]:
     """Links of the golden actions from the task's junction records (CMP arms share one link)."""
     out: dict[tuple, Link] = {}
@@ -140,12 +137,9 @@ def _flat(values: Sequence[Any]) -> list[Any]:
     return [v for v in values if v is not None and not isinstance(v, dict | list)]
 
 
-def build_context(
-    task: dict[str, Any], trajectory: Mapping[str, Any] | None, specs: Mapping[str, ToolSpec]
-) -> TaskContext:
-    index = _spec_index(specs)
+def build_context(task: dict[str, Any], trajectory: Mapping[str, Any] | None, specs: ToolRegistry) -> TaskContext:
     actions = task.get("golden_actions") or []
-    tool_specs = [index.get((a.get("platform", ""), a.get("tool", ""))) for a in actions]
+    tool_specs = [specs.lookup(a.get("platform", ""), a.get("tool", "")) for a in actions]
     links = build_links(actions, task.get("junctions") or [])
     ctx = TaskContext(task=task, trajectory=dict(trajectory) if trajectory else None, specs=tool_specs, links=links)
     ctx.key_actions = {i for i, s in enumerate(tool_specs) if s is not None and s.key_acquisition is not None}

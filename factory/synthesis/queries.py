@@ -23,7 +23,7 @@ from factory.report import counts, md_table, rate
 from factory.synthesis import answers
 from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
 from factory.synthesis.labels import field_label, param_label, tool_noun
-from factory.tools.registry import ToolRegistry
+from factory.tools.registry import ToolRegistry, ToolResolutionError
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -46,14 +46,17 @@ def _josa(word: str, pair: str) -> str:
     return prompts.josa(word, pair)
 
 
-def _qualifier(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str) -> str:
+def _qualifier(t: Mapping[str, Any], specs: ToolRegistry, lang: str) -> str:
     parts = []
     for j in t["junctions"]:
         node = j.get("process")
         if not node:
             continue
         up_tool = j["from"].split(".", 1)[0]
-        spec = next((s for s in specs.values() if s.name == up_tool and s.domain == t["domain"]), None)
+        try:
+            spec: ToolSpec | None = specs.resolve(up_tool, platforms=t["platforms"], domain=t["domain"])
+        except ToolResolutionError:
+            spec = None
         f = field_label(spec, node["field"]) if spec else node["field"]
         noun = tool_noun(spec) if spec else ""
         phrase = _OPS[lang][node["operator"]].format(f=f, fj=_josa(f, "이/가"), t=node["threshold"])
@@ -128,7 +131,7 @@ def _main_pattern(t: Mapping[str, Any]) -> str:
     return t["pattern"].split("+")[-1] if "DRV" not in t["pattern"] else "DRV"
 
 
-def writer_input(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str, variant: int) -> QueryWriterInput:
+def writer_input(t: Mapping[str, Any], specs: ToolRegistry, lang: str, variant: int) -> QueryWriterInput:
     ans = t["answer"]
     steps = [
         TrajectoryStep(step=a["step"], tool=a["tool"], summary=a["tool"], args={}, result_count=a["records"])

@@ -105,7 +105,7 @@ class World:
             bucket = self.seeds.setdefault(tid, [])
             if args not in bucket:
                 bucket.append(args)
-        self.key_tool = {s.platform: s.name for s in self.specs.values() if s.key_acquisition is not None}
+        self.key_tool = {p: k.name for p in self.specs.platforms() if (k := self.specs.key_tool(p)) is not None}
         self.state_tool = {
             s.platform: tid for tid, s in self.specs.items() if "state_hash" in s.output_fields and s.domain == domain
         }
