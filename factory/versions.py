@@ -7,14 +7,14 @@ downstream stale.
 
 import hashlib
 
-from factory.config import project_root
+from factory.paths import package_root
 
 _SUFFIXES = {".py", ".json", ".j2", ".yaml"}
 
 
 def files_version(*rel_paths: str) -> str:
-    """sha256 (first 16 hex) over the named files or folders (relative to the project root)."""
-    root = project_root()
+    """sha256 (first 16 hex) over the named files or folders (relative to the package root: factory/..., prompts/..., expectations/...)."""
+    root = package_root()
     h = hashlib.sha256()
     for rel in sorted(rel_paths):
         p = root / rel

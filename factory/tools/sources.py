@@ -10,9 +10,12 @@ invariants (tool names unique within a domain).  Every failure surfaces as a
 from __future__ import annotations
 
 import logging
+import os
 import shlex
 import sys
 from typing import TYPE_CHECKING
+
+from factory.paths import is_uri, resolve_path
 
 if TYPE_CHECKING:
     from factory.config import DemoConfig, DomainConfig, ProjectConfig, SourceConfig
@@ -27,13 +30,16 @@ class SourceError(RuntimeError):
     """A tool source that cannot be read or used; the message names the source and the problem."""
 
 
-def resolve_source(src: SourceConfig, demo: DemoConfig) -> tuple[str, str | None]:
+def resolve_source(
+    src: SourceConfig, demo: DemoConfig, base_dir: str | os.PathLike | None = None
+) -> tuple[str, str | None]:
     """Return ``(spec_locator, base_url)`` for a source.
 
     - openapi ``demo://<platform>``: spec ``{demo.base_url}/{platform}/openapi.json``,
       base URL ``{demo.base_url}/{platform}`` (an explicit ``base_url`` wins);
     - other openapi sources: ``(spec, base_url)`` as configured (``base_url`` may be
-      None: the loader then takes it from the spec);
+      None: the loader then takes it from the spec); a relative spec file path is taken
+      relative to `base_dir` (the project folder) when given;
     - mcp: ``(command line or URL, url)``.
     """
     if src.kind == "mcp":
@@ -45,6 +51,8 @@ def resolve_source(src: SourceConfig, demo: DemoConfig) -> tuple[str, str | None
             raise SourceError(f"source {spec!r}: demo:// needs a platform name, e.g. demo://flight-ops")
         root = demo.base_url.rstrip("/")
         return f"{root}/{platform}/openapi.json", src.base_url or f"{root}/{platform}"
+    if base_dir is not None and not is_uri(spec):
+        spec = str(resolve_path(spec, base_dir))
     return spec, src.base_url
 
 
@@ -63,14 +71,16 @@ def mcp_command(locator_or_command: str | list[str]) -> list[str]:
     return argv
 
 
-def load_source_tools(src: SourceConfig, domain: str, demo: DemoConfig) -> list[ToolSpec]:
+def load_source_tools(
+    src: SourceConfig, domain: str, demo: DemoConfig, base_dir: str | os.PathLike | None = None
+) -> list[ToolSpec]:
     """Load the ToolSpecs of one source (OpenAPI document or MCP server)."""
     from factory.tools.mcp import load_mcp
     from factory.tools.openapi import fetch_spec, load_openapi
 
     if src.kind == "mcp":
         return load_mcp(src, domain)
-    spec_locator, base_url = resolve_source(src, demo)
+    spec_locator, base_url = resolve_source(src, demo, base_dir)
     doc = fetch_spec(spec_locator)
     return load_openapi(
         doc,
@@ -93,7 +103,7 @@ def load_domain_tools(domain_cfg: DomainConfig, project_cfg: ProjectConfig) -> l
     for src in domain_cfg.sources:
         label = f"{src.kind} source {src.platform or ''} ({src.locator})".replace("  ", " ")
         try:
-            loaded = load_source_tools(src, domain_cfg.name, project_cfg.demo)
+            loaded = load_source_tools(src, domain_cfg.name, project_cfg.demo, project_cfg.project_dir)
         except SourceError as e:
             msg = str(e)
             raise SourceError(msg if src.locator in msg else f"{label}: {msg}") from e
