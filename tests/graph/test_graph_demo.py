@@ -18,6 +18,7 @@ from factory.graph.connectivity import build_connectivity
 from factory.graph.plan import compile_plan, edge_id
 from factory.graph.posterior import prior
 from factory.graph.skeleton import specs_by_id
+from factory.io import Store, read_artifact
 from sensors.jobs import run_pipeline
 from sensors.partitions import sync_domain_partitions
 from tests.conftest import write_config
@@ -50,7 +51,7 @@ def world(tmp_path_factory):
         data = tmp / "data"
 
         def load(asset, d):
-            return json.loads((data / asset / f"{d}.json").read_text())
+            return read_artifact(Store(data), asset, d)
 
         inv = {d: load("tool_inventory", d) for d in cfg.domain_names}
         probes = {d: load("tool_probes", d) for d in cfg.domain_names}

@@ -1,13 +1,13 @@
 """Phase B against the real demo service: materialized trajectories and generated_queries with their
 gates, a replay of stored tasks, and the recorded rejections of bad input."""
 
-import json
 import re
 
 import numpy as np
 import pytest
 
 from factory.demo.service import DemoService
+from factory.io import read_artifact
 from factory.records import Task
 from factory.synthesis import execute
 from factory.synthesis.junctions import Rejection
@@ -64,7 +64,7 @@ def _executor(cfg):
     from factory.graph.connectivity import executor_factory
     from factory.graph.skeleton import specs_by_id
 
-    inv = {d: json.loads((cfg_data(cfg) / "tool_inventory" / f"{d}.json").read_text()) for d in cfg.domain_names}
+    inv = {d: read_artifact(cfg, "tool_inventory", d) for d in cfg.domain_names}
     return executor_factory(
         specs_by_id(inv),
         cfg.model_copy(
