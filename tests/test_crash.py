@@ -88,7 +88,11 @@ def test_kill9_midway_then_rerun_matches_an_uninterrupted_run(tmp_path):
             cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
         )
         deadline = time.monotonic() + 240
-        while not artifact_exists(Store(crashed_data), "tool_inventory", DOMAIN) and proc.poll() is None and time.monotonic() < deadline:
+        while (
+            not artifact_exists(Store(crashed_data), "tool_inventory", DOMAIN)
+            and proc.poll() is None
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.05)
         assert proc.poll() is None, f"finished before it could be killed: {proc.stderr.read().decode()[-2000:]}"
         os.killpg(proc.pid, signal.SIGKILL)
