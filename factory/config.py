@@ -719,7 +719,7 @@ def parse_config(
     return cfg.with_project_dir(project_dir) if project_dir is not None else cfg
 
 
-def find_config(path: str | os.PathLike | None = None, *, cwd: str | os.PathLike | None = None) -> Path:
+def find_config(path: str | os.PathLike | None = None) -> Path:
     """The project's config file: `path` (--config), else $FACTORY_CONFIG, else `factory.yaml`
     in the working directory or the nearest parent that has one.
 
@@ -730,7 +730,7 @@ def find_config(path: str | os.PathLike | None = None, *, cwd: str | os.PathLike
     env = os.environ.get(CONFIG_ENV_VAR)
     if env:
         return Path(env).expanduser().absolute()
-    start = Path(cwd or Path.cwd()).absolute()
+    start = Path.cwd().absolute()
     for folder in (start, *start.parents):
         candidate = folder / DEFAULT_CONFIG_FILE
         if candidate.is_file():
