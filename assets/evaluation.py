@@ -16,8 +16,8 @@ import dagster as dg
 from assets._meta import to_metadata
 from factory.eval import report as reporting
 from factory.eval.harness import EvalError, EvalSettings, evaluate, load_tasks, select_tasks
+from factory.io import data_store
 from factory.llm.resource import LLMResource
-from factory.paths import resolve_path
 from factory.report import Markdown
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
 from factory.versions import code_version
@@ -86,8 +86,9 @@ def evaluation_report(
             )
         except EvalError as e:
             raise dg.Failure(description=str(e)) from None
-    base = cfg.data_dir if "://" in cfg.data_dir else str(resolve_path(cfg.data_dir))
-    reporting.write_files(result.report, result.traces, base, f"evaluations/{result.report['evaluation_id']}")
+    reporting.write_files(
+        result.report, result.traces, data_store(cfg), f"evaluations/{result.report['evaluation_id']}"
+    )
     meta = reporting.metadata(result.report)
     meta["domains"] = ", ".join(domains)
     meta["model_requests"] = sum(s.requests for s in acct.by_role.values())

@@ -1,4 +1,9 @@
-"""`factory` command line: run the pipeline, sync partitions, serve the demo, check the config."""
+"""`factory` command line: start a project, run the pipeline, sync partitions, serve the demo, check the config.
+
+Every command but `init` works on one project: the config given as `--config`, else
+$FACTORY_CONFIG, else `factory.yaml` in the working directory or the nearest parent folder.
+Data, logs and the default DAGSTER_HOME (`.dagster_home`) live in the config file's folder.
+"""
 
 import argparse
 import logging
@@ -6,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-from factory.config import ConfigError, load_config, project_root
+from factory.config import ConfigError, find_config, load_config
 from factory.instance import ensure_dagster_home
 
 
@@ -40,18 +45,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sensors.jobs import run_pipeline
     from sensors.partitions import sync_domain_partitions
 
-    cfg = load_config(args.config)
-    home = ensure_dagster_home()
-    defs = build_definitions(args.config)
+    path = find_config(args.config)
+    cfg = load_config(path)
+    home = ensure_dagster_home(cfg.dagster_home)
+    defs = build_definitions(path)
     instance = dg.DagsterInstance.get()
     domains = args.domains.split(",") if args.domains else cfg.domain_names
     for d in domains:
         cfg.domain(d)  # unknown names fail here, before any work
     added, removed = sync_domain_partitions(instance, cfg.domain_names)
-    print(f"DAGSTER_HOME={home}; partitions added {added}, removed {removed}")
+    print(f"project {cfg.project_dir}; DAGSTER_HOME={home}; partitions added {added}, removed {removed}")
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if args.verbose else "WARNING"}}}}
     t0 = time.monotonic()
-    with DemoServiceResource(log_dir=str(project_root() / "logs")).serving(cfg, stop=True):
+    with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True):
         results = run_pipeline(
             defs,
             instance,
@@ -81,8 +87,10 @@ def _fmt(v: Any, spec: str = "") -> str:
 
 
 def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], elapsed: float) -> None:
-    data_dir = cfg.data_dir if "://" in cfg.data_dir else str((project_root() / cfg.data_dir).resolve())
-    print(f"\nOutputs under {data_dir}/<asset>/<domain>.(json|parquet); Dagster instance in $DAGSTER_HOME")
+    from factory.io import artifact_rel, data_store
+
+    layout = artifact_rel("<asset>", "<domain>")
+    print(f"\nOutputs under {data_store(cfg).base}/{layout}.(json|parquet); Dagster instance in $DAGSTER_HOME")
     domains = [d for d in summaries if d != "(global)"]
     print("\ningestion")
     print(f"{'domain':<10} {'tools':>5} {'platforms':>9} {'probes':>6} {'tools ok':>8} {'max total':>9}  fingerprint")
@@ -172,7 +180,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from sensors.partitions import sync_domain_partitions
 
     cfg = load_config(args.config)
-    ensure_dagster_home()
+    ensure_dagster_home(cfg.dagster_home)
     added, removed = sync_domain_partitions(dg.DagsterInstance.get(), cfg.domain_names)
     print(f"domain partitions: {cfg.domain_names} (added {added}, removed {removed})")
     return 0
@@ -188,7 +196,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from factory.demo.service import DemoService
 
     cfg = load_config(args.config)
-    svc = DemoService(cfg.demo, log_dir=str(project_root() / "logs"))
+    svc = DemoService(cfg.demo, log_dir=str(cfg.logs_dir))
     if args.stop:
         pid = svc.shutdown()
         print(
@@ -209,11 +217,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from factory.starter import StarterError, write_starter
+
+    try:
+        written = write_starter(args.dir, force=args.force)
+    except StarterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"new project in {written[0].parent}:")
+    for f in written:
+        print(f"  {f.name}")
+    print("next: cd there, then `factory run` (see README.md)")
+    return 0
+
+
+CONFIG_HELP = "project config (default: $FACTORY_CONFIG, else factory.yaml here or in the nearest parent folder)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="factory", description=__doc__)
-    p.add_argument("--config", default=None, help="project config (default: $FACTORY_CONFIG or ./factory.yaml)")
+    p = argparse.ArgumentParser(
+        prog="factory", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--config", default=None, help=CONFIG_HELP)
     p.add_argument("-v", "--verbose", action="store_true")
     sub = p.add_subparsers(dest="cmd", required=True)
+    i = sub.add_parser("init", help="write a starter project (factory.yaml, .env.example, README.md, workspace.yaml)")
+    i.add_argument("dir", nargs="?", default=".", help="project folder (default: the working directory)")
+    i.add_argument("--force", action="store_true", help="overwrite starter files that already exist")
+    i.set_defaults(func=cmd_init)
     r = sub.add_parser("run", help="start the demo service and materialize every asset for every domain")
     r.add_argument("--domains", default=None, help="comma-separated subset of domains")
     r.add_argument("--keep-going", action="store_true", help="run global assets even if a domain failed")
@@ -231,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     eval_cli.register(sub)
     register_lineage(sub)
+    for name, sp in sub.choices.items():  # `factory run --config F` as well as `factory --config F run`
+        if name != "init":
+            sp.add_argument("--config", default=argparse.SUPPRESS, help=CONFIG_HELP)
     return p
 
 

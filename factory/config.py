@@ -1,6 +1,12 @@
 """Project configuration: one typed, frozen model loaded from `factory.yaml`.
 
 Every knob has a description; validation errors name the file and line.
+
+A project is the folder holding its config file. `find_config` looks for the file as
+`--config`, then `$FACTORY_CONFIG`, then `factory.yaml` in the working directory and its
+parents. The loaded config remembers that folder (`ProjectConfig.project_dir`) and every
+relative path in it (data_dir, model files, caches, benchmark files) resolves against it
+(`ProjectConfig.resolve`), never against the working directory or the installed package.
 """
 
 import hashlib
@@ -8,13 +14,13 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from factory.model_config import ModelsConfig
-from factory.paths import project_root
+from factory.paths import is_uri, resolve_location, resolve_path
 
 DEFAULT_CONFIG_FILE = "factory.yaml"
 CONFIG_ENV_VAR = "FACTORY_CONFIG"
@@ -414,7 +420,7 @@ class SplitsConfig(_Frozen):
     benchmarks: list[str] = Field(
         default_factory=list,
         description="Benchmark JSONL files (query, optional tools) audited both ways; "
-        "paths relative to the project root, or URIs.",
+        "paths relative to the project folder (the config file's folder), or URIs.",
     )
     benchmark_query_keys: list[str] = Field(
         default_factory=lambda: ["query", "question"],
@@ -532,7 +538,10 @@ class ExportsConfig(_Frozen):
 
 class ProjectConfig(_Frozen):
     name: str = "toolcall-factory"
-    data_dir: str = Field(default="data", description="Root of asset outputs (path or fsspec-style URI).")
+    data_dir: str = Field(
+        default="data",
+        description="Root of asset outputs: a path (relative: to the project folder) or an fsspec-style URI.",
+    )
     seed: int = 13
     demo: DemoConfig = Field(default_factory=DemoConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
@@ -547,6 +556,69 @@ class ProjectConfig(_Frozen):
     splits: SplitsConfig = Field(default_factory=SplitsConfig)
     exports: ExportsConfig = Field(default_factory=ExportsConfig)
     domains: list[DomainConfig] = Field(min_length=1)
+
+    # the folder of the config file (set by load_config / parse_config); not part of the digest
+    _project_dir: Path | None = PrivateAttr(default=None)
+
+    @property
+    def project_dir(self) -> Path:
+        """The project folder: relative paths of the config resolve against it (default: the working directory)."""
+        return self._project_dir if self._project_dir is not None else Path.cwd().resolve()
+
+    def with_project_dir(self, folder: str | os.PathLike) -> "ProjectConfig":
+        """This config with its project folder set (a copy; relative paths now resolve against `folder`)."""
+        out = self.model_copy()
+        out._project_dir = Path(folder).resolve()
+        return out
+
+    def resolve(self, location: str | os.PathLike) -> str:
+        """A location named in the config: a URI unchanged, a local path absolute (relative: to project_dir)."""
+        return resolve_location(location, self.project_dir)
+
+    @property
+    def data_location(self) -> str:
+        """Where the asset store lives: `data_dir` resolved (a URI, or an absolute local path)."""
+        return self.resolve(self.data_dir)
+
+    @property
+    def logs_dir(self) -> Path:
+        """Log files of services a run starts (the demo service, model servers): `<project>/logs`."""
+        return self.project_dir / "logs"
+
+    @property
+    def dagster_home(self) -> Path:
+        """The default Dagster instance folder of this project (when $DAGSTER_HOME is not set)."""
+        return self.project_dir / ".dagster_home"
+
+    def resolved_models(self) -> ModelsConfig:
+        """`models` with its local file paths (caches, GGUF files, local model folders) made absolute
+        against the project folder, for the model layer, which does not know the project."""
+        m = self.models
+
+        def local(p: str | None) -> str | None:
+            return None if p is None or is_uri(p) else str(resolve_path(p, self.project_dir))
+
+        def model_ref(name: str) -> str:  # a model name, or a local folder/file relative to the project
+            candidate = resolve_path(name, self.project_dir)
+            return str(candidate) if not Path(name).is_absolute() and candidate.exists() else name
+
+        backends = {}
+        for name, b in m.backends.items():
+            update: dict[str, Any] = {}
+            if getattr(b, "model_path", None):
+                update["model_path"] = local(b.model_path)
+            if b.kind == "vllm":
+                update["model"] = model_ref(b.model)
+            backends[name] = b.model_copy(update=update) if update else b
+        return m.model_copy(
+            update={
+                "backends": backends,
+                "cache": m.cache.model_copy(update={"path": local(m.cache.path)}),
+                "embeddings": m.embeddings.model_copy(
+                    update={"cache_path": local(m.embeddings.cache_path), "model": model_ref(m.embeddings.model)}
+                ),
+            }
+        )
 
     @model_validator(mode="after")
     def _unique_domains(self) -> "ProjectConfig":
@@ -608,7 +680,11 @@ def _fmt_loc(loc: tuple) -> str:
     return s or "(top level)"
 
 
-def parse_config(text: str, source: str = DEFAULT_CONFIG_FILE) -> ProjectConfig:
+def parse_config(
+    text: str, source: str = DEFAULT_CONFIG_FILE, *, project_dir: str | os.PathLike | None = None
+) -> ProjectConfig:
+    """Validate config text; `project_dir` is the folder its relative paths resolve against
+    (None: the working directory at the time a path is resolved)."""
     try:
         node = yaml.compose(text)
         data = yaml.safe_load(text)
@@ -629,7 +705,7 @@ def parse_config(text: str, source: str = DEFAULT_CONFIG_FILE) -> ProjectConfig:
                 )
             first[d["name"]] = line or 0
     try:
-        return ProjectConfig.model_validate(data)
+        cfg = ProjectConfig.model_validate(data)
     except ValidationError as e:
         msgs = []
         for err in e.errors():
@@ -640,21 +716,37 @@ def parse_config(text: str, source: str = DEFAULT_CONFIG_FILE) -> ProjectConfig:
                 msg = f"unknown source kind {err.get('input')!r}; expected one of: openapi, mcp"
             msgs.append(f"{source}:{line}: {_fmt_loc(loc)}: {msg}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(msgs)) from None
+    return cfg.with_project_dir(project_dir) if project_dir is not None else cfg
 
 
-def config_path(path: str | os.PathLike | None = None) -> Path:
-    if path is not None:
-        return Path(path)
+def find_config(path: str | os.PathLike | None = None) -> Path:
+    """The project's config file: `path` (--config), else $FACTORY_CONFIG, else `factory.yaml`
+    in the working directory or the nearest parent that has one.
+
+    Raises ConfigError naming where it looked (and suggesting `factory init`) when none is found.
+    """
+    if path is not None and str(path) != "":
+        return Path(path).expanduser().absolute()
     env = os.environ.get(CONFIG_ENV_VAR)
     if env:
-        return Path(env)
-    return project_root() / DEFAULT_CONFIG_FILE
+        return Path(env).expanduser().absolute()
+    start = Path.cwd().absolute()
+    for folder in (start, *start.parents):
+        candidate = folder / DEFAULT_CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(
+        f"no project config found: --config not given, ${CONFIG_ENV_VAR} not set, and no "
+        f"{DEFAULT_CONFIG_FILE} in {start} or any folder above it. Create a project with "
+        f"`factory init` (or `factory init DIR`), or point --config / ${CONFIG_ENV_VAR} at a config file."
+    )
 
 
 def load_config(path: str | os.PathLike | None = None) -> ProjectConfig:
-    p = config_path(path)
+    """Find (see `find_config`), read and validate the project config; its folder becomes `project_dir`."""
+    p = find_config(path)
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise ConfigError(f"cannot read config file {p}: {e.strerror}") from e
-    return parse_config(text, source=str(p))
+    return parse_config(text, source=str(p), project_dir=p.parent)

@@ -1,13 +1,17 @@
-"""The Dagster code location: `dagster dev -m factory.definitions` / workspace.yaml."""
+"""The Dagster code location: `dagster dev -m factory.definitions` / workspace.yaml.
 
-import logging
+Built from one loaded project config (found as $FACTORY_CONFIG, else `factory.yaml` in the
+working directory or a parent). Loading it writes nothing: the `domain` partitions are kept
+equal to the config by `domain_partitions_sensor` and by `factory run` / `factory sync-partitions`.
+"""
+
 import os
 
 import dagster as dg
 
 from assets import datasets, evaluation, exports, graph, ingestion, judging, synthesis
-from assets.partitions import DOMAIN_PARTITIONS_NAME
-from factory.config import load_config, project_root
+from factory.config import find_config, load_config
+from factory.io import data_store
 from factory.llm.resource import EmbeddingsResource, LLMResource
 from factory.resources import DemoServiceResource, FactoryIOManager, ProjectResource
 from sensors.drift import make_endpoint_drift_sensor, make_response_drift_sensor, make_resynthesis_job
@@ -15,12 +19,14 @@ from sensors.jobs import JOBS
 from sensors.partitions import make_domain_partitions_sensor
 from sensors.schedules import make_resynthesis_schedule
 
-log = logging.getLogger(__name__)
 
-
-def build_definitions(config_path: str | None = None) -> dg.Definitions:
-    cfg = load_config(config_path)
-    data_dir = cfg.data_dir if "://" in cfg.data_dir else str((project_root() / cfg.data_dir).resolve())
+def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Definitions:
+    """The code location of one project: the config file (None: found as `load_config` finds it)
+    is loaded once; sensors and schedules get the loaded config, resources the file's path (they
+    run in the run worker, which must read the same file wherever it starts)."""
+    path = find_config(config_path)
+    cfg = load_config(path)
+    config_file = str(path)
     all_assets = [
         *ingestion.ASSETS,
         *graph.ASSETS,
@@ -43,17 +49,17 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
         ],
         jobs=[*JOBS, make_resynthesis_job(all_assets)],
         sensors=[
-            make_domain_partitions_sensor(config_path),
-            make_endpoint_drift_sensor(config_path),
-            make_response_drift_sensor(config_path),
+            make_domain_partitions_sensor(cfg),
+            make_endpoint_drift_sensor(cfg),
+            make_response_drift_sensor(cfg),
         ],
-        schedules=[make_resynthesis_schedule(config_path)],
+        schedules=[make_resynthesis_schedule(cfg)],
         resources={
-            "io_manager": FactoryIOManager(base_dir=data_dir),
-            "project": ProjectResource(config_path=config_path or ""),
+            "io_manager": FactoryIOManager(base_dir=data_store(cfg).base),
+            "project": ProjectResource(config_path=config_file),
             "demo": DemoServiceResource(),
-            "llm": LLMResource(config_file=config_path),
-            "embeddings": EmbeddingsResource(config_file=config_path),
+            "llm": LLMResource(config_file=config_file),
+            "embeddings": EmbeddingsResource(config_file=config_file),
         },
         # steps of one run share a process (re-importing per step costs ~4x on small machines);
         # domain partitions run as separate runs, concurrently under the run coordinator.
@@ -61,25 +67,4 @@ def build_definitions(config_path: str | None = None) -> dg.Definitions:
     )
 
 
-def register_configured_partitions(domains: list[str]) -> None:
-    """Add the config's domains as `domain` partitions of the current instance, if there is one.
-
-    Lets `dagster asset materialize --partition <domain> -m factory.definitions` work on a fresh
-    DAGSTER_HOME without waiting for the sensor. Removal of dropped domains is left to the
-    sensor and `factory sync-partitions`. Never fails the code location load.
-    """
-    home = os.environ.get("DAGSTER_HOME")
-    if not home or not os.path.isdir(home):
-        return
-    try:
-        with dg.DagsterInstance.get() as instance:
-            existing = set(instance.get_dynamic_partitions(DOMAIN_PARTITIONS_NAME))
-            missing = [d for d in domains if d not in existing]
-            if missing:
-                instance.add_dynamic_partitions(DOMAIN_PARTITIONS_NAME, missing)
-    except Exception as e:  # an unreachable instance must not break loading the definitions
-        log.warning("could not register domain partitions in %s: %s", home, e)
-
-
 defs = build_definitions()
-register_configured_partitions(load_config().domain_names)

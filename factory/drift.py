@@ -24,8 +24,7 @@ import httpx
 
 from factory.config import DomainConfig, ProjectConfig
 from factory.graph.edge import parse_edges
-from factory.io import Store, StoreError
-from factory.paths import resolve_path
+from factory.io import Store, StoreError, read_artifact
 from factory.tools.fingerprint import canonical_json, sha256_digest, surface_fingerprint
 from factory.tools.registry import ToolRegistry
 from factory.tools.sources import SourceError, resolve_source
@@ -65,11 +64,6 @@ class _Down(Exception):
     """A source that could not be reached this tick (transient)."""
 
 
-def data_root(cfg: ProjectConfig) -> str:
-    """The asset store root, resolved the way `factory.definitions` resolves it."""
-    return cfg.data_dir if "://" in cfg.data_dir else str(resolve_path(cfg.data_dir).resolve())
-
-
 def tool_digest(tool: ToolSpec) -> str:
     return sha256_digest(tool.surface())
 
@@ -102,7 +96,7 @@ def _load_source(src: Any, domain: DomainConfig, cfg: ProjectConfig, timeout_s: 
             return load_mcp(src, domain.name)
         except SourceError as e:  # a server that does not start or answer is down, not drifted
             raise _Down(str(e)) from e
-    spec_locator, base_url = resolve_source(src, cfg.demo)
+    spec_locator, base_url = resolve_source(src, cfg.demo, cfg.project_dir)
     text = _fetch_openapi_text(spec_locator, timeout_s)
     doc = parse_spec_text(text, spec_locator)
     return load_openapi(
@@ -192,22 +186,19 @@ def dependent_domains(
     return {d: sorted(v) for d, v in sorted(out.items())}
 
 
-def read_artifact(store: Store, asset: str, partition: str) -> Any | None:
-    """The latest stored value of an asset partition (JSON), or None when absent or unreadable."""
-    rel = f"{asset}/{partition.replace('/', '_')}.json"
-    if not store.exists(rel):
-        return None
+def stored_value(store: Store, asset: str, partition: str) -> Any | None:
+    """The latest stored value of an asset partition, or None when absent or unreadable."""
     try:
-        return store.read_json(rel)
+        return read_artifact(store, asset, partition, default=None)
     except StoreError as e:
-        log.warning("ignoring unreadable %s: %s", rel, e)
+        log.warning("ignoring unreadable %s/%s: %s", asset, partition, e)
         return None
 
 
 def read_graphs(store: Store, domains: Iterable[str]) -> dict[str, Any]:
     graphs = {}
     for d in domains:
-        g = read_artifact(store, GRAPH_ASSET, d)
+        g = stored_value(store, GRAPH_ASSET, d)
         if isinstance(g, dict):
             graphs[d] = g
     return graphs

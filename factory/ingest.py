@@ -19,8 +19,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.validators import Draft202012Validator
 
 from factory.config import DomainConfig, ProjectConfig
-from factory.io import Store, StoreError, dumps
-from factory.paths import resolve_path
+from factory.io import Store, StoreError, data_store, dumps
 from factory.report import Markdown, bar_plot, counts, md_table, rate
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
@@ -381,7 +380,7 @@ def run_probes(
     """Execute a few real calls per tool; return probe rows and metadata."""
     tools = ToolRegistry.from_inventory(inventory).specs()
     domain = cfg.domain(inventory["domain"])
-    store = Store(resolve_path(cfg.data_dir) if "://" not in cfg.data_dir else cfg.data_dir)
+    store = data_store(cfg)
     rows, secrets = asyncio.run(_probe_async(tools, cfg, domain, progress, store))
     store.delete(f"{PROBE_CHECKPOINTS}/{domain.name}.json")  # the asset's output now holds the rows
     value = {

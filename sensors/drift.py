@@ -33,9 +33,9 @@ import dagster as dg
 
 from assets.partitions import DOMAIN_PARTITIONS_NAME, domain_partitions
 from factory import drift
-from factory.config import ConfigError, DomainConfig, ProjectConfig, load_config
-from factory.io import Store
-from sensors.partitions import partition_sync_requests
+from factory.config import ConfigError, DomainConfig, ProjectConfig
+from factory.io import data_store
+from sensors.partitions import ConfigSource, config_source, partition_sync_requests
 
 RESYNTHESIS_JOB = "domain_resynthesis"
 INVENTORY_KEY = dg.AssetKey(drift.INVENTORY_ASSET)
@@ -126,7 +126,7 @@ def evaluate_endpoint_drift(
         for part in ("seen", "down", "requested"):
             cursor[part].pop(d, None)
 
-    store = Store(drift.data_root(cfg))
+    store = data_store(cfg)
     readings: dict[str, drift.SurfaceReading] = {}
     materialized: dict[str, str | None] = {}
     drifted: dict[str, drift.SurfaceReading] = {}
@@ -150,7 +150,7 @@ def evaluate_endpoint_drift(
         if r.status != "ok":
             changed[d] = None if r.status == "malformed" else set()
             continue
-        previous = drift.read_artifact(store, drift.INVENTORY_ASSET, d)
+        previous = drift.stored_value(store, drift.INVENTORY_ASSET, d)
         prev_digests = drift.inventory_tool_digests(previous) if isinstance(previous, dict) else None
         changed[d] = drift.changed_tools(prev_digests, r.tools)
     graphs = drift.read_graphs(store, [d for d in cfg.domain_names if d not in drifted])
@@ -224,9 +224,10 @@ def evaluate_endpoint_drift(
 
 
 def make_endpoint_drift_sensor(
-    config_path: str | None = None, *, reader: Reader | None = None, interval_s: int | None = None
+    config: ConfigSource = None, *, reader: Reader | None = None, interval_s: int | None = None
 ) -> dg.SensorDefinition:
-    cfg0 = load_config(config_path)
+    current = config_source(config)
+    cfg0 = current()
 
     @dg.sensor(
         name="endpoint_drift_sensor",
@@ -238,7 +239,7 @@ def make_endpoint_drift_sensor(
     )
     def endpoint_drift_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         try:
-            cfg = load_config(config_path)
+            cfg = current()
         except ConfigError as e:
             return dg.SkipReason(f"config invalid, nothing checked: {e}")
         res = evaluate_endpoint_drift(context.instance, cfg, context.cursor, reader or _default_reader)
@@ -259,13 +260,13 @@ def evaluate_response_drift(
     check: Callable[[DomainConfig, ProjectConfig, dict, dict], drift.ResponseDrift] = drift.check_response_drift,
 ) -> dg.SensorResult:
     cursor = load_cursor(cursor_raw)
-    store = Store(drift.data_root(cfg))
+    store = data_store(cfg)
     partitions = set(instance.get_dynamic_partitions(DOMAIN_PARTITIONS_NAME))
     run_requests, observations, notes = [], [], []
     for domain in cfg.domains:
         d = domain.name
-        probes = drift.read_artifact(store, drift.PROBES_ASSET, d)
-        inventory = drift.read_artifact(store, drift.INVENTORY_ASSET, d)
+        probes = drift.stored_value(store, drift.PROBES_ASSET, d)
+        inventory = drift.stored_value(store, drift.INVENTORY_ASSET, d)
         if d not in partitions or not isinstance(probes, dict) or not isinstance(inventory, dict):
             notes.append(f"{d}: no cached calls yet")
             continue
@@ -300,8 +301,9 @@ def evaluate_response_drift(
     )
 
 
-def make_response_drift_sensor(config_path: str | None = None, *, interval_s: int | None = None) -> dg.SensorDefinition:
-    cfg0 = load_config(config_path)
+def make_response_drift_sensor(config: ConfigSource = None, *, interval_s: int | None = None) -> dg.SensorDefinition:
+    current = config_source(config)
+    cfg0 = current()
 
     @dg.sensor(
         name="response_drift_sensor",
@@ -313,7 +315,7 @@ def make_response_drift_sensor(config_path: str | None = None, *, interval_s: in
     )
     def response_drift_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         try:
-            cfg = load_config(config_path)
+            cfg = current()
         except ConfigError as e:
             return dg.SkipReason(f"config invalid, nothing checked: {e}")
         return evaluate_response_drift(context.instance, cfg, context.cursor)

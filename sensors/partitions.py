@@ -1,9 +1,23 @@
 """Keep the `domain` dynamic partitions in sync with the config's domains."""
 
+import os
+from collections.abc import Callable
+
 import dagster as dg
 
 from assets.partitions import DOMAIN_PARTITIONS_NAME
-from factory.config import ConfigError, load_config
+from factory.config import ConfigError, ProjectConfig, load_config
+
+ConfigSource = ProjectConfig | str | os.PathLike | None
+
+
+def config_source(config: ConfigSource) -> Callable[[], ProjectConfig]:
+    """What a sensor or schedule reads its config from at each tick: a loaded config as it is (the
+    code location's, see `factory.definitions`), or a config file (None: found as `load_config`
+    finds it) read afresh each tick, so that edits show without reloading the code location."""
+    if isinstance(config, ProjectConfig):
+        return lambda: config
+    return lambda: load_config(config)
 
 
 def partition_sync_requests(configured: list[str], existing: list[str]) -> tuple[list[str], list[str]]:
@@ -23,7 +37,9 @@ def sync_domain_partitions(instance: dg.DagsterInstance, configured: list[str]) 
     return add, delete
 
 
-def make_domain_partitions_sensor(config_path: str | None = None) -> dg.SensorDefinition:
+def make_domain_partitions_sensor(config: ConfigSource = None) -> dg.SensorDefinition:
+    current = config_source(config)
+
     @dg.sensor(
         name="domain_partitions_sensor",
         minimum_interval_seconds=30,
@@ -32,7 +48,7 @@ def make_domain_partitions_sensor(config_path: str | None = None) -> dg.SensorDe
     )
     def domain_partitions_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         try:
-            cfg = load_config(config_path)
+            cfg = current()
         except ConfigError as e:
             return dg.SkipReason(f"config invalid, partitions left as they are: {e}")
         existing = list(context.instance.get_dynamic_partitions(DOMAIN_PARTITIONS_NAME))

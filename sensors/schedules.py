@@ -3,8 +3,8 @@
 import dagster as dg
 
 from assets.partitions import DOMAIN_PARTITIONS_NAME
-from factory.config import load_config
 from sensors.drift import RESYNTHESIS_JOB
+from sensors.partitions import ConfigSource, config_source
 
 
 def schedule_run_requests(domains: list[str], partitions: list[str], tick: str) -> list[dg.RunRequest]:
@@ -21,8 +21,9 @@ def schedule_run_requests(domains: list[str], partitions: list[str], tick: str) 
     ]
 
 
-def make_resynthesis_schedule(config_path: str | None = None) -> dg.ScheduleDefinition:
-    cfg0 = load_config(config_path)
+def make_resynthesis_schedule(config: ConfigSource = None) -> dg.ScheduleDefinition:
+    current = config_source(config)
+    cfg0 = current()
 
     @dg.schedule(
         name="periodic_resynthesis",
@@ -35,7 +36,7 @@ def make_resynthesis_schedule(config_path: str | None = None) -> dg.ScheduleDefi
         description=f"Re-synthesizes every domain on `{cfg0.drift.schedule_cron}` (UTC), drift or not.",
     )
     def periodic_resynthesis(context: dg.ScheduleEvaluationContext):
-        cfg = load_config(config_path)
+        cfg = current()
         partitions = list(context.instance.get_dynamic_partitions(DOMAIN_PARTITIONS_NAME))
         tick = context.scheduled_execution_time.strftime("%Y%m%dT%H%MZ")
         reqs = schedule_run_requests(cfg.domain_names, partitions, tick)

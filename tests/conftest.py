@@ -60,9 +60,9 @@ class SynthWorld:
         self.results: dict[str, object] = {}  # domain → result of its synthesis run (skeleton → generated_queries)
 
     def load(self, asset: str, domain: str | None = None):
-        import json
+        from factory.io import read_artifact
 
-        return json.loads((self.data_dir / asset / f"{domain or '__all__'}.json").read_text())
+        return read_artifact(self.cfg, asset, domain)
 
     def materialize(self, assets: list[str], domain: str | None = None, run_config: dict | None = None):
         import dagster as dg

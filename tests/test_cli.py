@@ -34,8 +34,11 @@ def test_check_config_and_bad_config_exit_codes(tmp_path):
 
 
 def test_dagster_asset_materialize_one_domain(tmp_path):
-    """The README's Dagster CLI command on a fresh DAGSTER_HOME: partitions are registered on load."""
+    """The README's Dagster CLI commands on a fresh DAGSTER_HOME: `factory sync-partitions`, then materialize."""
     cfg = write_config(tmp_path)
+    env = _env(tmp_path, cfg)
+    sync = subprocess.run([BIN / "factory", "sync-partitions"], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert sync.returncode == 0, sync.stderr
     cmd = [
         BIN / "dagster",
         "asset",
@@ -48,7 +51,7 @@ def test_dagster_asset_materialize_one_domain(tmp_path):
         "factory.definitions",
     ]
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env(tmp_path, cfg), timeout=300)
+        res = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
     finally:  # the run leaves the demo service it started serving (for later runs); stop it here
         subprocess.run([BIN / "factory", "--config", str(cfg), "demo", "--stop"], capture_output=True, cwd=ROOT)
     assert res.returncode == 0, res.stderr[-3000:]

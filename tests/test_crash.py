@@ -18,6 +18,7 @@ import dagster as dg
 from factory.config import load_config
 from factory.definitions import build_definitions
 from factory.demo.service import DemoService
+from factory.io import Store, artifact_exists, read_artifact
 from sensors.drift import RESYNTHESIS_JOB
 from tests.conftest import write_config
 
@@ -46,7 +47,7 @@ def _digest(data: Path) -> dict[str, tuple[int, str]]:
     """asset -> (rows, sha256 of the canonical content without run-specific fields)."""
     out = {}
     for asset in ASSETS:
-        value = json.loads((data / asset / f"{DOMAIN}.json").read_text())
+        value = read_artifact(Store(data), asset, DOMAIN)
         rows = value.get("rows", value.get("tools"))
         text = json.dumps(_strip(value), sort_keys=True, ensure_ascii=False)
         out[asset] = (len(rows), hashlib.sha256(text.encode()).hexdigest())
@@ -78,15 +79,20 @@ def test_kill9_midway_then_rerun_matches_an_uninterrupted_run(tmp_path):
         "factory.definitions",
     ]
     env = _env(tmp_path / "crashed" / "home", crashed_cfg)
+    # a fresh DAGSTER_HOME has no `domain` partitions (loading the code location writes nothing)
+    subprocess.run([BIN / "factory", "sync-partitions"], cwd=ROOT, env=env, capture_output=True, check=True)
     cfg = load_config(clean_cfg)
     with DemoService(cfg.demo, log_dir=tmp_path / "logs"):
         # 1. kill -9 once the first asset is on disk (the second one is executing its calls)
         proc = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
         )
-        first = crashed_data / "tool_inventory" / f"{DOMAIN}.json"
         deadline = time.monotonic() + 240
-        while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+        while (
+            not artifact_exists(Store(crashed_data), "tool_inventory", DOMAIN)
+            and proc.poll() is None
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.05)
         assert proc.poll() is None, f"finished before it could be killed: {proc.stderr.read().decode()[-2000:]}"
         os.killpg(proc.pid, signal.SIGKILL)
@@ -95,7 +101,7 @@ def test_kill9_midway_then_rerun_matches_an_uninterrupted_run(tmp_path):
         for p in _visible_outputs(crashed_data):  # nothing half-written is visible
             if p.suffix == ".json":
                 json.loads(p.read_text())
-        assert not (crashed_data / "tool_probes" / f"{DOMAIN}.json").exists()
+        assert not artifact_exists(Store(crashed_data), "tool_probes", DOMAIN)
 
         # 2. re-run the same command
         res = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)

@@ -29,3 +29,19 @@ def test_jobs_and_sensors_resolve():
     for job in ("domain_ingestion", "global_catalog", "domain_synthesis"):
         assert d.resolve_job_def(job) is not None
     assert d.resolve_sensor_def("domain_partitions_sensor") is not None
+
+
+def test_loading_the_code_location_writes_nothing_to_the_instance(tmp_path):
+    """Partitions are synced by the sensor and `factory run` / `factory sync-partitions`, not at import."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    env = {**os.environ, "DAGSTER_HOME": str(home)}
+    code = "import factory.definitions as d; print(len(d.defs.resolve_asset_graph().get_all_asset_keys()))"
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0 and int(res.stdout.strip()) > 3, res.stderr[-2000:]
+    assert sorted(p.name for p in home.iterdir()) == ["dagster.yaml"]  # no storage created, nothing written

@@ -5,8 +5,6 @@ same instance. The requested runs are executed in the order the sensor emitted t
 their tags, as the daemon's queued coordinator would (one run per drift event at a time).
 """
 
-import json
-
 import dagster as dg
 import pytest
 import yaml
@@ -14,6 +12,7 @@ import yaml
 from factory.config import load_config
 from factory.definitions import build_definitions
 from factory.demo.service import DemoService
+from factory.io import Store, read_artifact
 from factory.tools.spec import ToolSpec
 from sensors.drift import RESYNTHESIS_JOB, make_endpoint_drift_sensor
 from sensors.jobs import run_pipeline
@@ -61,7 +60,7 @@ def test_v2_drift_reruns_exactly_the_affected_domains(tmp_path):
         assert all(r.success for r in staged.values())
         first = sensor(dg.build_sensor_context(instance=instance))
         assert first.run_requests == [], first.skip_reason
-        before_inv = json.loads((data / "tool_inventory" / f"{DRIFTED_DOMAIN}.json").read_text())
+        before_inv = read_artifact(Store(data), "tool_inventory", DRIFTED_DOMAIN)
         counts_before = _counts(instance, keys, cfg.domain_names)
 
         # switch the platform to v2 (declared in the config too: runs re-apply the config to the service)
@@ -77,9 +76,9 @@ def test_v2_drift_reruns_exactly_the_affected_domains(tmp_path):
         v2_tools = {t["name"] for t in before_inv["tools"] if t["platform"] == DRIFTED_PLATFORM}
         dependents = set()
         for d in cfg.domain_names:
-            gpath = data / "connectivity_graph" / f"{d}.json"
-            if d != DRIFTED_DOMAIN and gpath.exists():
-                edges = json.loads(gpath.read_text()).get("edges", [])
+            stored = read_artifact(Store(data), "connectivity_graph", d, default=None)
+            if d != DRIFTED_DOMAIN and stored is not None:
+                edges = stored.get("edges", [])
                 if any(
                     e.get("status") == "retained"
                     and e.get("target_domain") == DRIFTED_DOMAIN
@@ -101,7 +100,7 @@ def test_v2_drift_reruns_exactly_the_affected_domains(tmp_path):
             )
             assert res.success, rr.partition_key
 
-        after_inv = json.loads((data / "tool_inventory" / f"{DRIFTED_DOMAIN}.json").read_text())
+        after_inv = read_artifact(Store(data), "tool_inventory", DRIFTED_DOMAIN)
         assert after_inv["fingerprint"] != before_inv["fingerprint"]
         assert (
             after_inv["platform_fingerprints"][DRIFTED_PLATFORM]
@@ -111,11 +110,10 @@ def test_v2_drift_reruns_exactly_the_affected_domains(tmp_path):
         assert all(after_inv["platform_fingerprints"][p] == before_inv["platform_fingerprints"][p] for p in others)
         changed = [n for n, s in _surfaces(after_inv).items() if _surfaces(before_inv).get(n) != s]
         assert changed and all(n in v2_tools for n in changed)
-        probes = json.loads((data / "tool_probes" / f"{DRIFTED_DOMAIN}.json").read_text())
+        probes = read_artifact(Store(data), "tool_probes", DRIFTED_DOMAIN)
         assert probes["fingerprint"] == after_inv["fingerprint"]
-        gpath = data / "connectivity_graph" / f"{DRIFTED_DOMAIN}.json"
         if dg.AssetKey("connectivity_graph") in keys:  # the graph reflects the v2 surface
-            graph = json.loads(gpath.read_text())
+            graph = read_artifact(Store(data), "connectivity_graph", DRIFTED_DOMAIN)
             fields = {t["name"]: set(t.get("output_fields", {})) for t in after_inv["tools"]}
             for e in graph["edges"]:
                 if e.get("status") == "retained" and e.get("source_domain") == DRIFTED_DOMAIN:

@@ -52,3 +52,77 @@ def test_stale_temporaries_of_killed_writers_are_removed(tmp_path):
     os.utime(stale, (old, old))
     s.write_json("x.json", {"v": 1})
     assert not stale.exists() and fresh.exists()  # a concurrent writer's temp file is left alone
+
+
+# --------------------------------------------------------------------------- the storage face
+
+
+def test_data_store_is_the_config_folder_data_dir(tmp_path, monkeypatch):
+    from factory.config import load_config
+    from factory.io import data_store
+
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "factory.yaml").write_text(
+        "data_dir: out\ndomains: [{name: m, sources: [{kind: openapi, spec: 'demo://x'}]}]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    store = data_store(load_config(tmp_path / "p" / "factory.yaml"))
+    assert store.root == str(tmp_path / "p" / "out") and store.is_local
+
+
+def test_artifact_layout_roundtrip_and_format_switch(tmp_path):
+    from factory.io import artifact_exists, artifact_file, artifact_rel, read_artifact, write_artifact
+
+    s = Store(tmp_path)
+    assert artifact_rel("tool_inventory", "music") == "tool_inventory/music"
+    assert artifact_rel("tool_catalog") == "tool_catalog/__all__"
+    assert artifact_rel("a", "x/y") == "a/x_y"
+    assert not artifact_exists(s, "a", "m") and read_artifact(s, "a", "m", default=None) is None
+    with pytest.raises(StoreError, match="artifact not found: .*a/m.json"):
+        read_artifact(s, "a", "m")
+    path = write_artifact(s, "a", "m", {"v": 1})
+    assert path == str(tmp_path / "a" / "m.json") and read_artifact(s, "a", "m") == {"v": 1}
+    df = pd.DataFrame({"x": [1]})
+    write_artifact(s, "a", "m", df)  # a DataFrame replaces the JSON value
+    assert artifact_file(s, "a", "m") == "a/m.parquet" and not (tmp_path / "a" / "m.json").exists()
+    pd.testing.assert_frame_equal(read_artifact(s, "a", "m"), df)
+    write_artifact(s, "a", None, [1, 2])
+    assert read_artifact(s, "a") == [1, 2] and (tmp_path / "a" / "__all__.json").exists()
+    (tmp_path / "a" / "bad.json").write_text("{")
+    with pytest.raises(StoreError, match="corrupted JSON"):
+        read_artifact(s, "a", "bad", default=None)  # a corrupted value is never silently absent
+
+
+def test_io_manager_uses_the_layout(tmp_path):
+    import dagster as dg
+
+    from factory.io import read_artifact
+    from factory.resources import FactoryIOManager
+
+    @dg.asset
+    def thing() -> dict:
+        return {"k": 1}
+
+    @dg.asset
+    def table() -> pd.DataFrame:
+        return pd.DataFrame({"x": [1, 2]})
+
+    res = dg.materialize([thing, table], resources={"io_manager": FactoryIOManager(base_dir=str(tmp_path))})
+    assert res.success
+    assert read_artifact(Store(tmp_path), "thing") == {"k": 1}
+    assert list(read_artifact(Store(tmp_path), "table")["x"]) == [1, 2]
+
+
+def test_folder_operations_for_publishers(tmp_path):
+    s = Store(tmp_path)
+    s.write_bytes("stage/one.txt", b"1")
+    s.write_bytes("stage/sub/two.txt", b"2")
+    assert s.is_dir("stage") and not s.is_dir("stage/one.txt") and not s.is_dir("nope")
+    assert sorted((e.name, e.is_dir) for e in s.list_dir("stage")) == [("one.txt", False), ("sub", True)]
+    assert s.list_dir("nope") == []
+    s.move("stage/one.txt", "final/one.txt")  # a file, into a folder that does not exist yet
+    s.move("stage", "release")  # a whole folder
+    assert s.read_bytes("final/one.txt") == b"1" and s.read_bytes("release/sub/two.txt") == b"2"
+    s.remove_dir("release")
+    s.remove_dir("release")  # gone already: nothing to do
+    assert not s.exists("release") and s.exists("final/one.txt")

@@ -10,7 +10,7 @@ from collections import Counter
 import dagster as dg
 
 from factory.cli import main
-from factory.config import project_root
+from factory.paths import package_root
 from tests.conftest import write_config
 from tests.export.helpers import ensure_chain, read_jsonl
 
@@ -70,7 +70,7 @@ def test_lineage_json_and_subprocess(synth_world, capsys):
     env = {**os.environ, "DAGSTER_HOME": str(synth_world.instance.root_directory)}
     proc = subprocess.run(
         [sys.executable, "-m", "factory.cli", "--config", str(synth_world.path), "lineage", task["id"][:20]],
-        cwd=project_root(), env=env, capture_output=True, text=True, timeout=120,
+        cwd=package_root(), env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert task["id"] in proc.stdout and gq["run_id"] in proc.stdout and "filter verdicts" in proc.stdout

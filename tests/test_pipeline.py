@@ -9,6 +9,7 @@ import pytest
 from factory.config import load_config
 from factory.definitions import build_definitions
 from factory.demo.service import DemoService
+from factory.io import Store, read_artifact
 from factory.tools.outcomes import OUTCOME_CLASSES
 from sensors.jobs import run_pipeline
 from sensors.partitions import sync_domain_partitions
@@ -73,7 +74,7 @@ def test_every_asset_materializes_for_every_demo_domain(full_run):
         assert _materialized(results[d]) == {"tool_inventory", "tool_probes"}
         assert len(_checks(results[d])) == 3
     assert _materialized(results["global"]) == {"tool_catalog"}
-    inventories = {d: json.loads((tmp / "data" / "tool_inventory" / f"{d}.json").read_text()) for d in cfg.domain_names}
+    inventories = {d: read_artifact(cfg, "tool_inventory", d) for d in cfg.domain_names}
     tools = [t for inv in inventories.values() for t in inv["tools"]]
     platforms = {t["platform"] for t in tools}
     assert len(inventories) >= 3 and len(platforms) >= 4 and len(tools) >= 40
@@ -84,7 +85,7 @@ def test_every_asset_materializes_for_every_demo_domain(full_run):
 
 def test_probes_are_real_classified_and_secret_free(full_run):
     cfg, results, tmp = full_run
-    rows = {d: json.loads((tmp / "data" / "tool_probes" / f"{d}.json").read_text())["rows"] for d in cfg.domain_names}
+    rows = {d: read_artifact(cfg, "tool_probes", d)["rows"] for d in cfg.domain_names}
     for d, rs in rows.items():
         assert {r["outcome"] for r in rs} <= set(OUTCOME_CLASSES)
         assert any(r["outcome"] == "semantic_success" for r in rs), d
@@ -103,7 +104,8 @@ def test_catalog_has_one_embedding_per_tool(full_run):
     import pandas as pd
 
     cfg, results, tmp = full_run
-    df = pd.read_parquet(tmp / "data" / "tool_catalog" / "__all__.parquet")
+    df = read_artifact(cfg, "tool_catalog")
+    assert isinstance(df, pd.DataFrame)
     assert df["tool_id"].is_unique and set(df["domain"]) == set(cfg.domain_names)
     assert set(df["embedding_dim"]) == {384}
     meta = results["global"].asset_materializations_for_node("tool_catalog")[0].metadata
@@ -169,7 +171,7 @@ def test_failing_gate_stops_downstream(tmp_path):
 def test_an_always_failing_endpoint_never_becomes_a_successful_edge(full_run):
     """get_plane answers 503 throughout: edges into it are tried, counted, never succeed."""
     cfg, results, tmp = full_run
-    graph = json.loads((tmp / "data" / "connectivity_graph" / "aviation.json").read_text())
+    graph = read_artifact(Store(tmp / "data"), "connectivity_graph", "aviation")
     into = [e for e in graph["edges"] if e["target_tool"] == "get_plane"]
     assert into, "the skeleton proposes edges into get_plane (tail number → plane)"
     assert all(e["successes"] == 0 for e in into)

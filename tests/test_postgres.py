@@ -7,7 +7,6 @@ server binaries exist (`.ci/run` installs Debian's `postgresql` package when the
 """
 
 import glob
-import json
 import os
 import shutil
 import subprocess
@@ -20,6 +19,7 @@ import pytest
 
 from factory.config import load_config
 from factory.demo.service import DemoService
+from factory.io import Store, read_artifact
 from tests.conftest import free_port, write_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -137,8 +137,8 @@ def test_two_domains_concurrently_on_postgres_storage(tmp_path, postgres):
         assert p.returncode == 0, f"{d}: {errs[d][-3000:]}"
 
     for d, platforms in DOMAINS.items():
-        inv = json.loads((tmp_path / "data" / "tool_inventory" / f"{d}.json").read_text())
-        probes = json.loads((tmp_path / "data" / "tool_probes" / f"{d}.json").read_text())
+        inv = read_artifact(Store(tmp_path / "data"), "tool_inventory", d)
+        probes = read_artifact(Store(tmp_path / "data"), "tool_probes", d)
         assert {t["platform"] for t in inv["tools"]} == platforms
         assert probes["fingerprint"] == inv["fingerprint"] and any(
             r["outcome"] == "semantic_success" for r in probes["rows"]

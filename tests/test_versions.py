@@ -18,7 +18,7 @@ def fake_root(tmp_path, monkeypatch):
     (pkg / "unrelated.py").write_text("X = 1\n")
     (tmp_path / "prompts" / "role").mkdir(parents=True)
     (tmp_path / "prompts" / "role" / "system.j2").write_text("hello")
-    monkeypatch.setattr(versions, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(versions, "package_root", lambda: tmp_path)
     versions.import_closure.cache_clear()
     yield tmp_path
     versions.import_closure.cache_clear()

@@ -14,7 +14,8 @@ from typing import Any
 
 import httpx
 
-from factory.config import DemoConfig, FaultProfile, project_root
+from factory.config import DemoConfig, FaultProfile
+from factory.paths import package_root
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,8 @@ class DemoService:
 
     `ensure_running()` reuses a healthy instance (applying the configured schema versions
     and faults through the admin endpoints) or starts `python -m factory.demo` in its own
-    process group, logging to `log_dir/demo-service-<port>.log`. `stop()` ends the process
+    process group, logging to `log_dir/demo-service-<port>.log` (default: `./logs`; runs pass
+    the project's `ProjectConfig.logs_dir`). `stop()` ends the process
     only if this object started it.
     """
 
@@ -39,7 +41,7 @@ class DemoService:
         config_path: str | os.PathLike[str] | None = None,
     ) -> None:
         self.cfg = demo_cfg
-        self.log_dir = Path(log_dir) if log_dir is not None else project_root() / "data" / "logs"
+        self.log_dir = Path(log_dir) if log_dir is not None else Path.cwd() / "logs"
         self.config_path = config_path
         self.process: subprocess.Popen[bytes] | None = None
         self._client = httpx.Client(base_url=demo_cfg.base_url, timeout=10.0)
@@ -97,7 +99,7 @@ class DemoService:
         if self.config_path is not None:
             cmd += ["--config", str(self.config_path)]
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(project_root()), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(package_root()), env.get("PYTHONPATH")]))
         log.info("starting demo service: %s (log: %s)", " ".join(cmd), self.log_path)
         with open(self.log_path, "ab") as logf:
             self.process = subprocess.Popen(
@@ -105,7 +107,7 @@ class DemoService:
                 stdout=logf,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                cwd=project_root(),
+                cwd=package_root(),
                 env=env,
                 start_new_session=True,
             )

@@ -52,8 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _task_source(cfg: Any, path: str | None) -> tuple[Any, str]:
     """The tasks' JSON value and where it came from."""
     from factory.eval.harness import EvalError
-    from factory.io import Store, StoreError
-    from factory.paths import resolve_path
+    from factory.io import StoreError, artifact_file, data_store, read_artifact
 
     if path:
         p = Path(path)
@@ -63,13 +62,14 @@ def _task_source(cfg: Any, path: str | None) -> tuple[Any, str]:
             return json.loads(p.read_text(encoding="utf-8")), str(p)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
             raise EvalError(f"--tasks: {path} is not valid JSON: {e}") from None
-    store = Store(cfg.data_dir if "://" in cfg.data_dir else str(resolve_path(cfg.data_dir)))
-    if store.exists("dataset_splits/__all__.json"):
-        return store.read_json("dataset_splits/__all__.json"), store.path("dataset_splits/__all__.json")
+    store = data_store(cfg)
+    splits = artifact_file(store, "dataset_splits")
+    if splits is not None:
+        return read_artifact(store, "dataset_splits"), store.path(splits)
     found = {}
     for d in cfg.domain_names:
         try:
-            found[d] = store.read_json(f"generated_queries/{d}.json")
+            found[d] = read_artifact(store, "generated_queries", d)
         except StoreError:
             continue
     if not found:
@@ -90,7 +90,7 @@ def _uses_demo(cfg: Any, domains: set[str]) -> bool:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from factory.config import load_config, project_root
+    from factory.config import load_config
     from factory.demo.service import DemoService, DemoServiceError
     from factory.eval import report as reporting
     from factory.eval.harness import (
@@ -102,9 +102,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         load_tasks,
         select_tasks,
     )
+    from factory.io import data_store
     from factory.llm.errors import LLMError
     from factory.llm.service import LLM
-    from factory.paths import resolve_path
 
     cfg = load_config(args.config)
     llm = None
@@ -128,7 +128,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         tasks, selection = select_tasks(load_tasks(value), settings)
         domains = {t.domain for t in tasks}
         inventories = load_inventories(cfg, sorted(domains | set(cfg.domain_names)))
-        llm = LLM(cfg.models)
+        llm = LLM(cfg.resolved_models())
         from factory.eval.oracle import ORACLE, ORACLE_MODEL
 
         model = ORACLE_MODEL if settings.backend == ORACLE else llm.chat_backend(settings.backend).model
@@ -138,7 +138,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             f"from {source}; split {settings.split if selection['split_applied'] else '(all)'}"
         )
         if _uses_demo(cfg, domains) and not args.no_start_demo:
-            demo = DemoService(cfg.demo, log_dir=project_root() / "logs")
+            demo = DemoService(cfg.demo, log_dir=cfg.logs_dir)
             demo.ensure_running()
         result = evaluate(
             tasks,
@@ -159,10 +159,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             llm.close()
     if args.out:
         base, folder = args.out, ""
-    elif "://" in cfg.data_dir:
-        base, folder = cfg.data_dir, f"evaluations/{eid}"
     else:
-        base, folder = str(resolve_path(cfg.data_dir)), f"evaluations/{eid}"
+        base, folder = data_store(cfg), f"evaluations/{eid}"
     files = reporting.write_files(result.report, result.traces, base, folder)
     _out("")
     _out(reporting.console(result.report))

@@ -652,13 +652,13 @@ def evaluate(
 
 def load_inventories(cfg: ProjectConfig, domains: Sequence[str] | None = None) -> dict[str, Any]:
     """tool_inventory values from the data folder (what the asset gets as its input)."""
-    from factory.io import Store, StoreError
+    from factory.io import StoreError, data_store, read_artifact
 
-    store = Store(cfg.data_dir if "://" in cfg.data_dir else str(_data_dir(cfg)))
+    store = data_store(cfg)
     out = {}
     for d in domains or cfg.domain_names:
         try:
-            out[d] = store.read_json(f"tool_inventory/{d}.json")
+            out[d] = read_artifact(store, "tool_inventory", d)
         except StoreError:
             continue
     if not out:
@@ -667,9 +667,3 @@ def load_inventories(cfg: ProjectConfig, domains: Sequence[str] | None = None) -
             f"{', '.join(domains or cfg.domain_names)}"
         )
     return out
-
-
-def _data_dir(cfg: ProjectConfig) -> Any:
-    from factory.paths import resolve_path
-
-    return resolve_path(cfg.data_dir)

@@ -19,12 +19,15 @@ pattern and domain tables next to the overall line (kotraj card: "Read no_call s
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factory.eval.metrics import aggregate, case_rows, group_tables
 from factory.eval.scoring import WATERFALL_STAGES
 from factory.llm.agent import FAILURE_KINDS
 from factory.report import Markdown, md_table, plot
+
+if TYPE_CHECKING:
+    from factory.io import Store
 
 
 def build_report(
@@ -272,11 +275,14 @@ def console(report: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def write_files(report: dict[str, Any], traces: Sequence[Mapping[str, Any]], base: str, folder: str) -> dict[str, str]:
-    """report.json, report.md and traces.jsonl under `base`/`folder` (atomic writes); paths recorded in the report."""
+def write_files(
+    report: dict[str, Any], traces: Sequence[Mapping[str, Any]], base: "str | Store", folder: str
+) -> dict[str, str]:
+    """report.json, report.md and traces.jsonl under `base` (a folder or a Store, e.g. the project's
+    `factory.io.data_store`) / `folder` (atomic writes); paths recorded in the report."""
     from factory.io import Store
 
-    store = Store(base)
+    store = base if isinstance(base, Store) else Store(base)
 
     def rel(name: str) -> str:
         return f"{folder.strip('/')}/{name}" if folder.strip("/") else name

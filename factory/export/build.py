@@ -33,7 +33,7 @@ from factory.export.card import render_card, split_order
 from factory.export.publish import ExportError, Staging, cleanup, sha256_bytes
 from factory.export.results import TaskResults, recorded_all, replay_all
 from factory.export.tools import TaskTools
-from factory.io import Store, dumps
+from factory.io import Store, data_store, dumps
 from factory.records import Task
 from factory.report import Markdown, bar_plot
 from factory.tools.registry import ToolRegistry, ToolResolutionError
@@ -53,13 +53,6 @@ def _parquet(rows: Sequence[Mapping[str, Any]], schema: pa.Schema) -> bytes:
     buf = io.BytesIO()
     pq.write_table(pa.Table.from_pylist(list(rows), schema=schema), buf)
     return buf.getvalue()
-
-
-def _store(cfg: ProjectConfig) -> Store:
-    from factory.config import project_root
-
-    base = cfg.data_dir if "://" in cfg.data_dir else str((project_root() / cfg.data_dir).resolve())
-    return Store(base)
 
 
 def _prepare(
@@ -100,7 +93,7 @@ def build_exports(
     progress: Callable[[str], None] = log.info,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     ex = cfg.exports
-    store = store or _store(cfg)
+    store = store or data_store(cfg)
     t0 = time.monotonic()
     registry = ToolRegistry.from_inventories(inventories)
     tasks, tools, dropped = _prepare(list(splits_value.get("tasks") or []), registry, ex.key_param)
@@ -238,11 +231,6 @@ def build_exports(
     }
     meta = export_metadata(manifest, [t for t, _, _ in kept], rows["chat"], replay_s, removed)
     return manifest, meta
-
-
-def _uri(store: Store, rel: str) -> str:
-    """A full path (local) or URI (object store) of a file under the store."""
-    return f"{store.base.rstrip('/')}/{rel}" if "://" in store.base else store.path(rel)
 
 
 # --------------------------------------------------------------------------- read-back

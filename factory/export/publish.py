@@ -9,14 +9,11 @@ stores, where a folder cannot be renamed, the files are copied before the pointe
 """
 
 import hashlib
-import json
 import logging
 import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
-
-import pyarrow.fs as pafs
 
 from factory.io import Store
 
@@ -63,9 +60,6 @@ class Staging:
                 h.update(f"{rel}\0{self.files[rel]['sha256']}\n".encode())
         return h.hexdigest()[:16]
 
-    def _is_dir(self, rel: str) -> bool:
-        return self.store.fs.get_file_info(self.store.path(rel)).type == pafs.FileType.Directory
-
     def _identical(self, folder: str) -> bool:
         return all(
             self.store.exists(f"{folder}/{rel}")
@@ -79,13 +73,13 @@ class Staging:
     def publish(self, version: str, pointer: Mapping[str, Any]) -> str:
         """Move the staging folder to exports/<version>/ and write the pointer; returns the folder."""
         final = f"{EXPORTS_DIR}/{version}"
-        if self._is_dir(final) and not self._identical(final):
+        if self.store.is_dir(final) and not self._identical(final):
             _delete_dir(self.store, final)  # a damaged copy of the same version: replaced
-        if self._is_dir(final):
+        if self.store.is_dir(final):
             self.abort()  # the same content is already published
         else:
             try:
-                self.store.fs.move(self.store.path(self.dir), self.store.path(final))
+                self.store.move(self.dir, final)
             except (OSError, NotImplementedError):  # object stores cannot rename folders
                 for rel in self.files:
                     self.store.write_bytes(f"{final}/{rel}", self.read(rel))
@@ -99,26 +93,21 @@ class Staging:
 
 def _delete_dir(store: Store, rel: str) -> None:
     try:
-        if store.fs.get_file_info(store.path(rel)).type == pafs.FileType.Directory:
-            store.fs.delete_dir(store.path(rel))
+        store.remove_dir(rel)
     except OSError as e:  # cleanup must not hide the original error
         log.warning("could not remove %s: %s", store.path(rel), e)
 
 
 def cleanup(store: Store, keep: int, current: str | None) -> list[str]:
     """Remove stale staging folders and published versions beyond the newest `keep` (never `current`)."""
-    root = store.path(EXPORTS_DIR)
-    if store.fs.get_file_info(root).type != pafs.FileType.Directory:
-        return []
-    infos = store.fs.get_file_info(pafs.FileSelector(root, recursive=False))
     now = time.time()
     removed = []
     versions = []
-    for info in infos:
-        if info.type != pafs.FileType.Directory:
+    for entry in store.list_dir(EXPORTS_DIR):
+        if not entry.is_dir:
             continue
-        name = info.base_name
-        mtime = info.mtime.timestamp() if info.mtime else now
+        name = entry.name
+        mtime = entry.mtime.timestamp() if entry.mtime else now
         if name.startswith(STAGING_PREFIX):
             if now - mtime > STALE_STAGING_S:
                 _delete_dir(store, f"{EXPORTS_DIR}/{name}")
@@ -131,12 +120,3 @@ def cleanup(store: Store, keep: int, current: str | None) -> list[str]:
             _delete_dir(store, f"{EXPORTS_DIR}/{name}")
             removed.append(name)
     return removed
-
-
-def read_pointer(store: Store) -> dict[str, Any] | None:
-    if not store.exists(POINTER):
-        return None
-    try:
-        return json.loads(store.read_bytes(POINTER))
-    except json.JSONDecodeError:
-        return None

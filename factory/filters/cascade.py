@@ -119,7 +119,12 @@ def _benchmark_index(cfg: ProjectConfig, inventories: Mapping[str, Any]):
     from factory.splits.contamination import BenchmarkIndex
     from factory.splits.structure import key_tools_of_inventories
 
-    return BenchmarkIndex.load(cfg.splits.benchmarks, cfg.splits, key_tools=key_tools_of_inventories(inventories))
+    return BenchmarkIndex.load(
+        cfg.splits.benchmarks,
+        cfg.splits,
+        key_tools=key_tools_of_inventories(inventories),
+        base_dir=cfg.project_dir,
+    )
 
 
 def _benchmark_verdict(index: Any, task: Mapping[str, Any]) -> Verdict:

@@ -13,7 +13,7 @@ from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import EDGE_OUTCOME_CLASSES
 from factory.graph.refine import Refiner, add_posterior_summary, figure4
 from factory.graph.skeleton import edge_table, seed_knowledge_graph
-from factory.io import Store
+from factory.io import data_store
 from factory.llm.client import ModelClient
 from factory.report import md_table, plot, rate
 from factory.tools.executor import ToolExecutor
@@ -47,7 +47,7 @@ def build_connectivity(
     # a target domain's inventory is not materialized: its edges cannot run
     skeleton = {**skeleton, "edges": [e for e in skeleton_edges if e.target_tool_id in specs]}
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
-    store = Store(cfg.data_dir if "://" in cfg.data_dir else _resolve(cfg.data_dir))
+    store = data_store(cfg)
     source_args = None
     if model is not None:
 
@@ -100,12 +100,6 @@ def build_connectivity(
     }
     refiner.clear()
     return value, connectivity_metadata(value)
-
-
-def _resolve(path: str) -> str:
-    from factory.paths import resolve_path
-
-    return str(resolve_path(path))
 
 
 # --------------------------------------------------------------------------- metadata

@@ -13,10 +13,10 @@ from factory.llm.service import launch_command, server_for
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m factory.llm", description=__doc__.splitlines()[0])
     ap.add_argument("action", choices=["start", "stop", "status"])
-    ap.add_argument("--config", default=None, help="factory.yaml (default: $FACTORY_CONFIG or the project's)")
+    ap.add_argument("--config", default=None, help="factory.yaml (default: $FACTORY_CONFIG or the nearest)")
     ap.add_argument("--backend", default="local")
     a = ap.parse_args(argv)
-    models = load_config(a.config).models
+    models = load_config(a.config).resolved_models()
     if a.backend not in models.backends:
         ap.error(f"unknown backend {a.backend!r}; declared: {', '.join(models.backends)}")
     server = server_for(a.backend, models.backends[a.backend], models)

@@ -5,8 +5,8 @@
   stopped at teardown unless `keep_alive`.
 - `EmbeddingsResource`: the cached sentence-transformers `Embedder`.
 
-Both read `models` from the project config file (default: $FACTORY_CONFIG or
-the project's factory.yaml). Use `llm_metadata(acct)` to turn an `Accounting`
+Both read `models` from the project config file (default: $FACTORY_CONFIG or the
+nearest factory.yaml), with its relative paths resolved against the config's folder. Use `llm_metadata(acct)` to turn an `Accounting`
 into Dagster metadata:
 
     @dg.asset(code_version=...)
@@ -29,7 +29,7 @@ from factory.model_config import ModelsConfig
 
 
 def _models(config_file: str | None) -> ModelsConfig:
-    return load_config(config_file).models
+    return load_config(config_file).resolved_models()
 
 
 class LLMResource(dg.ConfigurableResource):

@@ -9,6 +9,8 @@ Reverse filter for synthesis/judging (new data must not drift into a benchmark):
     from factory.splits.contamination import BenchmarkIndex
     from factory.splits.structure import key_tools_of_inventories
 
-    index = BenchmarkIndex.load(cfg.splits.benchmarks, cfg.splits, key_tools=key_tools_of_inventories(inventories))
+    index = BenchmarkIndex.load(
+        cfg.splits.benchmarks, cfg.splits, key_tools=key_tools_of_inventories(inventories), base_dir=cfg.project_dir
+    )
     index.collisions(query, tools=None)   # or index.collisions_for_task(task): [] when clean
 """

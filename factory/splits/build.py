@@ -23,8 +23,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from factory.config import ProjectConfig
-from factory.io import Store, dumps
-from factory.paths import resolve_path
+from factory.io import Store, data_store, dumps
 from factory.records import Task
 from factory.report import Markdown, md_table, plot
 from factory.splits import assign, contamination, envlock, minhash, overlap, publish, structure
@@ -37,10 +36,6 @@ REASONS = ("near_duplicate", "structural_duplicate", "benchmark_collision")
 
 class SplitsError(ValueError):
     """Input that cannot be split (invalid task, conflicting ids, unknown held-out platform)."""
-
-
-def data_store(cfg: ProjectConfig) -> Store:
-    return Store(cfg.data_dir if "://" in cfg.data_dir else resolve_path(cfg.data_dir))
 
 
 def collect_tasks(judged: Mapping[str, Mapping[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -125,7 +120,7 @@ def build_dataset_splits(
             f"splits.held_out_platforms names unknown platform(s) {unknown}; "
             f"configured: {sorted(configured_platforms(cfg, inventories))}"
         )
-    index = contamination.BenchmarkIndex.load(sc.benchmarks, sc, key_tools=key_tools)
+    index = contamination.BenchmarkIndex.load(sc.benchmarks, sc, key_tools=key_tools, base_dir=cfg.project_dir)
     sketcher = index.index.sketcher
     sketches = {t["id"]: sketcher.sketch(t["query"]) for t in tasks}
     by_id = {t["id"]: t for t in tasks}
@@ -456,7 +451,9 @@ def check_train_contamination(
     sc = cfg.splits
     store = store or data_store(cfg)
     train = _published_splits(store, sc.ratios).get("train", [])
-    index = contamination.BenchmarkIndex.load(sc.benchmarks, sc, key_tools=set(value.get("key_tools") or []))
+    index = contamination.BenchmarkIndex.load(
+        sc.benchmarks, sc, key_tools=set(value.get("key_tools") or []), base_dir=cfg.project_dir
+    )
     hits = []
     for t in train:
         for c in index.collisions_for_task(t):

@@ -15,12 +15,13 @@ Two directions:
 - dataset → benchmark (`dataset_splits`): every dataset task colliding with a benchmark row is
   dropped before split assignment, so no train task collides; the audit records each one.
 - benchmark → new data (reverse filter during synthesis/judging):
-  `BenchmarkIndex.load(paths, cfg.splits).collisions(query, tools)` or `.collisions_for_task(task)`
+  `BenchmarkIndex.load(paths, cfg.splits, base_dir=cfg.project_dir).collisions(query, tools)` or `.collisions_for_task(task)`
   tell a stage that a candidate would drift into a benchmark.
 """
 
 import hashlib
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -29,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from factory.config import SplitsConfig
-from factory.paths import resolve_path
+from factory.paths import is_uri, resolve_path
 from factory.splits import minhash, structure
 
 
@@ -61,16 +62,17 @@ class Collision:
         return asdict(self)
 
 
-def read_bytes(path: str) -> bytes:
-    """A local path (relative to the project root) or a URI (pyarrow filesystems)."""
+def read_bytes(path: str, base_dir: str | os.PathLike | None = None) -> bytes:
+    """A local path (relative: to `base_dir`, the project folder; default the working directory)
+    or a URI (pyarrow filesystems)."""
     try:
-        if "://" in path:
+        if is_uri(path):
             import pyarrow.fs as pafs
 
             fs, p = pafs.FileSystem.from_uri(path)
             with fs.open_input_stream(p) as f:
                 return f.read()
-        return resolve_path(path).read_bytes()
+        return resolve_path(path, base_dir).read_bytes()
     except FileNotFoundError as e:
         raise BenchmarkError(f"{path}: benchmark file not found") from e
     except OSError as e:
@@ -139,9 +141,12 @@ def parse_benchmark(
 
 
 def load_benchmark_file(
-    path: str, cfg: SplitsConfig, key_tools: set[str] | frozenset[str] = frozenset()
+    path: str,
+    cfg: SplitsConfig,
+    key_tools: set[str] | frozenset[str] = frozenset(),
+    base_dir: str | os.PathLike | None = None,
 ) -> tuple[list[BenchmarkRow], dict[str, Any]]:
-    data = read_bytes(path)
+    data = read_bytes(path, base_dir)
     rows = parse_benchmark(data, path, cfg, key_tools)
     info = {
         "path": path,
@@ -182,9 +187,15 @@ class BenchmarkIndex:
 
     @classmethod
     def load(
-        cls, paths: Iterable[str], cfg: SplitsConfig, *, key_tools: set[str] | frozenset[str] = frozenset()
+        cls,
+        paths: Iterable[str],
+        cfg: SplitsConfig,
+        *,
+        key_tools: set[str] | frozenset[str] = frozenset(),
+        base_dir: str | os.PathLike | None = None,
     ) -> "BenchmarkIndex":
-        """Every configured benchmark file (no paths: an empty index that never collides)."""
+        """Every configured benchmark file (no paths: an empty index that never collides); relative
+        paths are taken relative to `base_dir` (the project folder, `ProjectConfig.project_dir`)."""
         rows: list[BenchmarkRow] = []
         files = []
         seen: set[str] = set()
@@ -192,7 +203,7 @@ class BenchmarkIndex:
             if p in seen:
                 raise BenchmarkError(f"{p}: benchmark file listed twice in splits.benchmarks")
             seen.add(p)
-            r, info = load_benchmark_file(p, cfg, key_tools)
+            r, info = load_benchmark_file(p, cfg, key_tools, base_dir)
             rows.extend(r)
             files.append(info)
         return cls(rows, cfg, key_tools=key_tools, files=files)

@@ -17,7 +17,7 @@ from typing import Any
 
 from factory.config import ProjectConfig
 from factory.io import dumps
-from factory.paths import project_root
+from factory.paths import package_root
 
 LOCK_VERSION = 1
 
@@ -48,8 +48,8 @@ def build_env_lock(
     prompts_dir: Path | None = None,
     method: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    demo_digest, demo_files = tree_digest(demo_dir or project_root() / "factory" / "demo", "*.py")
-    prompts_digest, prompt_files = tree_digest(prompts_dir or project_root() / "prompts")
+    demo_digest, demo_files = tree_digest(demo_dir or package_root() / "factory" / "demo", "*.py")
+    prompts_digest, prompt_files = tree_digest(prompts_dir or package_root() / "prompts")
     body = {
         "version": LOCK_VERSION,
         "tool_surfaces": {

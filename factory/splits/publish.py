@@ -9,12 +9,9 @@ new one does not have (a split removed from the config) are deleted after the mo
 
 import hashlib
 import json
-import os
 import uuid
 from collections.abc import Mapping
 from typing import Any
-
-import pyarrow.fs as pafs
 
 from factory.io import Store, dumps
 
@@ -43,7 +40,7 @@ def publish(
         raise
     try:
         for name in [*sorted(files), MANIFEST]:
-            _move(store, f"{staging}/{name}", f"{folder}/{name}")
+            store.move(f"{staging}/{name}", f"{folder}/{name}")
     finally:
         _remove_dir(store, staging)
     for name in previous - set(files):
@@ -61,17 +58,9 @@ def _previous(store: Store, folder: str) -> set[str]:
         return set()
 
 
-def _move(store: Store, src: str, dst: str) -> None:
-    if isinstance(store.fs, pafs.LocalFileSystem):
-        os.replace(store.path(src), store.path(dst))
-    else:
-        store.fs.move(store.path(src), store.path(dst))
-
-
 def _remove_dir(store: Store, rel: str) -> None:
     try:
-        if store.fs.get_file_info(store.path(rel)).type != pafs.FileType.NotFound:
-            store.fs.delete_dir(store.path(rel))
+        store.remove_dir(rel)
     except OSError:
         pass
 

@@ -7,10 +7,13 @@ nothing here depends back on any of them.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import sys
 from typing import TYPE_CHECKING
+
+from factory.paths import is_uri, resolve_path
 
 if TYPE_CHECKING:
     from factory.config import DemoConfig, SourceConfig
@@ -22,13 +25,16 @@ class SourceError(RuntimeError):
     """A tool source that cannot be read or used; the message names the source and the problem."""
 
 
-def resolve_source(src: SourceConfig, demo: DemoConfig) -> tuple[str, str | None]:
+def resolve_source(
+    src: SourceConfig, demo: DemoConfig, base_dir: str | os.PathLike | None = None
+) -> tuple[str, str | None]:
     """Return ``(spec_locator, base_url)`` for a source.
 
     - openapi ``demo://<platform>``: spec ``{demo.base_url}/{platform}/openapi.json``,
       base URL ``{demo.base_url}/{platform}`` (an explicit ``base_url`` wins);
     - other openapi sources: ``(spec, base_url)`` as configured (``base_url`` may be
-      None: the loader then takes it from the spec);
+      None: the loader then takes it from the spec); a relative spec file path is taken
+      relative to `base_dir` (the project folder) when given;
     - mcp: ``(command line or URL, url)``.
     """
     if src.kind == "mcp":
@@ -40,6 +46,8 @@ def resolve_source(src: SourceConfig, demo: DemoConfig) -> tuple[str, str | None
             raise SourceError(f"source {spec!r}: demo:// needs a platform name, e.g. demo://flight-ops")
         root = demo.base_url.rstrip("/")
         return f"{root}/{platform}/openapi.json", src.base_url or f"{root}/{platform}"
+    if base_dir is not None and not is_uri(spec):
+        spec = str(resolve_path(spec, base_dir))
     return spec, src.base_url
 
 

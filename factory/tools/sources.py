@@ -12,6 +12,7 @@ loaders, never the reverse.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -28,17 +29,24 @@ __all__ = ["LOADERS", "SourceError", "load_domain_tools", "load_source_tools", "
 logger = logging.getLogger(__name__)
 
 
-def load_source_tools(src: SourceConfig, domain: str, demo: DemoConfig) -> list[ToolSpec]:
-    """Load the ToolSpecs of one source with its kind's loader (OpenAPI document or MCP server)."""
-    return LOADERS[src.kind](src, domain, demo)
+def load_source_tools(
+    src: SourceConfig, domain: str, demo: DemoConfig, base_dir: str | os.PathLike | None = None
+) -> list[ToolSpec]:
+    """Load the ToolSpecs of one source with its kind's loader (OpenAPI document or MCP server);
+    relative spec files are taken relative to `base_dir` (the project folder)."""
+    return LOADERS[src.kind](src, domain, demo, base_dir)
 
 
-def _load_mcp_source(src: SourceConfig, domain: str, demo: DemoConfig) -> list[ToolSpec]:
+def _load_mcp_source(
+    src: SourceConfig, domain: str, demo: DemoConfig, base_dir: str | os.PathLike | None = None
+) -> list[ToolSpec]:
     return load_mcp(src, domain)
 
 
-def _load_openapi_source(src: SourceConfig, domain: str, demo: DemoConfig) -> list[ToolSpec]:
-    spec_locator, base_url = resolve_source(src, demo)
+def _load_openapi_source(
+    src: SourceConfig, domain: str, demo: DemoConfig, base_dir: str | os.PathLike | None = None
+) -> list[ToolSpec]:
+    spec_locator, base_url = resolve_source(src, demo, base_dir)
     doc = fetch_spec(spec_locator)
     return load_openapi(
         doc,
@@ -50,8 +58,8 @@ def _load_openapi_source(src: SourceConfig, domain: str, demo: DemoConfig) -> li
     )
 
 
-# One loader per source kind (`SourceKind`): ``(source, domain, demo config) → ToolSpecs``.
-LOADERS: dict[str, Callable[[SourceConfig, str, DemoConfig], list[ToolSpec]]] = {
+# One loader per source kind (`SourceKind`): ``(source, domain, demo config, project folder) → ToolSpecs``.
+LOADERS: dict[str, Callable[[SourceConfig, str, DemoConfig, str | os.PathLike | None], list[ToolSpec]]] = {
     "openapi": _load_openapi_source,
     "mcp": _load_mcp_source,
 }
@@ -68,7 +76,7 @@ def load_domain_tools(domain_cfg: DomainConfig, project_cfg: ProjectConfig) -> l
     for src in domain_cfg.sources:
         label = f"{src.kind} source {src.platform or ''} ({src.locator})".replace("  ", " ")
         try:
-            loaded = load_source_tools(src, domain_cfg.name, project_cfg.demo)
+            loaded = load_source_tools(src, domain_cfg.name, project_cfg.demo, project_cfg.project_dir)
         except SourceError as e:
             msg = str(e)
             raise SourceError(msg if src.locator in msg else f"{label}: {msg}") from e

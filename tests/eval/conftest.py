@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from factory.eval.oracle import final_answer, golden_model_calls
+from factory.io import artifact_exists
 from factory.model_config import ModelsConfig, OpenAIBackendConfig
 from factory.tools.registry import ToolRegistry
 from tests.eval.scripted import ScriptedServer
@@ -59,9 +60,9 @@ def evaluated_tasks(world: Any) -> tuple[list[dict[str, Any]], str]:
     import dagster as dg
 
     if world.defs.resolve_asset_graph().has(dg.AssetKey("dataset_splits")):
-        if not (world.data_dir / "dataset_splits" / "__all__.json").exists():
+        if not artifact_exists(world.cfg, "dataset_splits"):
             for d in world.cfg.domain_names:
-                if not (world.data_dir / "judged_queries" / f"{d}.json").exists():
+                if not artifact_exists(world.cfg, "judged_queries", d):
                     assert world.materialize(["judged_queries"], d).success, f"judged_queries {d} failed"
             assert world.materialize(["dataset_splits"]).success, "dataset_splits failed"
         return world.load("dataset_splits")["tasks"], "dataset_splits"

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from factory.cli import main
+from factory.io import Store, write_artifact
 from factory.tools.registry import ToolRegistry
 from tests.conftest import free_port, write_config
 from tests.eval.conftest import all_tasks, inventories, perfect_script, variant
@@ -96,8 +97,7 @@ def test_eval_command_demo_service_down(synth_world, scripted_server, tmp_path, 
     for d in ("music",):
         inv = json.dumps(synth_world.load("tool_inventory", d))
         inv = inv.replace(f"127.0.0.1:{synth_world.cfg.demo.port}", f"127.0.0.1:{dead}")
-        (data / "tool_inventory").mkdir(parents=True, exist_ok=True)
-        (data / "tool_inventory" / f"{d}.json").write_text(inv)
+        write_artifact(Store(data), "tool_inventory", d, json.loads(inv))
     cfg = _config(synth_world, tmp_path, scripted_server, data_dir=data)
     tasks_file, _ = _task_file(synth_world, scripted_server, tmp_path)
     argv = ["--config", str(cfg), "eval", "--backend", "scripted", "--tasks", str(tasks_file), "--domains", "music"]

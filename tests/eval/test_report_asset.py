@@ -64,7 +64,7 @@ def test_asset_with_scripted_model(synth_world, scripted_server: ScriptedServer,
     path = _project(synth_world, tmp_path, {"scripted": {"kind": "openai", **common}}, backend="scripted")
     res = _materialize(synth_world, path, {"runs": 2, "k": 2, "split": "all", "temperature": 0.0})
     assert res.success
-    value = json.loads((synth_world.data_dir / "evaluation_report" / "__all__.json").read_text())
+    value = synth_world.load("evaluation_report")
     n = len(tasks)
     assert value["tasks"] == n and value["episodes"] == 2 * n
     assert value["selection"]["source"] == source
@@ -115,7 +115,7 @@ def test_local_model_end_to_end(synth_world, tmp_path: Path) -> None:
         },
     )
     assert res.success
-    value = json.loads((synth_world.data_dir / "evaluation_report" / "__all__.json").read_text())
+    value = synth_world.load("evaluation_report")
     assert value["model"]["model"] == "SmolLM2-135M-Instruct" and value["model"]["tool_calls"] is False
     assert value["episodes"] == 3 and {g["domain"] for g in value["by_domain"]} == {"aviation", "music"}
     assert value["by_category"] and all(g["episodes"] >= 1 for g in value["by_category"])

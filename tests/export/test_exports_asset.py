@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 
 from factory.export.formats import validate_chat
+from factory.io import artifact_file, data_store
 from tests.export.helpers import KEY_RE, ensure_chain, export_files, read_jsonl
 
 
@@ -41,5 +42,6 @@ def test_materialized_export_reads_back(synth_world):
         assert all(split_of[t["id"]] == s for t in json.loads(Path(e["path"]).read_text(encoding="utf-8"))["tasks"])
     files = export_files(value["root"])
     assert len(files) >= 10
-    for p in [*files, synth_world.data_dir / "dataset_exports" / "__all__.json"]:
+    stored = data_store(synth_world.cfg).local_path(artifact_file(synth_world.cfg, "dataset_exports"))
+    for p in [*files, stored]:
         assert not KEY_RE.search(p.read_bytes().decode("utf-8", errors="replace")), p

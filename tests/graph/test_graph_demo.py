@@ -17,6 +17,7 @@ from factory.demo.service import DemoService
 from factory.graph.connectivity import build_connectivity
 from factory.graph.plan import compile_plan, edge_id
 from factory.graph.posterior import prior
+from factory.io import Store, read_artifact
 from factory.tools.registry import ToolRegistry
 from sensors.jobs import run_pipeline
 from sensors.partitions import sync_domain_partitions
@@ -50,7 +51,7 @@ def world(tmp_path_factory):
         data = tmp / "data"
 
         def load(asset, d):
-            return json.loads((data / asset / f"{d}.json").read_text())
+            return read_artifact(Store(data), asset, d)
 
         inv = {d: load("tool_inventory", d) for d in cfg.domain_names}
         probes = {d: load("tool_probes", d) for d in cfg.domain_names}

@@ -7,7 +7,7 @@ import pytest
 
 from factory import drift
 from factory.config import load_config
-from factory.io import Store
+from factory.io import Store, write_artifact
 from factory.tools.spec import SourceRef, ToolSpec
 from sensors.drift import (
     RESYNTHESIS_JOB,
@@ -81,8 +81,10 @@ def world(tmp_path):
 
 def _materialize(instance, store, domain, tools):
     r = _reading(domain, tools)
-    store.write_json(
-        f"tool_inventory/{domain}.json",
+    write_artifact(
+        store,
+        "tool_inventory",
+        domain,
         {"domain": domain, "fingerprint": r.fingerprint, "tools": [t.model_dump(mode="json") for t in tools]},
     )
     instance.report_runless_asset_event(

@@ -4,7 +4,7 @@ import shutil
 
 from factory.config import load_config
 from factory.demo.app import implementation_digest
-from factory.paths import project_root
+from factory.paths import package_root
 from factory.splits import envlock
 from tests.splits.helpers import inventory
 
@@ -12,12 +12,12 @@ from tests.splits.helpers import inventory
 def test_lock_changes_exactly_with_a_prompt_file(tmp_path):
     cfg = load_config()
     prompts = tmp_path / "prompts"
-    shutil.copytree(project_root() / "prompts", prompts)
+    shutil.copytree(package_root() / "prompts", prompts)
     invs = {"d": inventory("d", ["p-air"])}
     a = envlock.build_env_lock(cfg, invs, prompts_dir=prompts)
     b = envlock.build_env_lock(cfg, invs, prompts_dir=prompts)
     assert a == b and a["lock"].startswith("sha256:")
-    assert a["prompts"]["sha256"] == envlock.tree_digest(project_root() / "prompts")[0]
+    assert a["prompts"]["sha256"] == envlock.tree_digest(package_root() / "prompts")[0]
 
     target = prompts / "query_writer" / "rules.en.j2"
     target.write_text(target.read_text(encoding="utf-8") + "\n{# changed #}\n", encoding="utf-8")

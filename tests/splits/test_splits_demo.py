@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from factory.config import load_config
-from factory.io import Store
+from factory.io import Store, artifact_exists, read_artifact, write_artifact
 from factory.splits import build, minhash, publish
 from tests.splits import planted
 
@@ -26,7 +26,7 @@ def judged(world) -> dict[str, dict]:
     out = {}
     for d in world.cfg.domain_names:
         if _judged_defined(world):
-            if not (world.data_dir / "judged_queries" / f"{d}.json").exists():
+            if not artifact_exists(world.cfg, "judged_queries", d):
                 assert world.materialize(["judged_queries"], d).success, f"judged_queries {d} failed"
             out[d] = world.load("judged_queries", d)
         else:
@@ -146,9 +146,8 @@ def test_materialize_with_planted_benchmark_blocks_nothing_and_records(synth_wor
     jq = judged(synth_world)
     data = tmp_path / "data"
     for asset in ("judged_queries", "tool_inventory"):
-        (data / asset).mkdir(parents=True)
         for d in synth_world.cfg.domain_names:
-            (data / asset / f"{d}.json").write_text(json.dumps(synth_world.load(asset, d)), encoding="utf-8")
+            write_artifact(Store(data), asset, d, synth_world.load(asset, d))
     bench = tmp_path / "planted.jsonl"
     plan = planted.plant([t for v in jq.values() for t in v["kept"]], bench)
     raw = yaml.safe_load(synth_world.path.read_text(encoding="utf-8"))
@@ -165,7 +164,7 @@ def test_materialize_with_planted_benchmark_blocks_nothing_and_records(synth_wor
         )
     assert res.success
     assert all(e.passed for e in res.get_asset_check_evaluations())
-    value = json.loads((data / "dataset_splits" / "__all__.json").read_text())
+    value = read_artifact(Store(data), "dataset_splits")
     dropped = {r["id"] for r in value["removed"] if r["reason"] == "benchmark_collision"}
     assert set(plan["targets"].values()) <= dropped | {r["id"] for r in value["removed"]}
     assert value["contamination"]["train_collisions"] == 0

@@ -1,7 +1,6 @@
 """Phase B against the real demo service: materialized trajectories and generated_queries with their
 gates, a replay of stored tasks, and the recorded rejections of bad input."""
 
-import json
 import re
 
 import numpy as np
@@ -9,6 +8,7 @@ import pytest
 
 from factory.demo.service import DemoService
 from factory.graph.edge import Edge
+from factory.io import read_artifact
 from factory.records import Task
 from factory.synthesis import execute
 from factory.synthesis.junctions import Rejection
@@ -64,7 +64,7 @@ def test_assets_materialize_with_every_admitted_pattern(world):
 def _executor(cfg):
     from factory.tools.registry import ToolRegistry, executor_factory
 
-    inv = {d: json.loads((cfg_data(cfg) / "tool_inventory" / f"{d}.json").read_text()) for d in cfg.domain_names}
+    inv = {d: read_artifact(cfg, "tool_inventory", d) for d in cfg.domain_names}
     return executor_factory(cfg, cfg.domain_names, ToolRegistry.from_inventories(inv), scan=True)
 
 
