@@ -1,4 +1,5 @@
-"""Layering of factory/: no import cycle between packages, and the config never loads the model layer."""
+"""Layering of factory/: no import cycle between packages, the config never loads the model layer, and
+Dagster is imported only by the modules that face it."""
 
 import ast
 import subprocess
@@ -101,3 +102,21 @@ def test_config_does_not_load_the_model_layer() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert res.stdout.strip() == "[]", res.stdout
+
+
+# The Dagster-facing modules of the library (AGENTS.md): the code location, the resources and IO
+# manager, the model resources, and the two CLI-side readers of the instance (inside functions).
+DAGSTER_FACING = {"factory.definitions", "factory.resources", "factory.llm.resource", "factory.lineage", "factory.cli"}
+
+
+def test_only_the_dagster_facing_modules_import_dagster() -> None:
+    importers = set()
+    for path in sorted(FACTORY.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            if any(n == "dagster" or n.startswith("dagster.") for n in names):
+                importers.add(_module(path))
+    assert "factory.definitions" in importers  # the scan sees them
+    assert importers <= DAGSTER_FACING, sorted(importers - DAGSTER_FACING)

@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import factory.tools
+from tests.test_layering import cycles
 
 TOOLS_DIR = Path(factory.tools.__file__).parent
 PACKAGE = "factory.tools"
@@ -58,43 +59,8 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    out: list[list[str]] = []
-
-    def strong(v: str) -> None:
-        index[v] = low[v] = len(index)
-        stack.append(v)
-        on_stack.add(v)
-        for w in sorted(graph.get(v, ())):
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on_stack:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on_stack.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                out.append(sorted(comp))
-
-    for v in sorted(graph):
-        if v not in index:
-            strong(v)
-    return out
-
-
-def test_the_checker_finds_a_circle() -> None:
-    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert circles({"a": {"b"}, "b": set()}) == []
+    """Import circles among the modules (the project-wide cycle finder over this module graph)."""
+    return cycles({m: {t: set() for t in targets} for m, targets in graph.items()})
 
 
 def test_no_import_circle_under_factory_tools() -> None:
