@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -117,6 +118,7 @@ class ToolExecutor:
         *,
         sources: Iterable[SourceConfig] = (),
         http_client: httpx.AsyncClient | None = None,
+        workdir: str | os.PathLike | None = None,
     ) -> None:
         self.cfg = cfg or ExecutorConfig()
         self.tools: dict[str, ToolSpec] = {}
@@ -127,7 +129,7 @@ class ToolExecutor:
         self._secrets: set[str] = set(self._keys.values())
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._sems: dict[str, asyncio.Semaphore] = {}
-        options = TransportOptions(self.cfg, tuple(sources), http_client)
+        options = TransportOptions(self.cfg, tuple(sources), http_client, str(workdir) if workdir is not None else None)
         self._transports: dict[str, Transport] = {kind: cls(options) for kind, cls in TRANSPORTS.items()}
         self._open = False
 

@@ -16,6 +16,7 @@ import ast
 import asyncio
 import json
 import logging
+import os
 import re
 import tempfile
 import threading
@@ -174,11 +175,13 @@ class MCPSession:
         *,
         url: str | None = None,
         env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike | None = None,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
     ) -> None:
         self.locator = locator
         self.url = url
         self.env = dict(env or {})
+        self.cwd = cwd  # a stdio server starts in the project folder (relative paths in its command line)
         self.startup_timeout_s = startup_timeout_s
         self.client: Any = None
         self._errlog: IO[str] | None = None
@@ -212,7 +215,7 @@ class MCPSession:
         if not argv:
             raise SourceError(f"{self.label}: empty command")
         self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=self.env or None)
+        params = StdioServerParameters(command=argv[0], args=argv[1:], env=self.env or None, cwd=self.cwd)
         return stdio_client(params, errlog=self._errlog)
 
     async def _run(self) -> None:
@@ -300,10 +303,10 @@ def flatten_exception(e: BaseException) -> str:
     return _flatten_exc(e)
 
 
-async def load_mcp_async(source: Any, domain: str) -> list[ToolSpec]:
-    """List the tools of an MCP source (`SourceConfig`) as ToolSpecs."""
+async def load_mcp_async(source: Any, domain: str, cwd: str | os.PathLike | None = None) -> list[ToolSpec]:
+    """List the tools of an MCP source (`SourceConfig`) as ToolSpecs; a stdio server starts in `cwd`."""
     locator = mcp_locator(source)
-    session = MCPSession(locator, url=None if source.command else source.url, env=source.env)
+    session = MCPSession(locator, url=None if source.command else source.url, env=source.env, cwd=cwd)
     await session.start()
     try:
         tools = await session.list_tools()
@@ -319,9 +322,9 @@ async def load_mcp_async(source: Any, domain: str) -> list[ToolSpec]:
     return specs
 
 
-def load_mcp(source: Any, domain: str) -> list[ToolSpec]:
+def load_mcp(source: Any, domain: str, cwd: str | os.PathLike | None = None) -> list[ToolSpec]:
     """Synchronous `load_mcp_async` (works inside a running event loop too, via a thread)."""
-    return run_sync(load_mcp_async(source, domain))
+    return run_sync(load_mcp_async(source, domain, cwd))
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:

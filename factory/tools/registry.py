@@ -231,4 +231,5 @@ def executor_factory(
     sources = [src for d in declared for src in cfg.domain(d).sources]
     keys = env_api_keys(cfg, declared)
     ex_cfg = executor_config(cfg, scan=scan)
-    return lambda: ToolExecutor(specs, ex_cfg, api_keys=keys, sources=sources)
+    workdir = cfg.project_dir
+    return lambda: ToolExecutor(specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir)

@@ -40,7 +40,7 @@ def load_source_tools(
 def _load_mcp_source(
     src: SourceConfig, domain: str, demo: DemoConfig, base_dir: str | os.PathLike | None = None
 ) -> list[ToolSpec]:
-    return load_mcp(src, domain)
+    return load_mcp(src, domain, base_dir)
 
 
 def _load_openapi_source(

@@ -112,3 +112,32 @@ def test_classify_error_text() -> None:
     assert classify_error_text("Internal server error") is Outcome.SERVER_ERROR
     assert classify_error_text("request timed out") is Outcome.TIMEOUT
     assert classify_error_text("something odd") is Outcome.UNCATEGORIZED
+
+
+def test_stdio_server_starts_in_the_project_folder(tmp_path, monkeypatch) -> None:
+    """A relative path in an MCP command line is the project's, not the working directory's."""
+    from factory.config import parse_config
+    from factory.tools.registry import ToolRegistry, executor_factory
+    from factory.tools.sources import load_domain_tools
+
+    (tmp_path / "servers").mkdir()
+    (tmp_path / "servers" / "geo.py").write_text(
+        "import runpy\nrunpy.run_module('factory.demo.mcp_server', run_name='__main__')\n", encoding="utf-8"
+    )
+    text = "name: t\ndomains:\n  - name: d\n    sources:\n      - {kind: mcp, platform: geo, command: [python, servers/geo.py]}\n"
+    cfg = parse_config(text, project_dir=tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    tools = load_domain_tools(cfg.domains[0], cfg)
+    assert {t.name for t in tools} >= {"airport_coordinates"}
+    make = executor_factory(cfg, ["d"], ToolRegistry(tools))
+
+    async def call():
+        async with make() as ex:
+            return await ex.call("airport_coordinates", {"iata": "ICN"})
+
+    import asyncio
+
+    r = asyncio.run(call())
+    assert r.outcome is Outcome.SEMANTIC_SUCCESS, r.detail

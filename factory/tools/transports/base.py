@@ -62,6 +62,7 @@ class TransportOptions:
     cfg: ExecutorConfig
     sources: tuple[SourceConfig, ...] = ()
     http_client: httpx.AsyncClient | None = None  # an injected client is used and never closed
+    workdir: str | None = None  # where stdio servers start: the project folder (None: the working directory)
 
 
 class Transport(ABC):

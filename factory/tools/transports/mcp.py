@@ -74,7 +74,9 @@ class McpTransport(Transport):
             if locator in self._sessions:
                 return self._sessions[locator]
             src = self._sources.get(locator)
-            session = MCPSession(locator, url=tool.source.base_url, env=src.env if src is not None else None)
+            session = MCPSession(
+                locator, url=tool.source.base_url, env=src.env if src is not None else None, cwd=self.options.workdir
+            )
             try:
                 await session.start()
             except SourceError as e:
