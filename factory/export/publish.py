@@ -50,9 +50,6 @@ class Staging:
     def read(self, rel: str) -> bytes:
         return self.store.read_bytes(f"{self.dir}/{rel}")
 
-    def local_path(self, rel: str) -> str:
-        return self.store.path(f"{self.dir}/{rel}")
-
     def version(self, exclude: tuple[str, ...] = ()) -> str:
         h = hashlib.sha256()
         for rel in sorted(self.files):

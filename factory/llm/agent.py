@@ -66,7 +66,6 @@ STOP_REASONS: tuple[str, ...] = (
 # stops that fail an episode whatever its answer (kotraj card: truncation and repeated format
 # failures are hard failures; a loop or a dead backend never completed the task either)
 HARD_STOPS = frozenset(STOP_REASONS) - {"answer"}
-CALL_STATUSES = ("executed", "unknown_tool", "bad_arguments", "over_budget", "loop")
 
 SYSTEM_TEMPLATE = "agent_resolver/system.{lang}"
 FEEDBACK_TEMPLATE = "agent_resolver/feedback.{lang}"
