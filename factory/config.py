@@ -19,7 +19,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from factory.model_config import ModelsConfig
+from factory.model_config import LocalBackendConfig, ModelsConfig
 from factory.paths import is_uri, resolve_location, resolve_path
 
 DEFAULT_CONFIG_FILE = "factory.yaml"
@@ -206,6 +206,13 @@ class KGConfig(_Frozen):
     )
 
 
+Pattern = Literal["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]
+
+
+def _all_patterns() -> list[Pattern]:
+    return ["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]
+
+
 class SynthesisConfig(_Frozen):
     """EDGE Phase B (paper §3.3, Appendix G): typed trajectories over G*, queries and task records."""
 
@@ -233,8 +240,8 @@ class SynthesisConfig(_Frozen):
     )
     current_date: str = Field(default="2025-06-30", description="system_state.current_date of every task.")
     paraphrase: bool = Field(default=True, description="Ask the query_paraphrase role; a failed check falls back.")
-    patterns: list[Literal["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]] = Field(
-        default_factory=lambda: ["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"],
+    patterns: list[Pattern] = Field(
+        default_factory=_all_patterns,
         description="Patterns synthesised (Table 12 categories).",
     )
 
@@ -468,6 +475,13 @@ class SplitsConfig(_Frozen):
         )
 
 
+ExportFormat = Literal["openai_chat", "hf_parquet", "rl", "benchmark"]
+
+
+def _all_formats() -> list[ExportFormat]:
+    return ["openai_chat", "hf_parquet", "rl", "benchmark"]
+
+
 class ExportsConfig(_Frozen):
     """dataset_exports: training and benchmark formats. Owned by factory/export/.
 
@@ -476,8 +490,8 @@ class ExportsConfig(_Frozen):
     the stored one, otherwise the row is dropped (or flagged) with the reason.
     """
 
-    formats: list[Literal["openai_chat", "hf_parquet", "rl", "benchmark"]] = Field(
-        default_factory=lambda: ["openai_chat", "hf_parquet", "rl", "benchmark"],
+    formats: list[ExportFormat] = Field(
+        default_factory=_all_formats,
         description="Export formats written under <data_dir>/exports/.",
     )
     tool_results: Literal["replay", "recorded"] = Field(
@@ -605,7 +619,7 @@ class ProjectConfig(_Frozen):
         backends = {}
         for name, b in m.backends.items():
             update: dict[str, Any] = {}
-            if getattr(b, "model_path", None):
+            if isinstance(b, LocalBackendConfig) and b.model_path:  # the one backend with a model_path
                 update["model_path"] = local(b.model_path)
             if b.kind == "vllm":
                 update["model"] = model_ref(b.model)

@@ -71,12 +71,13 @@ class Dataset:
     def __init__(self, cfg: ProjectConfig, store: Store | None = None):
         self.cfg = cfg
         self.store = store or data_store(cfg)
-        self.splits = _value(self.store, "dataset_splits")
-        if self.splits is None:
+        splits = _value(self.store, "dataset_splits")
+        if splits is None:
             raise LineageError(
                 f"no dataset materialized yet: {self.store.path(artifact_rel('dataset_splits'))}.json does not exist "
                 "(materialize dataset_splits, e.g. `factory run`, or the global_dataset job)"
             )
+        self.splits: dict[str, Any] = splits
         self.exports = _value(self.store, "dataset_exports")
         self._cache: dict[tuple[str, str], Any] = {}
 
@@ -220,8 +221,8 @@ def latest_versions(instance: Any, domains: Sequence[str]) -> list[dict[str, Any
     out = []
     for key in sorted(instance.get_asset_keys(), key=lambda k: k.to_user_string()):
         name = key.to_user_string()
-        rows = [_fetch(instance, name, partition=d) for d in domains]
-        rows = [r for r in rows if r and r["partition"]]
+        fetched = [_fetch(instance, name, partition=d) for d in domains]
+        rows = [r for r in fetched if r and r["partition"]]
         if not rows:
             r = _fetch(instance, name)
             rows = [r] if r else []

@@ -32,6 +32,15 @@ ROLE_NAMES: tuple[str, ...] = RoleName.__args__  # type: ignore[attr-defined]
 
 Language = Literal["en", "ko"]
 
+
+def _all_languages() -> list[Language]:
+    return ["en", "ko"]
+
+
+def _english_only() -> list[Language]:
+    return ["en"]
+
+
 # Roles whose model output is text read by users: they are routed per language.
 LANGUAGE_ROLES: frozenset[str] = frozenset({"query_writer", "query_paraphrase", "agent_resolver"})
 # Roles whose model implementation needs OpenAI tool calls.
@@ -46,7 +55,7 @@ class _Frozen(BaseModel):
 
 class _ChatBackendBase(_Frozen):
     languages: list[Language] = Field(
-        default_factory=lambda: ["en", "ko"],
+        default_factory=_all_languages,
         description="Languages the model writes well enough to face users; a role routed to this backend "
         "for another language is a config error.",
     )
@@ -91,7 +100,7 @@ class LocalBackendConfig(_ChatBackendBase):
     keep_alive: bool = Field(
         default=False, description="Leave a server this run started running for later runs (they reuse a healthy one)."
     )
-    languages: list[Language] = Field(default_factory=lambda: ["en"], description="SmolLM2-135M cannot write Korean.")
+    languages: list[Language] = Field(default_factory=_english_only, description="SmolLM2-135M cannot write Korean.")
     tool_calls: bool = Field(default=False, description="True only with chat_format='chatml-function-calling'.")
     structured_mode: StructuredMode = "json_object_schema"
     max_tokens: int = Field(default=384, ge=1)
@@ -151,6 +160,10 @@ class VLLMBackendConfig(_ChatBackendBase):
 BackendConfig = Annotated[LocalBackendConfig | OpenAIBackendConfig | VLLMBackendConfig, Field(discriminator="kind")]
 
 
+def _default_backends() -> dict[str, BackendConfig]:
+    return {"local": LocalBackendConfig()}
+
+
 def _default_roles() -> dict[str, str]:
     # The embedded model writes weak English and no Korean: it paraphrases English queries
     # (behind guards, falling back to rules) and rules serve everything else.
@@ -194,7 +207,7 @@ class ModelsConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     backends: dict[str, BackendConfig] = Field(
-        default_factory=lambda: {"local": LocalBackendConfig()},
+        default_factory=_default_backends,
         description="Named chat backends; 'rules' is built in and may not be redefined.",
     )
     roles: dict[str, str] = Field(
@@ -202,7 +215,7 @@ class ModelsConfig(BaseModel):
         description="Role (or 'role.lang') → backend name. Unlisted roles use 'rules'.",
     )
     languages: list[Language] = Field(
-        default_factory=lambda: ["en", "ko"], description="Languages the factory generates; checked against backends."
+        default_factory=_all_languages, description="Languages the factory generates; checked against backends."
     )
     max_retries: int = Field(default=2, ge=0, description="Re-asks after an invalid structured reply.")
     fallback_to_rules: bool = Field(
@@ -217,13 +230,13 @@ class ModelsConfig(BaseModel):
             raise ValueError("backend name 'rules' is built in; choose another name")
         known = set(ROLE_NAMES)
         for key, backend in self.roles.items():
-            role, _, lang = key.partition(".")
+            role, _, key_lang = key.partition(".")
             if role not in known:
                 raise ValueError(f"roles: unknown role {role!r} in {key!r}; roles are: {', '.join(ROLE_NAMES)}")
-            if lang and role not in LANGUAGE_ROLES:
+            if key_lang and role not in LANGUAGE_ROLES:
                 raise ValueError(f"roles: {role!r} is not language-specific; use {role!r} instead of {key!r}")
-            if lang and lang not in ("en", "ko"):
-                raise ValueError(f"roles: unknown language {lang!r} in {key!r}")
+            if key_lang and key_lang not in ("en", "ko"):
+                raise ValueError(f"roles: unknown language {key_lang!r} in {key!r}")
             if backend != RULES and backend not in self.backends:
                 raise ValueError(
                     f"roles: {key!r} is mapped to backend {backend!r}, which is not declared "

@@ -13,6 +13,7 @@ from factory.io import dumps
 
 AnswerType = Literal["string", "number", "judge"]
 RewardBasis = Literal["RESPONSE", "ACTION", "ENVIRONMENT"]
+Stage = Literal["rules", "judges", "resolve"]  # the cascade stage a Verdict comes from
 
 
 class _Row(BaseModel):
@@ -51,7 +52,7 @@ class Answer(_Row):
 class Verdict(_Row):
     """One filter's decision on one task (judged_queries); every verdict is kept in lineage.verdicts."""
 
-    stage: Literal["rules", "judges", "resolve"]
+    stage: Stage
     check: str = Field(description="Which check ran, e.g. near_duplicate, answer_leakage, replay, agent_resolve.")
     passed: bool = Field(description="False when this check found the defect it looks for.")
     reason: str | None = Field(default=None, description="Reason code from factory.filters.reasons when not passed.")

@@ -7,7 +7,7 @@ markdown image, so the Dagster UI shows tables and pictures.
 
 import base64
 import io
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -58,7 +58,7 @@ def plot(draw: Callable[[Any], None], *, title: str, size: tuple[float, float] =
     return Plot(f"![{title}](data:image/png;base64,{data})")
 
 
-def bar_plot(counts: dict[str, float], *, title: str, xlabel: str = "", ylabel: str = "count") -> Plot:
+def bar_plot(counts: Mapping[str, float], *, title: str, xlabel: str = "", ylabel: str = "count") -> Plot:
     keys = list(counts)
 
     def draw(ax: Any) -> None:

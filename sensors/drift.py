@@ -137,6 +137,7 @@ def evaluate_endpoint_drift(
         if r.status == "down":
             notes.append(f"{d}: endpoint down, retry next tick ({r.reason})")
             continue
+        assert r.fingerprint is not None  # only a "down" reading has no fingerprint
         materialized[d] = latest_inventory_fingerprint(instance, d) if d not in add else None
         if r.fingerprint == materialized[d]:
             continue
@@ -167,6 +168,7 @@ def evaluate_endpoint_drift(
                 tags={"factory/trigger": "endpoint-drift", "factory/drift_event": event, "dagster/priority": "1"},
             )
         )
+        assert r.fingerprint is not None  # drifted readings are never "down"
         _remember(cursor, d, r.fingerprint)
     for dep, sources in dependents.items():
         if readings.get(dep) is not None and readings[dep].status == "down":
@@ -193,11 +195,12 @@ def evaluate_endpoint_drift(
         state = r.fingerprint if r.status != "down" else "down"
         if d in add or (cursor["seen"].get(d) == state and d not in drifted):
             continue  # record changes only; a new partition exists only after this tick
+        tools = changed.get(d)  # None: all tools changed (when d in changed)
         meta = {
             **r.as_metadata(),
             "materialized_fingerprint": materialized.get(d) or "",
             "drift": d in drifted,
-            "changed_tools": [] if d not in changed else (["(all)"] if changed[d] is None else sorted(changed[d])),
+            "changed_tools": [] if d not in changed else (["(all)"] if tools is None else sorted(tools)),
             "dependents": [dep for dep, srcs in dependents.items() if d in srcs],
         }
         observations.append(dg.AssetObservation(asset_key=INVENTORY_KEY, partition=d, metadata=meta))

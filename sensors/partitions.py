@@ -55,7 +55,7 @@ def make_domain_partitions_sensor(config: ConfigSource = None) -> dg.SensorDefin
         add, delete = partition_sync_requests(cfg.domain_names, existing)
         if not add and not delete:
             return dg.SkipReason(f"partitions match the config ({len(existing)} domains)")
-        reqs = []
+        reqs: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
         if add:
             reqs.append(dg.AddDynamicPartitionsRequest(DOMAIN_PARTITIONS_NAME, add))
         if delete:

@@ -398,11 +398,11 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
             language=task.language,
         )
         observed: dict[str, str | None] = {}
-        for platform, spec in tools.state_specs.items():  # same session, same key: the model's state
-            if spec is None:
+        for platform, state_spec in tools.state_specs.items():  # same session, same key: the model's state
+            if state_spec is None:
                 observed[platform] = None
                 continue
-            r = await ex.call(spec, {})
+            r = await ex.call(state_spec, {})
             observed[platform] = str(r.records[0].get("state_hash")) if r.ok and r.records else None
         episode = ex.redact(ep.as_dict())
         secrets = ex.known_secrets()

@@ -327,7 +327,7 @@ def validate_chat(row: Mapping[str, Any]) -> list[str]:
     last = msgs[-1]
     if last.get("role") != "assistant" or last.get("tool_calls") or not last.get("content"):
         errs.append("messages: the last message must be the assistant's final answer")
-    pending: dict[str, str] = {}
+    pending: dict[str, str | None] = {}
     answered: set[str] = set()
     for i, m in enumerate(msgs[2:-1], start=2):
         role = m.get("role")

@@ -416,7 +416,7 @@ def judged_frame(value: Mapping[str, Any], candidates: Any = None):
         cand_ids = {t.get("id") for t in _tasks_of(candidates)}
     else:
         cand_ids = {t.get("id") for t in value["kept"]} | {r["task"].get("id") for r in value["rejected"]}
-    rows_in = [("kept", t, None, None) for t in value["kept"]]
+    rows_in: list[tuple[str, Any, str | None, str | None]] = [("kept", t, None, None) for t in value["kept"]]
     rows_in += [("rejected", r["task"], r.get("stage"), r.get("reason")) for r in value["rejected"]]
     stages_seen = {v.get("stage") for _, t, _, _ in rows_in for v in ((t.get("lineage") or {}).get("verdicts") or [])}
     rows = []

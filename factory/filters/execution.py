@@ -187,7 +187,7 @@ async def run_variant(
 
 def answer_of(ctx: TaskContext, results: Sequence[CallResult | None]) -> dict[str, Any] | None:
     """The answer recomputed from executed results (None when it reads a skipped call)."""
-    rows = []
+    rows: list[dict[str, Any] | None] = []
     for i, r in enumerate(results):
         if r is None:
             rows.append(None)
@@ -198,7 +198,7 @@ def answer_of(ctx: TaskContext, results: Sequence[CallResult | None]) -> dict[st
     if any(rows[i] is None for i in ctx.answer_actions if i < len(rows)):
         return None
     try:
-        return answers.compute(ctx.task["answer_spec"], rows)  # type: ignore[arg-type]
+        return answers.compute(ctx.task["answer_spec"], rows)  # type: ignore[arg-type]  # rows the spec reads are not None (checked above)
     except (IndexError, KeyError, TypeError, ValueError):
         return None
 

@@ -14,9 +14,8 @@ Adding a code means adding it here (with its description) and to the GX suite
 `expectations/judged_queries.json`; a test keeps the two in sync.
 """
 
-from typing import Literal
+from factory.records import Stage
 
-Stage = Literal["rules", "judges", "resolve"]
 STAGES: tuple[Stage, ...] = ("rules", "judges", "resolve")
 
 REASONS: dict[str, tuple[Stage, str]] = {

@@ -17,12 +17,12 @@ rules fallback, which is not independent) abstains and is recorded as such.
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from factory.config import ProjectConfig
 from factory.filters.compare import as_number, norm_text
 from factory.filters.context import TaskContext
-from factory.filters.execution import ExecutionJudgement, MakeExecutor, judge_decorative
+from factory.filters.execution import MakeExecutor, judge_decorative
 from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
@@ -34,9 +34,9 @@ from factory.llm.schemas import (
     NonGradableInput,
     TrajectoryStep,
 )
-from factory.records import Verdict
+from factory.records import Stage, Verdict
 
-STAGE = "judges"
+STAGE: Stage = "judges"
 CHECK_ROLES: dict[str, str] = {
     "answer_leakage": "judge_answer_leakage",
     "non_gradable": "judge_non_gradable",
@@ -158,7 +158,9 @@ def decorative_input(ctx: TaskContext) -> DecorativeChainInput:
     if not steps:
         steps = [TrajectoryStep(step=1, tool="none", summary="no call")]
     ans = ctx.task["answer"]
-    kind = "list" if isinstance(ans["value"], list) else "number" if ans["type"] == "number" else "string"
+    kind: Literal["list", "number", "string"] = (
+        "list" if isinstance(ans["value"], list) else "number" if ans["type"] == "number" else "string"
+    )
     return DecorativeChainInput(
         query=ctx.task["query"],
         language=ctx.language,  # type: ignore[arg-type]
@@ -287,7 +289,6 @@ async def decorative_judges(
     )
     out = []
     for inp, ex, mop in zip(dec_in, execs, model_ops, strict=True):
-        ex: ExecutionJudgement
         stats.steps_tested += len(ex.findings)
         stats.variants_run += ex.variants
         if ex.decorative:

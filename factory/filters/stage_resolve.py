@@ -24,13 +24,13 @@ from factory.filters.execution import MakeExecutor
 from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.schemas import AgentTaskInput, GoldenAction
-from factory.records import Verdict
+from factory.records import Stage, Verdict
 from factory.synthesis import answers
 from factory.synthesis.replay import replay_task
 from factory.tools.outcomes import is_success_outcome
 from factory.tools.spec import ToolSpec
 
-STAGE = "resolve"
+STAGE: Stage = "resolve"
 AGENT_ROLE = "agent_resolver"
 RESULT_RECORDS = 20  # records an agent sees per call
 

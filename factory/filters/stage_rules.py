@@ -15,11 +15,11 @@ from pydantic import ValidationError
 
 from factory.filters.compare import as_number, norm_text
 from factory.filters.context import TaskContext
-from factory.records import Task, Verdict
+from factory.records import Stage, Task, Verdict
 from factory.tools.outcomes import is_success_outcome
 from factory.tools.spec import ToolSpec
 
-STAGE = "rules"
+STAGE: Stage = "rules"
 ORDER = ("malformed_schema", "non_reproducible", "error_ground_truth", "malformed_query")
 
 

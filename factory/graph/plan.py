@@ -12,7 +12,7 @@ For every input parameter p of the target v the plan says where its value comes 
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from factory.io import dumps
@@ -22,7 +22,7 @@ UPSTREAM, DEFAULT, CLARIFY = "UPSTREAM", "DEFAULT", "CLARIFY"
 TRANSFORMS = ("upper", "lower", "strip", "to_number", "to_string", "date:YYYYMMDD", "date:YYYY-MM-DD", "first_token")
 
 
-def edge_id(source: str, target: str, bindings: list[Mapping[str, Any]]) -> str:
+def edge_id(source: str, target: str, bindings: Sequence[Mapping[str, Any]]) -> str:
     """Content hash of (source tool id, target tool id, canonical bindings)."""
     canon = sorted((b["target_param"], b["source_field"], b.get("transform") or "") for b in bindings)
     return "sha256:" + hashlib.sha256(dumps([source, target, canon]).encode()).hexdigest()
@@ -75,7 +75,7 @@ def generic_default(tool: ToolSpec, param: str, schema: Mapping[str, Any]) -> An
 
 
 def compile_plan(
-    target: ToolSpec, bindings: list[Mapping[str, Any]], candidates: Mapping[str, list[Any]]
+    target: ToolSpec, bindings: Sequence[Mapping[str, Any]], candidates: Mapping[str, list[Any]]
 ) -> dict[str, dict[str, Any]]:
     """The source plan Π_e over every input parameter of `target` except its key."""
     bound = {b["target_param"]: b for b in bindings}

@@ -80,7 +80,11 @@ def candidate_pairs(
     domain: str, specs: Mapping[str, ToolSpec], catalog: pd.DataFrame, k_same: int, k_cross: int
 ) -> tuple[list[tuple[str, str, float, bool]], dict[str, Any]]:
     """(source id, target id, cosine similarity, cross-domain?) by dense retrieval, plus counts."""
-    stats = {"tools_without_outputs": [], "tools_without_inputs": [], "tools_without_embedding": []}
+    stats: dict[str, list[str]] = {
+        "tools_without_outputs": [],
+        "tools_without_inputs": [],
+        "tools_without_embedding": [],
+    }
     emb = {r.tool_id: np.asarray(r.embedding, dtype=np.float32) for r in catalog.itertuples() if r.tool_id in specs}
     for tid, s in sorted(specs.items()):
         if s.domain == domain and not s.key_acquisition and not s.output_fields:

@@ -33,7 +33,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import jsonschema
 
@@ -610,6 +610,8 @@ async def resolve_task(
         )
         for c in ep.calls
     ]
-    stop = ep.stop_reason if ep.stop_reason in ("answer", "max_calls") else "error"
+    stop: Literal["answer", "max_calls", "error"] = (
+        "answer" if ep.stop_reason == "answer" else "max_calls" if ep.stop_reason == "max_calls" else "error"
+    )
     out = AgentResult(final_answer=(ep.final_answer or "").strip(), trace=trace, stop_reason=stop)
     return out, ep, template_names(task.language)

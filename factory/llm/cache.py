@@ -139,6 +139,7 @@ class ResponseCache:
             self._db.commit()
 
     def count(self, role: str | None = None) -> int:
+        args: tuple[str, ...]
         sql, args = "SELECT COUNT(*) FROM responses", ()
         if role is not None:
             sql, args = sql + " WHERE role = ?", (role,)
@@ -146,6 +147,7 @@ class ResponseCache:
             return int(self._db.execute(sql, args).fetchone()[0])
 
     def failures(self, role: str | None = None) -> list[dict[str, Any]]:
+        args: tuple[str, ...]
         sql, args = "SELECT role, backend, model, input_hash, error, raw_text, attempts FROM failures", ()
         if role is not None:
             sql, args = sql + " WHERE role = ?", (role,)

@@ -113,7 +113,10 @@ class ParsedReply:
 
     def _add(self, fmt: str, items: list["ParsedCall | FormatViolation"]) -> None:
         for it in items:
-            (self.calls if isinstance(it, ParsedCall) else self.violations).append(it)
+            if isinstance(it, ParsedCall):
+                self.calls.append(it)
+            else:
+                self.violations.append(it)
         if items and fmt not in self.formats:
             self.formats.append(fmt)
 

@@ -277,7 +277,7 @@ class ChatBackend:
                 api_key=self._api_key(),
                 timeout=self.cfg.timeout_s,
                 max_retries=self.cfg.max_connection_retries,
-                http_client=self._http_client_factory() if self._http_client_factory else None,
+                http_client=self._http_client_factory() if self._http_client_factory else None,  # type: ignore[arg-type]  # openai's stubs say httpx2.AsyncClient; it takes an httpx.AsyncClient too
             )
             self._per_loop[loop_id] = (client, asyncio.Semaphore(self.cfg.concurrency))
         return self._per_loop[loop_id]
@@ -388,8 +388,8 @@ class ChatBackend:
                 {
                     "id": tc.id,
                     "type": "function",
-                    "function": {"name": tc.function.name, "arguments": tc.function.arguments},
-                }  # type: ignore[union-attr]
+                    "function": {"name": tc.function.name, "arguments": tc.function.arguments},  # type: ignore[union-attr]  # only function tools are offered
+                }
                 for tc in choice.tool_calls
             ]
         pt = resp.usage.prompt_tokens if resp.usage else 0

