@@ -81,10 +81,12 @@ def collect_tasks(judged: Mapping[str, Mapping[str, Any]]) -> tuple[list[dict[st
 
 
 def configured_platforms(cfg: ProjectConfig, inventories: Mapping[str, Mapping[str, Any]]) -> set[str]:
-    out = {s.platform for d in cfg.domains for s in d.sources}
+    """Platform names of the config's sources (those that name one) and of the inventories' tools
+    (a source without `platform` takes its name from its spec, known only from the inventory)."""
+    out = {s.platform for d in cfg.domains for s in d.sources if s.platform}
     for inv in inventories.values():
-        out.update(t.get("platform") for t in inv.get("tools") or [] if t.get("platform"))
-    return out  # type: ignore[return-value]  # known bug: a source without `platform` puts None in the set
+        out.update(str(t["platform"]) for t in inv.get("tools") or [] if t.get("platform"))
+    return out
 
 
 def _dataset_nn(final: Sequence[dict[str, Any]], sketches: Mapping[str, Any], budget: int) -> list[float]:

@@ -215,7 +215,9 @@ class MCPSession:
         if not argv:
             raise SourceError(f"{self.label}: empty command")
         self._errlog = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
-        params = StdioServerParameters(command=argv[0], args=argv[1:], env=self.env or None, cwd=self.cwd)
+        params = StdioServerParameters(
+            command=argv[0], args=argv[1:], env=self.env or None, cwd=None if self.cwd is None else str(self.cwd)
+        )
         return stdio_client(params, errlog=self._errlog)
 
     async def _run(self) -> None:

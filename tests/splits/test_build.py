@@ -167,3 +167,16 @@ def test_publish_is_all_or_nothing(tmp_path, monkeypatch):
     run(world(), cfg_for(tmp_path, ratios={"train": 0.8, "test": 0.2}))
     assert not store.exists("dataset_splits/dev.jsonl")
     assert publish.verify(store, "dataset_splits") == []
+
+
+def test_unknown_held_out_platform_with_a_nameless_source(tmp_path):
+    """A source without `platform` (named from its spec) must not turn the error into a TypeError."""
+    cfg = cfg_for(tmp_path, held_out_platforms=["nope"])
+    domains = [
+        d.model_copy(update={"sources": [s.model_copy(update={"platform": None}) for s in d.sources]})
+        for d in cfg.domains
+    ]
+    cfg = cfg.model_copy(update={"domains": domains})
+    with pytest.raises(build.SplitsError, match="unknown platform"):
+        run(world(2), cfg)
+    assert "p-geo" in build.configured_platforms(cfg, INV) and None not in build.configured_platforms(cfg, INV)
