@@ -84,6 +84,11 @@ class SourceConfig(_Frozen):
         default=None, description="Env var holding this platform's API key; without it the key tool is called."
     )
     realtime_tools: list[str] = Field(default_factory=list, description="Tools whose answers change with wall time.")
+    allow_destructive_tools: list[str] = Field(
+        default_factory=list,
+        description="Destructive tools of this source (factory.tools.safety: DELETE/PUT/PATCH, unmarked POST, MCP "
+        "destructiveHint, delete_/drop_/remove_ names) that may still be probed and used in synthesis.",
+    )
 
     @model_validator(mode="after")
     def _check_kind_fields(self) -> "SourceConfig":
@@ -132,6 +137,11 @@ class ProbeConfig(_Frozen):
     per_tool: int = Field(default=3, ge=1, le=20, description="Real executions per tool in tool_probes.")
     min_success_share: float = Field(
         default=0.6, ge=0, le=1, description="Gate: share of tools with a successful probe."
+    )
+    allow_destructive: bool = Field(
+        default=False,
+        description="Probe, refine and synthesise with destructive tools too (factory.tools.safety); off: they "
+        "are skipped (listed in tool_probes metadata) and the executor never sends a call to them.",
     )
 
 
