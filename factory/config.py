@@ -93,7 +93,7 @@ class SourceConfig(_Frozen):
     @model_validator(mode="after")
     def _check_kind_fields(self) -> "SourceConfig":
         other = {"openapi": ("command", "url", "env"), "mcp": ("spec", "base_url")}[self.kind]
-        stray = [f for f in other if f in self.model_fields_set]
+        stray = [f for f in other if getattr(self, f)]  # empty values (a dumped config's env: {}) are no claim
         if stray:
             names = ", ".join(repr(f) for f in stray)
             raise ValueError(f"{names} {'is' if len(stray) == 1 else 'are'} not a field of an {self.kind} source")

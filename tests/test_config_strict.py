@@ -111,3 +111,13 @@ def test_run_with_unknown_domain_is_a_clear_error(tmp_path):
     assert res.returncode == 2, res.stderr[-2000:]
     assert "Traceback" not in res.stderr and "KeyError" not in res.stderr
     assert "unknown domain(s) 'nosuch'" in res.stderr and "configured: aviation" in res.stderr
+
+
+def test_a_dumped_config_loads_again():
+    import yaml
+
+    from factory.config import load_config
+
+    cfg = load_config()
+    for dumped in (cfg.model_dump(mode="json"), cfg.model_dump(mode="json", exclude_none=True)):
+        assert parse_config(yaml.safe_dump(dumped)).digest() == cfg.digest()
