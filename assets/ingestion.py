@@ -77,11 +77,14 @@ def tool_probes_taxonomy(tool_probes: dict) -> dg.AssetCheckResult:
     blocking=True,
     partitions_def=domain_partitions,
     additional_ins={"tool_inventory": dg.AssetIn()},
-    description="GX suite expectations/tool_probes_by_tool.json: most tools have a successful probe.",
+    description="GX suite expectations/tool_probes_by_tool.json: a share of tools >= probes.min_success_share "
+    "has a successful probe.",
 )
-def tool_probes_coverage(tool_probes: dict, tool_inventory: dict) -> dg.AssetCheckResult:
+def tool_probes_coverage(project: ProjectResource, tool_probes: dict, tool_inventory: dict) -> dg.AssetCheckResult:
     names = [t["name"] for t in tool_inventory["tools"]]
-    return gate_result(quality.validate("tool_probes_by_tool", ingest.probes_by_tool_frame(tool_probes["rows"], names)))
+    frame = ingest.probes_by_tool_frame(tool_probes["rows"], names, tool_probes.get("skipped"))
+    share = project.load().probes.min_success_share
+    return gate_result(quality.validate("tool_probes_by_tool", frame, params={"min_success_share": share}))
 
 
 @dg.asset(

@@ -47,12 +47,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     path = find_config(args.config)
     cfg = load_config(path)
+    domains = [d.strip() for d in args.domains.split(",") if d.strip()] if args.domains else cfg.domain_names
+    unknown = [d for d in domains if d not in cfg.domain_names]
+    if unknown or not domains:  # before any work: exit 2 with the configured names, no traceback
+        raise ConfigError(
+            f"--domains: unknown domain(s) {', '.join(repr(d) for d in unknown) or '(none given)'}"
+            f" in {path}; configured: {', '.join(cfg.domain_names)}"
+        )
     home = ensure_dagster_home(cfg.dagster_home)
     defs = build_definitions(path)
     instance = dg.DagsterInstance.get()
-    domains = args.domains.split(",") if args.domains else cfg.domain_names
-    for d in domains:
-        cfg.domain(d)  # unknown names fail here, before any work
     added, removed = sync_domain_partitions(instance, cfg.domain_names)
     print(f"project {cfg.project_dir}; DAGSTER_HOME={home}; partitions added {added}, removed {removed}")
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if args.verbose else "WARNING"}}}}

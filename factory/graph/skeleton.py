@@ -31,6 +31,7 @@ from factory.kg.graph import KnowledgeGraph
 from factory.llm.schemas import EdgeProposalInput, ToolBrief
 from factory.report import Markdown, bar_plot, md_table, rate
 from factory.tools.registry import ToolRegistry
+from factory.tools.safety import refusal
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -124,6 +125,9 @@ def build_skeleton(
     specs = ToolRegistry.from_inventories(inventories)
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
     pairs, stats = candidate_pairs(domain, specs, catalog, g.k_same_domain, g.k_cross_domain)
+    refused = {tid for tid, s in specs.items() if refusal(s, cfg)}  # destructive, not opted into: no edges
+    pairs = [p for p in pairs if p[0] not in refused and p[1] not in refused]
+    stats["destructive_tools_left_out"] = sorted(specs[t].name for t in refused if specs[t].domain == domain)
     briefs: dict[str, ToolBrief] = {}
 
     def b(tid: str) -> ToolBrief:
@@ -217,6 +221,7 @@ def build_skeleton(
         "tools_without_outputs": stats["tools_without_outputs"],
         "tools_without_inputs": stats["tools_without_inputs"],
         "tools_without_embedding": stats["tools_without_embedding"],
+        "destructive_tools_left_out": stats["destructive_tools_left_out"],
         "invalid_binding_examples": invalid_examples[:20],
     }
     involved = sorted({e.source_tool_id for e in edges} | {e.target_tool_id for e in edges})

@@ -119,8 +119,10 @@ class ToolExecutor:
         sources: Iterable[SourceConfig] = (),
         http_client: httpx.AsyncClient | None = None,
         workdir: str | os.PathLike | None = None,
+        refuse: Mapping[str, str] | None = None,
     ) -> None:
         self.cfg = cfg or ExecutorConfig()
+        self._refuse = dict(refuse or {})  # qualified name → why it is never sent (factory.tools.safety)
         self.tools: dict[str, ToolSpec] = {}
         for t in tools:
             self.tools.setdefault(t.name, t)
@@ -165,6 +167,11 @@ class ToolExecutor:
         tool = self.tool(tool_or_name)
         t0 = time.monotonic()
         caller_args = dict(args or {})
+        if tool.qualified_name in self._refuse:  # a destructive tool the project did not opt into: never sent
+            refused = Exchange(
+                outcome=Outcome.ENDPOINT_UNAVAILABLE, detail=self._refuse[tool.qualified_name], attempts=0
+            )
+            return self._finish(tool, caller_args, dict(caller_args), refused, t0)
         sent = dict(caller_args)
         key_param = tool.generic_params.key
         if key_param and tool.key_acquisition is None:

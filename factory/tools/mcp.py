@@ -25,6 +25,7 @@ from typing import IO, Any, TypeVar
 
 from factory.tools.locators import SourceError, mcp_command, mcp_locator, slugify
 from factory.tools.outcomes import Outcome
+from factory.tools.safety import mcp_destructive
 from factory.tools.schema import (
     RefResolver,
     flatten_fields,
@@ -139,6 +140,7 @@ def tool_to_spec(tool: Any, *, domain: str, platform: str, source: SourceRef) ->
     annotations = getattr(tool, "annotations", None)
     read_only = getattr(annotations, "read_only_hint", None) if annotations is not None else None
     destructive = getattr(annotations, "destructive_hint", None) if annotations is not None else None
+    harmful = mcp_destructive(annotations, tool.name)
     return ToolSpec(
         domain=domain,
         platform=platform,
@@ -153,7 +155,8 @@ def tool_to_spec(tool: Any, *, domain: str, platform: str, source: SourceRef) ->
         records_path=records_path,
         total_count_path=infer_total_count_path(output_schema, records_path) if output_schema else None,
         generic_params=GenericParams(),
-        state_changing=bool(destructive) or read_only is False,
+        state_changing=bool(destructive) or read_only is False or harmful,
+        destructive=harmful,
         source=source,
     )
 

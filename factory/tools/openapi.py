@@ -35,6 +35,7 @@ import httpx
 import yaml
 
 from factory.tools.locators import SourceError, slugify
+from factory.tools.safety import openapi_destructive
 from factory.tools.schema import (
     CONTENT_TYPE_KEY,
     FORM_CONTENT_TYPES,
@@ -376,6 +377,7 @@ def _load_operation(
     state_changing = op.get("x-state-changing")
     if state_changing is None:
         state_changing = method in STATE_CHANGING_METHODS and key_acq is None
+    destructive = openapi_destructive(method, op, name, key_acquisition=key_acq is not None)
     desc_parts = [str(op.get(k)).strip() for k in ("summary", "description") if op.get(k)]
     description = ". ".join(p.rstrip(".") for p in desc_parts if p) if desc_parts else f"{method} {path}"
     if desc_parts and not description.endswith("."):
@@ -397,7 +399,8 @@ def _load_operation(
         envelope=envelope,
         generic_params=generic,
         key_acquisition=key_acq,
-        state_changing=bool(state_changing),
+        state_changing=bool(state_changing) or destructive,
+        destructive=destructive,
         realtime=bool(op.get("x-realtime")) or name in realtime or str(op_id) in realtime,
         source=source,
     )

@@ -221,9 +221,11 @@ def executor_factory(
     `domains` None means every domain of `tools` that the config declares.  The executors get
     the tools of those domains, the configured sources of the declared ones (MCP server
     environments), their API keys from the environment (`env_api_keys`) and
-    `executor_config(cfg, scan=scan)`.
+    `executor_config(cfg, scan=scan)`; destructive tools the project did not opt into
+    (`factory.tools.safety.refusal`) are refused by the executor, never sent.
     """
     from factory.tools.executor import ToolExecutor
+    from factory.tools.safety import refusal
 
     involved = sorted(set(tools.domains()) & set(cfg.domain_names)) if domains is None else list(domains)
     specs = tools.in_domains(involved)
@@ -232,4 +234,5 @@ def executor_factory(
     keys = env_api_keys(cfg, declared)
     ex_cfg = executor_config(cfg, scan=scan)
     workdir = cfg.project_dir
-    return lambda: ToolExecutor(specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir)
+    refuse = {s.qualified_name: why for s in specs if (why := refusal(s, cfg))}
+    return lambda: ToolExecutor(specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir, refuse=refuse)

@@ -113,6 +113,11 @@ class ToolSpec(BaseModel):
     generic_params: GenericParams = Field(default_factory=GenericParams)
     key_acquisition: KeyAcquisition | None = None
     state_changing: bool = False
+    destructive: bool = Field(
+        default=False,
+        description="Calling it may destroy or overwrite state, or its effect is unknown (factory.tools.safety);"
+        " not executed unless the project opts in (probes.allow_destructive, a source's allow_destructive_tools).",
+    )
     realtime: bool = False
     source: SourceRef
 
