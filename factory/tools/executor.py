@@ -69,6 +69,7 @@ from typing import Any
 import httpx
 
 from factory.config import ExecutorConfig, SourceConfig
+from factory.redaction import register_secret
 from factory.tools.fingerprint import sha256_digest
 from factory.tools.mcp import run_sync
 from factory.tools.outcomes import CallResult, Outcome
@@ -127,6 +128,8 @@ class ToolExecutor:
             self.tools[t.qualified_name] = t
         self._keys: dict[str, str] = {p: k for p, k in (api_keys or {}).items() if k}
         self._secrets: set[str] = set(self._keys.values())
+        for key in self._secrets:
+            register_secret(key)  # log lines never show it (factory.redaction)
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._sems: dict[str, asyncio.Semaphore] = {}
         options = TransportOptions(self.cfg, tuple(sources), http_client, str(workdir) if workdir is not None else None)
@@ -211,6 +214,7 @@ class ToolExecutor:
     def _add_secret(self, value: str) -> None:
         if value and value != KEY_PLACEHOLDER:
             self._secrets.add(value)
+            register_secret(value)
 
     async def _platform_key(self, platform: str) -> str | None:
         if platform in self._keys:
