@@ -234,4 +234,5 @@ def executor_factory(
     keys = env_api_keys(cfg, declared)
     ex_cfg = executor_config(cfg, scan=scan)
     workdir = cfg.project_dir
-    return lambda: ToolExecutor(specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir)
+    patterns = tuple(cfg.exports.secret_patterns)  # key-like values are redacted where they enter
+    return lambda: ToolExecutor(specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir, key_patterns=patterns)
