@@ -27,6 +27,16 @@ class Hooks(BaseModel):
     items: list[Hook]
 
 
+class Notice(BaseModel):
+    id: int
+    team: str
+    title: str
+
+
+class Notices(BaseModel):
+    items: list[Notice]
+
+
 class Team(BaseModel):
     team: str
     size: int
@@ -56,6 +66,10 @@ def build_app() -> FastAPI:
     @app.get("/teams", operation_id="list_teams", summary="List the teams", response_model=Teams)
     def list_teams() -> dict[str, Any]:
         return {"items": [{"team": "core", "size": 4}, {"team": "web", "size": 2}]}
+
+    @app.get("/notices", operation_id="list_notices", summary="List the notices of a team", response_model=Notices)
+    def list_notices(team: str = "core") -> dict[str, Any]:
+        return {"items": [{"id": 7, "team": team, "title": INJECTION}]}
 
     return app
 
