@@ -273,11 +273,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def configure_logging(verbose: bool) -> None:
+    """The console handler (INFO with -v, else WARNING), with API keys redacted in every record."""
+    from factory.redaction import install_log_redaction
+
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    install_log_redaction()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(args.verbose)
     try:
         return args.func(args)
     except ConfigError as e:

@@ -562,7 +562,8 @@ class ExportsConfig(_Frozen):
     keep_versions: int = Field(default=3, ge=1, description="Published export versions kept under exports/.")
     secret_patterns: list[str] = Field(
         default_factory=lambda: [r"\b[a-z]{2,4}-[0-9a-f]{24}\b"],
-        description="Regexes of key formats; a match in any export file fails the export (nothing is published).",
+        description="Regexes of key formats. Executors replace matches in tool results by <REDACTED> where "
+        "they enter (counted per tool in tool_probes' metadata); a match left in any export file fails the export.",
     )
 
 

@@ -13,7 +13,9 @@ from assets import datasets, evaluation, exports, graph, ingestion, judging, syn
 from factory.config import find_config, load_config
 from factory.io import data_store
 from factory.llm.resource import EmbeddingsResource, LLMResource
+from factory.redaction import install_log_redaction
 from factory.resources import DemoServiceResource, FactoryIOManager, ProjectResource
+from factory.tools.registry import env_api_keys
 from sensors.drift import make_endpoint_drift_sensor, make_response_drift_sensor, make_resynthesis_job
 from sensors.jobs import JOBS
 from sensors.partitions import make_domain_partitions_sensor
@@ -27,6 +29,8 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
     path = find_config(config_path)
     cfg = load_config(path)
     config_file = str(path)
+    # every process that loads the code location (webserver, daemon, run and step workers) redacts keys in logs
+    install_log_redaction(env_api_keys(cfg, cfg.domain_names).values(), cfg.exports.secret_patterns)
     all_assets = [
         *ingestion.ASSETS,
         *graph.ASSETS,

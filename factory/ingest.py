@@ -263,6 +263,7 @@ def _probe_row(tool: ToolSpec, res: CallResult, round_no: int, attempt: int) -> 
         "attempts": res.attempts,
         "elapsed_ms": round(res.elapsed_ms, 1),
         "call_digest": res.call_digest,
+        "key_like_redacted": res.key_like_redacted,
     }
 
 
@@ -427,8 +428,14 @@ def probe_metadata(rows: list[dict[str, Any]], tool_names: list[str]) -> dict[st
         }
         for r in rows
     ]
+    key_like: dict[str, int] = {}
+    for r in rows:
+        if r.get("key_like_redacted"):
+            key_like[r["tool"]] = key_like.get(r["tool"], 0) + r["key_like_redacted"]
     return {
         "probes": len(rows),
+        "key_like_values_redacted": sum(key_like.values()),
+        "key_like_values_by_tool": dict(sorted(key_like.items())),
         "tools_probed": len({r["tool"] for r in rows}),
         "tools_with_success": len(ok_tools),
         "tool_success_share": rate(len(ok_tools), len(tool_names)),

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from factory.synthesis.injection import is_instruction_like
+
 SEQ, FAN, DRV = "SEQ", "FAN", "DRV"
 OPERATORS = ("max", "min", "ge", "le", "eq", "date_after", "most_frequent")
 _DATE = re.compile(r"^(19|20)\d{2}-\d{2}-\d{2}$")
@@ -41,6 +43,7 @@ REJECTION_REASONS = (
     "no_partner",
     "duplicate",
     "quota_full",
+    "injected_text",  # the answer would be instruction-like text from a tool (factory.synthesis.injection)
 )
 
 
@@ -55,9 +58,10 @@ def _present(v: Any) -> bool:
 
 
 def key_of(record: Mapping[str, Any], fields: Sequence[str]) -> tuple | None:
-    """The junction value of a record (a tuple over the bound fields), None when a field is missing."""
+    """The junction value of a record (a tuple over the bound fields), None when a field is missing
+    or holds instruction-like text (never a bridge value: `factory.synthesis.injection`)."""
     vals = tuple(record.get(f) for f in fields)
-    return vals if all(_present(v) for v in vals) else None
+    return vals if all(_present(v) and not is_instruction_like(v) for v in vals) else None
 
 
 def distinct_keys(records: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> list[tuple]:
@@ -117,7 +121,7 @@ def apply_operator(records: Sequence[Mapping[str, Any]], node: Mapping[str, Any]
 
 
 def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: str, phi: int) -> list[dict[str, Any]]:
-    vals = [r.get(g) for r in records if key_of(r, fields) is not None]
+    vals = [r.get(g) for r in records if key_of(r, fields) is not None and not is_instruction_like(r.get(g))]
     kind = field_kind(vals)
     present: list[Any] = [v for v in vals if _present(v)]  # _present drops None
     out: list[dict[str, Any]] = []

@@ -33,6 +33,7 @@ from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
 from factory.synthesis import answers
 from factory.synthesis.execute import ChainRun, Fetched, Stage, call_row, fetch, junction, run_chain
+from factory.synthesis.injection import is_instruction_like
 from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection
 from factory.tools.executor import ToolExecutor
 from factory.tools.outcomes import Outcome, is_success_outcome
@@ -101,6 +102,8 @@ class World:
             generic = spec.generic_params.names()
             args = {k: v for k, v in (r.get("args") or {}).items() if k not in generic and v not in (None, "")}
             if any(isinstance(v, str) and "<KEY>" in v for v in args.values()):
+                continue
+            if any(is_instruction_like(v) for v in args.values()):  # never a seed
                 continue
             bucket = self.seeds.setdefault(tid, [])
             if args not in bucket:
@@ -243,6 +246,8 @@ def _finish(
     v = ans.get("value")
     if v is None or v == [] or (isinstance(v, list) and any(x is None for x in v)):
         raise Rejection("tie" if answer_spec["kind"] == "cmp" else "empty_result", "no answer value")
+    if is_instruction_like(v):
+        raise Rejection("injected_text", "the answer would be instruction-like text from a tool")
     tools = sorted({a["tool_id"] for a in actions})
     ident = dumps([world.domain, [(a["step"], a["tool"], a["args"]) for a in actions]])
     return {

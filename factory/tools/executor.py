@@ -24,6 +24,10 @@ Behaviour
 - Secrets never leave the executor: every known key string is replaced by
   ``<KEY>`` in args, detail, records and body; the key parameter itself is
   always shown as ``<KEY>``.  URLs are never logged.
+- Key-like values (``key_patterns``, the project's ``exports.secret_patterns`` when built by
+  `executor_factory`) that a tool returns in its data are replaced by ``<REDACTED>`` where they
+  enter, per value; `CallResult.key_like_redacted` counts them (the export's key scan stays the
+  last line of defence, but no longer meets values that were already redacted here).
 
 Transports
 ----------
@@ -62,6 +66,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -69,6 +74,7 @@ from typing import Any
 import httpx
 
 from factory.config import ExecutorConfig, SourceConfig
+from factory.redaction import register_secret
 from factory.tools.fingerprint import sha256_digest
 from factory.tools.mcp import run_sync
 from factory.tools.outcomes import CallResult, Outcome
@@ -84,6 +90,7 @@ __all__ = ["KEY_PLACEHOLDER", "CallSpec", "ToolExecutor", "classify_http_error",
 logger = logging.getLogger(__name__)
 
 KEY_PLACEHOLDER = "<KEY>"
+KEY_LIKE_PLACEHOLDER = "<REDACTED>"
 MIN_SUBSTRING_SECRET_LEN = 6
 ENVELOPE_AUTH_CODES = frozenset({"20", "30", "31", "32"})
 ENVELOPE_CODE_OUTCOMES: dict[str, Outcome] = {
@@ -120,15 +127,19 @@ class ToolExecutor:
         http_client: httpx.AsyncClient | None = None,
         workdir: str | os.PathLike | None = None,
         refuse: Mapping[str, str] | None = None,
+        key_patterns: Iterable[str] = (),
     ) -> None:
         self.cfg = cfg or ExecutorConfig()
         self._refuse = dict(refuse or {})  # qualified name → why it is never sent (factory.tools.safety)
+        self._key_patterns = [re.compile(p) for p in key_patterns]
         self.tools: dict[str, ToolSpec] = {}
         for t in tools:
             self.tools.setdefault(t.name, t)
             self.tools[t.qualified_name] = t
         self._keys: dict[str, str] = {p: k for p, k in (api_keys or {}).items() if k}
         self._secrets: set[str] = set(self._keys.values())
+        for key in self._secrets:
+            register_secret(key)  # log lines never show it (factory.redaction)
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._sems: dict[str, asyncio.Semaphore] = {}
         options = TransportOptions(self.cfg, tuple(sources), http_client, str(workdir) if workdir is not None else None)
@@ -209,6 +220,21 @@ class ToolExecutor:
         long_secrets = sorted((s for s in self._secrets if len(s) >= MIN_SUBSTRING_SECRET_LEN), key=len, reverse=True)
         return _redact(obj, self._secrets, long_secrets)
 
+    def _redact_key_like(self, obj: Any, found: list[int]) -> Any:
+        """`obj` with every match of the key patterns replaced by ``<REDACTED>``; adds the count to found[0]."""
+        if not self._key_patterns:
+            return obj
+        if isinstance(obj, str):
+            for p in self._key_patterns:
+                obj, n = p.subn(KEY_LIKE_PLACEHOLDER, obj)
+                found[0] += n
+            return obj
+        if isinstance(obj, dict):
+            return {self._redact_key_like(k, found): self._redact_key_like(v, found) for k, v in obj.items()}
+        if isinstance(obj, list | tuple):
+            return [self._redact_key_like(v, found) for v in obj]
+        return obj
+
     def known_secrets(self) -> list[str]:
         """Every key this executor was given or handed out (for leak checks; never log these)."""
         return sorted(self._secrets)
@@ -218,6 +244,7 @@ class ToolExecutor:
     def _add_secret(self, value: str) -> None:
         if value and value != KEY_PLACEHOLDER:
             self._secrets.add(value)
+            register_secret(value)
 
     async def _platform_key(self, platform: str) -> str | None:
         if platform in self._keys:
@@ -311,6 +338,15 @@ class ToolExecutor:
         shown_body = None
         if body is not None and (tool.records_path is None or not outcome.is_success):
             shown_body = body[:kept] if isinstance(body, list) else body
+        found = [0]
+        shown_args = self._redact_key_like(shown_args, found)
+        kept_records = self._redact_key_like(self.redact(records[:kept]), found)
+        detail = self._redact_key_like(str(self.redact(detail)), found)
+        in_body = [0]  # the body repeats the records when the tool has no records path: count it once
+        shown_body = self._redact_key_like(self.redact(shown_body), in_body)
+        found[0] += 0 if kept_records else in_body[0]
+        if found[0]:
+            logger.info("%s: %d key-like value(s) redacted", tool.qualified_name, found[0])
         result = CallResult(
             domain=tool.domain,
             platform=tool.platform,
@@ -318,14 +354,15 @@ class ToolExecutor:
             args=shown_args,
             outcome=outcome,
             status_code=ex.status_code,
-            detail=_short(str(self.redact(detail))),
-            records=self.redact(records[:kept]),
+            detail=_short(detail),
+            records=kept_records,
             record_count=record_count,
             total_count=total,
-            body=self.redact(shown_body),
+            body=shown_body,
             attempts=ex.attempts,
             elapsed_ms=round((time.monotonic() - t0) * 1000.0, 1),
             call_digest=sha256_digest([tool.platform, tool.name, shown_args]),
+            key_like_redacted=found[0],
         )
         logger.debug("%s → %s (%d attempts, %d records)", tool.qualified_name, outcome.value, ex.attempts, record_count)
         return result

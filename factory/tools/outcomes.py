@@ -66,6 +66,9 @@ class CallResult(BaseModel):
     attempts: int = 1
     elapsed_ms: float = 0.0
     call_digest: str = Field(default="", description="sha256 of canonical (platform, tool, args).")
+    key_like_redacted: int = Field(
+        default=0, description="Key-like values (the executor's key_patterns) replaced by <REDACTED> in this result."
+    )
 
     @property
     def ok(self) -> bool:

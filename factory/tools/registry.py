@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from factory.redaction import register_secret
 from factory.tools.spec import ToolSpec, tool_id
 
 if TYPE_CHECKING:
@@ -194,6 +195,7 @@ def env_api_keys(cfg: ProjectConfig, domains: Iterable[str]) -> dict[str, str]:
         for s in cfg.domain(d).sources:
             if s.api_key_env and s.platform and os.environ.get(s.api_key_env):
                 keys[s.platform] = os.environ[s.api_key_env]
+                register_secret(keys[s.platform])  # never in a log line (factory.redaction)
     return keys
 
 
@@ -235,4 +237,7 @@ def executor_factory(
     ex_cfg = executor_config(cfg, scan=scan)
     workdir = cfg.project_dir
     refuse = {s.qualified_name: why for s in specs if (why := refusal(s, cfg))}
-    return lambda: ToolExecutor(specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir, refuse=refuse)
+    patterns = tuple(cfg.exports.secret_patterns)  # key-like values are redacted where they enter
+    return lambda: ToolExecutor(
+        specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir, refuse=refuse, key_patterns=patterns
+    )
