@@ -66,6 +66,10 @@ class CallResult(BaseModel):
     attempts: int = 1
     elapsed_ms: float = 0.0
     call_digest: str = Field(default="", description="sha256 of canonical (platform, tool, args).")
+    body_digest: str = Field(default="", description="sha256 of the whole parsed body (redacted); '' when none.")
+    truncated: bool = Field(
+        default=False, description="Records/body were cut to executor.max_stored_bytes (a bounded sample)."
+    )
 
     @property
     def ok(self) -> bool:
