@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 DEEP_LEVELS = 100_000
-BIG_CHARS = 50 * 1024 * 1024
 
 server = MCPServer(name="hostile-mcp")
 
@@ -50,17 +50,17 @@ def deep() -> str:
 
 
 @server.tool(structured_output=False)
-def big() -> str:
-    """A 50 MB text result."""
+def big(mb: int = 50) -> str:
+    """A text result of `mb` MB (50 by default)."""
     _log("calls", "big")
-    return '{"blob": "' + "x" * BIG_CHARS + '"}'
+    return '{"blob": "' + "x" * (mb * 1024 * 1024) + '"}'
 
 
 @server.tool()
 def fail() -> str:
     """Fails with an internal server error on every call."""
     _log("calls", "fail")
-    raise RuntimeError("internal server error")
+    raise ToolError("internal server error")
 
 
 @server.tool()
