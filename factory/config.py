@@ -126,11 +126,37 @@ class DomainConfig(_Frozen):
 
 class ExecutorConfig(_Frozen):
     timeout_s: float = Field(default=10.0, gt=0, description="Per-request timeout.")
-    max_retries: int = Field(default=2, ge=0, description="Retries on 429/5xx/timeouts (Retry-After honoured).")
+    max_retries: int = Field(
+        default=2, ge=0, description="Retries on 429/5xx/timeouts (Retry-After honoured up to max_retry_after_s)."
+    )
     backoff_base_s: float = Field(default=0.2, ge=0)
     max_backoff_s: float = Field(default=5.0, ge=0)
     concurrency_per_platform: int = Field(default=4, ge=1)
     max_records_kept: int = Field(default=50, ge=1, description="Records kept per call result.")
+    max_response_bytes: int = Field(
+        default=5_000_000,
+        ge=1024,
+        description="Bytes read of one response (HTTP body streamed, MCP result); a larger one is a"
+        " schema_mismatch ('response too large') and is never stored.",
+    )
+    max_stored_bytes: int = Field(
+        default=64_000,
+        ge=1024,
+        description="Bound on what one call result keeps (records and body, serialized): long strings are"
+        " cut and records dropped beyond it; the result carries the whole body's sha256 (`body_digest`).",
+    )
+    max_retry_after_s: float = Field(
+        default=30.0,
+        ge=0,
+        description="Longest Retry-After honoured (waited for, beyond max_backoff_s); a tool asking for"
+        " longer is unavailable for the rest of the executor session (no more calls).",
+    )
+    breaker_threshold: int = Field(
+        default=5,
+        ge=1,
+        description="Circuit breaker: after this many consecutive server errors/timeouts of one tool,"
+        " its further calls are answered endpoint_unavailable without a request.",
+    )
 
 
 class ProbeConfig(_Frozen):

@@ -287,7 +287,7 @@ async def _probe_async(
     domain: DomainConfig,
     progress: Callable[[str], None],
     store: Store | None = None,
-) -> tuple[list[dict[str, Any]], list[str]]:
+) -> tuple[list[dict[str, Any]], list[str], dict[str, dict[str, int]]]:
     """Probe in rounds: tools whose required inputs can be filled first, then the rest.
 
     After every round the state (rows, value pool, RNG, pending tools) is checkpointed under
@@ -347,7 +347,8 @@ async def _probe_async(
                     },
                 )
         secrets = list(ex.known_secrets())
-    return rows, secrets
+        call_counts = ex.call_counts()
+    return rows, secrets, call_counts
 
 
 def probes_frame(rows: list[dict[str, Any]], secrets: list[str] | None = None) -> pd.DataFrame:
@@ -396,7 +397,7 @@ def run_probes(
         progress(f"not probing {len(skipped)} destructive tools: {', '.join(s['tool'] for s in skipped)}")
     domain = cfg.domain(inventory["domain"])
     store = data_store(cfg)
-    rows, secrets = asyncio.run(_probe_async(tools, cfg, domain, progress, store))
+    rows, secrets, call_counts = asyncio.run(_probe_async(tools, cfg, domain, progress, store))
     store.delete(f"{PROBE_CHECKPOINTS}/{domain.name}.json")  # the asset's output now holds the rows
     value = {
         "domain": inventory["domain"],
@@ -405,13 +406,16 @@ def run_probes(
         "secret_free": bool(probes_frame(rows, secrets)["secret_free"].all()) if rows else True,
         "skipped": skipped,
     }
-    meta = probe_metadata(rows, [t.name for t in tools])
+    meta = probe_metadata(rows, [t.name for t in tools], call_counts)
     meta["skipped_destructive_tools"] = len(skipped)
     meta["skipped_tools"] = md_table(skipped, limit=50) if skipped else Markdown("_none_")
     return value, meta
 
 
-def probe_metadata(rows: list[dict[str, Any]], tool_names: list[str]) -> dict[str, Any]:
+def probe_metadata(
+    rows: list[dict[str, Any]], tool_names: list[str], call_counts: dict[str, dict[str, int]] | None = None
+) -> dict[str, Any]:
+    """Probe metadata; `call_counts` (`ToolExecutor.call_counts`) adds real requests and short-circuited calls."""
     outcome_counts = {o: 0 for o in OUTCOME_CLASSES}
     for r in rows:
         outcome_counts[r["outcome"]] += 1
@@ -443,8 +447,21 @@ def probe_metadata(rows: list[dict[str, Any]], tool_names: list[str]) -> dict[st
         "outcome_counts": outcome_counts,
         "tools_without_success": Markdown(", ".join(never_ok) or "_none_"),
         "max_total_count": max((r["total_count"] or 0 for r in rows), default=0),
+        **_request_metadata(call_counts or {}),
         "outcomes_plot": bar_plot({k: v for k, v in outcome_counts.items() if v}, title="probe outcomes"),
         "preview": md_table(preview_rows, limit=25),
+    }
+
+
+def _request_metadata(call_counts: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """Requests really sent and calls answered without one (open breaker, Retry-After beyond the ceiling)."""
+    busiest = sorted(call_counts.items(), key=lambda kv: (-kv[1]["requests"], kv[0]))
+    return {
+        "requests_sent": sum(c["requests"] for c in call_counts.values()),
+        "calls_short_circuited": sum(c["short_circuited"] for c in call_counts.values()),
+        "requests_by_tool": md_table(
+            [{"tool": name, **c} for name, c in busiest if c["requests"] or c["short_circuited"]], limit=25
+        ),
     }
 
 

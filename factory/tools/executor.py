@@ -14,8 +14,19 @@ Behaviour
 - Retries (up to ``cfg.max_retries``) with exponential backoff
   (``cfg.backoff_base_s * 2**n``, capped at ``cfg.max_backoff_s``) on 429,
   500/502/504, read/write timeouts and dropped connections; a ``Retry-After``
-  header (seconds or HTTP date) replaces the computed delay, capped too.
+  header (seconds or HTTP date) replaces the computed delay, honoured up to
+  ``cfg.max_retry_after_s``; a tool asking for longer is unavailable for the rest
+  of the executor session (its later calls are answered without a request).
   503, 4xx and refused connections are not retried.
+- Circuit breaker per tool: after ``cfg.breaker_threshold`` consecutive server
+  errors/timeouts the tool's further calls are endpoint_unavailable without a
+  request.  `call_counts` reports, per tool, calls, real requests and calls
+  answered without one (``short_circuited``), for the stages' metadata.
+- Hostile bodies: a body over ``cfg.max_response_bytes`` (the transports stop
+  reading at the cap) or nested deeper than `MAX_JSON_DEPTH` is schema_mismatch
+  (a structural failure of that tool), never an exception.  What a result keeps
+  is bounded by ``cfg.max_stored_bytes`` (long strings cut, records dropped,
+  ``truncated`` set); ``body_digest`` is the sha256 of the whole parsed body.
 - API keys: a tool whose ``generic_params.key`` is set gets its platform's key
   injected (query/header/body per ``key_in``) unless the caller passed one
   (the ``<KEY>`` placeholder counts as "not passed").  Keys come from
@@ -64,17 +75,20 @@ parameter cannot be sent: it is classified missing_field locally (attempts=0).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from factory.config import ExecutorConfig, SourceConfig
 from factory.redaction import register_secret
+from factory.tools.bounds import MAX_JSON_DEPTH, json_depth_exceeds, too_deep
 from factory.tools.fingerprint import sha256_digest
 from factory.tools.mcp import run_sync
 from factory.tools.outcomes import CallResult, Outcome
@@ -101,6 +115,19 @@ ENVELOPE_CODE_OUTCOMES: dict[str, Outcome] = {
 }
 
 CallSpec = tuple["ToolSpec | str", Mapping[str, Any] | None]
+BREAKER_OUTCOMES = frozenset({Outcome.SERVER_ERROR, Outcome.TIMEOUT})
+STORED_STRING_MIN = 200  # the shortest cut of a long string when a result is bounded
+
+
+@dataclass
+class _ToolState:
+    """Per tool and executor session: request counts and why the tool is off (None while it is on)."""
+
+    calls: int = 0
+    requests: int = 0
+    short_circuited: int = 0
+    consecutive_failures: int = 0
+    unavailable: str | None = None
 
 
 class _KeyUnavailable(Exception):
@@ -142,6 +169,7 @@ class ToolExecutor:
             register_secret(key)  # log lines never show it (factory.redaction)
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._sems: dict[str, asyncio.Semaphore] = {}
+        self._states: dict[str, _ToolState] = {}
         options = TransportOptions(self.cfg, tuple(sources), http_client, str(workdir) if workdir is not None else None)
         self._transports: dict[str, Transport] = {kind: cls(options) for kind, cls in TRANSPORTS.items()}
         self._open = False
@@ -235,6 +263,17 @@ class ToolExecutor:
             return [self._redact_key_like(v, found) for v in obj]
         return obj
 
+    def call_counts(self) -> dict[str, dict[str, int]]:
+        """Per called tool (qualified name): ``calls``, real ``requests`` sent, calls ``short_circuited``."""
+        return {
+            name: {"calls": st.calls, "requests": st.requests, "short_circuited": st.short_circuited}
+            for name, st in sorted(self._states.items())
+        }
+
+    def unavailable_tools(self) -> dict[str, str]:
+        """Tools switched off for this session (Retry-After beyond the ceiling, open breaker) and why."""
+        return {name: st.unavailable for name, st in sorted(self._states.items()) if st.unavailable}
+
     def known_secrets(self) -> list[str]:
         """Every key this executor was given or handed out (for leak checks; never log these)."""
         return sorted(self._secrets)
@@ -283,7 +322,7 @@ class ToolExecutor:
 
     def _backoff(self, attempt: int, retry_after: float | None = None) -> float:
         if retry_after is not None:
-            return min(retry_after, self.cfg.max_backoff_s)
+            return min(retry_after, self.cfg.max_retry_after_s)
         return min(self.cfg.backoff_base_s * (2 ** (attempt - 1)), self.cfg.max_backoff_s)
 
     # ------------------------------------------------------------------ execution
@@ -297,6 +336,11 @@ class ToolExecutor:
     async def _execute(self, tool: ToolSpec, sent: dict[str, Any]) -> Exchange:
         """Send a call with its kind's transport, retrying transient failures with backoff."""
         transport = self._transport(tool)
+        state = self._states.setdefault(tool.qualified_name, _ToolState())
+        state.calls += 1
+        if state.unavailable:
+            state.short_circuited += 1
+            return Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=state.unavailable, attempts=0)
         try:
             prepared = await transport.prepare(tool, sent)
         except NotSent as e:
@@ -304,9 +348,14 @@ class ToolExecutor:
         last = Exchange()
         attempts = 0
         for attempt in range(1, self.cfg.max_retries + 2):
+            if state.unavailable and attempt > 1:  # switched off meanwhile (a concurrent call of the tool)
+                break
             attempts = attempt
+            state.requests += 1
             last = await transport.send(tool, prepared)
-            if not last.retry:
+            last = self._checked(last)
+            self._track(tool, state, last)
+            if not last.retry or state.unavailable:
                 last.attempts = attempt
                 return last
             if attempt <= self.cfg.max_retries:
@@ -315,6 +364,37 @@ class ToolExecutor:
                 await asyncio.sleep(delay)
         last.attempts = attempts
         return last
+
+    def _checked(self, ex: Exchange) -> Exchange:
+        """A body nested deeper than `MAX_JSON_DEPTH` is a structural failure (nothing downstream recurses into it)."""
+        if ex.outcome is None and json_depth_exceeds(ex.body, MAX_JSON_DEPTH):
+            return Exchange(
+                Outcome.SCHEMA_MISMATCH,
+                ex.status_code,
+                detail=too_deep(),
+            )
+        return ex
+
+    def _track(self, tool: ToolSpec, state: _ToolState, ex: Exchange) -> None:
+        """Breaker and Retry-After bookkeeping after one real request."""
+        if ex.outcome in BREAKER_OUTCOMES:
+            state.consecutive_failures += 1
+            if state.consecutive_failures >= self.cfg.breaker_threshold and not state.unavailable:
+                state.unavailable = (
+                    f"circuit open: {state.consecutive_failures} consecutive server errors/timeouts"
+                    " (no more calls this run)"
+                )
+                logger.warning("%s: %s", tool.qualified_name, state.unavailable)
+        elif ex.outcome is not Outcome.RATE_LIMIT:
+            state.consecutive_failures = 0
+        ceiling = self.cfg.max_retry_after_s
+        if ex.retry and ex.retry_after is not None and ex.retry_after > ceiling:
+            state.unavailable = (
+                f"asked to retry after {ex.retry_after:.0f}s, more than executor.max_retry_after_s={ceiling:g}s"
+                " (no more calls this run)"
+            )
+            ex.detail = f"{ex.detail}; {state.unavailable}"
+            logger.warning("%s: %s", tool.qualified_name, state.unavailable)
 
     # ------------------------------------------------------------------ results
 
@@ -338,12 +418,15 @@ class ToolExecutor:
         shown_body = None
         if body is not None and (tool.records_path is None or not outcome.is_success):
             shown_body = body[:kept] if isinstance(body, list) else body
+        kept_records, shown_body, truncated = _bounded(
+            self.redact(records[:kept]), self.redact(shown_body), self.cfg.max_stored_bytes
+        )
         found = [0]
         shown_args = self._redact_key_like(shown_args, found)
-        kept_records = self._redact_key_like(self.redact(records[:kept]), found)
+        kept_records = self._redact_key_like(kept_records, found)
         detail = self._redact_key_like(str(self.redact(detail)), found)
         in_body = [0]  # the body repeats the records when the tool has no records path: count it once
-        shown_body = self._redact_key_like(self.redact(shown_body), in_body)
+        shown_body = self._redact_key_like(shown_body, in_body)
         found[0] += 0 if kept_records else in_body[0]
         if found[0]:
             logger.info("%s: %d key-like value(s) redacted", tool.qualified_name, found[0])
@@ -359,6 +442,8 @@ class ToolExecutor:
             record_count=record_count,
             total_count=total,
             body=shown_body,
+            body_digest=sha256_digest(self.redact(body)) if body is not None else "",
+            truncated=truncated,
             attempts=ex.attempts,
             elapsed_ms=round((time.monotonic() - t0) * 1000.0, 1),
             call_digest=sha256_digest([tool.platform, tool.name, shown_args]),
@@ -416,6 +501,49 @@ def _path_prefix_exists(body: Any, path: str) -> bool:
     else:
         parent, last = body, path
     return isinstance(parent, dict) and last in parent
+
+
+def _size(obj: Any) -> int:
+    return len(json.dumps(obj, ensure_ascii=False, default=str))
+
+
+def _cut_strings(obj: Any, limit: int) -> Any:
+    """`obj` with every string longer than `limit` cut to a prefix ending in an ellipsis."""
+    if isinstance(obj, str):
+        return obj if len(obj) <= limit else obj[: limit - 1] + "…"
+    if isinstance(obj, dict):
+        return {k: _cut_strings(v, limit) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_cut_strings(v, limit) for v in obj]
+    return obj
+
+
+def _bounded(records: list[dict[str, Any]], body: Any, max_bytes: int) -> tuple[list[dict[str, Any]], Any, bool]:
+    """Records and body whose serialized size stays within about `max_bytes` (a bounded sample of them).
+
+    Within the bound nothing changes.  Otherwise long strings are cut (to an equal share of the
+    bound, at least `STORED_STRING_MIN` characters), then records beyond the bound are dropped
+    and a body still too large is replaced by ``{"truncated": true, "bytes": n, "sample": text}``.
+    """
+    if _size(records) + _size(body) <= max_bytes:
+        return records, body, False
+    share = max(STORED_STRING_MIN, max_bytes // (2 * (len(records) + 1)))
+    cut = [_cut_strings(r, share) for r in records]
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for r in cut:
+        n = _size(r)
+        if kept and used + n > max_bytes // 2:
+            break
+        kept.append(r)
+        used += n
+    if body is not None:
+        full = _size(body)
+        body = _cut_strings(body, share)
+        text = json.dumps(body, ensure_ascii=False, default=str)
+        if len(text) > max_bytes // 2:
+            body = {"truncated": True, "bytes": full, "sample": text[: max_bytes // 4]}
+    return kept, body, True
 
 
 def _as_records(value: Any) -> list[dict[str, Any]]:

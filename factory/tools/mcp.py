@@ -23,6 +23,7 @@ import threading
 from collections.abc import Coroutine, Mapping
 from typing import IO, Any, TypeVar
 
+from factory.tools.bounds import TooDeep, too_deep
 from factory.tools.locators import SourceError, mcp_command, mcp_locator, slugify
 from factory.tools.outcomes import Outcome
 from factory.tools.safety import mcp_destructive
@@ -79,6 +80,8 @@ def parse_text_payload(text: str) -> Any:
         return None
     try:
         return json.loads(s)
+    except RecursionError:
+        raise TooDeep(too_deep()) from None
     except ValueError:
         pass
     if s[0] in "[{(" or s in ("None", "True", "False"):
@@ -90,7 +93,25 @@ def parse_text_payload(text: str) -> Any:
 
 
 def interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
-    """Interpret a CallToolResult: ``(error outcome or None on success, parsed body, detail)``."""
+    """Interpret a CallToolResult: ``(error outcome or None on success, parsed body, detail)``.
+
+    A text payload nested too deep to parse is schema_mismatch (a structural failure).
+    """
+    try:
+        return _interpret_result(result)
+    except (TooDeep, RecursionError):
+        return Outcome.SCHEMA_MISMATCH, None, too_deep()
+
+
+def result_size(result: Any) -> int:
+    """Characters of a CallToolResult's text blocks plus its structured content (serialized)."""
+    n = sum(len(str(getattr(c, "text", "") or "")) for c in (result.content or []))
+    if result.structured_content is not None:
+        n += len(json.dumps(result.structured_content, default=str))
+    return n
+
+
+def _interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
     texts = [str(getattr(c, "text", "")) for c in (result.content or []) if getattr(c, "type", None) == "text"]
     text = "\n".join(texts)
     if result.is_error:
@@ -271,6 +292,11 @@ class MCPSession:
         if self._errlog is not None:
             self._errlog.close()
             self._errlog = None
+
+    @property
+    def alive(self) -> bool:
+        """Connected and not closed (a session whose call saw the connection close is dropped by its user)."""
+        return self.client is not None and self._task is not None and not self._task.done()
 
     async def list_tools(self) -> list[Any]:
         tools: list[Any] = []

@@ -69,6 +69,10 @@ class CallResult(BaseModel):
     key_like_redacted: int = Field(
         default=0, description="Key-like values (the executor's key_patterns) replaced by <REDACTED> in this result."
     )
+    body_digest: str = Field(default="", description="sha256 of the whole parsed body (redacted); '' when none.")
+    truncated: bool = Field(
+        default=False, description="Records/body were cut to executor.max_stored_bytes (a bounded sample)."
+    )
 
     @property
     def ok(self) -> bool:

@@ -19,6 +19,7 @@ from urllib.parse import quote
 
 import httpx
 
+from factory.tools.bounds import too_deep, too_large
 from factory.tools.outcomes import Outcome
 from factory.tools.schema import CONTENT_TYPE_KEY, FORM_CONTENT_TYPES, RAW_BODY_FLAG, non_null_schema
 from factory.tools.spec import ToolSpec
@@ -58,7 +59,9 @@ class HttpTransport(Transport):
         url, kwargs = prepared
         assert self._client is not None
         try:
-            resp = await self._client.request(tool.method, url, timeout=self.cfg.timeout_s, **kwargs)
+            resp = await self._read(tool.method, url, kwargs)
+        except _TooLarge as e:
+            return Exchange(Outcome.SCHEMA_MISMATCH, e.status, detail=too_large(self.cfg.max_response_bytes))
         except httpx.ConnectTimeout as e:
             return Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=f"connect timeout: {e}")
         except httpx.TimeoutException as e:
@@ -75,6 +78,31 @@ class HttpTransport(Transport):
             ex.retry = True
             ex.retry_after = retry_after_s(resp.headers.get("retry-after"))
         return ex
+
+    async def _read(self, method: str, url: str, kwargs: dict[str, Any]) -> httpx.Response:
+        """Send and read the body as a stream, stopping at ``max_response_bytes`` (`_TooLarge`)."""
+        assert self._client is not None
+        limit = self.cfg.max_response_bytes
+        async with self._client.stream(method, url, timeout=self.cfg.timeout_s, **kwargs) as resp:
+            declared = resp.headers.get("content-length", "")
+            if declared.isdigit() and int(declared) > limit and "content-encoding" not in resp.headers:
+                raise _TooLarge(resp.status_code)
+            buf = bytearray()
+            async for chunk in resp.aiter_bytes():  # decoded: a compressed bomb is cut too
+                buf.extend(chunk)
+                if len(buf) > limit:
+                    raise _TooLarge(resp.status_code)
+        headers = [(k, v) for k, v in resp.headers.multi_items() if k.lower() not in _DECODED_HEADERS]
+        return httpx.Response(resp.status_code, headers=headers, content=bytes(buf), request=resp.request)
+
+
+_DECODED_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+
+
+class _TooLarge(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
 
 
 def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, Any]] | str:
@@ -134,6 +162,8 @@ def read_response(resp: httpx.Response) -> Exchange:
     if text.strip():
         try:
             parsed = resp.json()
+        except RecursionError:
+            return Exchange(Outcome.SCHEMA_MISMATCH, status, detail=too_deep())
         except ValueError:
             parse_ok = False
     if 200 <= status < 300:
