@@ -218,6 +218,72 @@ def run_is_live(instance: Any, run_id: str) -> bool:
     return run is not None and run.status.value not in FINISHED_STATUSES
 
 
+PID_TAG, HOST_TAG = "factory/pid", "factory/host"  # set by `factory run` on the runs it executes
+
+
+def _process_alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def _run_pid(instance: Any, run: Any) -> int | None:
+    """The process executing a run: the `factory/pid` tag, else the pid of its RUN_START event."""
+    if run.tags.get(PID_TAG, "").isdigit():
+        return int(run.tags[PID_TAG])
+    for rec in instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.RUN_START, limit=1).records:
+        ev = rec.event_log_entry.dagster_event
+        if ev is not None and ev.pid:
+            return int(ev.pid)
+    return None
+
+
+def fail_orphan_runs(instance: Any) -> list[str]:
+    """Mark FAILURE the runs of this machine still STARTING/STARTED whose process is gone (a run worker
+    killed with -9 never reports its end); returns their ids. Runs of other hosts are left alone."""
+    import socket
+
+    host = socket.gethostname()
+    orphans = []
+    for run in instance.get_runs(
+        filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING])
+    ):
+        if run.tags.get(HOST_TAG, host) != host:
+            continue
+        pid = _run_pid(instance, run)
+        if pid is None or _process_alive(pid):
+            continue
+        instance.report_run_failed(run, f"orphaned: its process {pid} is gone (killed?); marked failed on start")
+        orphans.append(run.run_id)
+    return orphans
+
+
+def clean_on_start(instance: Any, cfg: ProjectConfig) -> dict[str, list[str]]:
+    """Crash leftovers, before a run starts: orphan runs marked failed, then the staging folders of
+    runs that are over (`<asset>/.staged/<run>/`) and stale export staging folders removed."""
+    from factory.export.publish import EXPORTS_DIR, STAGING_PREFIX
+    from factory.io import data_store
+
+    orphans = fail_orphan_runs(instance)
+    store = data_store(cfg)
+    removed = remove_stale_staging(store, lambda rid: run_is_live(instance, rid))
+    live = instance.get_runs(
+        filters=dg.RunsFilter(statuses=[dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.STARTING]), limit=1
+    )
+    if not live:  # no run can be exporting now: every export staging folder is a leftover
+        for e in store.list_dir(EXPORTS_DIR):
+            if e.is_dir and e.name.startswith(STAGING_PREFIX):
+                store.remove_dir(f"{EXPORTS_DIR}/{e.name}")
+                removed.append(f"{EXPORTS_DIR}/{e.name}")
+    return {"orphan_runs": orphans, "removed": removed}
+
+
 ALL_PARTITIONS_KEY = "all_partitions"
 
 
