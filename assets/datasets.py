@@ -3,7 +3,7 @@ EDGE Appendix H audits, env lock). The core is factory/splits/; dataset_exports 
 
 import dagster as dg
 
-from assets._meta import gate_result, to_metadata
+from assets._meta import gate, gate_result, to_metadata
 from factory import quality
 from factory.report import Markdown, md_table
 from factory.resources import ProjectResource, all_partitions_in
@@ -41,9 +41,8 @@ def dataset_splits(
     return dg.Output(value, metadata=to_metadata(meta))
 
 
-@dg.asset_check(
+@gate(
     asset=dataset_splits,
-    blocking=True,
     description="GX suite expectations/dataset_splits.json: every task has a configured split and sits in its "
     "published file, held-out platforms only in test, no kept near-duplicates (recomputed), the audit records the "
     "configured thresholds, files match their manifest.",
@@ -53,9 +52,8 @@ def dataset_splits_contract(project: ProjectResource, dataset_splits: dict) -> d
     return gate_result(quality.validate("dataset_splits", build.splits_frame(dataset_splits, cfg)))
 
 
-@dg.asset_check(
+@gate(
     asset=dataset_splits,
-    blocking=True,
     description="Zero train↔benchmark collisions above the thresholds, recomputed from the published train.jsonl "
     "against freshly loaded benchmark files; the audit's thresholds are the configured ones.",
 )

@@ -5,7 +5,7 @@ from contextlib import nullcontext
 
 import dagster as dg
 
-from assets._meta import gate_result, to_metadata
+from assets._meta import gate, gate_result, to_metadata
 from factory import prompts, quality
 from factory.export import build
 from factory.report import Markdown, md_table
@@ -58,9 +58,8 @@ def dataset_exports(
     return dg.Output(manifest, metadata=to_metadata(meta))
 
 
-@dg.asset_check(
+@gate(
     asset=dataset_exports,
-    blocking=True,
     description="GX suite expectations/dataset_exports.json on the published export, read back from its own "
     "manifest: sha256 of every file, every file parses, every row validates (every tool call answered by one tool "
     "message, tool names among the tools, RL ground truth complete, benchmark rows are Task records), row counts, "

@@ -4,7 +4,7 @@ from contextlib import nullcontext
 
 import dagster as dg
 
-from assets._meta import gate_result, to_metadata
+from assets._meta import gate, gate_result, to_metadata
 from assets.partitions import domain_partitions
 from factory import quality
 from factory.graph import connectivity, skeleton
@@ -50,9 +50,8 @@ def skeleton_graph(
     return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
 
 
-@dg.asset_check(
+@gate(
     asset=skeleton_graph,
-    blocking=True,
     partitions_def=domain_partitions,
     description="GX suite expectations/skeleton_graph.json: s >= s_min, bound params exist in both schemas, "
     "positive priors.",
@@ -97,9 +96,8 @@ def connectivity_graph(
     return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
 
 
-@dg.asset_check(
+@gate(
     asset=connectivity_graph,
-    blocking=True,
     partitions_def=domain_partitions,
     description="GX suite expectations/connectivity_graph.json: no edge pruned before n_min trials, bound "
     "params exist in both schemas, positive posteriors.",
@@ -109,9 +107,8 @@ def connectivity_graph_contract(connectivity_graph: dict) -> dg.AssetCheckResult
     return gate_result(quality.validate("connectivity_graph", frame))
 
 
-@dg.asset_check(
+@gate(
     asset=connectivity_graph,
-    blocking=True,
     partitions_def=domain_partitions,
     description="GX suite expectations/connectivity_graph_rates.json: the retained rate is reported "
     "(skeleton/retained/pruned success rates in the metadata).",
@@ -143,9 +140,8 @@ def knowledge_graph(
     return dg.Output(value, metadata=to_metadata(meta))
 
 
-@dg.asset_check(
+@gate(
     asset=knowledge_graph,
-    blocking=True,
     partitions_def=domain_partitions,
     description="GX suite expectations/knowledge_graph.json: no orphan relations, provenance on every triple.",
 )

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets._meta import gate_result, to_metadata
+from assets._meta import gate, gate_result, to_metadata
 from assets.partitions import domain_partitions
 from factory import ingest, quality
 from factory.llm.resource import EmbeddingsResource
@@ -31,9 +31,8 @@ def tool_inventory(
     return dg.Output(value, metadata=to_metadata(meta))
 
 
-@dg.asset_check(
+@gate(
     asset=tool_inventory,
-    blocking=True,
     partitions_def=domain_partitions,
     description="GX suite expectations/tool_inventory.json: names, descriptions, valid schemas, no duplicates, fingerprint.",
 )
@@ -62,9 +61,8 @@ def tool_probes(
     return dg.Output(value, metadata=to_metadata(meta))
 
 
-@dg.asset_check(
+@gate(
     asset=tool_probes,
-    blocking=True,
     partitions_def=domain_partitions,
     description="GX suite expectations/tool_probes.json: outcomes in the EDGE taxonomy, digests, no secrets.",
 )
@@ -72,9 +70,8 @@ def tool_probes_taxonomy(tool_probes: dict) -> dg.AssetCheckResult:
     return gate_result(quality.validate("tool_probes", ingest.probes_frame(tool_probes["rows"])))
 
 
-@dg.asset_check(
+@gate(
     asset=tool_probes,
-    blocking=True,
     partitions_def=domain_partitions,
     additional_ins={"tool_inventory": dg.AssetIn()},
     description="GX suite expectations/tool_probes_by_tool.json: a share of tools >= probes.min_success_share "
@@ -102,9 +99,8 @@ def tool_catalog(context: dg.AssetExecutionContext, embeddings: EmbeddingsResour
     return dg.Output(df, metadata=to_metadata(meta))
 
 
-@dg.asset_check(
+@gate(
     asset=tool_catalog,
-    blocking=True,
     description="GX suite expectations/tool_catalog.json: one finite, non-zero embedding per tool.",
 )
 def tool_catalog_embeddings(tool_catalog) -> dg.AssetCheckResult:

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets._meta import gate_result, to_metadata
+from assets._meta import gate, gate_result, to_metadata
 from assets.partitions import domain_partitions
 from factory import quality
 from factory.filters import cascade
@@ -66,9 +66,8 @@ def judged_queries(
     return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
 
 
-@dg.asset_check(
+@gate(
     asset=judged_queries,
-    blocking=True,
     partitions_def=domain_partitions,
     additional_ins={"generated_queries": dg.AssetIn()},
     description="GX suite expectations/judged_queries.json: reason codes from the closed set (and of the stage "

@@ -2,7 +2,7 @@
 
 import dagster as dg
 
-from assets._meta import gate_result, to_metadata
+from assets._meta import gate, gate_result, to_metadata
 from assets.partitions import domain_partitions
 from factory import quality
 from factory.llm.resource import LLMResource, llm_metadata
@@ -43,9 +43,8 @@ def trajectories_asset(
     return dg.Output(value, metadata=to_metadata(meta))
 
 
-@dg.asset_check(
+@gate(
     asset="trajectories",
-    blocking=True,
     partitions_def=domain_partitions,
     description="GX suite expectations/trajectories.json: every golden action succeeded, junction types "
     "consistent with cardinality, FAN width ≤ φ.",
@@ -83,9 +82,8 @@ def generated_queries(
     return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
 
 
-@dg.asset_check(
+@gate(
     asset=generated_queries,
-    blocking=True,
     partitions_def=domain_partitions,
     additional_ins={"trajectories": dg.AssetIn()},
     description="GX suite expectations/generated_queries.json: non-empty queries in the configured language, "

@@ -41,7 +41,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from factory.definitions import build_definitions
-    from factory.resources import DemoServiceResource
+    from factory.resources import DemoServiceResource, clean_on_start
     from sensors.jobs import run_pipeline
     from sensors.partitions import sync_domain_partitions
 
@@ -59,6 +59,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     instance = dg.DagsterInstance.get()
     added, removed = sync_domain_partitions(instance, cfg.domain_names)
     print(f"project {cfg.project_dir}; DAGSTER_HOME={home}; partitions added {added}, removed {removed}")
+    cleaned = clean_on_start(instance, cfg)
+    if cleaned["orphan_runs"] or cleaned["removed"]:
+        print(f"crash leftovers: {len(cleaned['orphan_runs'])} orphan runs marked failed, removed {cleaned['removed']}")
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if args.verbose else "WARNING"}}}}
     t0 = time.monotonic()
     with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True):

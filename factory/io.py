@@ -17,6 +17,7 @@ import json
 import os
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -264,3 +265,89 @@ def write_artifact(store: Store, asset: str, partition: str | None, value: Any) 
         path = store.write_json(rel + ".json", value)
         store.delete(rel + ".parquet")
     return path
+
+
+# --------------------------------------------------------------------------- staged values (gated publication)
+
+STAGED = ".staged"  # <asset>/.staged/<run id>/<partition>.<ext>: a value waiting for its blocking checks
+
+
+def staged_rel(asset: str, partition: str | None, run_id: str) -> str:
+    """`<asset>/.staged/<run id>/<partition>` (no extension): one run's value before its gates pass."""
+    return f"{asset.strip('/')}/{STAGED}/{run_id}/{artifact_rel('x', partition).split('/', 1)[1]}"
+
+
+def _staged_file(store: Store, asset: str, partition: str | None, run_id: str) -> str | None:
+    rel = staged_rel(asset, partition, run_id)
+    for ext in _EXTENSIONS:
+        if store.exists(rel + ext):
+            return rel + ext
+    return None
+
+
+def stage_artifact(store: Store, asset: str, partition: str | None, run_id: str, value: Any) -> str:
+    """Write a value to the run's staging folder (the published value is untouched); returns the path."""
+    rel = staged_rel(asset, partition, run_id)
+    if isinstance(value, pd.DataFrame):
+        return store.write_parquet(rel + ".parquet", value)
+    return store.write_json(rel + ".json", value)
+
+
+def read_staged(store: Store, asset: str, partition: str | None, run_id: str, *, default: Any = _RAISE) -> Any:
+    """The run's staged value, or `default` when it has none (promoted, or never staged)."""
+    rel = _staged_file(store, asset, partition, run_id)
+    if rel is None:
+        if default is not _RAISE:
+            return default
+        raise StoreError(f"no staged value: {store.path(staged_rel(asset, partition, run_id))}")
+    return store.read_parquet(rel) if rel.endswith(".parquet") else store.read_json(rel)
+
+
+def mark_gate_passed(store: Store, asset: str, partition: str | None, run_id: str, gate: str) -> None:
+    store.write_bytes(f"{staged_rel(asset, partition, run_id)}.{gate}.passed", b"")
+
+
+def gates_passed(store: Store, asset: str, partition: str | None, run_id: str, gates: set[str]) -> bool:
+    rel = staged_rel(asset, partition, run_id)
+    return all(store.exists(f"{rel}.{g}.passed") for g in gates)
+
+
+def promote_staged(store: Store, asset: str, partition: str | None, run_id: str) -> str | None:
+    """Publish the run's staged value (rename into `<asset>/<partition>.<ext>`, removing the other
+    format's file) and drop its staging files; None when nothing was staged (already promoted)."""
+    src = _staged_file(store, asset, partition, run_id)
+    if src is None:
+        return None
+    ext = src.rsplit(".", 1)[1]
+    rel = artifact_rel(asset, partition)
+    store.move(src, f"{rel}.{ext}")
+    store.delete(f"{rel}.{'json' if ext == 'parquet' else 'parquet'}")
+    run_dir = f"{asset.strip('/')}/{STAGED}/{run_id}"
+    prefix = staged_rel(asset, partition, run_id).rsplit("/", 1)[1] + "."
+    for e in store.list_dir(run_dir):
+        if e.name.startswith(prefix) and e.name.endswith(".passed"):
+            store.delete(f"{run_dir}/{e.name}")
+    if not store.list_dir(run_dir):
+        store.remove_dir(run_dir)
+    if not store.list_dir(f"{asset.strip('/')}/{STAGED}"):
+        store.remove_dir(f"{asset.strip('/')}/{STAGED}")
+    return store.path(f"{rel}.{ext}")
+
+
+def remove_stale_staging(
+    store: Store, is_live: Callable[[str], bool], assets: Iterable[str] | None = None
+) -> list[str]:
+    """Delete the staging folders of runs that are over or gone (`is_live(run_id)` false): leftovers of
+    failed gates and killed runs. `assets`: the asset folders to sweep (None: every top-level folder).
+    Returns the removed folders (relative)."""
+    removed = []
+    names = list(assets) if assets is not None else [e.name for e in store.list_dir("") if e.is_dir]
+    for asset in names:
+        base = f"{asset.strip('/')}/{STAGED}"
+        for e in store.list_dir(base):
+            if e.is_dir and not is_live(e.name):
+                store.remove_dir(f"{base}/{e.name}")
+                removed.append(f"{base}/{e.name}")
+        if store.is_dir(base) and not store.list_dir(base):
+            store.remove_dir(base)
+    return removed

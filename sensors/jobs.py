@@ -61,6 +61,15 @@ PIPELINE_STAGES: list[tuple[str, bool]] = [
 ]
 
 
+def _process_tags() -> dict[str, str]:
+    import os
+    import socket
+
+    from factory.resources import HOST_TAG, PID_TAG
+
+    return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
+
+
 def run_pipeline(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -100,6 +109,7 @@ def run_pipeline(
                 raise_on_error=False,
                 run_config=run_config,
                 asset_selection=[dg.AssetKey(a) for a in assets] if only is not None else None,
+                tags=_process_tags(),  # lets a later start tell an orphan (killed) run from a live one
             )
             results[(job_name, d)] = res
             fails = [

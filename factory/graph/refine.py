@@ -244,14 +244,14 @@ def start_args(spec: ToolSpec, inp: SourceArgumentsInput, result: Any) -> tuple[
 # --------------------------------------------------------------------------- the loop
 
 
-def _checkpoint_key(
-    skeleton: Mapping[str, Any], edges: Sequence[Edge], kg_digest: str, cfg: ProjectConfig, domain: str
-) -> str:
+def _checkpoint_key(skeleton: Mapping[str, Any], edges: Sequence[Edge], cfg: ProjectConfig, domain: str) -> str:
+    """Stable inputs only: the tool surface, the candidate edges, the graph config and the seed. The
+    seeded knowledge graph is left out: it holds probe values that differ on every run (ids created by
+    stateful calls), which made every re-run discard its checkpoint (issue 21 #11)."""
     canon = {
         "domain": domain,
         "edges": [(e.edge_id, e.prior_alpha, e.prior_beta) for e in edges],
         "fingerprint": skeleton.get("fingerprint"),
-        "kg": kg_digest,
         "graph": cfg.graph.model_dump(mode="json"),
         "seed": cfg.seed,
     }
@@ -302,7 +302,7 @@ class Refiner:
         self.store = store
         self.progress = progress
         self.after_iteration = after_iteration
-        self.key = _checkpoint_key(skeleton, self.edges, kg.digest(), cfg, domain)
+        self.key = _checkpoint_key(skeleton, self.edges, cfg, domain)
         self.rel = f"{CHECKPOINT_DIR}/{domain}.json"
 
     # -- checkpoint
