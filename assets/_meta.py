@@ -61,7 +61,7 @@ def gate(**kwargs: Any):
         ctx = inspect.Parameter(
             "context", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=dg.AssetCheckExecutionContext
         )
-        check.__signature__ = inspect.Signature([ctx, *(params[1:] if wants_context else params)])  # type: ignore[attr-defined]
+        check.__signature__ = inspect.Signature([ctx, *(params[1:] if wants_context else params)])
         check.__annotations__ = {**fn.__annotations__, "context": dg.AssetCheckExecutionContext}
         return dg.asset_check(blocking=True, **kwargs)(check)
 
