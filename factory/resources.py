@@ -185,7 +185,10 @@ def passed_gate(context: dg.AssetCheckExecutionContext, check_key: dg.AssetCheck
     """Record that a blocking check passed; the last of the run's gates of the asset publishes the
     staged value. Returns the published path when this call promoted it."""
     op_ctx = context.op_execution_context
-    step = op_ctx.get_step_execution_context()
+    try:
+        step = op_ctx.get_step_execution_context()
+    except dg.DagsterInvalidPropertyError:  # invoked directly (a test, a notebook): no run, nothing staged
+        return None
     io = op_ctx.resources.io_manager
     if not isinstance(io, FactoryIOManager):
         return None

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import dagster as dg
 import pandas as pd
 import pytest
 
@@ -89,7 +90,10 @@ def test_coverage_check_reads_probes_min_success_share(tmp_path):
     for share, passed in ((0.2, True), (0.6, False)):
         cfg.write_text(GOOD + f"probes: {{min_success_share: {share}}}\n")
         res = tool_probes_coverage(
-            project=ProjectResource(config_path=str(cfg)), tool_probes=probes, tool_inventory=inventory
+            dg.build_asset_check_context(),
+            project=ProjectResource(config_path=str(cfg)),
+            tool_probes=probes,
+            tool_inventory=inventory,
         )
         assert res.passed is passed, share
 
