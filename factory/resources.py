@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import dagster as dg
+from dagster._core.errors import DagsterInvalidPropertyError
 from pydantic import PrivateAttr
 
 from factory.config import DomainConfig, ProjectConfig, load_config
@@ -187,7 +188,7 @@ def passed_gate(context: dg.AssetCheckExecutionContext, check_key: dg.AssetCheck
     op_ctx = context.op_execution_context
     try:
         step = op_ctx.get_step_execution_context()
-    except dg.DagsterInvalidPropertyError:  # invoked directly (a test, a notebook): no run, nothing staged
+    except DagsterInvalidPropertyError:  # invoked directly (a test, a notebook): no run, nothing staged
         return None
     io = op_ctx.resources.io_manager
     if not isinstance(io, FactoryIOManager):
