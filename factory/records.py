@@ -5,6 +5,7 @@ Judges, splits and exports read and write these; `task_id` is the content hash o
 """
 
 import hashlib
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -72,6 +73,19 @@ class Lineage(_Row):
     prompts: dict[str, str] = Field(default_factory=dict, description="Template name → sha256.")
     models: dict[str, Any] = Field(default_factory=dict, description="Role → backend/model provenance.")
     verdicts: list[dict[str, Any]] = Field(default_factory=list, description="Filter verdicts (later stages).")
+
+
+#: Lineage fields that vary from run to run with the same content: kept in the asset values (where
+#: `factory lineage` reads them), left out of every published file, so content hashes stay stable.
+PER_RUN_LINEAGE = ("run_id",)
+
+
+def published_task(task: Mapping[str, Any]) -> dict[str, Any]:
+    """A task as written to published files (split files, exports): per-run lineage fields removed."""
+    lin = task.get("lineage")
+    if not isinstance(lin, Mapping):
+        return dict(task)
+    return {**task, "lineage": {k: v for k, v in lin.items() if k not in PER_RUN_LINEAGE}}
 
 
 class Task(_Row):

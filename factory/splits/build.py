@@ -10,7 +10,8 @@ Order of work (all in memory; files are published all-or-nothing at the end):
 5. audits: contamination (collisions, NN-similarity distribution), Appendix H overlaps between
    splits (and against benchmarks with tool sequences), env lock;
 6. publish <data_dir>/dataset_splits/{<split>.jsonl, contamination_audit.json, env_lock.json,
-   manifest.json}.
+   manifest.json}. Published files carry no per-run values (`records.published_task` drops
+   `lineage.run_id`): identical inputs give byte-identical files. The run id stays in the value.
 """
 
 from collections import Counter
@@ -24,7 +25,7 @@ from pydantic import ValidationError
 
 from factory.config import ProjectConfig
 from factory.io import Store, data_store, dumps
-from factory.records import Task
+from factory.records import Task, published_task
 from factory.report import Markdown, md_table, plot
 from factory.splits import assign, contamination, envlock, minhash, overlap, publish, structure
 
@@ -199,12 +200,13 @@ def build_dataset_splits(
 
     # 6. publish
     split_rows = {s: [t for t in final if t["split"] == s] for s in sc.ratios}
-    files = {f"{s}.jsonl": "".join(dumps(t) + "\n" for t in rows).encode("utf-8") for s, rows in split_rows.items()}
+    files = {
+        f"{s}.jsonl": "".join(dumps(published_task(t)) + "\n" for t in rows).encode("utf-8")
+        for s, rows in split_rows.items()
+    }
     files[AUDIT_FILE] = dumps(audit, indent=1).encode("utf-8")
     files[LOCK_FILE] = dumps(lock, indent=1).encode("utf-8")
-    manifest = publish.publish(
-        store, FOLDER, files, extra={"run_id": run_id, "env_lock": lock["lock"], "tasks": len(final)}
-    )
+    manifest = publish.publish(store, FOLDER, files, extra={"env_lock": lock["lock"], "tasks": len(final)})
     paths = {name.rsplit(".", 1)[0]: store.path(f"{FOLDER}/{name}") for name in files}
     paths["manifest"] = store.path(f"{FOLDER}/{publish.MANIFEST}")
 
@@ -229,6 +231,7 @@ def build_dataset_splits(
         "assignment": {k: v for k, v in assign_report.items() if k != "by_domain_pattern"},
         "key_tools": sorted(key_tools),
         "manifest": manifest["files"],
+        "run_id": run_id,
     }
     meta = splits_metadata(value, n_in, audit, dataset_nn, sc.ratios)
     return value, meta
