@@ -12,7 +12,7 @@ from factory.export import build
 from factory.export.formats import validate_chat, validate_rl
 from factory.export.publish import POINTER, ExportError
 from factory.io import Store
-from factory.records import Task
+from factory.records import Task, published_task
 from tests.export.helpers import KEY_RE, export_files, fake_splits, inventories, make_executor, read_jsonl
 
 
@@ -127,7 +127,7 @@ def test_rl_and_benchmark_rows(synth_world, exported):
         assert doc["split"] == split and doc["count"] == len(doc["tasks"]) == e["rows"]
         for t in doc["tasks"]:
             assert Task.model_validate(t).split == split
-            assert t == by_id[t["id"]]  # the task record itself, unchanged
+            assert t == published_task(by_id[t["id"]])  # the task record, less per-run lineage (run id)
 
 
 def test_card_and_no_keys_anywhere(exported):
