@@ -14,19 +14,16 @@ requests that reached each endpoint (what the executor really sent).
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from tests.tools.conftest import free_port
+from tests.serving import serve_asgi
 
 DEEP_LEVELS = 100_000
 BIG_BYTES = 50 * 1024 * 1024
@@ -98,19 +95,5 @@ class HostileHttp:
 def hostile_http() -> Iterator[HostileHttp]:
     """Serve the hostile app on a free loopback port for the duration of the block."""
     state = HostileState()
-    port = free_port()
-    config = uvicorn.Config(build_app(state), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="hostile-http", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("hostile HTTP service did not start")
-        time.sleep(0.02)
-    try:
-        yield HostileHttp(url=f"http://127.0.0.1:{port}", state=state)
-    finally:
-        server.should_exit = True
-        server.force_exit = True
-        thread.join(timeout=5)
+    with serve_asgi(build_app(state), name="hostile-http") as url:
+        yield HostileHttp(url=url, state=state)

@@ -3,16 +3,14 @@
 `serve()` runs it under uvicorn in a daemon thread on a free port and yields its base URL.
 """
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI
 from pydantic import BaseModel
+
+from tests.serving import serve_asgi
 
 
 class Hook(BaseModel):
@@ -74,27 +72,7 @@ def build_app() -> FastAPI:
     return app
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextmanager
 def serve(app: FastAPI | None = None) -> Iterator[str]:
-    port = _free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app or build_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    thread = threading.Thread(target=server.run, name="hostile-http-secrets", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("hostile service did not start")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=5)
+    with serve_asgi(app or build_app(), name="hostile-http-secrets") as url:
+        yield url

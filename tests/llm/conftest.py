@@ -1,6 +1,5 @@
 """Fixtures of the model-layer tests: a real llama.cpp server on a free loopback port."""
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -8,12 +7,7 @@ import pytest
 
 from factory.llm.servers import ManagedServer, local_command
 from factory.model_config import LocalBackendConfig, ModelsConfig
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.conftest import free_port
 
 
 def completions_in_log(path: Path) -> int:

@@ -11,7 +11,7 @@ from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.service import LLM
 from factory.model_config import ModelsConfig, OpenAIBackendConfig
-from tests.llm.conftest import free_port
+from tests.conftest import free_port
 from tests.llm.samples import sample_inputs
 from tests.llm.test_structured import GOOD, ScriptedEndpoint
 

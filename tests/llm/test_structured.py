@@ -16,7 +16,7 @@ from factory.llm.errors import BackendUnavailableError, LLMError
 from factory.llm.schemas import JudgeVerdict
 from factory.llm.service import LLM
 from factory.model_config import LocalBackendConfig, ModelsConfig, OpenAIBackendConfig
-from tests.llm.conftest import free_port
+from tests.conftest import free_port
 from tests.llm.samples import fake_executor, sample_inputs
 
 

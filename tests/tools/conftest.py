@@ -9,8 +9,6 @@ tests can assert retries.
 from __future__ import annotations
 
 import asyncio
-import socket
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -19,9 +17,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-import uvicorn
 from fastapi import FastAPI, HTTPException, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
+
+from tests.serving import serve_asgi
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SECRET_KEY = "Zq9-SECRET-KEY-7781"
@@ -186,25 +185,8 @@ class LiveServer:
     state: FaultState
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def fault_server() -> Iterator[LiveServer]:
     state = FaultState()
-    port = free_port()
-    config = uvicorn.Config(build_app(state), host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name="fault-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("fault server did not start")
-        time.sleep(0.02)
-    yield LiveServer(url=f"http://127.0.0.1:{port}", state=state)
-    server.should_exit = True
-    thread.join(timeout=5)
+    with serve_asgi(build_app(state), name="fault-server") as url:
+        yield LiveServer(url=url, state=state)

@@ -13,7 +13,8 @@ from factory.tools.executor import ToolExecutor, run_calls
 from factory.tools.openapi import fetch_spec, load_openapi
 from factory.tools.outcomes import CallResult, Outcome
 from factory.tools.spec import ToolSpec
-from tests.tools.conftest import FLIGHTS, SECRET_KEY, LiveServer, free_port
+from tests.conftest import free_port
+from tests.tools.conftest import FLIGHTS, SECRET_KEY, LiveServer
 
 CFG = ExecutorConfig(timeout_s=0.5, max_retries=2, backoff_base_s=0.01, max_backoff_s=2.0, max_records_kept=3)
 

@@ -226,7 +226,7 @@ def test_fetch_spec_errors(tmp_path: Path) -> None:
 
 
 def test_fetch_spec_unreachable_url() -> None:
-    from tests.tools.conftest import free_port
+    from tests.conftest import free_port
 
     url = f"http://127.0.0.1:{free_port()}/openapi.json"
     with pytest.raises(SourceError) as err:

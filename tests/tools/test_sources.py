@@ -8,7 +8,8 @@ import pytest
 
 from factory.config import DemoConfig, DomainConfig, ProjectConfig, SourceConfig
 from factory.tools.sources import SourceError, load_domain_tools, load_source_tools, resolve_source
-from tests.tools.conftest import FIXTURES, free_port
+from tests.conftest import free_port
+from tests.tools.conftest import FIXTURES
 
 OAS3 = str(FIXTURES / "airline_oas3.yaml")
 SWAGGER = str(FIXTURES / "datagokr_swagger2.json")
