@@ -70,8 +70,8 @@ def test_working_directory_then_parents(tmp_path, monkeypatch, no_env):
 
 def test_none_found_names_where_it_looked_and_suggests_init(tmp_path, monkeypatch, no_env):
     monkeypatch.chdir(tmp_path)
-    if any((p / "factory.yaml").exists() for p in tmp_path.parents):
-        pytest.skip("a factory.yaml above the temp folder")
+    # a factory.yaml above the temp folder would be found: the machine must not have one
+    assert not any((p / "factory.yaml").exists() for p in tmp_path.parents), "a factory.yaml above the temp folder"
     with pytest.raises(ConfigError) as e:
         load_config()
     msg = str(e.value)
@@ -79,8 +79,8 @@ def test_none_found_names_where_it_looked_and_suggests_init(tmp_path, monkeypatc
 
 
 def test_cli_reports_a_missing_project_and_accepts_config_after_the_command(tmp_path, monkeypatch, no_env, capsys):
-    if any((p / "factory.yaml").exists() for p in tmp_path.parents):
-        pytest.skip("a factory.yaml above the temp folder")
+    # a factory.yaml above the temp folder would be found: the machine must not have one
+    assert not any((p / "factory.yaml").exists() for p in tmp_path.parents), "a factory.yaml above the temp folder"
     monkeypatch.chdir(tmp_path)
     assert main(["check-config"]) == 2
     assert "no project config found" in capsys.readouterr().err
