@@ -1,5 +1,6 @@
 """Serve an ASGI app (a test's own service) on a free loopback port in a background thread."""
 
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -29,3 +30,13 @@ def serve_asgi(app: Any, name: str = "test-server", start_timeout_s: float = 20.
         server.should_exit = True
         server.force_exit = True
         thread.join(timeout=5)
+
+
+def send_json(handler: Any, body: Any, status: int = 200) -> None:
+    """Answer an `http.server` request with `body` as JSON."""
+    data = json.dumps(body).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)

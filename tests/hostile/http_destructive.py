@@ -6,11 +6,12 @@ is a read; `POST /notes` (x-destructive: false) a harmless create; `GET /items` 
 `calls` counts requests per "METHOD /path" (path without query).
 """
 
-import json
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.serving import send_json
 
 OK = {"200": {"description": "ok"}}
 ITEM = {"type": "object", "properties": {"item_id": {"type": "integer"}, "name": {"type": "string"}}}
@@ -90,12 +91,7 @@ class DestructiveService:
                     body = {"deleted": len(ITEMS)}
                 else:
                     body = ITEMS
-                data = json.dumps(body).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, body)
 
             def do_GET(self) -> None:  # noqa: N802
                 self._answer("GET")
