@@ -103,6 +103,7 @@ class Aviation:
     fleet: dict[str, pd.DataFrame]  # carrier → tailnum, flights (planes it flew in 2013)
     weather: pd.DataFrame  # indexed by (origin, date_key, hour)
     nyc_airports: pd.DataFrame  # faa, name, lat, lon, alt, tz, dst, tzone
+    date_rank: np.ndarray  # row position → rank by departure date, then time (cancelled flights last in a day)
 
 
 def date_key(date: str) -> int | None:
@@ -149,8 +150,13 @@ def aviation() -> Aviation:
     )
     weather = weather.sort_index()
     nyc_airports = _nycflights_csv(d / "airports.csv")
+    # the file is by month as text (1, 10, 11, 12, 2, ...), then day, then departure time with the
+    # cancelled flights last: rank rows by date, keeping the file's order within a day
+    order = np.argsort(flights["date_key"].to_numpy(), kind="stable")
+    date_rank = np.empty(len(order), dtype=np.int64)
+    date_rank[order] = np.arange(len(order))
     log.info("aviation data loaded: %d flights", len(flights))
-    return Aviation(flights, by, airlines, planes, fleet, weather, nyc_airports)
+    return Aviation(flights, by, airlines, planes, fleet, weather, nyc_airports, date_rank)
 
 
 @_once
@@ -442,9 +448,11 @@ def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
     - 읍면동 codes: an old 7-digit code (2-digit sido, 3-digit sigungu, 2-digit dong) becomes the
       current 8-digit form (current sigungu code, dong digits, 0); a dong code the latest year
       does not have (split, merged or renamed since) is superseded and its rows are dropped.
-    - Rows that then repeat one statistic (same year, area, type, classes and unit; the package has
-      some exact repeats, and 2020 holds some dong statistics under both code systems) are kept
-      once, the row that was already in current codes first.
+    - Rows that then repeat one statistic exactly (same year, area, type, classes, unit and value;
+      the package has some exact repeats, and 2020 holds some dong statistics under both code
+      systems) are kept once, the row that was already in current codes first. Rows with the same
+      key and different values (environment/organic_matter has two values per key in the package)
+      are all kept.
     """
     year = int(df["year"].max())
     latest = df[df["year"] == year].drop_duplicates("adm2_code")
@@ -476,7 +484,7 @@ def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
     out["adm1"] = out["adm1_code"].map(adm1_en)
     out["adm2"] = out["adm2_code"].map(adm2_en)
     out = out.sort_values("_recoded", kind="stable")
-    dup = out.duplicated(["year", "adm1_code", "adm2_code", "adm3_code", "type", "class1", "class2", "unit"])
+    dup = out.duplicated(["year", "adm1_code", "adm2_code", "adm3_code", "type", "class1", "class2", "unit", "value"])
     out = out[~dup].drop(columns="_recoded").sort_index()
     out = out.astype({"adm2_code": "int32"})
     dropped = {

@@ -144,3 +144,18 @@ def test_older_statistics_are_served_under_the_current_code(
     assert all(i["sigunguCd"] == "36510" and i["sigunguNm"] == "담양군" for i in body["items"]["item"])
     # the superseded code itself is no longer served
     assert _kr(http, "/kostat-census/getCensusStatistics", k, year=2015, admCd="36310")["header"]["resultCode"] == "03"
+
+
+def test_flights_are_listed_in_date_order_as_documented(
+    http: httpx.Client, key: KeyFn, clean: DemoService, raw_flights: list[dict[str, str]]
+) -> None:
+    mine = [r for r in raw_flights if r["tailnum"] == "N14228"]
+    assert [int(r["month"]) for r in mine] != sorted(int(r["month"]) for r in mine)  # the file: 1, 10, 11, 12, 2, …
+    flights, total = _all_pages(http, "/flight-ops/flights", {"tailnum": "N14228", "api_key": key("flight-ops")})
+    assert total == len(mine)
+    assert [f["date"] for f in flights] == sorted(f["date"] for f in flights)
+    by_day: dict[str, list[int]] = defaultdict(list)
+    for f in flights:
+        if f["dep_time"] is not None:
+            by_day[f["date"]].append(f["dep_time"])
+    assert all(times == sorted(times) for times in by_day.values())
