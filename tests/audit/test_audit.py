@@ -136,6 +136,24 @@ def test_a_playlist_name_in_a_title_search_is_a_flagged_type_mismatch() -> None:
     assert b["value_in_upstream"] is True  # 'Music' is a playlist name
 
 
+def test_a_derived_step_is_re_selected_from_the_raw_records() -> None:
+    drv = copy.deepcopy(PLAYLIST_AS_TITLE)
+    process = {"field": "track_count", "operator": "max", "threshold": 3290, "n_in": 14, "n_out": 1}
+    drv["junctions"][0]["process"] = process
+    row = audit_task(drv)
+    (check,) = [b for b in row["bridges"] if b["kind"] == "drv"]
+    assert (check["status"], check["derived_threshold"], check["scanned"]) == ("ok", 3290, 18)
+    assert row["status"] == "correct"
+    drv["junctions"][0]["process"] = {**process, "threshold": 3000}  # not the largest playlist
+    row = audit_task(drv)
+    assert row["status"] == "wrong" and "threshold_differs" in row["reason"]
+    drv["junctions"][0]["process"] = process
+    drv["golden_actions"][3]["args"]["name"] = "Classical"  # a playlist the operator does not keep
+    drv["golden_actions"][3]["total_count"] = drv["answer"]["value"] = audit_task(drv)["derived"]
+    row = audit_task(drv)
+    assert row["status"] == "wrong" and "value_not_selected" in row["reason"]
+
+
 def test_one_code_in_two_code_systems_makes_the_answer_wrong() -> None:
     row = audit_task(SEJONG_OR_GWANGJU)
     assert row["derived"] == [5, "세종특별자치시"]  # both calls replay...
