@@ -14,9 +14,10 @@ For each task:
    re-derived upstream records (`_processes`).
 
 Status: ``correct`` (the re-derived answer equals the stored one), ``wrong`` (it differs, a call
-the answer reads fails under the reference, a type mismatch changes the answer, or a DRV step selects other records), or
-``not_derivable`` (the answer reads a call without a reference result or a value the documentation
-does not determine). ``type_mismatch`` is reported per task on top of the status.
+the answer reads fails under the reference, a type mismatch changes the answer, or a DRV step
+selects other records), or ``not_derivable`` (the answer reads a call without a reference result
+or a value the documentation does not determine). ``type_mismatch`` is reported per task on top
+of the status.
 """
 
 from __future__ import annotations
