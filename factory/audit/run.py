@@ -299,7 +299,7 @@ def _processes(task: Mapping[str, Any], results: Sequence[CallResult | None]) ->
         want: Any = node.get("threshold")
         ambiguous = False
         if op in ("max", "min") and vals:
-            nums = [(number(v), v) for v in vals if number(v) is not None]
+            nums: list[tuple[float, Any]] = [(n, v) for v in vals if (n := number(v)) is not None]
             want = (max if op == "max" else min)(nums, key=lambda x: x[0])[1] if nums else None
         elif op == "most_frequent" and vals:
             top = Counter(str(v) for v in vals).most_common()
