@@ -362,6 +362,9 @@ def get_delay_statistics(
             f = f[f[col] == v.upper()]
     if month is not None:
         f = f[f["month"] == month]
+    def r2(x: float) -> float:
+        return float(np.round(x, 2))  # to the hundredth, as numpy rounds
+
     rows = []
     for key, g in sorted(f.groupby(group_by), key=lambda kv: kv[0]):
         flown_dep, flown_arr = g["dep_delay"].dropna(), g["arr_delay"].dropna()
@@ -370,9 +373,9 @@ def get_delay_statistics(
                 "group": str(key),
                 "flights": len(g),
                 "cancelled": int(g["dep_time"].isna().sum()),
-                "mean_dep_delay": round(float(flown_dep.mean()), 2) if len(flown_dep) else None,
-                "mean_arr_delay": round(float(flown_arr.mean()), 2) if len(flown_arr) else None,
-                "pct_dep_delayed_15": round(float((flown_dep >= 15).mean() * 100), 2) if len(flown_dep) else None,
+                "mean_dep_delay": r2(flown_dep.mean()) if len(flown_dep) else None,
+                "mean_arr_delay": r2(flown_arr.mean()) if len(flown_arr) else None,
+                "pct_dep_delayed_15": r2((flown_dep >= 15).mean() * 100) if len(flown_dep) else None,
             }
         )
     return rows
