@@ -362,6 +362,7 @@ def get_delay_statistics(
             f = f[f[col] == v.upper()]
     if month is not None:
         f = f[f["month"] == month]
+
     def r2(x: float) -> float:
         return float(np.round(x, 2))  # to the hundredth, as numpy rounds
 

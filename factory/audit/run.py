@@ -263,67 +263,107 @@ def _selects(value: Any, op: str, threshold: Any) -> bool:
     return False
 
 
+PAGING = ("page", "per_page", "pageNo", "numOfRows")
+
+
+def _logical_calls(actions: Sequence[Mapping[str, Any]], tool: str) -> list[list[int]]:
+    """Positions of `tool`'s calls grouped by arguments other than paging (the pages of one call)."""
+    groups: dict[str, list[int]] = {}
+    for p, a in enumerate(actions):
+        if a["tool"] == tool:
+            key = repr(sorted((k, str(v)) for k, v in (a.get("args") or {}).items() if k not in PAGING))
+            groups.setdefault(key, []).append(p)
+    return list(groups.values())
+
+
+def _reselect(node: Mapping[str, Any], recs: list[dict[str, Any]]) -> tuple[Any, bool, list[dict[str, Any]]]:
+    """(recomputed threshold, mode shared by several values, records kept) of a process node."""
+    fld, op = str(node.get("field")), str(node.get("operator"))
+    vals = [r.get(fld) for r in recs if r.get(fld) is not None and r.get(fld) != ""]
+    want: Any = node.get("threshold")
+    ambiguous = False
+    if op in ("max", "min") and vals:
+        nums: list[tuple[float, Any]] = [(n, v) for v in vals if (n := number(v)) is not None]
+        want = (max if op == "max" else min)(nums, key=lambda x: x[0])[1] if nums else None
+    elif op == "most_frequent" and vals:
+        top = Counter(str(v) for v in vals).most_common()
+        want = top[0][0]
+        ambiguous = len(top) > 1 and top[1][1] == top[0][1]
+    kept = [r for r in recs if r.get(fld) is not None and _selects(r.get(fld), op, want)]
+    return want, ambiguous, kept
+
+
 def _processes(task: Mapping[str, Any], results: Sequence[CallResult | None]) -> list[dict[str, Any]]:
     """Re-select each DRV junction's records from the re-derived upstream records.
 
     The junction's process names the operator (max, min, most_frequent; ge, le, eq, date_after with
-    a threshold); the extreme or the mode is recomputed, and every value passed downstream must come
-    from a record the operator keeps. A scan of fewer records than the upstream total (a partial
-    page) and a mode shared by several values are reported."""
+    a threshold); the extreme or the mode is recomputed over the records of its upstream call (all
+    its pages), and every value passed downstream must come from a record some junction between the
+    two tools keeps. When a junction between the same two tools occurs once per upstream call (the
+    arms of a CMP), the k-th occurrence reads the k-th upstream call. A scan of fewer records than
+    the upstream total (a partial page) and a mode shared by several values are reported."""
     actions = task["golden_actions"]
+    junctions = [j for j in task.get("junctions") or [] if "." in str(j.get("from")) and "." in str(j.get("to"))]
     out: list[dict[str, Any]] = []
-    for j in task.get("junctions") or []:
-        node = j.get("process")
-        src, dst = str(j.get("from", "")), str(j.get("to", ""))
-        if not isinstance(node, Mapping) or "." not in src or "." not in dst:
-            continue
+    for (src, dst), group in _by_link(junctions).items():
         s_tool, s_fields = src.split(".", 1)
         d_tool, d_params = dst.split(".", 1)
-        ups = [p for p, a in enumerate(actions) if a["tool"] == s_tool]
-        downs = [p for p, a in enumerate(actions) if a["tool"] == d_tool and ups and p > min(ups)]
-        row: dict[str, Any] = {
-            "kind": "drv",
-            "from": src,
-            "to": dst,
-            "operator": node.get("operator"),
-            "field": node.get("field"),
-            "threshold": node.get("threshold"),
-        }
-        if not ups or any(results[u] is None or results[u].error for u in ups):  # type: ignore[union-attr]
-            out.append({**row, "status": "not_checked"})
+        logical = _logical_calls(actions, s_tool)
+        if not logical or any(results[p] is None or results[p].error for c in logical for p in c):  # type: ignore[union-attr]
+            out += [
+                {"kind": "drv", "from": src, "to": dst, "status": "not_checked", **_node(j)}
+                for j in group
+                if isinstance(j.get("process"), Mapping)
+            ]
             continue
-        recs = [r for u in ups for r in results[u].records]  # type: ignore[union-attr]
-        total = results[ups[0]].total  # type: ignore[union-attr]
-        fld, op = str(node.get("field")), str(node.get("operator"))
-        vals = [r.get(fld) for r in recs if r.get(fld) is not None and r.get(fld) != ""]
-        want: Any = node.get("threshold")
-        ambiguous = False
-        if op in ("max", "min") and vals:
-            nums: list[tuple[float, Any]] = [(n, v) for v in vals if (n := number(v)) is not None]
-            want = (max if op == "max" else min)(nums, key=lambda x: x[0])[1] if nums else None
-        elif op == "most_frequent" and vals:
-            top = Counter(str(v) for v in vals).most_common()
-            want = top[0][0]
-            ambiguous = len(top) > 1 and top[1][1] == top[0][1]
-        kept = [r for r in recs if r.get(fld) is not None and _selects(r.get(fld), op, want)]
+        first = min(p for c in logical for p in c)
+        downs = [p for p, a in enumerate(actions) if a["tool"] == d_tool and p > first]
         pairs = list(zip(s_fields.split("+"), d_params.split("+"), strict=False))
-        offered = {tuple(str(r.get(f)) for f, _ in pairs) for r in kept}
+        offered: set[tuple[str, ...]] = set()
+        rows: list[dict[str, Any]] = []
+        for k, j in enumerate(group):
+            calls = logical[k] if len(group) == len(logical) else [p for c in logical for p in c]
+            recs = [r for p in calls for r in results[p].records]  # type: ignore[union-attr]
+            node = j.get("process")
+            if not isinstance(node, Mapping):
+                offered |= {tuple(str(r.get(f)) for f, _ in pairs) for r in recs}
+                continue
+            want, ambiguous, kept = _reselect(node, recs)
+            offered |= {tuple(str(r.get(f)) for f, _ in pairs) for r in kept}
+            total = results[calls[0]].total  # type: ignore[union-attr]
+            row = {"kind": "drv", "from": src, "to": dst, **_node(j), "derived_threshold": want}
+            row.update(scanned=len(recs), upstream_total=total, ambiguous=ambiguous)
+            if not same(want, node.get("threshold")):
+                row["status"] = "threshold_differs"
+            elif total is not None and len(recs) < total:
+                row["status"] = "partial_scan"
+            else:
+                row["status"] = "ok"
+            rows.append(row)
         passed = [
             tuple(str((actions[d].get("args") or {}).get(p)) for _, p in pairs)
             for d in downs
             if all(p in (actions[d].get("args") or {}) for _, p in pairs)
         ]
-        row.update(derived_threshold=want, scanned=len(recs), upstream_total=total, ambiguous=ambiguous)
-        if not same(want, node.get("threshold")):
-            row["status"] = "threshold_differs"
-        elif any(v not in offered for v in passed):
-            row["status"] = "value_not_selected"
-        elif total is not None and len(recs) < total:
-            row["status"] = "partial_scan"
-        else:
-            row["status"] = "ok"
-        out.append(row)
+        stray = [v for v in passed if v not in offered]
+        for row in rows:
+            if stray and row["status"] != "threshold_differs":
+                row["status"] = "value_not_selected"
+                row["not_selected"] = stray
+        out += rows
     return out
+
+
+def _by_link(junctions: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    out: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for j in junctions:
+        out.setdefault((str(j["from"]), str(j["to"])), []).append(j)
+    return {k: v for k, v in out.items() if any(isinstance(j.get("process"), Mapping) for j in v)}
+
+
+def _node(j: Mapping[str, Any]) -> dict[str, Any]:
+    node = j.get("process") or {}
+    return {"operator": node.get("operator"), "field": node.get("field"), "threshold": node.get("threshold")}
 
 
 def audit_task(task: Mapping[str, Any]) -> dict[str, Any]:
