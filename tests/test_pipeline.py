@@ -122,10 +122,8 @@ def test_published_tasks_survive_the_raw_data_audit(full_run):
     tasks = read_artifact(cfg, "dataset_splits")["tasks"]
     report = audit(tasks)
     assert report["tasks"] == len(tasks) > 0
-    # known: the executor takes create_invoice's `total` (the invoice amount in USD) for its total count
-    # (factory/tools/schema.py TOTAL_COUNT_NAMES); the audit counts the invoice's lines
-    known = {("chinook-store", "create_invoice")}
-    calls = [(r["id"], c) for r in report["rows"] for c in r["calls"] if (c["platform"], c["tool"]) not in known]
+
+    calls = [(r["id"], c) for r in report["rows"] for c in r["calls"]]
     assert all(c["status"] == "same" for _, c in calls), [x for x in calls if x[1]["status"] != "same"][:3]
     assert report["counts"]["not_derivable"] == 0
     wrong = [r for r in report["rows"] if r["status"] == "wrong"]
