@@ -31,7 +31,7 @@ from factory.graph.edge import Edge, parse_edges
 from factory.io import dumps
 from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
-from factory.synthesis import answers
+from factory.synthesis import answers, minimal
 from factory.synthesis.execute import ChainRun, Fetched, Stage, call_row, fetch, junction, run_chain
 from factory.synthesis.injection import is_instruction_like
 from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection
@@ -146,6 +146,8 @@ class _Builder:
     def __init__(self, world: World):
         self.world = world
         self.actions: list[dict[str, Any]] = []
+        self.records: list[list[dict[str, Any]]] = []  # every record of each action (pruning reads them)
+        self.logical: list[int] = []  # the logical call of each action (its pages share one)
         self.step = 1
 
     def keys(self, platforms: Sequence[str], ex: ToolExecutor) -> list[tuple[str, Any]]:
@@ -157,8 +159,11 @@ class _Builder:
         firsts = []
         for f in fetched:
             firsts.append(len(self.actions))
+            lid = len(set(self.logical))
             for c in f.calls:
                 self.actions.append(call_row(c, self.step, f.tool_id))
+                self.records.append(list(c.records))
+                self.logical.append(lid)
         return firsts
 
 
@@ -239,15 +244,37 @@ def _finish(
     describe: dict[str, Any],
     state_hash: dict[str, str],
 ) -> dict[str, Any]:
+    """The trajectory record: the answer of the executed path, then the path pruned to its minimal
+    sufficient calls (`minimal`), the answer spec referring to calls by step."""
     actions = key_rows + builder.actions
     offset = len(key_rows)
-    spec = _shift(answer_spec, offset)
-    ans = answers.compute(spec, actions)
+    records = [[] for _ in key_rows] + builder.records
+    mp = minimal.minimal_path(
+        actions, records, _shift(answer_spec, offset), junctions, world.specs,
+        phi=world.cfg.synthesis.fan_out_budget, logical=[-1 - i for i in range(offset)] + builder.logical,
+    )  # fmt: skip
+    full_actions, full_spec = mp.original
+    ans = answers.compute(full_spec, minimal.with_records(full_actions, records, range(len(actions))))
     v = ans.get("value")
     if v is None or v == [] or (isinstance(v, list) and any(x is None for x in v)):
         raise Rejection("tie" if answer_spec["kind"] == "cmp" else "empty_result", "no answer value")
     if is_instruction_like(v):
         raise Rejection("injected_text", "the answer would be instruction-like text from a tool")
+    problem = minimal.disagreement(mp, records, ans)
+    if problem:
+        raise Rejection("prune_mismatch", problem)
+    kept = [a for a in mp.actions if not world.specs[a["tool_id"]].key_acquisition]
+    if template == "chain" and junctions and not mp.junctions:
+        raise Rejection("collapsed", f"the answer is already in the records of {kept[0]['tool']} ({mp.summary()})")
+    if template == "SEM" and len({a["tool_id"] for a in kept}) < 2:
+        raise Rejection("collapsed", f"one tool answers every part ({mp.summary()})")
+    actions = mp.actions
+    ans = answers.compute(mp.answer_spec, minimal.with_records(actions, records, mp.keep))
+    if mp.junctions_changed:
+        pattern = minimal.pattern_of(template, mp.junctions, pattern)
+        describe = {**describe, "question_junctions": junctions}
+    if mp.moved:
+        describe = {**describe, "answer_from": mp.moved}
     tools = sorted({a["tool_id"] for a in actions})
     ident = dumps([world.domain, [(a["step"], a["tool"], a["args"]) for a in actions]])
     return {
@@ -261,12 +288,14 @@ def _finish(
         "golden_actions": actions,
         "steps": max(a["step"] for a in actions),
         "calls": len(actions),
-        "junctions": junctions,
+        "junctions": mp.junctions,
         "seeds": seeds,
         "thresholds": thresholds,
         "bridge_values": [v for v in bridges if not isinstance(v, dict | list)],
-        "answer_spec": spec,
+        "answer_spec": mp.answer_spec,
         "answer": ans,
+        "alternative_paths": mp.alternative_records(),
+        "pruning": mp.report(),
         "edges": _edge_lineage(edges),
         "describe": describe,
         "state_changing": any(world.specs[t].state_changing for t in tools),
@@ -275,6 +304,7 @@ def _finish(
 
 
 def _shift(spec: Any, k: int) -> Any:
+    """A template's answer spec (positions among the stage actions) over the full action list (keys first)."""
     if isinstance(spec, dict):
         out = {}
         for key, v in spec.items():
