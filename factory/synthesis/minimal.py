@@ -429,15 +429,15 @@ def _try_group(st: _State, unit: list[_Call]) -> bool:
         down = st.downstream(j, rest)
         if not down:
             continue
-        into = [k for k in st.junctions if k.dst == g]
-        if j.process is not None or len(into) != 1:
+        feeding = [k for k in st.junctions if k.dst == g]
+        if j.process is not None or len(feeding) != 1:
             return False
-        upstream = st.group(into[0].src, rest)
+        upstream = st.group(feeding[0].src, rest)
         pages_kept = all(c.i in rest for c in st.calls if any(c.logical == u.logical for u in upstream))
-        new = _resource(j, into[0], upstream, down, st.phi) if upstream and pages_kept else None
+        new = _resource(j, feeding[0], upstream, down, st.phi) if upstream and pages_kept else None
         if new is None:
             return False
-        rewires.append((j, into[0], new))
+        rewires.append((j, feeding[0], new))
     # removal
     for read, sub in plan:
         read.holder[read.slot] = sub
@@ -512,7 +512,7 @@ def relabel(
 
     def conv(node: Any) -> Any:
         if isinstance(node, Mapping):
-            outd = {}
+            outd: dict[str, Any] = {}
             for k, v in node.items():
                 if k == "calls" and isinstance(v, list):
                     outd[k] = [to_ref(x) for x in v]
@@ -582,9 +582,10 @@ def with_records(
 
 def _agree(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     va, vb = a.get("value"), b.get("value")
-    if isinstance(va, list) or isinstance(vb, list):
-        same = isinstance(va, list) and isinstance(vb, list) and len(va) == len(vb)
-        same = same and all(same_scalar(x, y) or x == y for x, y in zip(va, vb, strict=False))
+    if isinstance(va, list) and isinstance(vb, list):
+        same = len(va) == len(vb) and all(same_scalar(x, y) or x == y for x, y in zip(va, vb, strict=True))
+    elif isinstance(va, list) or isinstance(vb, list):
+        same = False
     else:
         same = va == vb or same_scalar(va, vb)
     return same and a.get("branch") == b.get("branch") and a.get("counts") == b.get("counts")

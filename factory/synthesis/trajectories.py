@@ -14,7 +14,11 @@ Templates, each executed for real in its own executor session (fresh API keys, f
 
 Every golden action is recorded with its step (key acquisition is step 1 for every keyed
 platform of the trajectory; pages and FAN calls share a step).  Answer material comes from
-`answers.compute` over the executed rows.  Failures are recorded rejections with a reason code.
+`answers.compute` over the executed rows.  The executed path is then pruned to its minimal
+sufficient path (`minimal`: every remaining call is needed; the answer spec refers to calls by
+step; the other sufficient paths, the executed one among them, are recorded as
+`alternative_paths`, and what pruning did as `pruning`).  Failures are recorded rejections with a
+reason code.
 """
 
 import asyncio
@@ -248,7 +252,7 @@ def _finish(
     sufficient calls (`minimal`), the answer spec referring to calls by step."""
     actions = key_rows + builder.actions
     offset = len(key_rows)
-    records = [[] for _ in key_rows] + builder.records
+    records: list[list[dict[str, Any]]] = [[] for _ in key_rows] + builder.records
     mp = minimal.minimal_path(
         actions, records, _shift(answer_spec, offset), junctions, world.specs,
         phi=world.cfg.synthesis.fan_out_budget, logical=[-1 - i for i in range(offset)] + builder.logical,
@@ -663,6 +667,28 @@ def structure_stats(trajs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def pruning_stats(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Minimal golden paths (factory.synthesis.minimal): calls per trajectory before and after pruning, the
+    share of trajectories pruned, calls pruned by reason, answer reads moved, and trajectories rejected
+    because their minimal path lost the template's shape."""
+    trajs = value["trajectories"]
+    reports = [t.get("pruning") or {} for t in trajs]
+    before = [r.get("calls_before", t["calls"]) for r, t in zip(reports, trajs, strict=True)]
+    after = [r.get("calls_after", t["calls"]) for r, t in zip(reports, trajs, strict=True)]
+    removed = counts(x["reason"] for r in reports for x in r.get("removed") or [])
+    rejected = counts(r["reason"] for r in value["rejected"] if r["reason"] in minimal.REJECTIONS)
+    return {
+        "pruned_share": rate(sum(bool(r.get("removed")) for r in reports), len(trajs)),
+        "calls_before_mean": round(float(np.mean(before)), 3) if before else 0.0,
+        "calls_after_mean": round(float(np.mean(after)), 3) if after else 0.0,
+        "calls_pruned": sum(removed.values()),
+        "calls_pruned_by_reason": {k: removed.get(k, 0) for k in minimal.REASONS if removed.get(k)},
+        "answer_moved": sum(bool(r.get("moved")) for r in reports),
+        "with_alternatives": sum(bool(t.get("alternative_paths")) for t in trajs),
+        "rejected_by_pruning": {k: rejected.get(k, 0) for k in minimal.REJECTIONS if rejected.get(k)},
+    }
+
+
 def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     trajs = value["trajectories"]
     st = structure_stats(trajs)
@@ -671,8 +697,11 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         **{k: v for k, v in st.items() if not isinstance(v, dict)},
         "by_category": st["by_category"],
         "by_junction": st["by_junction"],
+        "minimal_paths": pruning_stats(value),
         "rejected": len(value["rejected"]),
-        "rejections_by_reason": {r: reasons.get(r, 0) for r in REJECTION_REASONS if reasons.get(r)},
+        "rejections_by_reason": {
+            r: reasons.get(r, 0) for r in (*REJECTION_REASONS, *minimal.REJECTIONS) if reasons.get(r)
+        },
         "admits": value["admits"],
         "state_changing": sum(bool(t["state_changing"]) for t in trajs),
         "table12": md_table(
@@ -686,6 +715,9 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
                     "pattern": t["pattern"],
                     "tools": " → ".join(x.rsplit("/", 1)[-1] for x in t["describe"].get("chain", t["tools"])),
                     "calls": t["calls"],
+                    "pruned": ", ".join(
+                        f"{x['tool']} ({x['reason']})" for x in (t.get("pruning") or {}).get("removed") or []
+                    ),
                     "n": ",".join(str(j["n"]) for j in t["junctions"]),
                     "answer": t["answer"]["value"],
                 }
