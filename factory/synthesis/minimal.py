@@ -6,8 +6,9 @@ answer is still derivable from the remaining results:
 (a) every remaining call's bound arguments (the values a junction passed on) still come from the
     records of a remaining earlier call: the same values in the junction's field (or a field named
     like the parameter), and the same *set* of values once the junction's process node has run. A
-    call whose records feed a junction keeps every page: a set of values, or a process node's
-    selection, is read over the whole result;
+    call whose records feed a junction, or whose records the answer selects from, keeps every
+    page: a set of values, a process node's selection, the record of one entity are read over
+    the whole result;
 (b) every remaining call that needs an API key still has its platform's key call;
 (c) every answer input is still there, or is already present in a remaining call's record of the
     same entity: a record that carries each identifying argument of the answer's call (its value
@@ -469,10 +470,13 @@ def _prune(st: _State) -> None:
             unit = st.group(g)
             if unit and _try_group(st, unit):
                 changed = True
-        read = {r.target for r in _reads(st.spec)}
+        reads = _reads(st.spec)
+        read = {r.target for r in reads}
+        # a listing the answer reads a record of is scanned for it (and a selection over it reads it all)
+        scanned = {st.calls[r.target].group for r in reads if isinstance(r.holder[r.slot], Mapping)}
         for c in sorted(st.calls, key=lambda c: (-c.step, -c.i)):
             if c.i in st.keep and not c.first and not c.key and not c.pinned and c.i not in read:
-                if not _feeds(st, c.group):
+                if not _feeds(st, c.group) and c.group not in scanned:
                     st.keep.discard(c.i)
                     st.removed[c.i] = "extra_page"
                     changed = True

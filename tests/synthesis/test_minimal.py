@@ -362,3 +362,27 @@ def test_answer_refs_are_steps_and_positions_within_a_step():
     sel = {"kind": "value", "field": "name", "calls": [{"step": 2, "index": 0, "record": {"name": "Nope"}}]}
     with pytest.raises(answers.SpecError, match="no record"):
         answers.compute(sel, rows)
+
+
+def test_a_listing_the_answer_reads_a_record_of_keeps_every_page():
+    """The DRV case of the demo run: 334 Kansas airports in 4 pages, the 2 lowest selected and looked up for a
+    field the listing records already carry; the answer moves to the listing, which keeps all 4 pages (the
+    selection reads every record)."""
+    p = Path()
+    p.call(1, "get_chinook_catalog_key", {}, [{"key": "<KEY>"}])
+    albums = [{"album_id": 1000 + k, "artist_id": 149, "title": f"T{k}", "track_count": 10 if k in (5, 320) else 20 + k % 30}
+              for k in range(334)]  # fmt: skip
+    pages = [albums[k : k + 100] for k in range(0, 334, 100)]
+    for n, page in enumerate(pages, start=1):
+        p.call(2, "list_artist_albums", {"artist_id": 149, **({"page": n} if n > 1 else {})}, page, 334, logical=9)
+    low = [a for a in albums if a["track_count"] == 10]  # on pages 1 and 4: pages 2 and 3 hold none of them
+    looks = [p.call(3, "get_album", {"album_id": a["album_id"]}, [a]) for a in low]
+    node = {"field": "track_count", "operator": "min", "threshold": 10, "n_in": 334, "n_out": 2}
+    junction = j("list_artist_albums.album_id", "get_album.album_id", "DRV", 334, node)
+    mp, full = p.minimal({"kind": "value", "calls": looks, "field": "title"}, [junction])
+    assert full["value"] == ["T5", "T320"]
+    assert [a["tool"] for a in mp.actions] == ["get_chinook_catalog_key"] + ["list_artist_albums"] * 4
+    assert [r["reason"] for r in mp.removed] == ["answer_present"] * 2 and mp.junctions == []
+    assert mp.answer_spec["calls"] == [{"step": 2, "index": 0, "record": {"album_id": 1005}},
+                                       {"step": 2, "index": 3, "record": {"album_id": 1320}}]  # fmt: skip
+    assert answers.compute(mp.answer_spec, with_records(mp.actions, p.records, mp.keep))["value"] == full["value"]
