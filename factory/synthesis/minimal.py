@@ -48,6 +48,7 @@ REASONS = {
     "extra_page": "a page after the first of a call whose total is read from page 1 and whose records feed no junction",
     "answer_present": "what the answer reads from it is already in a remaining call's record of the same entity",
     "bridged_elsewhere": "the values it passes on are already in the records of the call before it",
+    "stated_in_query": "the values it passes on are stated in the question (seed values, thresholds)",
     "unused": "neither read by the answer nor passing values to a remaining call",
 }
 
@@ -386,6 +387,7 @@ class _State:
     keep: set[int]
     phi: int
     substitute: bool
+    given: set[tuple[str, str]] = field(default_factory=set)  # (parameter, canonical value) the question states
     placed: list[_Junction] = field(default_factory=list)  # the junctions as built (identities read them)
     removed: dict[int, str] = field(default_factory=dict)  # call → reason
 
@@ -395,6 +397,20 @@ class _State:
 
     def downstream(self, j: _Junction, among: set[int]) -> list[_Call]:
         return [c for c in self.group(j.dst, among) if all(p in c.args for p in j.params)]
+
+
+def _related(a: str, b: str) -> bool:
+    a, b = norm_name(a), norm_name(b)
+    return bool(a and b) and (a in b or b in a)
+
+
+def _stated(st: _State, value: Any, param: str, field: str) -> bool:
+    """Whether the question states `value`: a seed value; a number only as the seed of a like-named
+    parameter (an album id 1 is not stated by a genre id 1)."""
+    c = _canon(value)
+    if c.startswith("s:"):
+        return any(v == c for _, v in st.given)
+    return any(v == c and name and (_related(name, param) or _related(name, field)) for name, v in st.given)
 
 
 def _try_group(st: _State, unit: list[_Call]) -> bool:
@@ -424,11 +440,15 @@ def _try_group(st: _State, unit: list[_Call]) -> bool:
     # (a) the values it passes on
     g = unit[0].group
     rewires: list[tuple[_Junction, _Junction, dict[str, Any]]] = []
+    stated: list[_Junction] = []
     for j in st.junctions:
         if j.src != g:
             continue
         down = st.downstream(j, rest)
         if not down:
+            continue
+        if all(_stated(st, d.args[p], p, f) for d in down for f, p in zip(j.fields, j.params, strict=True)):
+            stated.append(j)  # the question states every value it passes on
             continue
         feeding = [k for k in st.junctions if k.dst == g]
         if j.process is not None or len(feeding) != 1:
@@ -449,8 +469,11 @@ def _try_group(st: _State, unit: list[_Call]) -> bool:
             new["process"],
             new,
         )
-    st.junctions = [k for k in st.junctions if k.dst != g and (k.src != g or st.downstream(k, rest))]
-    reason = "answer_present" if plan else "bridged_elsewhere" if rewires else "unused"
+    gone = {id(k) for k in stated}
+    st.junctions = [
+        k for k in st.junctions if id(k) not in gone and k.dst != g and (k.src != g or st.downstream(k, rest))
+    ]
+    reason = "answer_present" if plan else "bridged_elsewhere" if rewires else "stated_in_query" if stated else "unused"
     for c in unit:
         st.removed[c.i] = reason
     st.keep = rest
@@ -621,9 +644,10 @@ def pattern_of(template: str, junctions: Sequence[Mapping[str, Any]], fallback: 
     return fallback
 
 
-def _run(calls: list[_Call], junctions: Sequence[Mapping[str, Any]], spec: Any, phi: int, substitute: bool) -> _State:
+def _run(calls: list[_Call], junctions: Sequence[Mapping[str, Any]], spec: Any, phi: int, substitute: bool,
+         given: set[tuple[str, str]]) -> _State:  # fmt: skip
     st = _State(calls, _junctions(calls, junctions), deepcopy(dict(spec)), {c.i for c in calls}, phi, substitute,
-                _junctions(calls, junctions))  # fmt: skip
+                given, _junctions(calls, junctions))  # fmt: skip
     _prune(st)
     return st
 
@@ -675,15 +699,18 @@ def minimal_path(
     *,
     phi: int,
     logical: Sequence[Any] | None = None,
+    given: Sequence[tuple[str, Any]] = (),
 ) -> MinimalPath:
     """Prune a trajectory to its minimal sufficient path.
 
     `actions` are the golden actions in order (``step``, ``tool``, ``tool_id``, ``platform``, ``args``,
     ``total_count``, ``records``), `records` every record each returned, `answer_spec` refers to calls by
     0-based position in `actions`, `logical` (optional) names each action's logical call (its pages
-    share one)."""
+    share one), `given` the (parameter, value) pairs the question states (seed values; thresholds with
+    parameter ""): a call that passes on only such values is not needed for them."""
     calls = _calls(actions, records, specs, logical)
-    st = _run(calls, junctions, answer_spec, phi, substitute=True)
+    stated = {(str(p or ""), _canon(v)) for p, v in given if v is not None and not isinstance(v, dict | list)}
+    st = _run(calls, junctions, answer_spec, phi, substitute=True, given=stated)
     keep = sorted(st.keep)
     path, spec = relabel(actions, keep, st.spec)
     original = relabel(actions, range(len(actions)), answer_spec)
@@ -694,7 +721,7 @@ def minimal_path(
         )
     moved = _moved(st)
     if moved:
-        plain = _run(calls, junctions, answer_spec, phi, substitute=False)
+        plain = _run(calls, junctions, answer_spec, phi, substitute=False, given=stated)
         if sorted(plain.keep) not in (keep, list(range(len(actions)))):
             p_actions, p_spec = relabel(actions, sorted(plain.keep), plain.spec)
             alternatives.append(

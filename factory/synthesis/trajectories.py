@@ -256,6 +256,7 @@ def _finish(
     mp = minimal.minimal_path(
         actions, records, _shift(answer_spec, offset), junctions, world.specs,
         phi=world.cfg.synthesis.fan_out_budget, logical=[-1 - i for i in range(offset)] + builder.logical,
+        given=[(s["param"], s["value"]) for s in seeds] + [("", t) for t in thresholds],
     )  # fmt: skip
     full_actions, full_spec = mp.original
     ans = answers.compute(full_spec, minimal.with_records(full_actions, records, range(len(actions))))

@@ -92,8 +92,10 @@ class Path:
         self.logical.append(len(self.actions) if logical is None else logical)
         return len(self.actions) - 1
 
-    def minimal(self, spec: dict[str, Any], junctions: list[dict[str, Any]], phi: int = 5):
-        mp = minimal_path(self.actions, self.records, spec, junctions, SPECS, phi=phi, logical=self.logical)
+    def minimal(self, spec: dict[str, Any], junctions: list[dict[str, Any]], phi: int = 5, given=()):
+        mp = minimal_path(
+            self.actions, self.records, spec, junctions, SPECS, phi=phi, logical=self.logical, given=given
+        )
         full = answers.compute(mp.original[1], with_records(mp.original[0], self.records, range(len(self.actions))))
         assert disagreement(mp, self.records, full) == "", "a recorded path does not reproduce the answer"
         return mp, full
@@ -386,3 +388,19 @@ def test_a_listing_the_answer_reads_a_record_of_keeps_every_page():
     assert mp.answer_spec["calls"] == [{"step": 2, "index": 0, "record": {"album_id": 1005}},
                                        {"step": 2, "index": 3, "record": {"album_id": 1320}}]  # fmt: skip
     assert answers.compute(mp.answer_spec, with_records(mp.actions, p.records, mp.keep))["value"] == full["value"]
+
+
+def test_a_lookup_that_passes_on_only_what_the_query_states_is_not_needed():
+    """search_artists('Lost') hands 'Lost' to the track search: the query states it (the audit's SEQ case)."""
+    p = Path()
+    p.call(1, "get_chinook_catalog_key", {}, [{"key": "<KEY>"}])
+    p.call(2, "search_artists", {"name": "Lost"}, [{"artist_id": 149, "name": "Lost"}])
+    last = p.call(3, "list_artist_albums", {"artist_id": 149}, LOST)
+    junctions = [j("search_artists.artist_id", "list_artist_albums.artist_id")]
+    spec = {"kind": "count", "calls": [last]}
+    mp, _ = p.minimal(spec, junctions, given=[("name", "Lost")])
+    assert mp.removed == []  # 149 is not in the query
+    mp, _ = p.minimal(spec, junctions, given=[("artist_id", 149)])
+    assert mp.removed == [{"step": 2, "tool": "search_artists", "reason": "stated_in_query"}] and mp.junctions == []
+    mp, _ = p.minimal(spec, junctions, given=[("genre_id", 149)])  # a number states only a like-named parameter
+    assert mp.removed == []
