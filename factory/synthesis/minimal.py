@@ -3,9 +3,10 @@
 Every *unit* of a trajectory is removed in turn and the rest is tested for sufficiency, i.e. the
 answer is still derivable from the remaining results:
 
-(a) every remaining call's bound arguments (the values a junction passed on) still come from the
-    records of a remaining earlier call: the same values in the junction's field (or a field named
-    like the parameter), and the same *set* of values once the junction's process node has run. A
+(a) every remaining call's bound arguments (the values a junction passed on) are values the
+    question states (seed values; a number only for a like-named parameter), or still come from
+    the records of a remaining earlier call: the same values in the junction's field (or a field
+    named like the parameter), the same *set* of values once the junction's process node has run. A
     call whose records feed a junction, or whose records the answer selects from, keeps every
     page: a set of values, a process node's selection, the record of one entity are read over
     the whole result;
@@ -45,7 +46,7 @@ from factory.tools.spec import ToolSpec
 
 REASONS = {
     "unused_key": "an API-key call whose platform no remaining call uses",
-    "extra_page": "a page after the first of a call whose total is read from page 1 and whose records feed no junction",
+    "extra_page": "a page after the first of a call whose total is read from page 1, its records read by nothing",
     "answer_present": "what the answer reads from it is already in a remaining call's record of the same entity",
     "bridged_elsewhere": "the values it passes on are already in the records of the call before it",
     "stated_in_query": "the values it passes on are stated in the question (seed values, thresholds)",
