@@ -57,6 +57,7 @@ REASONS = {
 REJECTIONS = {
     "collapsed": "the minimal path is no longer the template's shape (a chain without a junction, a SEM of one tool)",
     "prune_mismatch": "the minimal path does not reproduce the answer of the full path",
+    "seed_unused": "the minimal path sends a value the question states to no call: the answer does not depend on it",
 }
 
 _TRANSFORMS = tuple(t for t in TRANSFORMS if t != "first_token")  # first_token would match too loosely
@@ -631,6 +632,12 @@ def disagreement(mp: MinimalPath, records: Sequence[Sequence[Mapping[str, Any]]]
         if not _agree(got, answer):
             return f"{name} path answers {got.get('value')!r}, the full path {answer.get('value')!r}"
     return ""
+
+
+def unsent(mp: MinimalPath, values: Sequence[Any]) -> list[Any]:
+    """The `values` (the question's seed values) that no call of the minimal path sends."""
+    sent = {_canon(v) for a in mp.actions for v in (a.get("args") or {}).values() if not isinstance(v, dict | list)}
+    return [v for v in values if _canon(v) not in sent]
 
 
 def pattern_of(template: str, junctions: Sequence[Mapping[str, Any]], fallback: str) -> str:

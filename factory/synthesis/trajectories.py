@@ -268,6 +268,9 @@ def _finish(
     problem = minimal.disagreement(mp, records, ans)
     if problem:
         raise Rejection("prune_mismatch", problem)
+    orphans = minimal.unsent(mp, [s["value"] for s in seeds]) if mp.removed else []
+    if orphans:
+        raise Rejection("seed_unused", f"no call of the minimal path sends {orphans!r} ({mp.summary()})")
     kept = [a for a in mp.actions if not world.specs[a["tool_id"]].key_acquisition]
     if template == "chain" and junctions and not mp.junctions:
         raise Rejection("collapsed", f"the answer is already in the records of {kept[0]['tool']} ({mp.summary()})")

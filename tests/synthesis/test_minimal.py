@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from factory.synthesis import answers
-from factory.synthesis.minimal import count_field_for, disagreement, minimal_path, pattern_of, with_records
+from factory.synthesis.minimal import count_field_for, disagreement, minimal_path, pattern_of, unsent, with_records
 from factory.tools.registry import ToolRegistry
 from factory.tools.spec import ToolSpec
 
@@ -404,3 +404,21 @@ def test_a_lookup_that_passes_on_only_what_the_query_states_is_not_needed():
     assert mp.removed == [{"step": 2, "tool": "search_artists", "reason": "stated_in_query"}] and mp.junctions == []
     mp, _ = p.minimal(spec, junctions, given=[("genre_id", 149)])  # a number states only a like-named parameter
     assert mp.removed == []
+
+
+def test_a_selection_by_the_value_the_query_states_leaves_the_question_seeds_unsent():
+    """The demo's DRV on a junction field with equality (invoice lines whose track name is X → search X): the
+    listing only passes on X, which the query states; the minimal path then sends none of the listing's seeds,
+    which `_finish` rejects (seed_unused: the answer does not depend on them)."""
+    p = Path()
+    p.call(1, "get_flight_ops_key", {}, [{"key": "<KEY>"}])
+    p.call(
+        2, "list_flights", {"date": "2013-01-05", "origin": "JFK"}, _flights("2013-01-05", 40, lambda k: f"N{k % 8}")
+    )
+    last = p.call(3, "get_plane", {"tailnum": "N3"}, [{"tailnum": "N3", "seats": 55}])
+    node = {"field": "tailnum", "operator": "eq", "threshold": "N3", "n_in": 8, "n_out": 1}
+    junctions = [j("list_flights.tailnum", "get_plane.tailnum", "DRV", 8, node)]
+    given = [("date", "2013-01-05"), ("origin", "JFK"), ("", "N3")]
+    mp, _ = p.minimal({"kind": "value", "calls": [last], "field": "seats"}, junctions, given=given)
+    assert mp.removed == [{"step": 2, "tool": "list_flights", "reason": "stated_in_query"}]
+    assert unsent(mp, ["2013-01-05", "JFK", "N3"]) == ["2013-01-05", "JFK"]
