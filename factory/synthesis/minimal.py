@@ -40,7 +40,7 @@ from typing import Any
 from factory.graph.plan import TRANSFORMS, apply_transform
 from factory.io import dumps
 from factory.kg.graph import norm_name
-from factory.synthesis.answers import SpecError, compute, ref, same_scalar, select
+from factory.synthesis.answers import SpecError, compute, ref, references, same_scalar, select
 from factory.synthesis.junctions import DRV, apply_operator, distinct_keys, junction_type
 from factory.tools.spec import ToolSpec
 
@@ -635,9 +635,12 @@ def disagreement(mp: MinimalPath, records: Sequence[Sequence[Mapping[str, Any]]]
 
 
 def unsent(mp: MinimalPath, values: Sequence[Any]) -> list[Any]:
-    """The `values` (the question's seed values) that no call of the minimal path sends."""
-    sent = {_canon(v) for a in mp.actions for v in (a.get("args") or {}).values() if not isinstance(v, dict | list)}
-    return [v for v in values if _canon(v) not in sent]
+    """The `values` (the question's seed values) that no call of the minimal path sends and no answer reference
+    selects a record by (an hour the answer's weather record is read for)."""
+    sent = [v for a in mp.actions for v in (a.get("args") or {}).values()]
+    sent += [v for r in references(mp.answer_spec) for v in (r.get("record") or {}).values()]
+    used = {_canon(v) for v in sent if not isinstance(v, dict | list)}
+    return [v for v in values if _canon(v) not in used]
 
 
 def pattern_of(template: str, junctions: Sequence[Mapping[str, Any]], fallback: str) -> str:

@@ -422,3 +422,6 @@ def test_a_selection_by_the_value_the_query_states_leaves_the_question_seeds_uns
     mp, _ = p.minimal({"kind": "value", "calls": [last], "field": "seats"}, junctions, given=given)
     assert mp.removed == [{"step": 2, "tool": "list_flights", "reason": "stated_in_query"}]
     assert unsent(mp, ["2013-01-05", "JFK", "N3"]) == ["2013-01-05", "JFK"]
+    p, spec, junctions = _lost_chain(with_lookup=False)
+    mp, _ = p.minimal(spec, junctions)  # the album ids select the records the answer reads: they are used
+    assert unsent(mp, [229, 261, "Lost", 7]) == [7]
