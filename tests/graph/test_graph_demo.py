@@ -27,6 +27,7 @@ GRAPH_STAGES = [
     "tool_inventory",
     "tool_probes",
     "tool_catalog",
+    "tool_lexicon",
     "skeleton_graph",
     "connectivity_graph",
     "knowledge_graph",
