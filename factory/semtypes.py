@@ -268,7 +268,10 @@ class Overrides(BaseModel):
     def _slots(cls, v: dict[str, str]) -> dict[str, str]:
         for key, t in v.items():
             parse_slot_key(key)
-            TypeRef.parse(t)
+            try:
+                TypeRef.parse(t)
+            except ValueError as e:
+                raise ValueError(f"{key}: {e}") from None
         return v
 
     @field_validator("equal", "distinct")
@@ -353,7 +356,9 @@ def check_overrides(ov: Overrides, specs: Mapping[str, ToolSpec]) -> None:
         ]
         if not hits:
             raise TypesFileError(
-                f"value-type file {ov.source}: slot {key!r}: no {kind or 'parameter or field'} {name!r} on {platform}/{tool}"
+                f"value-type file {ov.source}: slot {key!r}: no "
+                f"{ {'param': 'parameter', 'field': 'output field'}.get(kind or '', 'parameter or field')} "
+                f"{name!r} on {platform}/{tool}"
             )
 
 
