@@ -54,7 +54,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from factory.tools.spec import ToolSpec
 
@@ -261,7 +261,17 @@ class Overrides(BaseModel):
     equal: list[list[str]] = Field(default_factory=list)
     distinct: list[list[str]] = Field(default_factory=list)
     parents: dict[str, str] = Field(default_factory=dict)
-    source: str = Field(default="", exclude=True, description="Where the overrides were read from.")
+    _source: str = PrivateAttr(default="")
+
+    @property
+    def source(self) -> str:
+        """Where the overrides were read from (file paths, comma-separated)."""
+        return self._source
+
+    def from_file(self, source: str) -> "Overrides":
+        out = self.model_copy()
+        out._source = source
+        return out
 
     @field_validator("slots")
     @classmethod
@@ -301,8 +311,7 @@ class Overrides(BaseModel):
             equal=[*self.equal, *other.equal],
             distinct=[*self.distinct, *other.distinct],
             parents={**self.parents, **other.parents},
-            source=", ".join(s for s in (self.source, other.source) if s),
-        )
+        ).from_file(", ".join(s for s in (self.source, other.source) if s))
 
 
 _SLOT_KEY = re.compile(r"^(?:(param|field):)?([^/\s]+)/([^.\s]+)\.(\S+)$")
@@ -330,7 +339,7 @@ def load_overrides(path: str | Path) -> Overrides:
     if not isinstance(data, dict):
         raise TypesFileError(f"value-type file {p}: the top level must be a mapping (slots, equal, distinct, parents)")
     try:
-        return Overrides(**data, source=str(p))
+        return Overrides(**data).from_file(str(p))
     except ValidationError as e:
         problems = "; ".join(f"{'.'.join(str(x) for x in err['loc']) or '(top)'}: {err['msg']}" for err in e.errors())
         raise TypesFileError(f"value-type file {p}: {problems}") from e

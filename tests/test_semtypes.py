@@ -14,6 +14,7 @@ from factory.config import ConfigError, GraphConfig, load_config
 from factory.graph.posterior import TYPE_MISMATCH, outcome_group, outcome_update
 from factory.lexicon import build_lexicon, lexicon_frame
 from factory.semtypes import (
+    SOURCES,
     TypeRef,
     TypesFileError,
     ValueTypes,
@@ -283,6 +284,7 @@ def test_overrides_file_validated_and_most_specific_slot_wins(tmp_path):
         ("slots: {'list_flights.dest': airport.iata}", "write \\[param:\\|field:\\]"),
         ("equal: [[album.id@store]]", "at least two types"),
         ("typos: {}", "typos"),
+        ("source: elsewhere", "source"),
         ("- a list", "top level must be a mapping"),
         ("slots: {ops/get_nothing.dest: airport.iata}", "ops has no tool 'get_nothing'"),
         ("slots: {other/*.dest: airport.iata}", "no platform 'other'"),
@@ -327,6 +329,12 @@ def test_unknown_types_bind_only_on_same_name_and_shared_values():
     typed = ValueTypes({"a": {"fields": {"name": "playlist.name"}}, "b": {"params": {"name": "track.title"}}})
     check, why = check_binding(typed, "a", "name", "b", "name", ["Music"], ["Music"])  # shared values do not help
     assert check == "mismatch" and "playlist.name" in why and "track.title" in why
+
+
+def test_the_suite_knows_every_rule_name():
+    suite = quality.load_suite_dict("tool_lexicon")
+    (rule_set,) = [e for e in suite["expectations"] if e["kwargs"].get("column") == "source"]
+    assert rule_set["kwargs"]["value_set"] == list(SOURCES)
 
 
 def test_type_mismatch_outcome_weighs_as_a_schema_mismatch():

@@ -242,7 +242,8 @@ def build_skeleton(
         type_rejections += by_type
         if not bindings:
             counters["rejected_by_type"] += 1
-            rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "type_mismatch"})
+            why = "type_mismatch" if any(r["reason"] == "type_mismatch" for r in by_type) else "type_unverified"
+            rejected.append({"source": src, "target": tgt, "feasibility": score, "why": why})
             continue
         if score < g.s_min:
             counters["below_s_min"] += 1
