@@ -364,11 +364,8 @@ def check_overrides(ov: Overrides, specs: Mapping[str, ToolSpec]) -> None:
             if (kind in (None, "param") and name in s.params) or (kind in (None, "field") and name in s.output_fields)
         ]
         if not hits:
-            raise TypesFileError(
-                f"value-type file {ov.source}: slot {key!r}: no "
-                f"{ {'param': 'parameter', 'field': 'output field'}.get(kind or '', 'parameter or field')} "
-                f"{name!r} on {platform}/{tool}"
-            )
+            what = {"param": "parameter", "field": "output field"}.get(kind or "", "parameter or field")
+            raise TypesFileError(f"value-type file {ov.source}: slot {key!r}: no {what} {name!r} on {platform}/{tool}")
 
 
 def override_for(ov: Overrides, spec: ToolSpec, kind: SlotKind, name: str) -> tuple[str, str] | None:
