@@ -64,6 +64,7 @@ from factory.graph.posterior import (
     prob_above,
     should_prune,
 )
+from factory.graph.skeleton import target_values
 from factory.io import Store, dumps
 from factory.kg.graph import KnowledgeGraph
 from factory.llm import rules
@@ -263,8 +264,6 @@ def type_mismatched_edges(
 ) -> frozenset[str]:
     """Ids of edges with a binding that fails the value-type check: its stored `type_check`, or
     (a binding stored without one) `check_binding` over the types and the observed values."""
-    from factory.graph.skeleton import target_values
-
     out = set()
     for e in edges:
         for b in e.bindings:

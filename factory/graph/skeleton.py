@@ -13,8 +13,8 @@ Value types (`factory.semtypes`, held by tool_lexicon): a binding is admitted on
 source field's type may fill the target parameter's (equal, or a narrower entity of the same
 code system), or, where a side is 'unknown', when the names agree and the observed values
 overlap.  Other bindings are dropped and recorded with their reason (`type_rejections`:
-type_mismatch / type_unverified); a proposal left without a binding is rejected as
-`type_mismatch`.  Kept bindings carry their `type_check` and the `value_type` they pass, and
+type_mismatch / type_unverified); a proposal left without a binding is rejected with
+that reason.  Kept bindings carry their `type_check` and the `value_type` they pass, and
 the graph value carries the types of the tools it involves (`value_types`) for later stages.
 
 Never edges: key-acquisition tools (as source or target) and API-key
@@ -36,6 +36,7 @@ from factory.graph import plan as plans
 from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import prior
 from factory.kg.graph import KnowledgeGraph
+from factory.lexicon import infer_value_types
 from factory.llm.schemas import EdgeProposalInput, ToolBrief
 from factory.report import Markdown, bar_plot, md_table, rate
 from factory.semtypes import ADMITTED_CHECKS, ValueTypes, check_binding
@@ -176,8 +177,6 @@ def build_skeleton(
 
     `lexicons`: the tool_lexicon values (domain → value) holding the value types; a domain without
     one (None: every domain) has its types inferred directly (`factory.lexicon.infer_value_types`)."""
-    from factory.lexicon import infer_value_types
-
     g = cfg.graph
     specs = ToolRegistry.from_inventories(inventories)
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
