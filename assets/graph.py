@@ -22,10 +22,15 @@ GROUP = "graph"
     group_name=GROUP,
     code_version=code_version(skeleton, resources=["prompts/edge_proposal"]),
     kinds={"python"},
-    ins={"tool_inventory": all_partitions_in(), "tool_probes": all_partitions_in(), "tool_catalog": dg.AssetIn()},
+    ins={
+        "tool_inventory": all_partitions_in(),
+        "tool_probes": all_partitions_in(),
+        "tool_lexicon": all_partitions_in(),
+        "tool_catalog": dg.AssetIn(),
+    },
     description="Candidate edges u→v by dense retrieval (top-K same-domain, top-K_x cross-domain), one "
     "edge_proposal per candidate (feasibility, bindings, default candidates), source plans, Beta priors; "
-    "edges with s >= s_min are admitted.",
+    "bindings admitted only when the value types agree (tool_lexicon), edges with s >= s_min are admitted.",
 )
 def skeleton_graph(
     context: dg.AssetExecutionContext,
@@ -33,6 +38,7 @@ def skeleton_graph(
     llm: LLMResource,
     tool_inventory: dict,
     tool_probes: dict,
+    tool_lexicon: dict,
     tool_catalog,
 ) -> dg.Output[dict]:
     cfg = project.load()
@@ -45,8 +51,12 @@ def skeleton_graph(
             tool_catalog,
             cfg,
             lambda inputs: model.map("edge_proposal", inputs),
+            lexicons=tool_lexicon,
         )
-    context.log.info(f"{context.partition_key}: {meta['admitted']} of {meta['candidates']} candidate edges admitted")
+    context.log.info(
+        f"{context.partition_key}: {meta['admitted']} of {meta['candidates']} candidate edges admitted, "
+        f"{meta['type_mismatch'] + meta['type_unverified']} bindings rejected by value type"
+    )
     return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
 
 

@@ -115,6 +115,11 @@ class DomainConfig(_Frozen):
     language: Literal["ko", "en"] = Field(default="en", description="Language of generated queries.")
     description: str = ""
     sources: list[SourceConfig] = Field(min_length=1)
+    types: str | None = Field(
+        default=None,
+        description="Reviewed value-type overrides of the domain (YAML, README 'Value types'; relative: to the "
+        "project folder). Unset: types/<name>.yaml in the project folder when that file exists.",
+    )
 
     @field_validator("name")
     @classmethod
@@ -245,6 +250,20 @@ class KGConfig(_Frozen):
     max_entities: int = Field(default=20000, ge=1, description="Upper bound on entities per domain.")
     cooccurrence_fields: int = Field(
         default=4, ge=0, description="Code/name fields per record linked pairwise by a same_record relation."
+    )
+
+
+class LexiconConfig(_Frozen):
+    """tool_lexicon: semantic value types of parameters and fields (factory.semtypes, factory.lexicon)."""
+
+    min_code_agreements: int = Field(
+        default=1,
+        ge=1,
+        description="Observed code → name pairs two platforms must share (with no conflict) before their codes "
+        "of one entity count as one code system.",
+    )
+    max_unknown_share: float = Field(
+        default=0.5, ge=0, le=1, description="Gate: share of a domain's typed slots whose type is 'unknown', at most."
     )
 
 
@@ -606,6 +625,7 @@ class ProjectConfig(_Frozen):
     models: ModelsConfig = Field(default_factory=ModelsConfig)
     graph: GraphConfig = Field(default_factory=GraphConfig)
     kg: KGConfig = Field(default_factory=KGConfig)
+    lexicon: LexiconConfig = Field(default_factory=LexiconConfig)
     synthesis: SynthesisConfig = Field(default_factory=SynthesisConfig)
     drift: DriftConfig = Field(default_factory=DriftConfig)
     filters: FiltersConfig = Field(default_factory=FiltersConfig)
@@ -685,6 +705,20 @@ class ProjectConfig(_Frozen):
                 raise ValueError(f"domain {d.name!r} is declared twice")
             seen.add(d.name)
         return self
+
+    def types_file(self, name: str) -> str | None:
+        """The reviewed value-type file of domain `name`: its `types` (resolved; must exist), else
+        types/<name>.yaml in the project folder when it exists, else None."""
+        d = self.domain(name)
+        if d.types is not None:
+            path = self.resolve(d.types)
+            if is_uri(path):
+                raise ConfigError(f"domain {name!r}: types file {d.types!r} must be a local file, not a URI")
+            if not Path(path).is_file():
+                raise ConfigError(f"domain {name!r}: types file {d.types!r} not found (looked at {path})")
+            return path
+        default = self.project_dir / "types" / f"{name}.yaml"
+        return str(default) if default.is_file() else None
 
     def domain(self, name: str) -> DomainConfig:
         for d in self.domains:

@@ -9,7 +9,7 @@ import os
 
 import dagster as dg
 
-from assets import datasets, evaluation, exports, graph, ingestion, judging, synthesis
+from assets import datasets, evaluation, exports, graph, ingestion, judging, lexicon, synthesis
 from factory.config import find_config, load_config
 from factory.io import data_store
 from factory.llm.resource import EmbeddingsResource, LLMResource
@@ -33,6 +33,7 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
     install_log_redaction(env_api_keys(cfg, cfg.domain_names).values(), cfg.exports.secret_patterns)
     all_assets = [
         *ingestion.ASSETS,
+        *lexicon.ASSETS,
         *graph.ASSETS,
         *synthesis.ASSETS,
         *judging.ASSETS,
@@ -44,6 +45,7 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
         assets=all_assets,
         asset_checks=[
             *ingestion.CHECKS,
+            *lexicon.CHECKS,
             *graph.CHECKS,
             *synthesis.CHECKS,
             *judging.CHECKS,

@@ -13,7 +13,7 @@ from assets.partitions import domain_partitions
 
 GLOBAL_CATALOG_ASSETS = ["tool_catalog"]
 INGESTION_GROUP = "ingestion"
-SYNTHESIS_GROUPS = ["graph", "synthesis", "judging"]  # per-domain groups that run after the catalog
+SYNTHESIS_GROUPS = ["lexicon", "graph", "synthesis", "judging"]  # per-domain groups that run after the catalog
 
 domain_ingestion_job = dg.define_asset_job(
     name="domain_ingestion",
@@ -32,7 +32,8 @@ domain_synthesis_job = dg.define_asset_job(
     name="domain_synthesis",
     selection=dg.AssetSelection.groups(*SYNTHESIS_GROUPS),
     partitions_def=domain_partitions,
-    description="Per-domain synthesis stages that need the global catalog (graph, ...).",
+    description="Per-domain synthesis stages that need the global catalog or every domain's inventory "
+    "(lexicon, graph, ...).",
 )
 
 DATASET_GROUP = "dataset"  # global: dataset_splits, dataset_exports

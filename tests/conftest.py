@@ -15,8 +15,14 @@ def free_port() -> int:
 
 
 def write_config(tmp: Path, *, domains: list[dict] | None = None, **overrides) -> Path:
-    """The project's factory.yaml with its own demo port, data folder and caches under `tmp`."""
-    data = load_config().model_dump(mode="json", exclude_none=True)
+    """The project's factory.yaml with its own demo port, data folder and caches under `tmp`, and
+    the project's reviewed value-type files (types/) beside it."""
+    import shutil
+
+    project = load_config()
+    data = project.model_dump(mode="json", exclude_none=True)
+    if (project.project_dir / "types").is_dir() and not (tmp / "types").exists():
+        shutil.copytree(project.project_dir / "types", tmp / "types")
     data["data_dir"] = str(tmp / "data")
     data["demo"]["port"] = overrides.pop("port", None) or free_port()
     data["models"]["cache"]["path"] = str(tmp / "cache" / "llm.sqlite")
@@ -43,7 +49,14 @@ def pytest_configure(config):
 
 # --------------------------------------------------------------------------- a synthesized demo world
 
-SYNTH_ASSETS = ["skeleton_graph", "connectivity_graph", "knowledge_graph", "trajectories", "generated_queries"]
+SYNTH_ASSETS = [
+    "tool_lexicon",
+    "skeleton_graph",
+    "connectivity_graph",
+    "knowledge_graph",
+    "trajectories",
+    "generated_queries",
+]
 
 
 class SynthWorld:

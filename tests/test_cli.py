@@ -61,7 +61,7 @@ def test_dagster_asset_materialize_one_domain(tmp_path):
     assert "tool_inventory_contract" in res.stderr and "ASSET_CHECK_EVALUATION" in res.stderr
 
 
-DOMAIN_SELECTION = "tool_inventory,tool_probes,group:graph,group:synthesis,group:judging"
+DOMAIN_SELECTION = "tool_inventory,tool_probes,group:lexicon,group:graph,group:synthesis,group:judging"
 
 
 def test_one_domain_selection_stops_at_the_domains_assets(tmp_path):

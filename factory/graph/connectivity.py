@@ -85,6 +85,7 @@ def build_connectivity(
         "seed": cfg.seed,
         "config": cfg.graph.model_dump(mode="json"),
         "schemas": skeleton.get("schemas", {}),
+        "value_types": skeleton.get("value_types", {}),
         "edges": [e.to_json() for e in edges],
         "history": state["history"],
         "observations": state["observations"],
@@ -95,6 +96,7 @@ def build_connectivity(
             "retained": sum(1 for e in edges if e.status == "retained"),
             "pruned": sum(1 for e in edges if e.status == "pruned"),
             "tested": sum(1 for e in edges if e.trials > 0),
+            "type_mismatched_edges": len(refiner.type_mismatched),
             "figure4": figure4(edges),
         },
     }
@@ -203,6 +205,7 @@ def connectivity_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "last_step_success_rate": last.get("step_success_rate", 0.0),
         "outcome_counts": outcome_totals,
         "observations": len(value.get("observations", [])),
+        "type_mismatched_edges": st.get("type_mismatched_edges", 0),
     }
     for g in ("skeleton", "retained", "pruned"):
         for key in ("loop", "held_out"):

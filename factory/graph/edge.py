@@ -40,7 +40,8 @@ class Edge(BaseModel):
     similarity: float = Field(description="Cosine similarity of u's and v's signature embeddings (4 places).")
     bindings: list[dict[str, Any]] = Field(
         description="B_e: {target_param, source_field, transform or null}, checked against both schemas "
-        "(`plan.validate_bindings`)."
+        "(`plan.validate_bindings`); admitted by value type with `type_check` (equal / subtype / "
+        "unknown_overlap) and the `value_type` passed (`factory.semtypes`)."
     )
     plan: dict[str, dict[str, Any]] = Field(
         description="Source plan Π_e: target parameter → {kind: UPSTREAM | DEFAULT | CLARIFY, …} (`plan.compile_plan`)."

@@ -15,6 +15,12 @@ system "names nothing" and the API answers with an empty list, not an error),
 so it counts as a structural failure with `GraphConfig.empty_result_penalty`
 (default 1.0, the weight of missing_field).
 
+Another class stands for Table 7's "type mismatch": ``type_mismatch``, a step of an edge whose
+binding passes a value of another value type than its target parameter takes
+(`factory.semtypes`).  Whatever the call returned (a generic-only success, where the bound value
+did not matter, or records that only look like an answer) it counts against the edge with the
+weight of schema_mismatch (β+1.5).
+
 An edge is pruned at iteration t iff n_e ≥ n_min and Pr[θ_e > τ] < ε, where
 Pr[θ_e > τ] = 1 − I_τ(α_e, β_e) is the complement of the regularized incomplete
 beta function.
@@ -27,7 +33,8 @@ from factory.graph.edge import Edge
 from factory.tools.outcomes import OUTCOME_CLASSES, Outcome, is_success_outcome
 
 EMPTY_RESULT = "empty_result"
-EDGE_OUTCOME_CLASSES: list[str] = [*OUTCOME_CLASSES, EMPTY_RESULT]
+TYPE_MISMATCH = "type_mismatch"
+EDGE_OUTCOME_CLASSES: list[str] = [*OUTCOME_CLASSES, EMPTY_RESULT, TYPE_MISMATCH]
 
 # (parameter, increment) per outcome class, EDGE Table 7.
 TABLE7: dict[str, tuple[str, float]] = {
@@ -48,11 +55,13 @@ def outcome_update(outcome: str, cfg: GraphConfig) -> tuple[str, float]:
     """Which Beta parameter an outcome moves, and by how much."""
     if outcome == EMPTY_RESULT:
         return "beta", cfg.empty_result_penalty
+    if outcome == TYPE_MISMATCH:
+        return TABLE7[Outcome.SCHEMA_MISMATCH.value]
     return TABLE7[outcome]
 
 
 def outcome_group(outcome: str) -> str:
-    if outcome == EMPTY_RESULT:
+    if outcome in (EMPTY_RESULT, TYPE_MISMATCH):
         return "structural"
     return Outcome(outcome).group
 

@@ -24,7 +24,10 @@ see `posterior`); an environmental failure (rate limit, timeout, 5xx, auth,
 unavailable) stops the value tries at once and counts with its small weight,
 unless an earlier try already failed structurally (then that counts); a
 structural failure tries the next value.  When the upstream call fails the
-edge was never tried: no update.
+edge was never tried: no update.  A step of an edge whose binding fails the
+value-type check (`factory.semtypes.check_binding`; the skeleton admits none, an
+injected or older edge may have one) counts as ``type_mismatch`` whatever the
+call returned: a value of another type was bound, so a success proves nothing.
 
 Sampling decisions use a generator seeded from (seed, domain, iteration, path)
 and the posteriors as of the start of the iteration; updates are applied after
@@ -54,16 +57,19 @@ from factory.graph import plan as plans
 from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import (
     EMPTY_RESULT,
+    TYPE_MISMATCH,
     apply_outcome,
     outcome_group,
     posterior_mean,
     prob_above,
     should_prune,
 )
+from factory.graph.skeleton import target_values
 from factory.io import Store, dumps
 from factory.kg.graph import KnowledgeGraph
 from factory.llm import rules
 from factory.llm.schemas import SourceArguments, SourceArgumentsInput, ToolBrief
+from factory.semtypes import ADMITTED_CHECKS, ValueTypes, check_binding
 from factory.tools.executor import ToolExecutor
 from factory.tools.outcomes import CallResult, is_success_outcome
 from factory.tools.spec import ToolSpec
@@ -92,10 +98,17 @@ def _scalar(v: Any) -> bool:
 class _Runner:
     """Executes start calls and edge steps against an executor."""
 
-    def __init__(self, ex: ToolExecutor, specs: Mapping[str, ToolSpec], value_tries: int):
+    def __init__(
+        self,
+        ex: ToolExecutor,
+        specs: Mapping[str, ToolSpec],
+        value_tries: int,
+        type_mismatched: frozenset[str] = frozenset(),
+    ):
         self.ex = ex
         self.specs = specs
         self.value_tries = value_tries
+        self.type_mismatched = type_mismatched  # edge ids whose binding passes a value of another type
         self.calls = 0
 
     async def call(self, tid: str, args: dict[str, Any]) -> CallResult:
@@ -125,6 +138,8 @@ class _Runner:
             structural = outcome
             if len(tried) >= self.value_tries:
                 break
+        if edge.edge_id in self.type_mismatched and is_success_outcome(outcome):
+            outcome = TYPE_MISMATCH  # the call came back, but with a value of another type bound
         step = {"edge_id": edge.edge_id, "outcome": outcome, "tries": len(tried)}
         if last is not None:
             step.update(
@@ -244,6 +259,31 @@ def start_args(spec: ToolSpec, inp: SourceArgumentsInput, result: Any) -> tuple[
 # --------------------------------------------------------------------------- the loop
 
 
+def type_mismatched_edges(
+    edges: Sequence[Edge], types: ValueTypes, kg: KnowledgeGraph, specs: Mapping[str, ToolSpec]
+) -> frozenset[str]:
+    """Ids of edges with a binding that fails the value-type check: its stored `type_check`, or
+    (a binding stored without one) `check_binding` over the types and the observed values."""
+    out = set()
+    for e in edges:
+        for b in e.bindings:
+            check = b.get("type_check")
+            if check is None and types and e.target_tool_id in specs:
+                f, p = b["source_field"], b["target_param"]
+                check, _ = check_binding(
+                    types,
+                    e.source_tool_id,
+                    f,
+                    e.target_tool_id,
+                    p,
+                    kg.field_values(e.source_tool_id, f),
+                    target_values(kg, e.target_tool_id, specs[e.target_tool_id], p),
+                )
+            if check is not None and check not in ADMITTED_CHECKS:
+                out.add(e.edge_id)
+    return frozenset(out)
+
+
 def _checkpoint_key(skeleton: Mapping[str, Any], edges: Sequence[Edge], cfg: ProjectConfig, domain: str) -> str:
     """Stable inputs only: the tool surface, the candidate edges, the graph config and the seed. The
     seeded knowledge graph is left out: it holds probe values that differ on every run (ids created by
@@ -254,6 +294,7 @@ def _checkpoint_key(skeleton: Mapping[str, Any], edges: Sequence[Edge], cfg: Pro
         "fingerprint": skeleton.get("fingerprint"),
         "graph": cfg.graph.model_dump(mode="json"),
         "seed": cfg.seed,
+        "value_types": skeleton.get("value_types"),
     }
     return hashlib.sha256(dumps(canon).encode()).hexdigest()
 
@@ -303,6 +344,8 @@ class Refiner:
         self.progress = progress
         self.after_iteration = after_iteration
         self.key = _checkpoint_key(skeleton, self.edges, cfg, domain)
+        self.types = ValueTypes.from_graph(skeleton)
+        self.type_mismatched = type_mismatched_edges(self.edges, self.types, kg, specs)
         self.rel = f"{CHECKPOINT_DIR}/{domain}.json"
 
     # -- checkpoint
@@ -484,7 +527,7 @@ class Refiner:
             self.progress(f"{self.domain}: resuming after iteration {resumed_from}")
         state["stats"]["resumed_from_iteration"] = resumed_from
         async with self.make_executor() as ex:
-            runner = _Runner(ex, self.specs, g.value_tries)
+            runner = _Runner(ex, self.specs, g.value_tries, self.type_mismatched)
             t_loop = time.monotonic()
             for t in range(len(state["history"]) + 1, g.iterations + 1):
                 await self._iteration(runner, state, t)

@@ -9,6 +9,14 @@ plan is compiled (`factory.graph.plan`), and the edge is admitted when
 s ≥ s_min and at least one binding survived.  Its prior is
 Beta(1 + κs, 1 + κ(1 − s)).
 
+Value types (`factory.semtypes`, held by tool_lexicon): a binding is admitted only when the
+source field's type may fill the target parameter's (equal, or a narrower entity of the same
+code system), or, where a side is 'unknown', when the names agree and the observed values
+overlap.  Other bindings are dropped and recorded with their reason (`type_rejections`:
+type_mismatch / type_unverified); a proposal left without a binding is rejected with
+that reason.  Kept bindings carry their `type_check` and the `value_type` they pass, and
+the graph value carries the types of the tools it involves (`value_types`) for later stages.
+
 Never edges: key-acquisition tools (as source or target) and API-key
 parameters.  Tools with no output fields cannot be sources and tools with no
 bindable input cannot be targets; they are counted, not errors.  A proposal
@@ -28,8 +36,10 @@ from factory.graph import plan as plans
 from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import prior
 from factory.kg.graph import KnowledgeGraph
+from factory.lexicon import infer_value_types
 from factory.llm.schemas import EdgeProposalInput, ToolBrief
 from factory.report import Markdown, bar_plot, md_table, rate
+from factory.semtypes import ADMITTED_CHECKS, ValueTypes, check_binding
 from factory.tools.registry import ToolRegistry
 from factory.tools.safety import refusal
 from factory.tools.spec import ToolSpec
@@ -71,6 +81,48 @@ def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> ToolBrief:
         for p, vs in target_examples(kg, tid, spec).items()
     }
     return ToolBrief.from_spec(spec, samples, examples)
+
+
+def target_values(kg: KnowledgeGraph, tid: str, spec: ToolSpec, param: str) -> list[Any]:
+    """Values parameter `param` of `tid` is known to take: accepted in calls, echoed in its own output
+    field of that name, its enum and examples."""
+    schema = spec.params.get(param, {})
+    vals = [*kg.accepted(tid, param), *kg.field_values(tid, param)]
+    vals += [*(schema.get("enum") or []), *(schema.get("examples") or [])]
+    return vals
+
+
+def type_filter(
+    types: ValueTypes,
+    kg: KnowledgeGraph,
+    src: str,
+    tgt: str,
+    s_spec: ToolSpec,
+    t_spec: ToolSpec,
+    bindings: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split bindings into admitted ones (annotated with `type_check`, `value_type`) and rejections."""
+    kept: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
+    for b in bindings:
+        f, p = b["source_field"], b["target_param"]
+        check, why = check_binding(types, src, f, tgt, p, kg.field_values(src, f), target_values(kg, tgt, t_spec, p))
+        if check in ADMITTED_CHECKS:
+            kept.append({**b, "type_check": check, "value_type": types.field_type(src, f)})
+        else:
+            rejected.append(
+                {
+                    "source": f"{s_spec.platform}.{s_spec.name}",
+                    "target": f"{t_spec.platform}.{t_spec.name}",
+                    "source_field": f,
+                    "target_param": p,
+                    "source_type": types.field_type(src, f),
+                    "target_type": types.param_type(tgt, p),
+                    "reason": "type_mismatch" if check == "mismatch" else "type_unverified",
+                    "detail": why,
+                }
+            )
+    return kept, rejected
 
 
 def _unit(vecs: np.ndarray) -> np.ndarray:
@@ -119,11 +171,20 @@ def build_skeleton(
     catalog: pd.DataFrame,
     cfg: ProjectConfig,
     propose: ProposalFn,
+    lexicons: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Candidate edges of `domain`'s tools → admitted skeleton edges with plans and priors."""
+    """Candidate edges of `domain`'s tools → admitted skeleton edges with plans and priors.
+
+    `lexicons`: the tool_lexicon values (domain → value) holding the value types; a domain without
+    one (None: every domain) has its types inferred directly (`factory.lexicon.infer_value_types`)."""
     g = cfg.graph
     specs = ToolRegistry.from_inventories(inventories)
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
+    types = ValueTypes.from_lexicons(lexicons or {})
+    unlexed = set(inventories) - set(lexicons or {})  # domains whose tool_lexicon is not materialized
+    if unlexed:
+        inferred = infer_value_types(inventories, probes, cfg)
+        types.tools.update({t: v for t, v in inferred.tools.items() if t.split("/", 1)[0] in unlexed})
     pairs, stats = candidate_pairs(domain, specs, catalog, g.k_same_domain, g.k_cross_domain)
     refused = {tid for tid, s in specs.items() if refusal(s, cfg)}  # destructive, not opted into: no edges
     pairs = [p for p in pairs if p[0] not in refused and p[1] not in refused]
@@ -148,7 +209,11 @@ def build_skeleton(
         "proposals_without_bindings": 0,
         "below_s_min": 0,
         "duplicate_edges": 0,
+        "type_mismatch": 0,
+        "type_unverified": 0,
+        "rejected_by_type": 0,
     }
+    type_rejections: list[dict[str, Any]] = []
     invalid_examples: list[str] = []
     seen: set[str] = set()
     for (src, tgt, sim, cross), res in zip(pairs, results, strict=True):
@@ -169,6 +234,15 @@ def build_skeleton(
         if not bindings:
             counters["proposals_without_bindings"] += 1
             rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "no_valid_binding"})
+            continue
+        bindings, by_type = type_filter(types, kg, src, tgt, s_spec, t_spec, bindings)
+        for r in by_type:
+            counters[r["reason"]] += 1
+        type_rejections += by_type
+        if not bindings:
+            counters["rejected_by_type"] += 1
+            why = "type_mismatch" if any(r["reason"] == "type_mismatch" for r in by_type) else "type_unverified"
+            rejected.append({"source": src, "target": tgt, "feasibility": score, "why": why})
             continue
         if score < g.s_min:
             counters["below_s_min"] += 1
@@ -225,6 +299,7 @@ def build_skeleton(
         "invalid_binding_examples": invalid_examples[:20],
     }
     involved = sorted({e.source_tool_id for e in edges} | {e.target_tool_id for e in edges})
+    typed = sorted(set(involved) | {t for t, s in specs.items() if s.domain == domain})
     value = {
         "domain": domain,
         "fingerprint": fingerprint,
@@ -232,6 +307,8 @@ def build_skeleton(
         "schemas": {tid: schema_snapshot(specs[tid]) for tid in involved},
         "edges": [e.to_json() for e in edges],
         "rejected": rejected,
+        "type_rejections": type_rejections,
+        "value_types": types.section(typed),
         "stats": stats_out,
     }
     return value, skeleton_metadata(value)
@@ -256,6 +333,17 @@ def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "invalid_bindings": st["invalid_bindings"],
         "proposal_failures": st["proposal_failures"],
         "proposal_fallbacks": st["proposal_fallbacks"],
+        "type_mismatch": st.get("type_mismatch", 0),
+        "type_unverified": st.get("type_unverified", 0),
+        "rejected_by_type": st.get("rejected_by_type", 0),
+        "type_rejections": md_table(
+            [
+                {k: r[k] for k in ("source", "target", "source_field", "target_param", "reason", "detail")}
+                for r in value.get("type_rejections", [])
+            ]
+            or [{"reason": "none"}],
+            limit=25,
+        ),
         "tools_without_outputs": len(st["tools_without_outputs"]),
         "tools_without_inputs": len(st["tools_without_inputs"]),
         "tools_without_embedding": len(st["tools_without_embedding"]),

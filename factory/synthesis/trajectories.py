@@ -35,6 +35,7 @@ from factory.graph.edge import Edge, parse_edges
 from factory.io import dumps
 from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
+from factory.semtypes import ValueTypes
 from factory.synthesis import answers, minimal
 from factory.synthesis.execute import ChainRun, Fetched, Stage, call_row, fetch, junction, run_chain
 from factory.synthesis.injection import is_instruction_like
@@ -72,6 +73,7 @@ class World:
         self.domain = domain
         self.cfg = cfg
         self.specs = ToolRegistry.from_inventories(inventories)
+        self.types = ValueTypes.from_graph(graph)  # value types of the graph's tools (value_type(tid, name))
         syn = cfg.synthesis
 
         def usable(tid: str) -> bool:
@@ -499,7 +501,11 @@ def _sem_pairs(world: World) -> list[tuple[str, str, str, str]]:
                 if b == a:
                     continue
                 for pb in world.specs[b].required_params:
-                    if pb in plans.bindable_params(world.specs[b]) and norm_name(pb) == norm_name(pa):
+                    if (
+                        pb in plans.bindable_params(world.specs[b])
+                        and norm_name(pb) == norm_name(pa)
+                        and world.types.same_type(a, pa, b, pb)  # one value type (one code system), not one name
+                    ):
                         out.append((a, pa, b, pb))
     return out
 

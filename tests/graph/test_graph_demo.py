@@ -27,6 +27,7 @@ GRAPH_STAGES = [
     "tool_inventory",
     "tool_probes",
     "tool_catalog",
+    "tool_lexicon",
     "skeleton_graph",
     "connectivity_graph",
     "knowledge_graph",
@@ -77,6 +78,7 @@ def test_graph_assets_materialize_with_checks_and_pictures(world):
         assert (
             checks.items()
             >= {  # the synthesis group's checks run in the same job
+                "tool_lexicon_contract": True,
                 "skeleton_graph_contract": True,
                 "connectivity_graph_contract": True,
                 "connectivity_graph_rates": True,
