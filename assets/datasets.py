@@ -37,7 +37,9 @@ def dataset_splits(
         tool_inventory,
         cfg,
         run_id=context.run_id,
-        stage_dir=staged_files_dir(context.asset_key.to_user_string(), context.run_id),  # published once the gates below pass
+        stage_dir=staged_files_dir(
+            context.asset_key.to_user_string(), context.run_id
+        ),  # published once the gates below pass
     )
     meta["domains"] = sorted(judged_queries)
     meta["domains_missing"] = missing

@@ -35,8 +35,8 @@ from factory.io import (
     read_staged,
     remove_stale_staging,
     stage_artifact,
-    staged_release,
     staged_rel,
+    staged_release,
     write_artifact,
 )
 

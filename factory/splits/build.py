@@ -393,7 +393,9 @@ register_release(RELEASE_KIND, publish_release)
 # --------------------------------------------------------------------------- verification (asset checks)
 
 
-def _published_splits(store: Store, ratios: Mapping[str, float], folder: str = FOLDER) -> dict[str, list[dict[str, Any]]]:
+def _published_splits(
+    store: Store, ratios: Mapping[str, float], folder: str = FOLDER
+) -> dict[str, list[dict[str, Any]]]:
     out = {}
     for s in ratios:
         rel = f"{folder}/{s}.jsonl"

@@ -37,7 +37,9 @@ def _checks(result) -> dict[str, bool]:
 def project(tmp_path):
     spec = tmp_path / "unused.json"  # never loaded: tool_inventory is planted
     spec.write_text("{}", encoding="utf-8")
-    domains = [{"name": d, "sources": [{"kind": "openapi", "platform": p, "spec": str(spec)}]} for d, p in DOMAINS.items()]
+    domains = [
+        {"name": d, "sources": [{"kind": "openapi", "platform": p, "spec": str(spec)}]} for d, p in DOMAINS.items()
+    ]
     path = write_config(tmp_path, domains=domains)
     return load_config(path), build_definitions(str(path))
 
