@@ -329,7 +329,10 @@ def promote_staged(store: Store, asset: str, partition: str | None, run_id: str)
         return None
     ext = src.rsplit(".", 1)[1]
     rel = artifact_rel(asset, partition)
-    store.move(src, f"{rel}.{ext}")
+    try:
+        store.move(src, f"{rel}.{ext}")
+    except FileNotFoundError:  # a concurrent check of the same run promoted it first
+        return None
     store.delete(f"{rel}.{'json' if ext == 'parquet' else 'parquet'}")
     run_dir = f"{asset.strip('/')}/{STAGED}/{run_id}"
     prefix = staged_rel(asset, partition, run_id).rsplit("/", 1)[1] + "."
