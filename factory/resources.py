@@ -222,7 +222,8 @@ def passed_gate(context: dg.AssetCheckExecutionContext, check_key: dg.AssetCheck
 def _publish_staged_release(store: Store, asset: str, partition: str | None, run_id: str) -> bool:
     """Publish the files a staged value staged beside it (if any), then stage the value as published, so
     that promoting it is all that is left. The staged value is claimed by a rename first: of two checks
-    passing at once, one publishes. False when another check holds the claim (or nothing is staged)."""
+    passing at once, one publishes. False when another check took the claim; True otherwise (also when
+    the value has no files beside it)."""
     rel = staged_rel(asset, partition, run_id) + ".json"
     if not store.exists(rel):
         return True  # a Parquet value, or already promoted: nothing to publish beside it
@@ -232,7 +233,7 @@ def _publish_staged_release(store: Store, asset: str, partition: str | None, run
     claim = rel + ".publishing"
     try:
         store.move(rel, claim)
-    except (FileNotFoundError, OSError):
+    except OSError:  # gone: another check claimed it
         return False
     try:
         value = publish_release(store, store.read_json(claim))
