@@ -88,5 +88,6 @@ def test_failing_export_gate_keeps_the_previous_export_current(synth_world, monk
     assert all(Path(e["path"]).is_file() for e in new["openai_chat"].values())
 
     monkeypatch.setattr(build, "render_card", real_card)  # leave the session's chain as it was
-    assert synth_world.materialize(["dataset_exports"]).success
-    assert synth_world.load("dataset_exports")["version"] == old["version"]
+    restored = synth_world.materialize(["dataset_exports"])
+    assert restored.success and synth_world.load("dataset_exports")["version"] == old["version"]
+    ensure_chain(synth_world)["dataset_exports"] = restored  # the chain's latest run (tests/test_lineage.py)
