@@ -5,6 +5,7 @@ import dagster as dg
 
 from assets._meta import gate, gate_result, to_metadata
 from factory import quality
+from factory.io import staged_files_dir
 from factory.report import Markdown, md_table
 from factory.resources import ProjectResource, all_partitions_in
 from factory.splits import build
@@ -21,7 +22,8 @@ GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
     description="Every domain's kept tasks, near-duplicates removed (char 5-gram MinHash LSH, exact Jaccard "
     "≥ 0.85, or ≥ 0.60 with the same tool sequence), benchmark collisions dropped, assigned to train/dev/test "
     "(quotas per domain and pattern, held-out platforms only in test); contamination audit, Appendix H overlap "
-    "audits and env lock. Files: <data_dir>/dataset_splits/{<split>.jsonl, contamination_audit.json, env_lock.json}.",
+    "audits and env lock. Files: <data_dir>/dataset_splits/{<split>.jsonl, contamination_audit.json, env_lock.json}, "
+    "staged until every blocking check below passed (a failing check leaves the previous files).",
 )
 def dataset_splits(
     context: dg.AssetExecutionContext, project: ProjectResource, judged_queries: dict, tool_inventory: dict
@@ -30,7 +32,15 @@ def dataset_splits(
     missing = sorted(set(cfg.domain_names) - set(judged_queries))
     if missing:
         context.log.warning(f"judged_queries is not materialized for {missing}; those domains are not in the splits")
-    value, meta = build.build_dataset_splits(judged_queries, tool_inventory, cfg, run_id=context.run_id)
+    value, meta = build.build_dataset_splits(
+        judged_queries,
+        tool_inventory,
+        cfg,
+        run_id=context.run_id,
+        stage_dir=staged_files_dir(
+            context.asset_key.to_user_string(), context.run_id
+        ),  # published once the gates below pass
+    )
     meta["domains"] = sorted(judged_queries)
     meta["domains_missing"] = missing
     context.log.info(
@@ -54,7 +64,7 @@ def dataset_splits_contract(project: ProjectResource, dataset_splits: dict) -> d
 
 @gate(
     asset=dataset_splits,
-    description="Zero train↔benchmark collisions above the thresholds, recomputed from the published train.jsonl "
+    description="Zero train↔benchmark collisions above the thresholds, recomputed from the release's train.jsonl "
     "against freshly loaded benchmark files; the audit's thresholds are the configured ones.",
 )
 def dataset_splits_benchmark_clean(project: ProjectResource, dataset_splits: dict) -> dg.AssetCheckResult:

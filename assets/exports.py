@@ -32,7 +32,8 @@ SYSTEM_PROMPTS = [n for n in prompts.list_templates() if n.startswith("export/")
     "results), Hugging Face Parquet with a dataset card, RL (GRPO) prompts with ground truth, benchmark-task JSON. "
     "Tool results come from re-executing every task's golden actions against the live tools, each result digest "
     "checked against the stored one (mismatches dropped with the reason). Every file is read back and every row "
-    "validated before the export is published, all or nothing, under <data_dir>/exports/<version>/.",
+    "validated before the export is published, all or nothing, under <data_dir>/exports/<version>/, and only once the "
+    "blocking read-back check passed (a failing check leaves the previous export current).",
 )
 def dataset_exports(
     context: dg.AssetExecutionContext,
@@ -49,10 +50,16 @@ def dataset_exports(
     needs_demo = replay and any(uses_demo(d) for d in cfg.domains if d.name in tool_inventory)
     with demo.serving(cfg) if needs_demo else nullcontext():
         manifest, meta = build.build_exports(
-            dataset_splits, tool_inventory, trajectories, cfg, make_executor=make, progress=context.log.info
+            dataset_splits,
+            tool_inventory,
+            trajectories,
+            cfg,
+            make_executor=make,
+            progress=context.log.info,
+            stage_only=True,  # published (LATEST.json) once the read-back check passed
         )
     context.log.info(
-        f"dataset_exports {manifest['version']}: {manifest['tasks']} tasks {manifest['splits']}, "
+        f"dataset_exports {manifest['version']} (staged): {manifest['tasks']} tasks {manifest['splits']}, "
         f"{len(manifest['dropped'])} dropped, {len(manifest['flagged'])} flagged"
     )
     return dg.Output(manifest, metadata=to_metadata(meta))

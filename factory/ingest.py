@@ -326,7 +326,7 @@ async def _probe_async(
                 for attempt, args in enumerate(probe_argument_sets(t, pool, cfg.probes.per_tool, rng)):
                     calls.append((t, args, attempt))
             progress(f"probe round {round_no}: {len(batch)} tools, {len(calls)} calls")
-            results = await ex.call_many([(t, a) for t, a, _ in calls])
+            results = await ex.call_many([(t, a) for t, a, _ in calls], episodes=True)  # state changes isolated
             for (t, _a, attempt), res in zip(calls, results, strict=True):
                 rows.append(_probe_row(t, res, round_no, attempt))
                 if res.ok and not t.key_acquisition:

@@ -10,6 +10,9 @@
   `remove_dir`, `is_dir` and `list_dir` serve the all-or-nothing publishers
   (`factory/splits/publish.py`, `factory/export/publish.py`). Paths are resolved through
   `pyarrow.fs`, so a base such as `s3://bucket/prefix` works the same way as a local folder.
+- Gated publication: `stage_artifact` / `promote_staged` for a value, and `publish_release` for the
+  files an asset writes beside its value (splits, exports): such a value carries a `release`
+  (`{"kind", "staged": folder}`) naming its staged files and the publisher registered for its kind.
 """
 
 import io
@@ -277,6 +280,12 @@ def staged_rel(asset: str, partition: str | None, run_id: str) -> str:
     return f"{asset.strip('/')}/{STAGED}/{run_id}/{artifact_rel('x', partition).split('/', 1)[1]}"
 
 
+def staged_files_dir(asset: str, run_id: str) -> str:
+    """`<asset>/.staged/<run id>/files`: where a gated asset stages the files it publishes beside its value
+    (swept with the run's staging folder when the run is over)."""
+    return f"{asset.strip('/')}/{STAGED}/{run_id}/files"
+
+
 def _staged_file(store: Store, asset: str, partition: str | None, run_id: str) -> str | None:
     rel = staged_rel(asset, partition, run_id)
     for ext in _EXTENSIONS:
@@ -320,7 +329,10 @@ def promote_staged(store: Store, asset: str, partition: str | None, run_id: str)
         return None
     ext = src.rsplit(".", 1)[1]
     rel = artifact_rel(asset, partition)
-    store.move(src, f"{rel}.{ext}")
+    try:
+        store.move(src, f"{rel}.{ext}")
+    except FileNotFoundError:  # a concurrent check of the same run promoted it first
+        return None
     store.delete(f"{rel}.{'json' if ext == 'parquet' else 'parquet'}")
     run_dir = f"{asset.strip('/')}/{STAGED}/{run_id}"
     prefix = staged_rel(asset, partition, run_id).rsplit("/", 1)[1] + "."
@@ -351,3 +363,37 @@ def remove_stale_staging(
         if store.is_dir(base) and not store.list_dir(base):
             store.remove_dir(base)
     return removed
+
+
+# --------------------------------------------------------------------------- staged releases (files beside a value)
+
+RELEASE = "release"  # key of an asset value whose files wait in a staging folder for the value's gates
+_RELEASE_PUBLISHERS: dict[str, Callable[[Store, dict[str, Any]], dict[str, Any]]] = {}
+
+
+def register_release(kind: str, publish: Callable[[Store, dict[str, Any]], dict[str, Any]]) -> None:
+    """Name the function that publishes the staged files of values whose `release["kind"]` is `kind`:
+    `publish(store, value)` moves them into place and returns the value as published (no `release`)."""
+    _RELEASE_PUBLISHERS[kind] = publish
+
+
+def staged_release(value: Any) -> dict[str, Any] | None:
+    """The `release` of a value that staged files (`{"kind", "staged": folder, ...}`), else None."""
+    release = value.get(RELEASE) if isinstance(value, dict) else None
+    return release if isinstance(release, dict) else None
+
+
+def publish_release(store: Store, value: Any) -> Any:
+    """Publish the files a value staged and return the value as published; a value without a release
+    is returned as it is. Called once the value's blocking checks passed (or when it has none)."""
+    release = staged_release(value)
+    if release is None:
+        return value
+    kind = release.get("kind")
+    publish = _RELEASE_PUBLISHERS.get(str(kind))
+    if publish is None:
+        raise StoreError(
+            f"no publisher registered for staged release kind {kind!r} (known: {sorted(_RELEASE_PUBLISHERS)}); "
+            f"its files stay in {store.path(str(release.get('staged')))}"
+        )
+    return publish(store, value)

@@ -10,6 +10,9 @@
   `<asset>/.staged/<run id>/<partition>.<ext>`; the checks read that staged value, and the last
   one to pass promotes it (`passed_gate`, called by `assets._meta.gate`). A failing gate leaves the
   published value as it was; downstream steps and later runs read only published values.
+  A value that staged files beside it (`factory.io.staged_release`: dataset_splits, dataset_exports)
+  has them published by `factory.io.publish_release` first, by the same last gate (or at once when
+  the run executes none of its gates).
 """
 
 import logging
@@ -27,10 +30,13 @@ from factory.io import (
     gates_passed,
     mark_gate_passed,
     promote_staged,
+    publish_release,
     read_artifact,
     read_staged,
     remove_stale_staging,
     stage_artifact,
+    staged_rel,
+    staged_release,
     write_artifact,
 )
 
@@ -111,6 +117,7 @@ class FactoryIOManager(dg.ConfigurableIOManager):
             path = store.path(asset_file_rel(asset, partition, obj))  # where it goes once its gates pass
             context.add_output_metadata({"path": dg.MetadataValue.path(path), "staged": True})
             return
+        obj = publish_release(store, obj)  # no gate in this run: its staged files are published now
         path = write_artifact(store, asset, partition, obj)
         context.add_output_metadata({"path": dg.MetadataValue.path(path)})
 
@@ -202,12 +209,40 @@ def passed_gate(context: dg.AssetCheckExecutionContext, check_key: dg.AssetCheck
     mark_gate_passed(store, asset, partition, op_ctx.run_id, check_key.name)
     if not gates_passed(store, asset, partition, op_ctx.run_id, blocking_gates(step, asset_key)):
         return None
+    if not _publish_staged_release(store, asset, partition, op_ctx.run_id):
+        return None  # a concurrent check of the same run is publishing it
     path = promote_staged(store, asset, partition, op_ctx.run_id)
     if path:
         context.log.info(
             f"{asset_key.to_user_string()} {partition or ''}: every blocking check passed; published {path}"
         )
     return path
+
+
+def _publish_staged_release(store: Store, asset: str, partition: str | None, run_id: str) -> bool:
+    """Publish the files a staged value staged beside it (if any), then stage the value as published, so
+    that promoting it is all that is left. The staged value is claimed by a rename first: of two checks
+    passing at once, one publishes. False when another check took the claim; True otherwise (also when
+    the value has no files beside it)."""
+    rel = staged_rel(asset, partition, run_id) + ".json"
+    if not store.exists(rel):
+        return True  # a Parquet value, or already promoted: nothing to publish beside it
+    value = read_staged(store, asset, partition, run_id, default=None)
+    if staged_release(value) is None:
+        return True
+    claim = rel + ".publishing"
+    try:
+        store.move(rel, claim)
+    except OSError:  # gone: another check claimed it
+        return False
+    try:
+        value = publish_release(store, store.read_json(claim))
+    except BaseException:
+        store.move(claim, rel)  # unclaimed: the staged value and its files stay for a later look
+        raise
+    stage_artifact(store, asset, partition, run_id, value)
+    store.delete(claim)
+    return True
 
 
 FINISHED_STATUSES = {"SUCCESS", "FAILURE", "CANCELED"}

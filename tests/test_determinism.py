@@ -3,10 +3,14 @@
 One small demo domain (music: its store has stateful playlist tools), a few graph iterations, a small
 synthesis; both runs start from an empty data folder and a fresh Dagster instance, against one demo
 service that stays up between them (as for a user running twice), so demo state left by the first
-run must not leak into the second.
+run must not leak into the second. Published: the split release (the files its manifest lists, and
+the manifest) and the export folder with its pointer; the stateful intermediates (knowledge graph,
+trajectories) are compared byte for byte as well. Asset values that record their run (the lineage
+run id, timings) are not published files.
 """
 
 import hashlib
+import json
 import shutil
 
 import dagster as dg
@@ -20,12 +24,7 @@ from sensors.jobs import run_pipeline
 from sensors.partitions import sync_domain_partitions
 from tests.conftest import free_port, write_config
 
-pytestmark = [
-    pytest.mark.slow,
-    # run ids are out of the published files now, but synthesis itself still differs between two clean
-    # runs (9 vs 11 exported tasks seen): stateful/concurrent stages are not reproducible yet (issue 21 #12)
-    pytest.mark.xfail(reason="synthesis not yet reproducible between clean runs (issue 21 #12)", strict=False),
-]
+pytestmark = pytest.mark.slow
 
 
 def _files(root):
@@ -50,11 +49,16 @@ def _clean_run(tmp, port, domains):
         assert res.success, f"{job}/{d} failed"
     exports = read_artifact(cfg, "dataset_exports")
     data = tmp / "data"
+    splits = _files(data / "dataset_splits")
+    release = json.loads((data / "dataset_splits" / "manifest.json").read_text(encoding="utf-8"))["files"]
     out = {
         "version": exports["version"],
+        "pointer": (data / "exports" / "LATEST.json").read_bytes(),
         "exports": _files(data / "exports" / exports["version"]),
-        "splits": {k: v for k, v in _files(data / "dataset_splits").items() if "/" not in k},
+        "splits": {k: splits[k] for k in [*release, "manifest.json"]},
+        "intermediates": {a: _files(data / a) for a in ("knowledge_graph", "trajectories")},
         "kg_entities": len(read_artifact(cfg, "knowledge_graph", "music").get("entities") or []),
+        "tasks": sum(len(v.get("tasks") or []) for v in [read_artifact(cfg, "dataset_splits")]),
     }
     return out
 
@@ -67,8 +71,9 @@ def test_two_clean_runs_are_byte_identical(tmp_path):
     with DemoService(probe_cfg.demo, log_dir=tmp_path / "logs"):
         a = _clean_run(tmp_path / "run", port, domains)
         b = _clean_run(tmp_path / "run", port, domains)
-    assert a["splits"] and a["exports"]
+    assert a["tasks"] > 0 and a["splits"] and a["exports"] and a["kg_entities"] > 0
+    assert a["kg_entities"] == b["kg_entities"]
+    assert a["intermediates"] == b["intermediates"]
     assert a["splits"] == b["splits"]
     assert a["exports"] == b["exports"]
-    assert a["version"] == b["version"]
-    assert a["kg_entities"] == b["kg_entities"]
+    assert (a["version"], a["pointer"]) == (b["version"], b["pointer"])

@@ -126,3 +126,24 @@ def test_folder_operations_for_publishers(tmp_path):
     s.remove_dir("release")
     s.remove_dir("release")  # gone already: nothing to do
     assert not s.exists("release") and s.exists("final/one.txt")
+
+
+def test_publish_release_dispatches_on_its_kind_and_names_unknown_ones(tmp_path):
+    import pytest
+
+    from factory.io import RELEASE, Store, StoreError, publish_release, register_release
+
+    store = Store(tmp_path)
+    store.write_bytes("a/.staged/r1/files/x.txt", b"new")
+    plain = {"n": 1}
+    assert publish_release(store, plain) is plain  # nothing staged beside it
+
+    def move(st, value):
+        st.move(value[RELEASE]["staged"] + "/x.txt", "a/x.txt")
+        return {k: v for k, v in value.items() if k != RELEASE}
+
+    register_release("test-kind", move)
+    out = publish_release(store, {"n": 2, RELEASE: {"kind": "test-kind", "staged": "a/.staged/r1/files"}})
+    assert out == {"n": 2} and store.read_bytes("a/x.txt") == b"new"
+    with pytest.raises(StoreError, match=r"no publisher .*'other'.*a/.staged/r2"):
+        publish_release(store, {RELEASE: {"kind": "other", "staged": "a/.staged/r2"}})

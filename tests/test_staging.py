@@ -57,3 +57,28 @@ def test_failing_gate_keeps_the_last_good_value_published(tmp_path):
         staged = list((tmp_path / "data" / "tool_probes" / ".staged").iterdir())
         assert [p.name for p in staged] == [again.run_id]
         assert open(probes_file, "rb").read() == good_bytes
+
+
+def test_files_beside_a_value_are_published_once_by_the_last_gate(tmp_path):
+    """passed_gate's release step: the staged files are published once, the value restaged without its
+    release (a second passing check, or a re-run of the step, publishes nothing twice)."""
+    from factory.io import RELEASE, read_staged, register_release, stage_artifact
+    from factory.resources import _publish_staged_release
+
+    store = Store(tmp_path)
+    calls = []
+
+    def publish(st, value):
+        calls.append(value[RELEASE]["staged"])
+        st.move(value[RELEASE]["staged"] + "/f.txt", "asset/f.txt")
+        return {k: v for k, v in value.items() if k != RELEASE}
+
+    register_release("test-once", publish)
+    store.write_bytes("asset/.staged/run1/files/f.txt", b"release 2")
+    stage_artifact(
+        store, "asset", None, "run1", {"n": 2, RELEASE: {"kind": "test-once", "staged": "asset/.staged/run1/files"}}
+    )
+    assert _publish_staged_release(store, "asset", None, "run1") is True
+    assert _publish_staged_release(store, "asset", None, "run1") is True
+    assert calls == ["asset/.staged/run1/files"] and store.read_bytes("asset/f.txt") == b"release 2"
+    assert read_staged(store, "asset", None, "run1") == {"n": 2}  # what promote_staged will publish

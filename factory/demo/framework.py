@@ -115,18 +115,21 @@ class ServiceState:
         with self.lock:
             self.calls[platform][tool] += 1
 
-    def draw_fault(self, platform: str, tool: str, signature: str) -> FaultDecision:
+    def draw_fault(self, platform: str, tool: str, signature: str, key: str | None = None) -> FaultDecision:
         """Decide the fault of one request, deterministically.
 
         The draw hashes (seed, platform, request signature, n-th occurrence of that
-        signature), so the same requests give the same faults whatever their interleaving.
+        signature in the caller's session, i.e. under its API key), so the same requests give
+        the same faults whatever their interleaving with other sessions' requests, and a new
+        session starts the sequence afresh: what an earlier run sent never shifts a later run's faults.
         """
         profile = self.faults.get(platform)
         if profile is None:
             return FaultDecision(None)
+        counter = f"{platform}|{key or ''}|{signature}"
         with self.lock:
-            n = self.occurrences[f"{platform}|{signature}"]
-            self.occurrences[f"{platform}|{signature}"] += 1
+            n = self.occurrences[counter]
+            self.occurrences[counter] += 1
         decision = _decide(profile, platform, tool, signature, n)
         if decision.kind:
             with self.lock:
@@ -421,7 +424,7 @@ class Platform:
             key = request.query_params.get(self.key_param)
             if not keyed:
                 return None
-            decision = state.draw_fault(platform, tool, await request_signature(request, self.key_param))
+            decision = state.draw_fault(platform, tool, await request_signature(request, self.key_param), key)
             if decision.kind == "unavailable":
                 raise (
                     kr_error("99", f"{tool} 서비스 일시 중단", status=503)

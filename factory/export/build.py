@@ -6,7 +6,8 @@ Steps: validate every task (`Task`), resolve its tools, obtain its tool results 
 verification, or the recorded samples; see `factory.export.results`), build the rows of every
 configured format per split, write them with the card into a staging folder, read every file back
 and validate every row (`verify_export`), scan every byte for keys, publish
-(`factory.export.publish`). Rows whose results could not be verified are left out and listed in
+(`factory.export.publish`) — at once, or (the asset, `stage_only`) after its blocking check passed
+(`publish_release`). Rows whose results could not be verified are left out and listed in
 `dropped` (or kept and listed in `flagged`, per `exports.on_digest_mismatch`).
 
 The manifest (the asset value): `{"version", "root", "openai_chat": {split: {path, rows, sha256}},
@@ -33,7 +34,7 @@ from factory.export.card import render_card, split_order
 from factory.export.publish import ExportError, Staging, cleanup, sha256_bytes
 from factory.export.results import TaskResults, recorded_all, replay_all
 from factory.export.tools import TaskTools
-from factory.io import Store, data_store, dumps
+from factory.io import RELEASE, Store, data_store, dumps, register_release
 from factory.records import Task, published_task
 from factory.report import Markdown, bar_plot
 from factory.tools.registry import ToolRegistry, ToolResolutionError
@@ -91,7 +92,11 @@ def build_exports(
     make_executor: Callable[[], Any] | None = None,
     store: Store | None = None,
     progress: Callable[[str], None] = log.info,
+    stage_only: bool = False,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The export manifest (the asset value) and its metadata. Publishes the export; with `stage_only`
+    leaves it verified in its staging folder, the manifest pointing there and carrying a `release` for
+    `publish_release` (the asset: published once its blocking check passed)."""
     ex = cfg.exports
     store = store or data_store(cfg)
     t0 = time.monotonic()
@@ -209,11 +214,11 @@ def build_exports(
             "replay": replay_summary,
         }
         staging.write(MANIFEST, dumps(rel_manifest, indent=1).encode("utf-8"))
-        root = staging.publish(version, {"version": version, "manifest": f"{version}/{MANIFEST}"})
+        root = staging.dir if stage_only else staging.publish(version, _pointer(version))
     except BaseException:
         staging.abort()
         raise
-    removed = cleanup(store, ex.keep_versions, version)
+    removed = [] if stage_only else cleanup(store, ex.keep_versions, version)
     full = {
         fmt: {s: {**e, "path": store.path(f"{root}/{e['path']}")} for s, e in v.items()} for fmt, v in files.items()
     }
@@ -229,13 +234,60 @@ def build_exports(
         "splits": {s: len(rows["chat"][s]) for s in splits},
         "replay": replay_summary,
     }
+    if stage_only:
+        manifest[RELEASE] = {
+            "kind": RELEASE_KIND,
+            "staged": staging.dir,
+            "version": version,
+            "files": staging.files,
+            "keep_versions": ex.keep_versions,
+        }
     meta = export_metadata(manifest, [t for t, _, _ in kept], rows["chat"], replay_s, removed)
     return manifest, meta
+
+
+# --------------------------------------------------------------------------- publication of a staged export
+
+RELEASE_KIND = "dataset_exports"
+
+
+def _pointer(version: str) -> dict[str, str]:
+    return {"version": version, "manifest": f"{version}/{MANIFEST}"}
+
+
+def publish_release(store: Store, manifest: dict[str, Any]) -> dict[str, Any]:
+    """Publish an export staged by `build_exports(..., stage_only=True)`: move it to exports/<version>/,
+    verify the moved bytes, write the LATEST pointer, drop versions beyond `keep_versions`; returns the
+    manifest as published (paths under the version folder, no `release`)."""
+    release = manifest[RELEASE]
+    version = str(release["version"])
+    staging = Staging.reopen(store, str(release["staged"]), release["files"])
+    old_root = store.path(staging.dir)
+    root = staging.publish(version, _pointer(version))
+    removed = cleanup(store, int(release["keep_versions"]), version)
+    if removed:
+        log.info("export cleanup removed %s", ", ".join(removed))
+    new_root = store.path(root)
+
+    def moved(path: Any) -> Any:
+        if isinstance(path, str) and (path == old_root or path.startswith(old_root + "/")):
+            return new_root + path[len(old_root) :]
+        return path
+
+    out = {k: v for k, v in manifest.items() if k != RELEASE}
+    for key in ("root", "card", "manifest"):
+        out[key] = moved(out.get(key))
+    for fmt in FILE_FORMATS:
+        if isinstance(out.get(fmt), dict):
+            out[fmt] = {s: {**e, "path": moved(e.get("path"))} for s, e in out[fmt].items()}
+    return out
 
 
 # --------------------------------------------------------------------------- read-back
 
 FILE_FORMATS = ("openai_chat", "hf_parquet", "rl", "rl_parquet", "benchmark")
+
+register_release(RELEASE_KIND, publish_release)
 
 
 def read_back(manifest: Mapping[str, Any], patterns: Sequence[str] = ()) -> list[dict[str, Any]]:

@@ -4,7 +4,10 @@ Every file is written (atomically, through `Store`) into a private staging folde
 `exports/.staging-<nonce>/`, read back and validated there, and only then moved to
 `exports/<version>/` (`version` = hash of the data files' digests, so the same content always
 lands in the same folder). The pointer `exports/LATEST.json` is written last; it is the commit:
-a failure before it leaves the previous export current and removes the staging folder. On object
+a failure before it leaves the previous export current and removes the staging folder.
+The asset stages only (`build_exports(..., stage_only=True)`): its check reads the export back from the
+staging folder, and `factory.export.build.publish_release` (`Staging.reopen` + `publish`) runs once
+every blocking check passed; a failing check leaves the previous export current. On object
 stores, where a folder cannot be renamed, the files are copied before the pointer is written.
 """
 
@@ -40,6 +43,15 @@ class Staging:
         self.store = store
         self.dir = f"{EXPORTS_DIR}/{STAGING_PREFIX}{uuid.uuid4().hex[:12]}"
         self.files: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def reopen(cls, store: Store, folder: str, files: Mapping[str, Mapping[str, Any]]) -> "Staging":
+        """The staging folder an earlier step wrote (`folder`, with its `files` entries), to publish it now."""
+        if not folder.startswith(f"{EXPORTS_DIR}/{STAGING_PREFIX}") or not store.is_dir(folder):
+            raise ExportError(f"no staged export at {store.path(folder)} (already published, or removed)")
+        staging = cls(store)
+        staging.dir, staging.files = folder, {rel: dict(e) for rel, e in files.items()}
+        return staging
 
     def write(self, rel: str, data: bytes) -> dict[str, Any]:
         self.store.write_bytes(f"{self.dir}/{rel}", data)

@@ -414,7 +414,7 @@ class Refiner:
             args, fallbacks = await self._args(starts, variant0=(t - 1) * g.paths_per_iteration)
             state["stats"]["start_arg_fallbacks"] += fallbacks
             jobs = [
-                _run_path(runner, i, s, a, out_edges, r, self.cfg)
+                runner.ex.in_episode(_run_path(runner, i, s, a, out_edges, r, self.cfg))  # own state per path
                 for i, (s, a, r) in enumerate(zip(starts, args, rngs, strict=False))
             ]
             if self.concurrent:
@@ -498,7 +498,9 @@ class Refiner:
         args, _ = await self._args(starts, variant0=10_000)
         results = await asyncio.gather(
             *(
-                _run_path(runner, i, s, a, {}, path_rng(self.cfg.seed, self.domain, 0, i), self.cfg, forced=e)
+                runner.ex.in_episode(
+                    _run_path(runner, i, s, a, {}, path_rng(self.cfg.seed, self.domain, 0, i), self.cfg, forced=e)
+                )
                 for i, ((e, _), s, a) in enumerate(zip(jobs, starts, args, strict=False))
             )
         )

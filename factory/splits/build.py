@@ -12,6 +12,10 @@ Order of work (all in memory; files are published all-or-nothing at the end):
 6. publish <data_dir>/dataset_splits/{<split>.jsonl, contamination_audit.json, env_lock.json,
    manifest.json}. Published files carry no per-run values (`records.published_task` drops
    `lineage.run_id`): identical inputs give byte-identical files. The run id stays in the value.
+   With `stage_dir` (the asset) the files are only staged there and the value carries a `release`;
+   the checks verify the staged files (`release_folder`) and `publish_release` moves them into place
+   once every blocking check passed (`factory.io.publish_release`), so a failing gate leaves the
+   previous files as they were.
 """
 
 from collections import Counter
@@ -24,12 +28,13 @@ import pandas as pd
 from pydantic import ValidationError
 
 from factory.config import ProjectConfig
-from factory.io import Store, data_store, dumps
+from factory.io import RELEASE, Store, data_store, dumps, register_release
 from factory.records import Task, published_task
 from factory.report import Markdown, md_table, plot
 from factory.splits import assign, contamination, envlock, minhash, overlap, publish, structure
 
 FOLDER = "dataset_splits"
+RELEASE_KIND = "dataset_splits"  # the `release` kind of a value whose files are staged (publish_release)
 AUDIT_FILE = "contamination_audit.json"
 LOCK_FILE = "env_lock.json"
 REASONS = ("near_duplicate", "structural_duplicate", "benchmark_collision")
@@ -110,8 +115,10 @@ def build_dataset_splits(
     run_id: str | None = None,
     demo_dir: Path | None = None,
     prompts_dir: Path | None = None,
+    stage_dir: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The dataset_splits value and its metadata; publishes the files (see module doc)."""
+    """The dataset_splits value and its metadata; publishes the files, or with `stage_dir` stages them
+    there for `publish_release` (see module doc)."""
     sc = cfg.splits
     store = store or data_store(cfg)
     tasks, removed = collect_tasks(judged)
@@ -206,7 +213,11 @@ def build_dataset_splits(
     }
     files[AUDIT_FILE] = dumps(audit, indent=1).encode("utf-8")
     files[LOCK_FILE] = dumps(lock, indent=1).encode("utf-8")
-    manifest = publish.publish(store, FOLDER, files, extra={"env_lock": lock["lock"], "tasks": len(final)})
+    extra = {"env_lock": lock["lock"], "tasks": len(final)}
+    if stage_dir:
+        manifest = publish.stage(store, stage_dir, files, extra=extra)
+    else:
+        manifest = publish.publish(store, FOLDER, files, extra=extra)
     paths = {name.rsplit(".", 1)[0]: store.path(f"{FOLDER}/{name}") for name in files}
     paths["manifest"] = store.path(f"{FOLDER}/{publish.MANIFEST}")
 
@@ -233,6 +244,8 @@ def build_dataset_splits(
         "manifest": manifest["files"],
         "run_id": run_id,
     }
+    if stage_dir:
+        value[RELEASE] = {"kind": RELEASE_KIND, "staged": stage_dir, "folder": FOLDER}
     meta = splits_metadata(value, n_in, audit, dataset_nn, sc.ratios)
     return value, meta
 
@@ -358,13 +371,34 @@ def _hist_values(h: Mapping[str, list] | None) -> list[float]:
     return [(e[i] + e[i + 1]) / 2 for i, c in enumerate(h["counts"]) for _ in range(c)]
 
 
+# --------------------------------------------------------------------------- staged release
+
+
+def release_folder(value: Mapping[str, Any]) -> str:
+    """Where the value's files are: its staging folder until they are published, then FOLDER."""
+    release = value.get(RELEASE)
+    return str(release["staged"]) if isinstance(release, Mapping) and release.get("staged") else FOLDER
+
+
+def publish_release(store: Store, value: dict[str, Any]) -> dict[str, Any]:
+    """Move the staged split files into FOLDER (all or nothing, manifest last); the value as published."""
+    release = value[RELEASE]
+    publish.publish_staged(store, str(release["staged"]), str(release.get("folder") or FOLDER))
+    return {k: v for k, v in value.items() if k != RELEASE}
+
+
+register_release(RELEASE_KIND, publish_release)
+
+
 # --------------------------------------------------------------------------- verification (asset checks)
 
 
-def _published_splits(store: Store, ratios: Mapping[str, float]) -> dict[str, list[dict[str, Any]]]:
+def _published_splits(
+    store: Store, ratios: Mapping[str, float], folder: str = FOLDER
+) -> dict[str, list[dict[str, Any]]]:
     out = {}
     for s in ratios:
-        rel = f"{FOLDER}/{s}.jsonl"
+        rel = f"{folder}/{s}.jsonl"
         out[s] = store.read_jsonl(rel) if store.exists(rel) else []
     return out
 
@@ -373,10 +407,11 @@ def splits_frame(value: Mapping[str, Any], cfg: ProjectConfig, store: Store | No
     """One row per task of the value, with independently recomputed properties for the GX suite."""
     sc = cfg.splits
     store = store or data_store(cfg)
-    published = _published_splits(store, sc.ratios)
+    folder = release_folder(value)
+    published = _published_splits(store, sc.ratios, folder)
     in_file = {(t["id"], s) for s, rows in published.items() for t in rows}
-    problems = publish.verify(store, FOLDER)
-    audit = store.read_json(f"{FOLDER}/{AUDIT_FILE}") if store.exists(f"{FOLDER}/{AUDIT_FILE}") else {}
+    problems = publish.verify(store, folder)
+    audit = store.read_json(f"{folder}/{AUDIT_FILE}") if store.exists(f"{folder}/{AUDIT_FILE}") else {}
     method = audit.get("method") or {}
     thresholds_ok = (
         method.get("near_duplicate_threshold") == sc.near_duplicate_threshold
@@ -455,7 +490,8 @@ def check_train_contamination(
     under the configured thresholds, and the audit file records those thresholds."""
     sc = cfg.splits
     store = store or data_store(cfg)
-    train = _published_splits(store, sc.ratios).get("train", [])
+    folder = release_folder(value)
+    train = _published_splits(store, sc.ratios, folder).get("train", [])
     index = contamination.BenchmarkIndex.load(
         sc.benchmarks, sc, key_tools=set(value.get("key_tools") or []), base_dir=cfg.project_dir
     )
@@ -463,7 +499,7 @@ def check_train_contamination(
     for t in train:
         for c in index.collisions_for_task(t):
             hits.append({"task_id": t["id"], **c.to_dict()})
-    audit = store.read_json(f"{FOLDER}/{AUDIT_FILE}") if store.exists(f"{FOLDER}/{AUDIT_FILE}") else {}
+    audit = store.read_json(f"{folder}/{AUDIT_FILE}") if store.exists(f"{folder}/{AUDIT_FILE}") else {}
     method = audit.get("method") or {}
     recorded = (method.get("near_duplicate_threshold"), method.get("structural_threshold"))
     thresholds_ok = recorded == (sc.near_duplicate_threshold, sc.structural_threshold)

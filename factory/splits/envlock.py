@@ -4,13 +4,16 @@
 - the demo service implementation: sha256 over factory/demo/*.py (path + content, sorted by path;
   the same digest `GET /health` reports as `implementation`);
 - prompts: sha256 over every file under prompts/ (and one hash per file);
-- the project configuration: ProjectConfig.digest();
+- the project configuration: sha256 of its canonical JSON without the fields that only say where
+  things live (`PLACEMENT_FIELDS`: data folder, cache files, ports), so the same project run from
+  another folder or port locks the same environment;
 - the benchmark files audited against (sha256 of their bytes);
 - `lock`: sha256 over the canonical JSON of everything above.
 If any hash differs between two locks, the runs used a different environment.
 """
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,25 @@ from factory.io import dumps
 from factory.paths import package_root
 
 LOCK_VERSION = 1
+PLACEMENT_FIELDS: tuple[tuple[str, ...], ...] = (
+    ("data_dir",),
+    ("demo", "port"),
+    ("models", "backends", "local", "port"),
+    ("models", "cache", "path"),
+    ("models", "embeddings", "cache_path"),
+)
+
+
+def config_digest(cfg: ProjectConfig) -> str:
+    """sha256 of the configuration's canonical JSON without its PLACEMENT_FIELDS."""
+    data = cfg.model_dump(mode="json")
+    for path in PLACEMENT_FIELDS:
+        node: Any = data
+        for k in path[:-1]:
+            node = node.get(k) if isinstance(node, dict) else None
+        if isinstance(node, dict):
+            node.pop(path[-1], None)
+    return "sha256:" + hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
 def tree_digest(root: Path, pattern: str = "*") -> tuple[str, dict[str, str]]:
@@ -50,6 +72,7 @@ def build_env_lock(
 ) -> dict[str, Any]:
     demo_digest, demo_files = tree_digest(demo_dir or package_root() / "factory" / "demo", "*.py")
     prompts_digest, prompt_files = tree_digest(prompts_dir or package_root() / "prompts")
+    config = config_digest(cfg)
     body = {
         "version": LOCK_VERSION,
         "tool_surfaces": {
@@ -61,7 +84,7 @@ def build_env_lock(
         },
         "demo_service": {"sha256": demo_digest, "files": len(demo_files)},
         "prompts": {"sha256": prompts_digest, "files": prompt_files},
-        "config": {"digest": "sha256:" + cfg.digest(), "slug": str(cfg)},
+        "config": {"digest": config, "slug": f"{cfg.name}-{len(cfg.domains)}d-seed{cfg.seed}-{config[7:15]}"},
         "benchmarks": {b["path"]: b["sha256"] for b in benchmarks},
         "audit_method": dict(method or {}),
     }

@@ -32,6 +32,13 @@ Behaviour
   (the ``<KEY>`` placeholder counts as "not passed").  Keys come from
   ``api_keys`` or are acquired once per platform and executor by calling the
   platform's key-acquisition tool (lazily, under a lock).
+- Episodes (`episode`, `in_episode`, `call_many(..., episodes=True)`): calls made inside one
+  (in its task and the tasks it starts) see the platform's shared session until the episode's
+  first state-changing call on that platform; that call and every later call of the episode on
+  the platform use a fresh key of the episode's own (a new session, starting from the service's
+  initial state). Concurrent episodes therefore never see each other's state changes, and the
+  shared session never changes: stateful exploration (probes, graph paths) is reproducible
+  whatever the interleaving. Outside an episode, calls use the shared session as before.
 - Secrets never leave the executor: every known key string is replaced by
   ``<KEY>`` in args, detail, records and body; the key parameter itself is
   always shown as ``<KEY>``.  URLs are never logged.
@@ -80,9 +87,11 @@ import logging
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import httpx
 
@@ -134,6 +143,17 @@ class _KeyUnavailable(Exception):
     pass
 
 
+@dataclass
+class _Episode:
+    """The private sessions of one episode: platform → key, opened at its first state change there."""
+
+    keys: dict[str, str] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+T = TypeVar("T")
+
+
 def _to_int(v: Any) -> int | None:
     try:
         return int(float(v))
@@ -168,6 +188,7 @@ class ToolExecutor:
         for key in self._secrets:
             register_secret(key)  # log lines never show it (factory.redaction)
         self._key_locks: dict[str, asyncio.Lock] = {}
+        self._episode: ContextVar[_Episode | None] = ContextVar(f"tool-episode-{id(self)}", default=None)
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._states: dict[str, _ToolState] = {}
         options = TransportOptions(self.cfg, tuple(sources), http_client, str(workdir) if workdir is not None else None)
@@ -217,7 +238,7 @@ class ToolExecutor:
             given = sent.get(key_param)
             if given in (None, "", KEY_PLACEHOLDER):
                 try:
-                    key = await self._platform_key(tool.platform)
+                    key = await self._key_for(tool)
                 except _KeyUnavailable as e:
                     ex = Exchange(outcome=Outcome.AUTH_ERROR, detail=f"could not acquire an API key: {e}", attempts=0)
                     return self._finish(tool, caller_args, sent, ex, t0)
@@ -236,12 +257,34 @@ class ToolExecutor:
             key = dig(ex.body, tool.key_acquisition.output_field)
             if _nonempty(key) and isinstance(key, str | int):
                 self._add_secret(str(key))
-                self._keys.setdefault(tool.platform, str(key))
+                episode = self._episode.get()
+                if episode is not None:  # a key asked for inside an episode opens the episode's own session
+                    episode.keys[tool.platform] = str(key)
+                else:
+                    self._keys.setdefault(tool.platform, str(key))
         return self._finish(tool, caller_args, sent, ex, t0)
 
-    async def call_many(self, calls: Sequence[CallSpec]) -> list[CallResult]:
-        """Execute calls concurrently (bounded per platform); results in input order."""
+    async def call_many(self, calls: Sequence[CallSpec], *, episodes: bool = False) -> list[CallResult]:
+        """Execute calls concurrently (bounded per platform); results in input order. With `episodes`,
+        every call is an episode of its own (a state-changing one runs in a fresh session)."""
+        if episodes:
+            return list(await asyncio.gather(*(self.in_episode(self.call(t, a)) for t, a in calls)))
         return list(await asyncio.gather(*(self.call(t, a) for t, a in calls)))
+
+    @contextmanager
+    def episode(self) -> Iterator[None]:
+        """Calls made inside the block (and in the tasks started inside it) form one episode: from its
+        first state-changing call on a platform on, they use a session of their own there (see module doc)."""
+        token = self._episode.set(_Episode())
+        try:
+            yield
+        finally:
+            self._episode.reset(token)
+
+    async def in_episode(self, aw: Awaitable[T]) -> T:
+        """Await `aw` as one episode (wrap each of concurrent jobs: `gather(ex.in_episode(job) ...)`)."""
+        with self.episode():
+            return await aw
 
     def redact(self, obj: Any) -> Any:
         """Replace every known secret in `obj` (strings, nested containers) by ``<KEY>``."""
@@ -285,6 +328,30 @@ class ToolExecutor:
             self._secrets.add(value)
             register_secret(value)
 
+    async def _key_for(self, tool: ToolSpec) -> str | None:
+        """The key of the session a call goes to: its episode's own one on a platform where the episode
+        changed state (opened by its first state-changing call there), else the shared one."""
+        episode = self._episode.get()
+        if episode is None:
+            return await self._platform_key(tool.platform)
+        if tool.platform in episode.keys:
+            return episode.keys[tool.platform]
+        if not tool.state_changing:
+            return await self._platform_key(tool.platform)
+        async with episode.lock:
+            if tool.platform not in episode.keys:
+                acq = self._key_tool(tool.platform)
+                if acq is None:  # a platform without keys has one session only
+                    return await self._platform_key(tool.platform)
+                res = await self.call(acq, {})  # inside the episode: the key becomes the episode's
+                if tool.platform not in episode.keys:
+                    raise _KeyUnavailable(f"{acq.name} answered {res.outcome.value}: {res.detail}")
+                logger.info("opened an episode session on platform %s with %s", tool.platform, acq.name)
+            return episode.keys[tool.platform]
+
+    def _key_tool(self, platform: str) -> ToolSpec | None:
+        return next((t for t in self.tools.values() if t.platform == platform and t.key_acquisition is not None), None)
+
     async def _platform_key(self, platform: str) -> str | None:
         if platform in self._keys:
             return self._keys[platform]
@@ -292,12 +359,14 @@ class ToolExecutor:
         async with lock:
             if platform in self._keys:
                 return self._keys[platform]
-            acq = next(
-                (t for t in self.tools.values() if t.platform == platform and t.key_acquisition is not None), None
-            )
+            acq = self._key_tool(platform)
             if acq is None:
                 return None
-            res = await self.call(acq, {})
+            token = self._episode.set(None)  # the shared key, even when an episode asks for it first
+            try:
+                res = await self.call(acq, {})
+            finally:
+                self._episode.reset(token)
             if platform in self._keys:
                 logger.info("acquired an API key for platform %s with %s", platform, acq.name)
                 return self._keys[platform]

@@ -1,7 +1,8 @@
 """MCP servers as tool sources: listing tools as ToolSpecs and calling them.
 
 Uses the installed `mcp` SDK (2.x `mcp.Client`) over stdio (a server started
-as a subprocess from ``SourceConfig.command``) or streamable HTTP
+as a subprocess from ``SourceConfig.command``; the pipe plumbing is `factory.tools.mcp_stdio`,
+which caps the bytes of one message) or streamable HTTP
 (``SourceConfig.url``).  A server that dies during start-up becomes a
 `SourceError` carrying the tail of its stderr.
 
@@ -18,6 +19,7 @@ import json
 import logging
 import os
 import re
+import sys
 import tempfile
 import threading
 from collections.abc import Coroutine, Mapping
@@ -25,6 +27,7 @@ from typing import IO, Any, TypeVar
 
 from factory.tools.bounds import TooDeep, too_deep
 from factory.tools.locators import SourceError, mcp_command, mcp_locator, slugify
+from factory.tools.mcp_stdio import DEFAULT_MAX_MESSAGE_BYTES, bounded_stdio_client
 from factory.tools.outcomes import Outcome
 from factory.tools.safety import mcp_destructive
 from factory.tools.schema import (
@@ -201,12 +204,14 @@ class MCPSession:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike | None = None,
         startup_timeout_s: float = STARTUP_TIMEOUT_S,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.locator = locator
         self.url = url
         self.env = dict(env or {})
         self.cwd = cwd  # a stdio server starts in the project folder (relative paths in its command line)
         self.startup_timeout_s = startup_timeout_s
+        self.max_message_bytes = max_message_bytes  # stdio: a longer message fails its call (mcp_stdio)
         self.client: Any = None
         self._errlog: IO[str] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -242,7 +247,11 @@ class MCPSession:
         params = StdioServerParameters(
             command=argv[0], args=argv[1:], env=self.env or None, cwd=None if self.cwd is None else str(self.cwd)
         )
-        return stdio_client(params, errlog=self._errlog)
+        if sys.platform == "win32":  # pragma: no cover - the bounded plumbing is POSIX-only
+            return stdio_client(params, errlog=self._errlog)
+        return bounded_stdio_client(
+            params, max_message_bytes=self.max_message_bytes, errlog=self._errlog, label=self.label
+        )
 
     async def _run(self) -> None:
         from mcp import Client

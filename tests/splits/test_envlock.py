@@ -38,4 +38,25 @@ def test_demo_digest_matches_the_health_endpoint():
     cfg = load_config()
     lock = envlock.build_env_lock(cfg, {})
     assert lock["demo_service"]["sha256"] == implementation_digest()
-    assert lock["config"]["digest"] == "sha256:" + cfg.digest()
+    assert lock["config"]["digest"] == envlock.config_digest(cfg)
+
+
+def test_config_digest_ignores_where_the_project_lives_but_not_what_it_does(tmp_path):
+    cfg = load_config()
+    moved = cfg.model_copy(
+        update={
+            "data_dir": str(tmp_path / "elsewhere"),
+            "demo": cfg.demo.model_copy(update={"port": cfg.demo.port + 50}),
+            "models": cfg.models.model_copy(
+                update={
+                    "cache": cfg.models.cache.model_copy(update={"path": str(tmp_path / "llm.sqlite")}),
+                    "embeddings": cfg.models.embeddings.model_copy(update={"cache_path": str(tmp_path / "e.sqlite")}),
+                }
+            ),
+        }
+    )
+    assert moved.digest() != cfg.digest()  # the whole configuration did change ...
+    a, b = envlock.build_env_lock(cfg, {}), envlock.build_env_lock(moved, {})
+    assert a == b  # ... but not what the data is made of: the same lock
+    more = cfg.model_copy(update={"synthesis": cfg.synthesis.model_copy(update={"per_pattern": 99})})
+    assert envlock.diff_env_lock(a, envlock.build_env_lock(more, {})) == ["config.digest", "config.slug"]

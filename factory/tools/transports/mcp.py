@@ -5,7 +5,9 @@ endpoint_unavailable without trying again within the executor.  Each attempt is 
 the executor timeout; timeouts and rate-limit answers are retryable, other errors are
 classified by their text (`factory.tools.mcp.classify_error_text`), results by
 `factory.tools.mcp.interpret_result`; a result larger than ``max_response_bytes`` is
-schema_mismatch ("response too large").
+schema_mismatch ("response too large"). Over stdio a message far over that cap
+(`mcp_stdio.message_cap`) is not even read into memory: the client's line reader answers its
+request with a "response too large" error, and the server's other calls go on.
 
 A server whose connection closes during a call (it crashed) is restarted and the call retried
 once; when it crashes again the crash is that tool's: server_error, and the dead session is
@@ -21,6 +23,7 @@ from typing import Any
 from factory.tools.bounds import too_large
 from factory.tools.locators import SourceError, mcp_locator
 from factory.tools.mcp import MCPSession, classify_error_text, flatten_exception, interpret_result, result_size
+from factory.tools.mcp_stdio import TOO_LARGE_MARKER, message_cap
 from factory.tools.outcomes import Outcome
 from factory.tools.spec import ToolSpec
 from factory.tools.transports.base import Exchange, NotSent, Transport, TransportOptions, short
@@ -84,6 +87,8 @@ class McpTransport(Transport):
         except Exception as e:  # noqa: BLE001 - MCPError, closed streams, ...
             text = flatten_exception(e)
             low = text.lower()
+            if TOO_LARGE_MARKER in low:  # the stdio reader discarded an answer over the message cap
+                return Exchange(Outcome.SCHEMA_MISMATCH, detail=too_large(self.cfg.max_response_bytes))
             if "timed out" in low or "timeout" in low:
                 return Exchange(Outcome.TIMEOUT, detail=short(text), retry=True)
             if "connection closed" in low or "closed" in low or isinstance(e, ConnectionError):
@@ -121,7 +126,11 @@ class McpTransport(Transport):
                 return self._sessions[locator]
             src = self._sources.get(locator)
             session = MCPSession(
-                locator, url=tool.source.base_url, env=src.env if src is not None else None, cwd=self.options.workdir
+                locator,
+                url=tool.source.base_url,
+                env=src.env if src is not None else None,
+                cwd=self.options.workdir,
+                max_message_bytes=message_cap(self.cfg.max_response_bytes),
             )
             try:
                 await session.start()
