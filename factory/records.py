@@ -48,6 +48,10 @@ class Answer(_Row):
     text: str = Field(description="The gold answer as the agent should state it.")
     fields: list[str] = Field(default_factory=list)
     branch: Literal["then", "else"] | None = None
+    branches: dict[str, Any] | None = Field(
+        default=None,
+        description="COND: the answer of each branch for the task's seed (both executed); `branch` says which holds.",
+    )
 
 
 class Verdict(_Row):
@@ -102,6 +106,10 @@ class Task(_Row):
     junctions: list[Junction] = Field(default_factory=list)
     golden_actions: list[GoldenAction]
     answer_spec: dict[str, Any] = Field(description="How the answer is computed from the golden actions' results.")
+    counterfactual_actions: list[GoldenAction] = Field(
+        default_factory=list,
+        description="COND: the calls of the branch that does not hold, executed to record its answer; not golden.",
+    )
     available_tools: list[str]
     system_state: dict[str, Any]
     max_allowed_calls: int

@@ -5,7 +5,8 @@ function computes the stored answer at synthesis time and recomputes it from a r
 
 - ``count``: the sum of the reported total counts of the named logical calls (never rows counted);
 - ``value``: `field` of the first record of each named call (one value, or a list);
-- ``cmp``: two arms, each a count spec; the label of the larger one wins (a tie is no answer);
+- ``cmp``: two arms, each a count spec; the label of the larger one wins (a tie is no answer), or with
+  ``ask: difference`` the absolute difference of the two counts;
 - ``cond``: the condition call's total ≥ threshold selects `then` or `else`, both specs;
 - ``sem``: several specs answered together.
 """
@@ -41,7 +42,10 @@ def compute(spec: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> di
         if a == b:
             return {"type": "string", "value": None, "fields": ["total_count"], "counts": [a, b]}
         win = spec["labels"][0] if (a > b) == (spec.get("order", "more") == "more") else spec["labels"][1]
-        return {"type": "string", "value": win, "fields": ["total_count"], "counts": [a, b]}
+        if spec.get("ask") == "difference":
+            return {"type": "number", "value": abs(a - b), "fields": ["total_count"], "counts": [a, b]}
+        typ = "number" if isinstance(win, int | float) and not isinstance(win, bool) else "string"
+        return {"type": typ, "value": win, "fields": ["total_count"], "counts": [a, b]}
     if kind == "cond":
         c = _total(results[spec["cond_call"]])
         holds = c >= spec["threshold"]
