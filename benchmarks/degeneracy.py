@@ -1,6 +1,7 @@
 """Degenerate tasks before/after: re-run the trajectories stage on a finished project's inputs.
 
-    PYTHONPATH=<checkout> .venv/bin/python benchmarks/degeneracy.py <project folder> [--domains a,b] [--out f.json]
+    PYTHONPATH=<checkout> .venv/bin/python benchmarks/degeneracy.py <project folder> [--domains a,b]
+        [--out report.json] [--dump folder]
 
 Reads tool_inventory, tool_probes and connectivity_graph of every domain from the project's data
 folder, starts the project's demo service (its configured port), runs `build_trajectories` per
@@ -10,8 +11,8 @@ around every executor session), the stage time, and the kept tasks that an indep
 finds degenerate:
 
 - ``count_of_lookups``: a count answer (or COND branch / CMP arm) summing ≥ 2 calls of one record each;
-- ``count_of_key_lookup``: a count over one call of a tool that returned ≤ 1 record in every probe;
-- ``cond_one_sided``: a COND whose condition tool returned ≤ 1 record in every probe (threshold ≥ 2
+- ``count_of_key_lookup``: a count over one call of a tool that returned 1 record in its largest probe;
+- ``cond_one_sided``: a COND whose condition tool returned 1 record in its largest probe (threshold ≥ 2
   can never hold) or whose 'then' branch was never executed;
 - ``cmp_fixed_arm``: a CMP arm counting 1 where the compared value names another argument of the call
   (group_by=origin while origin is fixed);
@@ -80,7 +81,7 @@ def degenerate(t: dict[str, Any], pmax: dict[str, int], specs: dict[str, Any]) -
         tot = _totals(acts, idx)
         if len(idx) >= 2 and all(n == 1 for n in tot):
             out.append("count_of_lookups")
-        elif len(idx) == 1 and tot == [1] and pmax.get(acts[idx[0]]["tool"], 2) <= 1:
+        elif len(idx) == 1 and tot == [1] and pmax.get(acts[idx[0]]["tool"], 2) == 1:
             out.append("count_of_key_lookup")
 
     kind = spec["kind"]
@@ -89,7 +90,7 @@ def degenerate(t: dict[str, Any], pmax: dict[str, int], specs: dict[str, Any]) -
     elif kind == "cond":
         cond_tool = acts[spec["cond_call"]]["tool"]
         never_run = t["answer"].get("branch") == "else" and not t.get("counterfactual_actions")
-        if pmax.get(cond_tool, 2) <= 1 or never_run:
+        if pmax.get(cond_tool, 2) == 1 or never_run:
             out.append("cond_one_sided")
         if spec["then"]["calls"]:
             count_flags(spec["then"])
@@ -116,6 +117,7 @@ def main() -> None:
     ap.add_argument("project")
     ap.add_argument("--domains", default="")
     ap.add_argument("--out", default="")
+    ap.add_argument("--dump", default="", help="folder for each domain's trajectories value (<domain>.json)")
     a = ap.parse_args()
     cfg = load_config(Path(a.project) / "factory.yaml")
     domains = [d for d in a.domains.split(",") if d] or cfg.domain_names
@@ -131,6 +133,9 @@ def main() -> None:
             t0 = time.perf_counter()
             value, meta = T.build_trajectories(d, graph, inv, probes, cfg, progress=lambda m: None)
             secs = time.perf_counter() - t0
+            if a.dump:
+                Path(a.dump).mkdir(parents=True, exist_ok=True)
+                (Path(a.dump) / f"{d}.json").write_text(json.dumps(value, ensure_ascii=False, default=str), "utf-8")
             pmax = _probe_max(probes[d])
             trajs = value["trajectories"]
             flags = {t["trajectory_id"][7:15]: degenerate(t, pmax, specs) for t in trajs}

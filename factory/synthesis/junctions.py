@@ -51,6 +51,7 @@ REJECTION_REASONS = (
     "repeated_lookup",  # a count of one-record look-ups (or of records repeated across the counted calls)
     "constant_answer",  # the same template on other seeds gives the same answer every time
     "cond_one_sided",  # no threshold splits the condition counts observed over the seed space
+    "cond_branches_equal",  # both COND branches give the same answer for the task's seed
 )
 
 

@@ -29,7 +29,8 @@ Degeneracy (checked before any query is written; each a rejection with its reaso
 - a count over several one-record look-ups, or over records repeated across the counted calls,
   is ``repeated_lookup`` (it counts calls, not entities);
 - a COND's threshold is chosen among the condition counts of the seed and of other seeds with
-  the same parameters, so that it holds for some and fails for others (``cond_one_sided``);
+  the same parameters, so that it holds for some and fails for others (``cond_one_sided``), and
+  its two branches must answer differently for the task's seed (``cond_branches_equal``);
 - a kept chain, SEM or CMP candidate is re-run as the same template (same tools, edges, process
   node operators and answer shape) on up to `degeneracy_seeds` other seeds with the same
   parameters; every answer equal to the task's is ``constant_answer`` (CMP: an arm whose count is
@@ -41,6 +42,7 @@ import asyncio
 import contextlib
 import functools
 import hashlib
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -77,7 +79,8 @@ log = logging.getLogger(__name__)
 CATEGORIES = ["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]
 TEMPLATES = ["chain", "SEM", "CMP", "COND"]
 DEGENERATE_REASONS = (
-    "unique_key_count", "always_one", "repeated_lookup", "constant_answer", "cond_one_sided", "tie",
+    "unique_key_count", "always_one", "repeated_lookup", "constant_answer", "cond_one_sided",
+    "cond_branches_equal", "tie",
 )  # fmt: skip
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
 
@@ -184,16 +187,24 @@ class World:
     def _note(self, tid: str, args: Mapping[str, Any], n: int, record: Mapping[str, Any] | None) -> None:
         self.observed.setdefault(tid, []).append((dumps(dict(args)), n, n == 1 and looked_up_by_key(args, record)))
 
-    def observe(self, f: Fetched) -> None:
-        """Add an executed logical call to the observed counts of its tool."""
+    def semantic_args(self, f: Fetched) -> dict[str, Any]:
+        """The arguments of an executed call without keys, paging and format parameters."""
         spec = self.specs.get(f.tool_id)
         generic = spec.generic_params.names() if spec is not None else set()
-        args = {k: v for k, v in f.args.items() if k not in generic and v != "<KEY>"}
-        self._note(f.tool_id, args, f.total, f.records[0] if f.records else None)
+        return {k: v for k, v in f.args.items() if k not in generic and v != "<KEY>" and v not in (None, "")}
 
-    def degenerate_count(self, tid: str) -> tuple[str, str] | None:
-        """(reason, detail) when counting this tool's records is 1 by construction, from every observed call."""
+    def observe(self, f: Fetched) -> None:
+        """Add an executed logical call to the observed counts of its tool."""
+        self._note(f.tool_id, self.semantic_args(f), f.total, f.records[0] if f.records else None)
+
+    def degenerate_count(self, tid: str, params: Sequence[str] | None = None) -> tuple[str, str] | None:
+        """(reason, detail) when counting this tool's records is 1 by construction, from its observed calls
+        (those with the same semantic parameters as the counted call when there are any: a name search
+        is unique with a province and a district name, not with a district name alone)."""
         obs = self.observed.get(tid) or []
+        if params is not None:
+            same = [o for o in obs if set(json.loads(o[0])) == set(params)]
+            obs = same or obs
         hits = {a for a, n, _ in obs if n >= 1}
         if not hits or max(n for _, n, _ in obs) > 1:
             return None
@@ -501,7 +512,7 @@ def count_guard(world: World, fetched: Sequence[Fetched]) -> None:
                 seen.add(key)
         return
     for f in fetched:
-        bad = world.degenerate_count(f.tool_id)
+        bad = world.degenerate_count(f.tool_id, world.semantic_args(f))
         if bad is not None and f.total <= 1:
             raise Rejection(*bad)
 
@@ -588,7 +599,7 @@ async def cmp_trajectory(
     """Compare the counts of `seed` and of `seed` with `param` = `other`: the winning label or the difference.
     `shape` ({'order', 'ask'}) re-runs a kept comparison in another context (other values of the other params)."""
     syn = world.cfg.synthesis
-    if edge is None and (bad := world.degenerate_count(tid)) is not None:
+    if edge is None and (bad := world.degenerate_count(tid, list(seed))) is not None:
         raise Rejection(*bad)
     seeds_args = [seed, {**seed, param: other}]
     tids = [tid] + ([edge.target_tool_id] if edge else [])
@@ -682,7 +693,7 @@ async def cond_trajectory(
     `degeneracy_seeds` other seeds with the same parameters (one call each, counted in `ledger`)."""
     syn = world.cfg.synthesis
     tid = edge.source_tool_id
-    if (bad := world.degenerate_count(tid)) is not None:
+    if (bad := world.degenerate_count(tid, list(seed))) is not None:
         raise Rejection(*bad)
     tids = [tid, edge.target_tool_id]
     others = world.other_seeds(tid, seed)
@@ -724,6 +735,10 @@ async def cond_trajectory(
     junctions = run.junctions if holds else []
     pattern = "COND" if not junctions or junctions[0]["type"] == SEQ else f"COND+{junctions[0]['type']}"
     branches = {"then": sum(f.total for f in then_stage.fetched), "else": f0.total}
+    if branches["then"] == branches["else"]:
+        raise Rejection(
+            "cond_branches_equal", f"both branches answer {branches['then']}: the condition decides nothing"
+        )
     t = _finish(
         world, "COND", pattern, golden_keys, b, spec,
         junctions=junctions, seeds=_seed_entries(world, tid, seed) + run.constants,
