@@ -11,15 +11,17 @@ around every executor session), the stage time, and the kept tasks that an indep
 finds degenerate:
 
 - ``count_of_lookups``: a count answer (or COND branch / CMP arm) summing ≥ 2 calls of one record each;
-- ``count_of_key_lookup``: a count over one call of a tool that returned 1 record in its largest probe;
-- ``cond_one_sided``: a COND whose condition tool returned 1 record in its largest probe (threshold ≥ 2
+- ``count_of_key_lookup``: a count over one call of a tool that returned 1 record at most in its probes
+  and graph observations;
+- ``cond_one_sided``: a COND whose condition tool returned 1 record at most in those calls (threshold ≥ 2
   can never hold) or whose 'then' branch was never executed;
 - ``cmp_fixed_arm``: a CMP arm counting 1 where the compared value names another argument of the call
   (group_by=origin while origin is fixed);
 - ``cmp_binary``: a CMP answered with one of its two labels (reported as a share);
 - ``string_number_arg``: an argument sent as a string where the schema says integer/number.
 
-The reading uses the task rows and the probe file only, not the synthesis code's own checks.
+The reading uses the task rows, the probe file and the graph's observations only, not the synthesis
+code's own checks.
 """
 
 import argparse
@@ -50,14 +52,17 @@ def _count_calls() -> dict[str, int]:
     return box
 
 
-def _probe_max(probes: dict[str, Any]) -> dict[str, int]:
-    """tool name → the largest record count of its successful probes."""
+def _probe_max(probes: dict[str, Any], graph: dict[str, Any]) -> dict[str, int]:
+    """tool name → the largest record count of its successful probes and graph observations (those keep at
+    most 3 records: enough to tell 1 from more)."""
     out: dict[str, int] = {}
     for r in probes.get("rows") or []:
         if r.get("outcome_group") != "success":
             continue
         n = r.get("total_count") if r.get("total_count") is not None else r.get("record_count") or 0
         out[r["tool"]] = max(out.get(r["tool"], 0), int(n))
+    for o in graph.get("observations") or []:
+        out[o["tool"]] = max(out.get(o["tool"], 0), len(o.get("records") or []))
     return out
 
 
@@ -136,7 +141,7 @@ def main() -> None:
             if a.dump:
                 Path(a.dump).mkdir(parents=True, exist_ok=True)
                 (Path(a.dump) / f"{d}.json").write_text(json.dumps(value, ensure_ascii=False, default=str), "utf-8")
-            pmax = _probe_max(probes[d])
+            pmax = _probe_max(probes[d], graph)
             trajs = value["trajectories"]
             flags = {t["trajectory_id"][7:15]: degenerate(t, pmax, specs) for t in trajs}
             flagged = Counter(f for fs in flags.values() for f in fs)

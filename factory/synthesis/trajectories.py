@@ -699,6 +699,8 @@ async def cond_trajectory(
     others = world.other_seeds(tid, seed)
     order = rng.permutation(len(others)) if others else []
     others = [others[int(i)] for i in order][: syn.degeneracy_seeds]
+    if not others:  # nothing to split: a fixed listing ('all provinces') or a single known seed
+        raise Rejection("cond_one_sided", f"no other seed of {world.specs[tid].name} with the same parameters")
     cond_platforms = _platforms(world, [tid])
     async with world.session() as ex:
         key_rows = await _acquire_keys(ex, world, _platforms(world, tids))
