@@ -512,7 +512,7 @@ def count_guard(world: World, fetched: Sequence[Fetched]) -> None:
                 seen.add(key)
         return
     for f in fetched:
-        bad = world.degenerate_count(f.tool_id, world.semantic_args(f))
+        bad = world.degenerate_count(f.tool_id, list(world.semantic_args(f)))
         if bad is not None and f.total <= 1:
             raise Rejection(*bad)
 
