@@ -188,9 +188,10 @@ async def junction(
 ) -> Stage:
     """Type the junction by cardinality, insert a process node for DRV, execute the downstream call(s).
 
-    `fixed` re-runs a junction of a known template on another seed: {'process': node or None}.  Its
-    process node is applied again (max/min/most-frequent pivots re-read from these records) whatever the
-    cardinality; without one, more than φ values is a Rejection('no_valid_pivot')."""
+    `fixed` re-runs a junction of a known template on another seed (or the second arm of a comparison):
+    {'process': node or None}.  The junction must be of the same kind: with a node, more than φ values
+    and the node applied again (max/min/most-frequent pivots re-read from these records); without one,
+    at most φ values; else Rejection('no_valid_pivot')."""
     records = [r for f in upstream for r in f.records]
     fields = plans.upstream_fields(edge.plan)
     keys = distinct_keys(records, fields)
@@ -200,9 +201,13 @@ async def junction(
     jtype = junction_type(n, phi)
     node = None
     kept: Sequence[Mapping[str, Any]] = records
-    if fixed is not None:
-        if fixed.get("process"):
+    if fixed is not None:  # the same kind of junction as the template's: a process node exactly when DRV
+        if fixed.get("process") and jtype == DRV:
             node = reapply_node(records, fields, fixed["process"], phi)
+        elif fixed.get("process"):
+            raise Rejection(
+                "no_valid_pivot", f"{n} values of {', '.join(fields)}: the template's process node needs more"
+            )
         elif jtype == DRV:
             raise Rejection("no_valid_pivot", f"{n} values of {', '.join(fields)} and no process node in the template")
     elif jtype == DRV:

@@ -607,14 +607,16 @@ async def cmp_trajectory(
         key_rows = await _acquire_keys(ex, world, _platforms(world, tids))
         f0 = await asyncio.gather(*(fetch(ex, world.specs[tid], tid, s, syn.max_scan_records) for s in seeds_args))
         runs = [ChainRun(stages=[Stage(fetched=[f])]) for f in f0]
-        if edge is not None:
+        if edge is not None:  # both arms under one process node: the first arm's (or the template's)
+            fixed = {"process": shape.get("process")} if shape else None
             for r in runs:
                 r.stages.append(
                     await junction(
                         ex, world.specs, edge, r.stages[0].fetched, syn.fan_out_budget, syn.max_scan_records, rng, r,
-                        {"process": (shape or {}).get("process")} if shape else None,
+                        fixed,
                     )
                 )  # fmt: skip
+                fixed = {"process": r.junctions[-1]["process"]}
     if shape is None:
         for r in runs:
             count_guard(world, r.stages[-1].fetched)
@@ -790,6 +792,8 @@ async def recheck(
                     arms[i].append(c)
             if t["template"] != "CMP" and dumps(seen[-1]) != base:
                 break
+            if t["template"] == "CMP" and arms and all(len({dumps(v) for v in a}) > 1 for a in arms):
+                break  # every arm varies with its context
     finally:
         ledger.spend(t["template"], world.calls_made - before)
     out = {"reruns": len(seen), "answers": seen[:want], "calls": world.calls_made - before}

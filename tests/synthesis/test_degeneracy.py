@@ -265,3 +265,32 @@ def test_recheck_rejects_constant_answers(values, outcome):
         out = asyncio.run(coro)
         assert {k: out[k] for k in outcome} == outcome
         assert (ledger.checked, ledger.unchecked) == ((1, 0) if outcome["checked"] else (0, 1))
+
+
+def test_a_template_junction_keeps_its_process_node(demo):
+    """Re-runs and the second CMP arm use the template's junction: its node on > φ values, none on ≤ φ."""
+    w = _world(demo, "music", [ALBUMS], ARTISTS)
+    edge, src = w.edges[0], w.edges[0].source_tool_id
+    node = {"field": "track_count", "operator": "max", "threshold": 0, "n_in": 0, "n_out": 0}
+
+    async def go():
+        out = {}
+        async with w.session() as ex:
+            for artist in (90, 1):  # Iron Maiden: 21 albums (DRV); AC/DC: 2 albums (FAN)
+                up = await execute.fetch(ex, w.specs[src], src, {"artist_id": artist}, 500)
+                for name, fixed in (("node", {"process": node}), ("none", {"process": None})):
+                    try:
+                        run = execute.ChainRun()
+                        stage = await execute.junction(ex, w.specs, edge, [up], 5, 500, np.random.default_rng(0),
+                                                       run, fixed)  # fmt: skip
+                        out[(artist, name)] = (run.junctions[0]["process"], [f.total for f in stage.fetched])
+                    except Rejection as r:
+                        out[(artist, name)] = r.reason
+        return out
+
+    out = _run(demo, go)
+    kept, totals = out[(90, "node")]
+    assert kept["operator"] == "max" and kept["threshold"] == 18 and totals == [18]  # Iron Maiden's longest album
+    assert out[(90, "none")] == "no_valid_pivot"  # 21 values and no node: not this template
+    assert out[(1, "node")] == "no_valid_pivot"  # 2 values: no DRV here
+    assert out[(1, "none")] == (None, [10, 8])
