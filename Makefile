@@ -1,5 +1,6 @@
 # toolcall-factory — every command a fresh machine needs.
 #   make demo   install into .venv, start the demo service, materialize every asset for every domain
+#   make audit  re-derive the published answers from the raw package data (after make demo)
 #   make test   install into .venv and run the test suite
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -16,7 +17,7 @@ export DO_NOT_TRACK := 1
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: install demo test test-slow lint dev clean
+.PHONY: install demo audit test test-slow lint dev clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +32,10 @@ install: $(STAMP)
 
 demo: install
 	$(BIN)/factory run
+
+# re-derive every published answer from the raw package data (exit 1 on a wrong answer)
+audit: install
+	$(BIN)/factory audit
 
 test: install
 	$(BIN)/pytest -q -m "not slow" --durations=15

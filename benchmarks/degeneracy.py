@@ -66,8 +66,15 @@ def _probe_max(probes: dict[str, Any], graph: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def _calls_of(spec: Any) -> list[int]:
-    return [i for i in spec.get("calls") or [] if isinstance(i, int)]
+def _pos(acts: list[dict[str, Any]], r: Any) -> int:
+    """A call reference's position: a 0-based position (older tasks) or {'step': s, 'index': i}."""
+    if isinstance(r, int):
+        return r
+    return [p for p, a in enumerate(acts) if a["step"] == r["step"]][r.get("index", 0)]
+
+
+def _calls_of(spec: Any, acts: list[dict[str, Any]]) -> list[int]:
+    return [_pos(acts, r) for r in spec.get("calls") or []]
 
 
 def _totals(actions: list[dict[str, Any]], idx: list[int]) -> list[int]:
@@ -82,7 +89,7 @@ def degenerate(t: dict[str, Any], pmax: dict[str, int], specs: dict[str, Any]) -
     acts, spec, out = t["golden_actions"], t["answer_spec"], []
 
     def count_flags(s: dict[str, Any]) -> None:
-        idx = _calls_of(s)
+        idx = _calls_of(s, acts)
         tot = _totals(acts, idx)
         if len(idx) >= 2 and all(n == 1 for n in tot):
             out.append("count_of_lookups")
@@ -93,7 +100,7 @@ def degenerate(t: dict[str, Any], pmax: dict[str, int], specs: dict[str, Any]) -
     if kind == "count":
         count_flags(spec)
     elif kind == "cond":
-        cond_tool = acts[spec["cond_call"]]["tool"]
+        cond_tool = acts[_pos(acts, spec["cond_call"])]["tool"]
         never_run = t["answer"].get("branch") == "else" and not t.get("counterfactual_actions")
         if pmax.get(cond_tool, 2) == 1 or never_run:
             out.append("cond_one_sided")
@@ -101,7 +108,7 @@ def degenerate(t: dict[str, Any], pmax: dict[str, int], specs: dict[str, Any]) -
             count_flags(spec["then"])
     elif kind == "cmp":
         for arm, label in zip(spec["arms"], spec["labels"], strict=True):
-            idx = _calls_of(arm)
+            idx = _calls_of(arm, acts)
             if _totals(acts, idx) == [1] and str(label) in {k for k, v in acts[idx[0]]["args"].items() if v}:
                 out.append("cmp_fixed_arm")
             count_flags(arm)

@@ -265,11 +265,13 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--stop", action="store_true", help="stop the demo service answering at the configured port")
     d.set_defaults(func=cmd_demo)
     # commands owned by their packages (imported lazily inside their handlers)
+    from factory.audit import cli as audit_cli
     from factory.eval import cli as eval_cli
     from factory.lineage import register as register_lineage
 
     eval_cli.register(sub)
     register_lineage(sub)
+    audit_cli.register(sub)
     for name, sp in sub.choices.items():  # `factory run --config F` as well as `factory --config F run`
         if name != "init":
             sp.add_argument("--config", default=argparse.SUPPRESS, help=CONFIG_HELP)

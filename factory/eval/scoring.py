@@ -23,8 +23,11 @@ ACTION (App. B.4) — correctness and efficiency of the executed calls:
   no unexpected parameter, JSON-Schema types — checked by the runner before the call ran) and
   whose values equal the golden ones for the ``value_compare_args``: here the golden action's
   semantic arguments (every argument except the API key, paging and format parameters, which
-  carry no task meaning). Corr = matched golden actions / golden actions;
-- efficiency: Eq. 3 (`efficiency`), zero above the call budget;
+  carry no task meaning). Corr = matched golden actions / golden actions, against the sufficient
+  path the trajectory covers best: the golden path (the minimal one, every call needed) or any of
+  the task's ``alternative_paths`` (the original longer path among them);
+- efficiency: Eq. 3 (`efficiency`), zero above the call budget; N_opt is the golden (minimal)
+  path's length, so a model taking the minimal path scores full and a longer sufficient path less;
 - ACTION = (Corr + Eff) / 2.
 
 Key acquisition. Per App. B.1 an API key is *system state* resolved at the start of each episode
@@ -221,6 +224,19 @@ def scored_golden(
     return golden, len(task["golden_actions"]) - len(golden)
 
 
+def sufficient_paths(
+    task: Mapping[str, Any], specs: Mapping[tuple[str, str], ToolSpec]
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """(name, actions the model must make) of every sufficient path: the golden (minimal) path first, then
+    the task's alternative paths (key acquisitions left out of each)."""
+    keys = key_tool_names(task.get("system_state") or {})
+    out = [("golden", scored_golden(task, specs)[0])]
+    for k, p in enumerate(task.get("alternative_paths") or []):
+        name = f"alternative {k}: {p.get('note', '')}".rstrip(": ")
+        out.append((name, [dict(a) for a in p["actions"] if not is_key_action(a, specs, keys)]))
+    return out
+
+
 def call_budget(task: Mapping[str, Any], n_key_actions: int, default: int) -> int:
     """The model's call budget: max_allowed_calls less the key acquisitions the harness made."""
     allowed = task.get("max_allowed_calls") or default
@@ -283,6 +299,22 @@ def correctness(
     return (sum(matched) / len(matched) if matched else 1.0), matched
 
 
+def best_path(
+    paths: Sequence[tuple[str, list[dict[str, Any]]]],
+    calls: Sequence[Mapping[str, Any]],
+    specs: Mapping[tuple[str, str], ToolSpec],
+) -> tuple[str, list[dict[str, Any]], float, list[bool]]:
+    """The sufficient path the trajectory covers best: (name, its actions, Corr against it, matched); the
+    earlier path (the golden one first) wins a tie."""
+    best: tuple[str, list[dict[str, Any]], float, list[bool]] | None = None
+    for name, golden in paths:
+        corr, matched = correctness(golden, calls, specs)
+        if best is None or corr > best[2]:
+            best = (name, golden, corr, matched)
+    assert best is not None  # the golden path is always there
+    return best
+
+
 def duplicate_calls(calls: Sequence[Mapping[str, Any]]) -> int:
     """N_dup: calls identical (tool and arguments) to an earlier call whose result had already come back
     successfully; a retry of a failed call is not redundant."""
@@ -327,10 +359,13 @@ def score_action(
     *,
     default_budget: int = 20,
 ) -> dict[str, Any]:
-    """ACTION = (Corr + Eff) / 2 with its parts (App. B.4; key acquisition as in the module docstring)."""
+    """ACTION = (Corr + Eff) / 2 with its parts (App. B.4; key acquisition as in the module docstring).
+
+    Corr is taken against the sufficient path the trajectory covers best (the golden path or one of the
+    task's `alternative_paths`); N_opt in Eff is the golden (minimal) path's length whichever path was taken."""
     golden, n_keys = scored_golden(task, specs)
     budget = call_budget(task, n_keys, default_budget)
-    corr, matched = correctness(golden, calls, specs)
+    path, _, corr, matched = best_path(sufficient_paths(task, specs), calls, specs)
     n_total, n_dup = len(calls), duplicate_calls(calls)
     eff = efficiency(n_total, n_dup, len(golden), budget)
     return {
@@ -338,6 +373,7 @@ def score_action(
         **eff,
         "score": (corr + eff["efficiency"]) / 2.0,
         "matched": matched,
+        "path": path,
         "n_total": n_total,
         "n_dup": n_dup,
         "n_opt": len(golden),
@@ -406,7 +442,7 @@ def score_episode(
         checks.append(bool(environment and environment.get("passed")))
     outcome = all(checks) if checks else action["correctness"] == 1.0
     passed = outcome and not hard_failure
-    golden, _ = scored_golden(task, specs)
+    _, golden, _, _ = best_path(sufficient_paths(task, specs), calls, specs)
     return {
         "passed": passed,
         "outcome": outcome,

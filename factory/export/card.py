@@ -205,10 +205,12 @@ def render_card(
         "`parallel_tool_calls`; plus `id` and `metadata`, to strip before uploading to a service that "
         "rejects unknown keys). Calls of one step share one assistant message.",
         "- `hf_parquet/<split>.parquet` (config `default`): one row per task; `messages` as structs, "
-        "`tools`, `answer_value`, `expected_state_hash`, `system_state` and `lineage` as JSON strings.",
+        "`tools`, `answer_value`, `alternative_paths`, `expected_state_hash`, `system_state` and `lineage` as "
+        "JSON strings.",
         "- `rl/<split>.jsonl` and `rl/<split>.parquet` (config `rl`): GRPO prompts (`prompt` = system + "
-        "user), `tools`, `ground_truth` (answer, answer type, golden actions, max_allowed_calls, "
-        "expected_state_hash, reward_basis), and verl's `data_source` / `reward_model` / `extra_info`.",
+        "user), `tools`, `ground_truth` (answer, answer type, golden actions (the minimal path, every call "
+        "needed), the other sufficient paths, max_allowed_calls, expected_state_hash, reward_basis), and "
+        "verl's `data_source` / `reward_model` / `extra_info`.",
         "- `benchmark/<split>.json`: the task records themselves, with the environment lock.",
         "",
         "```python",

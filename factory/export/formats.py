@@ -12,7 +12,8 @@
   strings.
 - `rl` (JSONL + a Parquet sibling): GRPO prompts. `prompt` = system + user messages, `tools` =
   the function definitions, `ground_truth` = what a reward function needs (answer and its type,
-  golden actions, max_allowed_calls, expected_state_hash, reward_basis). TRL's GRPOTrainer passes
+  golden actions (the minimal path) and the other sufficient paths, max_allowed_calls,
+  expected_state_hash, reward_basis). TRL's GRPOTrainer passes
   extra columns such as `ground_truth` to reward functions as keyword arguments; verl reads
   `data_source`, `prompt`, `reward_model: {style, ground_truth}` and `extra_info`, so both are
   present. The Parquet sibling (`RL_SCHEMA`) carries `tools` and `ground_truth` as JSON strings.
@@ -114,7 +115,8 @@ def chat_row(
     return {"id": task["id"], "messages": messages, "tools": defs, "parallel_tool_calls": True, "metadata": meta}
 
 
-def golden(task: Mapping[str, Any]) -> list[dict[str, Any]]:
+def golden(task: Mapping[str, Any], actions: Sequence[Mapping[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Golden actions (of the minimal path, or the given `actions` of another sufficient path) as exported."""
     return [
         {
             "step": a["step"],
@@ -126,7 +128,14 @@ def golden(task: Mapping[str, Any]) -> list[dict[str, Any]]:
             "records": a.get("records", 0),
             "total_count": a.get("total_count"),
         }
-        for a in task["golden_actions"]
+        for a in (task["golden_actions"] if actions is None else actions)
+    ]
+
+
+def alternatives(task: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The task's other sufficient paths (ACTION correctness accepts any of them)."""
+    return [
+        {"note": p["note"], "golden_actions": golden(task, p["actions"])} for p in task.get("alternative_paths") or []
     ]
 
 
@@ -136,6 +145,7 @@ def ground_truth(task: Mapping[str, Any]) -> dict[str, Any]:
         "answer": {k: ans.get(k) for k in ("value", "text", "fields", "branch")},
         "answer_type": ans["type"],
         "golden_actions": golden(task),
+        "alternative_paths": alternatives(task),
         "max_allowed_calls": task["max_allowed_calls"],
         "expected_state_hash": dict(task.get("expected_state_hash") or {}),
         "reward_basis": list(task["reward_basis"]),
@@ -202,6 +212,7 @@ def hf_row(task: Mapping[str, Any], chat: Mapping[str, Any]) -> dict[str, Any]:
         "messages": msgs,
         "tools": _json(chat["tools"]),
         "golden_actions": [{**g, "arguments": _json(g["arguments"])} for g in golden(task)],
+        "alternative_paths": _json(alternatives(task)),
         "max_allowed_calls": task["max_allowed_calls"],
         "reward_basis": list(task["reward_basis"]),
         "expected_state_hash": _json(task.get("expected_state_hash") or {}),
@@ -256,6 +267,7 @@ HF_SCHEMA = pa.schema(
         ("messages", pa.list_(MESSAGE)),
         ("tools", pa.string()),
         ("golden_actions", pa.list_(_GOLDEN)),
+        ("alternative_paths", pa.string()),
         ("max_allowed_calls", pa.int32()),
         ("reward_basis", pa.list_(pa.string())),
         ("expected_state_hash", pa.string()),
@@ -373,8 +385,8 @@ def validate_rl(row: Mapping[str, Any]) -> list[str]:
     if [m.get("role") for m in prompt] != ["system", "user"]:
         errs.append("prompt: must be [system, user]")
     gt = row.get("ground_truth") or {}
-    missing = {"answer", "answer_type", "golden_actions", "max_allowed_calls", "expected_state_hash",
-               "reward_basis"} - set(gt)  # fmt: skip
+    missing = {"answer", "answer_type", "golden_actions", "alternative_paths", "max_allowed_calls",
+               "expected_state_hash", "reward_basis"} - set(gt)  # fmt: skip
     if missing:
         errs.append(f"ground_truth: missing {sorted(missing)}")
     names = set(tool_names(row.get("tools") or []))

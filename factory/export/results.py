@@ -137,7 +137,7 @@ def _verify(task: Mapping[str, Any], results: Sequence[Any]) -> TaskResults:
     if not tr.problems:
         rows = [{"records": c.record_count, "total_count": c.total_count, "records_list": c.records} for c in tr.calls]
         try:
-            tr.answer = answers.compute(task["answer_spec"], rows)
+            tr.answer = answers.compute(task["answer_spec"], rows, task["golden_actions"])
         except (KeyError, IndexError, TypeError, ValueError) as e:
             tr.flags.append(f"answer_not_recomputed: {type(e).__name__}")
         else:

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from factory.synthesis import answers
 from factory.tools.registry import ToolRegistry
 from factory.tools.spec import ToolSpec
 
@@ -82,21 +83,13 @@ class TaskContext:
         return [i for i, s in enumerate(self.specs) if s is not None and s.realtime]
 
 
-def answer_calls(spec: Any) -> set[int]:
-    """Every golden-action index an answer spec reads (counts, values, arms, condition, parts)."""
-    out: set[int] = set()
-    if isinstance(spec, Mapping):
-        for k, v in spec.items():
-            if k == "calls" and isinstance(v, list):
-                out.update(int(i) for i in v if isinstance(i, int))
-            elif k == "cond_call" and isinstance(v, int):
-                out.add(v)
-            else:
-                out |= answer_calls(v)
-    elif isinstance(spec, list):
-        for x in spec:
-            out |= answer_calls(x)
-    return out
+def answer_calls(spec: Any, actions: Sequence[Mapping[str, Any]]) -> set[int]:
+    """Every golden-action position an answer spec reads (counts, values, arms, condition, parts); a spec
+    whose references name no golden action reads nothing here (the rules stage reports it as malformed)."""
+    try:
+        return answers.positions(spec, actions)
+    except answers.SpecError:
+        return set()
 
 
 def build_links(actions: Sequence[Mapping[str, Any]], junctions: Sequence[Mapping[str, Any]]) -> list[Link]:
@@ -143,7 +136,7 @@ def build_context(task: dict[str, Any], trajectory: Mapping[str, Any] | None, sp
     links = build_links(actions, task.get("junctions") or [])
     ctx = TaskContext(task=task, trajectory=dict(trajectory) if trajectory else None, specs=tool_specs, links=links)
     ctx.key_actions = {i for i, s in enumerate(tool_specs) if s is not None and s.key_acquisition is not None}
-    ctx.answer_actions = answer_calls(task.get("answer_spec") or {})
+    ctx.answer_actions = answer_calls(task.get("answer_spec") or {}, actions)
     if trajectory is not None:
         ctx.seeds = _flat([s.get("value") for s in trajectory.get("seeds") or []])
         ctx.thresholds = _flat(list(trajectory.get("thresholds") or []))

@@ -198,7 +198,7 @@ def answer_of(ctx: TaskContext, results: Sequence[CallResult | None]) -> dict[st
     if any(rows[i] is None for i in ctx.answer_actions if i < len(rows)):
         return None
     try:
-        return answers.compute(ctx.task["answer_spec"], rows)  # type: ignore[arg-type]  # rows the spec reads are not None (checked above)
+        return answers.compute(ctx.task["answer_spec"], rows, ctx.actions)
     except (IndexError, KeyError, TypeError, ValueError):
         return None
 

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from factory.filters.compare import as_number, norm_text
 from factory.filters.context import TaskContext
 from factory.records import Stage, Task, Verdict
+from factory.synthesis import answers
 from factory.tools.outcomes import is_success_outcome
 from factory.tools.spec import ToolSpec
 
@@ -101,6 +102,8 @@ def check_schema(ctx: TaskContext, validated: bool, error: str | None) -> Verdic
                 problem = f"action {i} {a['tool']}: {where}: {e.message}"[:300]
                 break
     if problem is None:
+        problem = _spec_problem(t)
+    if problem is None:
         missing = sorted(
             {a["tool"] for i, a in enumerate(t["golden_actions"]) if i not in ctx.key_actions}
             - set(t["available_tools"])
@@ -110,6 +113,21 @@ def check_schema(ctx: TaskContext, validated: bool, error: str | None) -> Verdic
         elif t["max_allowed_calls"] < len(t["golden_actions"]):
             problem = f"max_allowed_calls {t['max_allowed_calls']} < {len(t['golden_actions'])} golden calls"
     return _verdict(check, problem, "valid Task; answer fits its type; arguments validate against the tools")
+
+
+def _spec_problem(t: Mapping[str, Any]) -> str | None:
+    """An answer spec (of the golden path or of a recorded alternative) whose references name no call."""
+    paths = [("answer_spec", t["golden_actions"], t["answer_spec"])]
+    paths += [
+        (f"alternative path {k}", p["actions"], p["answer_spec"])
+        for k, p in enumerate(t.get("alternative_paths") or [])
+    ]
+    for name, actions, spec in paths:
+        try:
+            answers.positions(spec, actions)
+        except answers.SpecError as e:
+            return f"{name}: {e}"
+    return None
 
 
 def validate_task(task: Mapping[str, Any]) -> tuple[bool, str | None]:

@@ -1,18 +1,114 @@
 """Answer material, derived deterministically from executed results (pure).
 
-An answer *spec* names golden actions by index and says what to read from them; the same
-function computes the stored answer at synthesis time and recomputes it from a replay:
+An answer *spec* names the golden calls it reads by reference and says what to read from them;
+the same function computes the stored answer at synthesis time and recomputes it from a replay.
 
-- ``count``: the sum of the reported total counts of the named logical calls (never rows counted);
-- ``value``: `field` of the first record of each named call (one value, or a list);
+A reference is ``{"step": s, "index": i}``: the call at 0-based position ``i`` among the golden
+actions of step ``s`` (the 1-based ``step`` the actions carry; the calls of a FAN, the pages of a
+call, CMP arms and SEM parts share a step, in golden order). A reference may also carry
+
+- ``"record": {field: value, ...}``: read the first record whose fields equal these (the entity
+  the question is about in a listing) instead of the first record;
+- ``"field"`` (in a count): read this count field of that record instead of the call's total (a
+  listing record that already carries the count, e.g. an album's ``track_count``).
+
+Kinds:
+
+- ``count``: the sum of the reported total counts of the referenced calls (never rows counted);
+- ``value``: `field` of the first (or selected) record of each referenced call (one value, or a list);
 - ``cmp``: two arms, each a count spec; the label of the larger one wins (a tie is no answer), or with
   ``ask: difference`` the absolute difference of the two counts;
-- ``cond``: the condition call's total ≥ threshold selects `then` or `else`, both specs;
+- ``cond``: the total of the ``cond_call`` reference ≥ threshold selects `then` or `else`, both specs;
 - ``sem``: several specs answered together.
+
+Records are read from ``records_list`` (every record of the call) where the rows have it, else
+from the stored ``sample`` (the first records).
 """
 
+import math
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+
+class SpecError(ValueError):
+    """An answer spec that cannot be read against these calls (bad reference, missing record or field)."""
+
+
+def same_scalar(a: Any, b: Any) -> bool:
+    """Equality of two record values as a tool reports them: numbers numerically (1 == 1.0 == "1"), strings
+    NFC-normalized and stripped, case kept."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    na, nb = _number(a), _number(b)
+    if na is not None and nb is not None:
+        return math.isclose(na, nb, rel_tol=1e-12, abs_tol=1e-12)
+    if a is None or b is None or isinstance(a, dict | list) or isinstance(b, dict | list):
+        return False
+    return unicodedata.normalize("NFC", str(a)).strip() == unicodedata.normalize("NFC", str(b)).strip()
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, int | float):
+        return float(v)
+    if isinstance(v, str):
+        try:
+            return float(v.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def layout(actions: Sequence[Mapping[str, Any] | None]) -> dict[int, list[int]]:
+    """step → positions of its actions in golden order."""
+    out: dict[int, list[int]] = {}
+    for pos, a in enumerate(actions):
+        if a is None:
+            raise SpecError(f"golden action {pos} is missing: references need every action's step")
+        out.setdefault(int(a["step"]), []).append(pos)
+    return out
+
+
+def ref(step: int, index: int, **extra: Any) -> dict[str, Any]:
+    return {"step": step, "index": index, **extra}
+
+
+def position(r: Any, steps: Mapping[int, Sequence[int]]) -> int:
+    """The position (in the golden actions) of the call a reference names."""
+    if isinstance(r, bool) or not isinstance(r, Mapping):
+        raise SpecError(
+            f"answer_spec call reference {r!r} is not {{'step': s, 'index': i}} "
+            "(0-based positions in golden_actions are the old format)"
+        )
+    s, i = r.get("step"), r.get("index", 0)
+    if not isinstance(s, int) or not isinstance(i, int) or s not in steps or not 0 <= i < len(steps[s]):
+        raise SpecError(f"answer_spec reference {dict(r)!r} names no golden action (steps {sorted(steps)})")
+    return steps[s][i]
+
+
+def references(spec: Any) -> list[Mapping[str, Any]]:
+    """Every call reference in a spec (counts, values, arms, parts, the condition call)."""
+    out: list[Mapping[str, Any]] = []
+    if isinstance(spec, Mapping):
+        for k, v in spec.items():
+            if k == "calls" and isinstance(v, list):
+                out.extend(v)
+            elif k == "cond_call":
+                out.append(v)
+            else:
+                out.extend(references(v))
+    elif isinstance(spec, list):
+        for x in spec:
+            out.extend(references(x))
+    return out
+
+
+def positions(spec: Any, actions: Sequence[Mapping[str, Any]]) -> set[int]:
+    """Every golden-action position a spec reads."""
+    steps = layout(actions)
+    return {position(r, steps) for r in references(spec)}
 
 
 def _total(r: Mapping[str, Any]) -> int:
@@ -20,46 +116,94 @@ def _total(r: Mapping[str, Any]) -> int:
     return int(t) if t is not None else int(r.get("records", r.get("record_count", 0)) or 0)
 
 
-def _first(r: Mapping[str, Any]) -> Mapping[str, Any]:
-    recs = r.get("records_list") if "records_list" in r else r.get("sample") or []
-    return recs[0] if recs else {}
+def _records(r: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    recs = r.get("records_list") if "records_list" in r else r.get("sample")
+    return list(recs or [])
 
 
-def compute(spec: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """{'type': number|string|judge, 'value': ..., 'fields': [...], 'branch'?: then|else}."""
-    kind = spec["kind"]
-    if kind == "count":
-        return {"type": "number", "value": sum(_total(results[i]) for i in spec["calls"]), "fields": ["total_count"]}
-    if kind == "value":
-        vals = [_first(results[i]).get(spec["field"]) for i in spec["calls"]]
-        if len(vals) == 1:
-            v = vals[0]
-            typ = "number" if isinstance(v, int | float) and not isinstance(v, bool) else "string"
-            return {"type": typ, "value": v, "fields": [spec["field"]]}
-        return {"type": "judge", "value": vals, "fields": [spec["field"]]}
-    if kind == "cmp":
-        a, b = (compute(arm, results)["value"] for arm in spec["arms"])
-        if a == b:
-            return {"type": "string", "value": None, "fields": ["total_count"], "counts": [a, b]}
-        win = spec["labels"][0] if (a > b) == (spec.get("order", "more") == "more") else spec["labels"][1]
-        if spec.get("ask") == "difference":
-            return {"type": "number", "value": abs(a - b), "fields": ["total_count"], "counts": [a, b]}
-        typ = "number" if isinstance(win, int | float) and not isinstance(win, bool) else "string"
-        return {"type": typ, "value": win, "fields": ["total_count"], "counts": [a, b]}
-    if kind == "cond":
-        c = _total(results[spec["cond_call"]])
-        holds = c >= spec["threshold"]
-        branch = spec["then"] if holds else spec["else"]
-        out = compute(branch, results)
-        return {**out, "branch": "then" if holds else "else", "condition_value": c}
-    if kind == "sem":
-        parts = [compute(p, results) for p in spec["parts"]]
-        return {
-            "type": "judge",
-            "value": [p["value"] for p in parts],
-            "fields": [f for p in parts for f in p["fields"]],
-        }
-    raise ValueError(f"unknown answer kind {kind!r}")
+def select(recs: Sequence[Mapping[str, Any]], match: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The first record whose fields equal `match` (the first record when there is no match)."""
+    if not match:
+        return recs[0] if recs else None
+    for rec in recs:
+        if all(same_scalar(rec.get(f), v) for f, v in match.items()):
+            return rec
+    return None
+
+
+def _record(row: Mapping[str, Any], r: Mapping[str, Any]) -> Mapping[str, Any]:
+    match = r.get("record")
+    rec = select(_records(row), match)
+    if rec is None:
+        if match:
+            raise SpecError(f"no record of step {r['step']} #{r.get('index', 0)} has {dict(match)!r}")
+        return {}
+    return rec
+
+
+def _count(row: Mapping[str, Any], r: Mapping[str, Any]) -> int:
+    if not r.get("field"):
+        return _total(row)
+    v = _number(_record(row, r).get(r["field"]))
+    if v is None or not v.is_integer():
+        raise SpecError(f"step {r['step']} #{r.get('index', 0)}: {r['field']!r} is not a count")
+    return int(v)
+
+
+def compute(
+    spec: Mapping[str, Any],
+    results: Sequence[Mapping[str, Any] | None],
+    actions: Sequence[Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """{'type': number|string|judge, 'value': ..., 'fields': [...], 'branch'?: then|else}.
+
+    `results` are aligned with the golden actions; `actions` (default: `results`) give each
+    position's step, so results of calls a spec does not read may be None."""
+    steps = layout(actions if actions is not None else results)
+
+    def row(r: Any) -> Mapping[str, Any]:
+        out = results[position(r, steps)]
+        if out is None:
+            raise SpecError(f"answer_spec reads {dict(r)!r}, which has no result")
+        return out
+
+    def go(spec: Mapping[str, Any]) -> dict[str, Any]:
+        kind = spec["kind"]
+        if kind == "count":
+            total = sum(_count(row(r), r) for r in spec["calls"])
+            fields = sorted({r.get("field") or "total_count" for r in spec["calls"]}) or ["total_count"]
+            return {"type": "number", "value": total, "fields": fields}
+        if kind == "value":
+            vals = [_record(row(r), r).get(spec["field"]) for r in spec["calls"]]
+            if len(vals) == 1:
+                v = vals[0]
+                typ = "number" if isinstance(v, int | float) and not isinstance(v, bool) else "string"
+                return {"type": typ, "value": v, "fields": [spec["field"]]}
+            return {"type": "judge", "value": vals, "fields": [spec["field"]]}
+        if kind == "cmp":
+            a, b = (go(arm)["value"] for arm in spec["arms"])
+            if a == b:
+                return {"type": "string", "value": None, "fields": ["total_count"], "counts": [a, b]}
+            win = spec["labels"][0] if (a > b) == (spec.get("order", "more") == "more") else spec["labels"][1]
+            if spec.get("ask") == "difference":
+                return {"type": "number", "value": abs(a - b), "fields": ["total_count"], "counts": [a, b]}
+            typ = "number" if isinstance(win, int | float) and not isinstance(win, bool) else "string"
+            return {"type": typ, "value": win, "fields": ["total_count"], "counts": [a, b]}
+        if kind == "cond":
+            c = _count(row(spec["cond_call"]), spec["cond_call"])
+            holds = c >= spec["threshold"]
+            out = go(spec["then"] if holds else spec["else"])
+            return {**out, "branch": "then" if holds else "else", "condition_value": c}
+        if kind == "sem":
+            parts = [go(p) for p in spec["parts"]]
+            return {
+                "type": "judge",
+                "value": [p["value"] for p in parts],
+                "fields": [f for p in parts for f in p["fields"]],
+            }
+        raise SpecError(f"unknown answer kind {kind!r}")
+
+    return go(spec)
 
 
 def _fmt(v: Any) -> str:

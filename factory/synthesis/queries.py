@@ -18,7 +18,7 @@ from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
 from factory.llm.schemas import AnswerMaterial, QueryParaphraseInput, QueryWriterInput, TrajectoryStep
-from factory.records import Answer, GoldenAction, Lineage, RewardBasis, Task, task_id
+from factory.records import AlternativePath, Answer, GoldenAction, Lineage, RewardBasis, Task, task_id
 from factory.report import counts, md_table, rate
 from factory.synthesis import answers
 from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
@@ -46,9 +46,15 @@ def _josa(word: str, pair: str) -> str:
     return prompts.josa(word, pair)
 
 
+def _question_junctions(t: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The junctions the question speaks of: those of the executed path, also when pruning to the minimal
+    path bypassed or dropped some (`describe.question_junctions`, factory.synthesis.minimal)."""
+    return list(t["describe"].get("question_junctions", t["junctions"]))
+
+
 def _qualifier(t: Mapping[str, Any], specs: ToolRegistry, lang: str) -> str:
     parts = []
-    for j in [*t["junctions"], *(t.get("counterfactual_junctions") or [])]:
+    for j in [*_question_junctions(t), *(t.get("counterfactual_junctions") or [])]:
         node = j.get("process")
         if not node:
             continue
@@ -87,7 +93,8 @@ def _describe(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str) ->
         if ask.get("ask") == "value":
             f = field_label(spec, ask["field"])
             return f"{noun}의 {f}" if lang == "ko" else f"the {f} of the {noun}"
-        total = len(t["junctions"]) and t["junctions"][-1]["width"] > 1
+        asked = _question_junctions(t)
+        total = len(asked) and asked[-1]["width"] > 1
         if lang == "ko":
             return f"{noun}의 {'총 ' if total else ''}건수"
         return f"the {'total ' if total else ''}number of {noun}"
@@ -267,18 +274,28 @@ def build_queries(
     return value, meta
 
 
+_GOLDEN = ("step", "tool", "platform", "args", "result_digest", "records", "total_count", "call_digest")
+
+
 def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, trajectories) -> Task:
     syn = cfg.synthesis
     actions = t["golden_actions"]
-    golden = [
+    golden = [{k: a[k] for k in _GOLDEN} for a in actions]
+    alternatives = [
         {
-            k: a[k]
-            for k in ("step", "tool", "platform", "args", "result_digest", "records", "total_count", "call_digest")
+            "note": p["note"],
+            "actions": [{k: a[k] for k in _GOLDEN} for a in p["actions"]],
+            "answer_spec": p["answer_spec"],
         }
-        for a in actions
+        for p in t.get("alternative_paths") or []
     ]
+    every = [*actions, *(a for p in t.get("alternative_paths") or [] for a in p["actions"])]
     platforms = t["platforms"]
-    chain_tools = [specs[tid].name for tid in t["tools"]]
+    # the golden path's tools and those of every other sufficient path (a model may take any of them)
+    chain_tools = sorted(
+        {specs[tid].name for tid in t["tools"]}
+        | {specs[a["tool_id"]].name for a in every if not specs[a["tool_id"]].key_acquisition}
+    )
     pool = sorted(
         s.name for s in specs.values()
         if s.platform in platforms and s.name not in chain_tools and s.key_acquisition is None
@@ -329,9 +346,11 @@ def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, tra
             GoldenAction.model_validate({k: a[k] for k in GoldenAction.model_fields if k in a})
             for a in t.get("counterfactual_actions") or []
         ],
+        alternative_paths=[AlternativePath.model_validate(p) for p in alternatives],
         available_tools=available,
         system_state={"current_date": syn.current_date, "api_key": {"acquire_with": key_tools}},
-        max_allowed_calls=math.ceil(len(golden) * syn.headroom),
+        # the headroom over the minimal path, and room for every recorded sufficient path
+        max_allowed_calls=max([math.ceil(len(golden) * syn.headroom), *(len(p["actions"]) for p in alternatives)]),
         reward_basis=basis,
         expected_state_hash=t["expected_state_hash"],
         lineage=Lineage(

@@ -2,7 +2,9 @@
 
 Actions run step by step (calls of one step concurrently, state-changing ones one at a time in
 their golden order) in one fresh executor session, so the
-key-acquisition step hands out a new key and state-changing tools start from a clean state.
+key-acquisition step hands out a new key and state-changing tools start from a clean state. The
+answer is recomputed from every record of each call (an answer spec may select a record of a
+listing, `answers`); the returned rows keep only what a golden action stores.
 """
 
 import asyncio
@@ -16,9 +18,10 @@ from factory.tools.outcomes import is_success_outcome
 
 
 async def replay_task(task: Mapping[str, Any], make_executor) -> dict[str, Any]:
-    """{'answer': recomputed answer, 'rows': executed rows, 'ok': every call succeeded}."""
+    """{'answer': recomputed answer (None when a call failed), 'rows': executed rows, 'ok': every call succeeded}."""
     actions = list(task["golden_actions"])
     rows: list[dict[str, Any] | None] = [None] * len(actions)
+    records: list[list[dict[str, Any]]] = [[] for _ in actions]
     ex: ToolExecutor
     async with make_executor() as ex:
         for step in sorted({a["step"] for a in actions}):
@@ -31,12 +34,11 @@ async def replay_task(task: Mapping[str, Any], make_executor) -> dict[str, Any]:
                 results = await ex.call_many(calls)
             for i, r in zip(idx, results, strict=True):
                 rows[i] = call_row(r, step, actions[i]["tool"])
+                records[i] = list(r.records)
     done = [r for r in rows if r is not None]
-    return {
-        "answer": answers.compute(task["answer_spec"], done),
-        "rows": done,
-        "ok": all(is_success_outcome(r["outcome"]) for r in done),
-    }
+    ok = all(is_success_outcome(r["outcome"]) for r in done)
+    full = [{**r, "records_list": recs} for r, recs in zip(done, records, strict=True)]
+    return {"answer": answers.compute(task["answer_spec"], full) if ok else None, "rows": done, "ok": ok}
 
 
 def replay(task: Mapping[str, Any], make_executor) -> dict[str, Any]:

@@ -17,9 +17,13 @@ Templates, each executed for real in its own executor session (fresh API keys, f
 
 Every golden action is recorded with its step (key acquisition is step 1 for every keyed
 platform of the trajectory; pages and FAN calls share a step).  Answer material comes from
-`answers.compute` over the executed rows; the answer's type follows its value and the output
-field's schema (a count or an integer field is a number; a code the schema calls a string
-stays a string).  Every argument has its parameter's type (`factory.synthesis.coerce`).
+`answers.compute` over the executed rows.  The executed path is then pruned to its minimal
+sufficient path (`minimal`: every remaining call is needed; the answer spec refers to calls by
+step; the other sufficient paths, the executed one among them, are recorded as
+`alternative_paths`, and what pruning did as `pruning`).  Failures are recorded rejections with a
+reason code.  The answer's type follows its value and the output field's schema (a
+count or an integer field is a number; a code the schema calls a string stays a string).  Every
+argument has its parameter's type (`factory.synthesis.coerce`).
 
 Degeneracy (checked before any query is written; each a rejection with its reason code):
 
@@ -56,7 +60,7 @@ from factory.graph.edge import Edge, parse_edges
 from factory.io import dumps
 from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
-from factory.synthesis import answers
+from factory.synthesis import answers, minimal
 from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value
 from factory.synthesis.execute import (
     ChainRun,
@@ -272,7 +276,12 @@ class _Builder:
     def __init__(self, world: World, step: int = 1):
         self.world = world
         self.actions: list[dict[str, Any]] = []
+        self.records: list[list[dict[str, Any]]] = []  # every record of each action (pruning reads them)
+        self.logical: list[int] = []  # the logical call of each action (its pages share one)
         self.step = step
+
+    def keys(self, platforms: Sequence[str], ex: ToolExecutor) -> list[tuple[str, Any]]:
+        return [(p, self.world.key_tool[p]) for p in sorted(set(platforms)) if p in self.world.key_tool]
 
     def add_stage(self, fetched: Sequence[Fetched]) -> list[int]:
         """Golden actions of one step; returns the index of each logical call's first page."""
@@ -281,8 +290,11 @@ class _Builder:
         for f in fetched:
             self.world.observe(f)
             firsts.append(len(self.actions))
+            lid = len(set(self.logical))
             for c in f.calls:
                 self.actions.append(call_row(c, self.step, f.tool_id))
+                self.records.append(list(c.records))
+                self.logical.append(lid)
         return firsts
 
 
@@ -357,15 +369,42 @@ def _finish(
     state_hash: dict[str, str],
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The trajectory record: the answer of the executed path, then the path pruned to its minimal
+    sufficient calls (`minimal`), the answer spec referring to calls by step."""
     actions = key_rows + builder.actions
     offset = len(key_rows)
-    spec = _shift(answer_spec, offset)
-    ans = typed_answer(world, spec, actions, answers.compute(spec, actions))
+    records: list[list[dict[str, Any]]] = [[] for _ in key_rows] + builder.records
+    mp = minimal.minimal_path(
+        actions, records, _shift(answer_spec, offset), junctions, world.specs,
+        phi=world.cfg.synthesis.fan_out_budget, logical=[-1 - i for i in range(offset)] + builder.logical,
+        given=[(s["param"], s["value"]) for s in seeds] + [("", t) for t in thresholds],
+    )  # fmt: skip
+    full_actions, full_spec = mp.original
+    ans = answers.compute(full_spec, minimal.with_records(full_actions, records, range(len(actions))))
     v = ans.get("value")
     if v is None or v == [] or (isinstance(v, list) and any(x is None for x in v)):
         raise Rejection("tie" if answer_spec["kind"] == "cmp" else "empty_result", "no answer value")
     if is_instruction_like(v):
         raise Rejection("injected_text", "the answer would be instruction-like text from a tool")
+    problem = minimal.disagreement(mp, records, ans)
+    if problem:
+        raise Rejection("prune_mismatch", problem)
+    orphans = minimal.unsent(mp, [s["value"] for s in seeds]) if mp.removed else []
+    if orphans:
+        raise Rejection("seed_unused", f"no call of the minimal path sends {orphans!r} ({mp.summary()})")
+    kept = [a for a in mp.actions if not world.specs[a["tool_id"]].key_acquisition]
+    if template == "chain" and junctions and not mp.junctions:
+        raise Rejection("collapsed", f"the answer is already in the records of {kept[0]['tool']} ({mp.summary()})")
+    if template == "SEM" and len({a["tool_id"] for a in kept}) < 2:
+        raise Rejection("collapsed", f"one tool answers every part ({mp.summary()})")
+    actions = mp.actions
+    ans = answers.compute(mp.answer_spec, minimal.with_records(actions, records, mp.keep))
+    ans = typed_answer(world, mp.answer_spec, actions, ans)
+    if mp.junctions_changed:
+        pattern = minimal.pattern_of(template, mp.junctions, pattern)
+        describe = {**describe, "question_junctions": junctions}
+    if mp.moved:
+        describe = {**describe, "answer_from": mp.moved}
     tools = sorted({a["tool_id"] for a in actions})
     ident = dumps([world.domain, [(a["step"], a["tool"], a["args"]) for a in actions]])
     return {
@@ -379,12 +418,14 @@ def _finish(
         "golden_actions": actions,
         "steps": max(a["step"] for a in actions),
         "calls": len(actions),
-        "junctions": junctions,
+        "junctions": mp.junctions,
         "seeds": seeds,
         "thresholds": thresholds,
         "bridge_values": [v for v in bridges if not isinstance(v, dict | list)],
-        "answer_spec": spec,
+        "answer_spec": mp.answer_spec,
         "answer": ans,
+        "alternative_paths": mp.alternative_records(),
+        "pruning": mp.report(),
         "edges": _edge_lineage(edges),
         "describe": describe,
         "state_changing": any(world.specs[t].state_changing for t in tools),
@@ -394,6 +435,7 @@ def _finish(
 
 
 def _shift(spec: Any, k: int) -> Any:
+    """A template's answer spec (positions among the stage actions) over the full action list (keys first)."""
     if isinstance(spec, dict):
         out = {}
         for key, v in spec.items():
@@ -409,7 +451,13 @@ def _shift(spec: Any, k: int) -> Any:
     return spec
 
 
-def _field_type(world: World, actions: Sequence[Mapping[str, Any]], i: int, name: str) -> str | None:
+def _field_type(world: World, actions: Sequence[Mapping[str, Any]], ref: Any, name: str) -> str | None:
+    """The schema type of output field `name` of the call a spec reference names ({'step', 'index'} or a
+    position in `actions`)."""
+    try:
+        i = ref if isinstance(ref, int) else answers.position(ref, answers.layout(actions))
+    except answers.SpecError:
+        return None
     spec = world.specs.get(actions[i].get("tool_id", "")) if 0 <= i < len(actions) else None
     f = spec.output_fields.get(name) if spec is not None else None
     return f.type if f is not None else None
@@ -1058,6 +1106,28 @@ def structure_stats(trajs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def pruning_stats(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Minimal golden paths (factory.synthesis.minimal): calls per trajectory before and after pruning, the
+    share of trajectories pruned, calls pruned by reason, answer reads moved, and trajectories rejected
+    because their minimal path lost the template's shape."""
+    trajs = value["trajectories"]
+    reports = [t.get("pruning") or {} for t in trajs]
+    before = [r.get("calls_before", t["calls"]) for r, t in zip(reports, trajs, strict=True)]
+    after = [r.get("calls_after", t["calls"]) for r, t in zip(reports, trajs, strict=True)]
+    removed = counts(x["reason"] for r in reports for x in r.get("removed") or [])
+    rejected = counts(r["reason"] for r in value["rejected"] if r["reason"] in minimal.REJECTIONS)
+    return {
+        "pruned_share": rate(sum(bool(r.get("removed")) for r in reports), len(trajs)),
+        "calls_before_mean": round(float(np.mean(before)), 3) if before else 0.0,
+        "calls_after_mean": round(float(np.mean(after)), 3) if after else 0.0,
+        "calls_pruned": sum(removed.values()),
+        "calls_pruned_by_reason": {k: removed.get(k, 0) for k in minimal.REASONS if removed.get(k)},
+        "answer_moved": sum(bool(r.get("moved")) for r in reports),
+        "with_alternatives": sum(bool(t.get("alternative_paths")) for t in trajs),
+        "rejected_by_pruning": {k: rejected.get(k, 0) for k in minimal.REJECTIONS if rejected.get(k)},
+    }
+
+
 def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     trajs = value["trajectories"]
     st = structure_stats(trajs)
@@ -1066,8 +1136,11 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         **{k: v for k, v in st.items() if not isinstance(v, dict)},
         "by_category": st["by_category"],
         "by_junction": st["by_junction"],
+        "minimal_paths": pruning_stats(value),
         "rejected": len(value["rejected"]),
-        "rejections_by_reason": {r: reasons.get(r, 0) for r in REJECTION_REASONS if reasons.get(r)},
+        "rejections_by_reason": {
+            r: reasons.get(r, 0) for r in (*REJECTION_REASONS, *minimal.REJECTIONS) if reasons.get(r)
+        },
         "degenerate_rejected": sum(reasons.get(r, 0) for r in DEGENERATE_REASONS),
         "degeneracy": dict(value.get("degeneracy") or {}),
         "cmp_binary": sum(map(_binary, trajs)),
@@ -1086,6 +1159,9 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
                     "pattern": t["pattern"],
                     "tools": " → ".join(x.rsplit("/", 1)[-1] for x in t["describe"].get("chain", t["tools"])),
                     "calls": t["calls"],
+                    "pruned": ", ".join(
+                        f"{x['tool']} ({x['reason']})" for x in (t.get("pruning") or {}).get("removed") or []
+                    ),
                     "n": ",".join(str(j["n"]) for j in t["junctions"]),
                     "answer": t["answer"]["value"],
                 }

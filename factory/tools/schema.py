@@ -26,6 +26,7 @@ from factory.tools.locators import SourceError
 from factory.tools.spec import OutputField
 
 TOTAL_COUNT_NAMES = ("totalCount", "total_count", "totalcount", "total", "totalResults", "total_results", "count")
+AMBIGUOUS_TOTAL_NAMES = ("total", "count")  # a total count only when an integer beside a records list
 ENVELOPE_RECORDS_PATH = "response.body.items.item"
 MAX_FLATTEN_DEPTH = 4
 
@@ -212,8 +213,8 @@ def infer_total_count_path(schema: dict[str, Any], records_path: str | None) -> 
         props = (node or {}).get("properties") or {}
         for name in TOTAL_COUNT_NAMES:
             if name in props and schema_type(props[name]) in ("integer", "number", "string"):
-                if name == "count" and records_path is None:
-                    continue
+                if name in AMBIGUOUS_TOTAL_NAMES and (records_path is None or schema_type(props[name]) != "integer"):
+                    continue  # a record's own `total`/`count` (an amount in USD is a number) is a field
                 return f"{base}.{name}" if base else name
     return None
 

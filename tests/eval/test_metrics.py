@@ -214,3 +214,57 @@ def test_hard_failure_fails_a_correct_answer() -> None:
     cut = score_episode(task, ep, {}, response={"passed": True}, environment=None, hard_failure=True)
     assert ok["passed"] and ok["action"]["score"] == 1.0
     assert not cut["passed"] and cut["outcome"] and cut["waterfall"]["first_failure"] == "outcome"
+
+
+# --------------------------------------------------------------------------- minimal and alternative paths
+
+
+def _lost_task() -> dict:
+    """The demo's "Lost" task pruned to the listing (track_count in each album record), its original path kept."""
+    key = {"tool": "get_chinook_catalog_key", "platform": "cat", "args": {}}
+    search = {"tool": "search_artists", "platform": "cat", "args": {"name": "Lost", "api_key": "<KEY>"}}
+    albums = {"tool": "list_artist_albums", "platform": "cat", "args": {"artist_id": 149, "api_key": "<KEY>"}}
+    tracks = [
+        {"step": 4, "tool": "list_album_tracks", "platform": "cat", "args": {"album_id": a, "api_key": "<KEY>"}}
+        for a in (229, 230, 231, 261)
+    ]
+    golden = [{"step": 1, **key}, {"step": 2, **search}, {"step": 3, **albums}]
+    return {
+        "reward_basis": ["RESPONSE", "ACTION"],
+        "golden_actions": golden,
+        "alternative_paths": [{"note": "original", "actions": [*golden, *tracks], "answer_spec": {}}],
+        "system_state": {"api_key": {"acquire_with": {"cat": "get_chinook_catalog_key"}}},
+        "max_allowed_calls": 7,
+    }
+
+
+def _ran(action: dict) -> dict:
+    args = {k: v for k, v in action["args"].items() if k != "api_key"}
+    return {"tool": action["tool"], "args": args, "status": "executed", "valid": True, "ok": True}
+
+
+def test_the_short_path_scores_full_and_the_long_one_is_correct_but_less_efficient() -> None:
+    task = _lost_task()
+    short = [_ran(a) for a in task["golden_actions"][1:]]
+    s = score_episode(task, {"calls": short}, {}, response={"passed": True}, environment=None, hard_failure=False)
+    assert s["action"]["correctness"] == 1.0 and s["action"]["efficiency"] == 1.0 and s["action"]["score"] == 1.0
+    assert s["action"]["path"] == "golden" and s["action"]["n_opt"] == 2 and s["action"]["budget"] == 6
+    long = [_ran(a) for a in task["alternative_paths"][0]["actions"][1:]]
+    s = score_episode(task, {"calls": long}, {}, response={"passed": True}, environment=None, hard_failure=False)
+    assert s["action"]["correctness"] == 1.0  # a sufficient path, fully covered
+    assert s["action"]["efficiency"] == pytest.approx((1 + 2 / 6) / 2)  # relative to the 2-call minimal path
+    assert s["waterfall"]["first_failure"] is None
+
+
+def test_an_alternative_path_taken_without_the_golden_calls_is_correct() -> None:
+    """A path that shares no call with the golden one: correctness from the alternative it covers."""
+    task = _lost_task()
+    other = [{"step": 2, "tool": "get_artist_by_name", "platform": "cat", "args": {"name": "Lost"}},
+             {"step": 3, "tool": "list_album_tracks", "platform": "cat", "args": {"album_id": 229}}]  # fmt: skip
+    task["alternative_paths"].append({"note": "another sufficient path", "actions": other, "answer_spec": {}})
+    calls = [_ran(a) for a in other]
+    s = score_episode(task, {"calls": calls}, {}, response={"passed": True}, environment=None, hard_failure=False)
+    assert s["action"]["correctness"] == 1.0 and s["action"]["path"] == "alternative 1: another sufficient path"
+    without = dict(task, alternative_paths=[])
+    s = score_episode(without, {"calls": calls}, {}, response={"passed": True}, environment=None, hard_failure=False)
+    assert s["action"]["correctness"] == 0.0 and s["waterfall"]["first_failure"] == "tool_names"

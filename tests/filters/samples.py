@@ -74,7 +74,7 @@ def task(
             {"from": "find_artist.artist_id", "to": "list_albums.artist_id", "type": "SEQ", "n": 1, "width": 1}
         ],
         "golden_actions": actions,
-        "answer_spec": {"kind": "count", "calls": [2]},
+        "answer_spec": {"kind": "count", "calls": [{"step": 3, "index": 0}]},
         "available_tools": ["find_artist", "list_albums"],
         "system_state": {"current_date": "2025-06-30"},
         "max_allowed_calls": 8,

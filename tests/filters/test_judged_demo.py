@@ -19,6 +19,7 @@ from factory.llm.rules import mentions
 from factory.llm.service import LLM
 from factory.model_config import OpenAIBackendConfig
 from factory.records import Task, task_id
+from factory.synthesis import answers
 from factory.synthesis.replay import replay
 from factory.tools.registry import ToolRegistry, executor_factory
 
@@ -149,18 +150,13 @@ def test_planted_bridge_value_leak_is_answer_leakage(synth_world, judged):
     pytest.fail("no trajectory with a bridge value to plant")
 
 
-def _shift_spec(spec: Any, at: int) -> Any:
+def _shift_spec(spec: Any) -> Any:
+    """The spec with every reference to step 2 or later moved one step later (a call planted at step 2)."""
     if isinstance(spec, dict):
-        out = {}
-        for k, v in spec.items():
-            if k == "calls":
-                out[k] = [i + 1 if i >= at else i for i in v]
-            elif k == "cond_call":
-                out[k] = v + 1 if v >= at else v
-            else:
-                out[k] = _shift_spec(v, at)
-        return out
-    return [_shift_spec(x, at) for x in spec] if isinstance(spec, list) else spec
+        if isinstance(spec.get("step"), int) and "index" in spec:
+            return {**spec, "step": spec["step"] + 1 if spec["step"] >= 2 else spec["step"]}
+        return {k: _shift_spec(v) for k, v in spec.items()}
+    return [_shift_spec(x) for x in spec] if isinstance(spec, list) else spec
 
 
 def test_planted_unused_intermediate_call_is_decorative_by_execution(synth_world, judged):
@@ -173,7 +169,7 @@ def test_planted_unused_intermediate_call_is_decorative_by_execution(synth_world
     plant = _fresh(
         base,
         golden_actions=actions,
-        answer_spec=_shift_spec(base["answer_spec"], at),
+        answer_spec=_shift_spec(base["answer_spec"]),
         available_tools=sorted({*base["available_tools"], "list_genres"}),
         platforms=sorted({*base["platforms"], "chinook-catalog"}),
         max_allowed_calls=base["max_allowed_calls"] + 1,
@@ -210,7 +206,7 @@ def test_planted_non_constraining_chain_is_decorative_by_perturbation(synth_worl
         category="SEQ",
         junctions=[{"from": "get_track.album_id", "to": "get_album.album_id", "type": "SEQ", "n": 1, "width": 1}],
         golden_actions=actions,
-        answer_spec={"kind": "count", "calls": [2]},
+        answer_spec={"kind": "count", "calls": [{"step": 3, "index": 0}]},
         available_tools=["get_album", "get_track"],
         max_allowed_calls=8,
         reward_basis=["RESPONSE", "ACTION"],
@@ -262,7 +258,8 @@ def _stale_plan(tasks: list[dict[str, Any]]):
         spec = t["answer_spec"]
         parts = spec["parts"] if spec["kind"] == "sem" else [spec]
         for p in parts:
-            acts = [t["golden_actions"][i] for i in p.get("calls", [])]
+            steps = answers.layout(t["golden_actions"])
+            acts = [t["golden_actions"][answers.position(r, steps)] for r in p.get("calls", []) if not r.get("record")]
             if len(acts) != 1:
                 continue
             a = acts[0]
@@ -292,7 +289,7 @@ def test_planted_data_change_after_synthesis_is_stale_label(synth_world, judged)
             templated_query=f"In which city does customer id {cust} live?",
             platforms=["chinook-store"],
             answer={"type": "string", "value": city, "text": city, "fields": ["city"], "branch": None},
-            pattern="SEQ", category="SEQ", junctions=[], answer_spec={"kind": "value", "calls": [1], "field": "city"},
+            pattern="SEQ", category="SEQ", junctions=[], answer_spec={"kind": "value", "calls": [{"step": 2, "index": 0}], "field": "city"},
             golden_actions=[
                 {"step": 1, "tool": "get_chinook_store_key", "platform": "chinook-store", "args": {}, "records": 1},
                 {"step": 2, "tool": "get_customer", "platform": "chinook-store",

@@ -84,26 +84,34 @@ def test_english_query_for_korean_domain_fails_language():
 
 
 ROWS = [
-    {"total_count": 12, "records": 10, "sample": [{"name": "Delta"}]},
-    {"total_count": 3, "records": 3, "sample": [{"name": "Alaska"}]},
-    {"total_count": 1, "records": 1, "sample": [{"seats": 149}]},
+    {"step": 1, "total_count": 12, "records": 10, "sample": [{"name": "Delta"}]},
+    {"step": 1, "total_count": 3, "records": 3, "sample": [{"name": "Alaska"}]},
+    {"step": 2, "total_count": 1, "records": 1, "sample": [{"seats": 149}]},
 ]
+A, B, C = {"step": 1, "index": 0}, {"step": 1, "index": 1}, {"step": 2, "index": 0}
 
 
 def test_answers_from_totals_values_branches():
-    assert answers.compute({"kind": "count", "calls": [0, 1]}, ROWS)["value"] == 15
-    assert answers.compute({"kind": "value", "calls": [2], "field": "seats"}, ROWS) == {
+    assert answers.compute({"kind": "count", "calls": [A, B]}, ROWS)["value"] == 15
+    assert answers.compute({"kind": "value", "calls": [C], "field": "seats"}, ROWS) == {
         "type": "number", "value": 149, "fields": ["seats"]}  # fmt: skip
-    cmp = {"kind": "cmp", "arms": [{"kind": "count", "calls": [0]}, {"kind": "count", "calls": [1]}],
+    cmp = {"kind": "cmp", "arms": [{"kind": "count", "calls": [A]}, {"kind": "count", "calls": [B]}],
            "labels": ["A", "B"], "order": "fewer"}  # fmt: skip
     assert answers.compute(cmp, ROWS)["value"] == "B"
-    cond = {"kind": "cond", "cond_call": 1, "threshold": 4, "then": {"kind": "count", "calls": [0]},
-            "else": {"kind": "count", "calls": [1]}}  # fmt: skip
+    cond = {"kind": "cond", "cond_call": B, "threshold": 4, "then": {"kind": "count", "calls": [A]},
+            "else": {"kind": "count", "calls": [B]}}  # fmt: skip
     out = answers.compute(cond, ROWS)
     assert out["branch"] == "else" and out["value"] == 3
     assert answers.answer_text(out, "en").startswith("The condition does not hold.")
-    tie = {**cmp, "arms": [{"kind": "count", "calls": [2]}, {"kind": "count", "calls": [2]}]}
+    tie = {**cmp, "arms": [{"kind": "count", "calls": [C]}, {"kind": "count", "calls": [C]}]}
     assert answers.compute(tie, ROWS)["value"] is None
+    # a listing record selected by its fields, and a count field read instead of the call's total
+    listing = [{"step": 1, "total_count": 2, "records": 2,
+                "records_list": [{"album_id": 229, "track_count": 26}, {"album_id": 261, "track_count": 17}]}]  # fmt: skip
+    pick = {"step": 1, "index": 0, "record": {"album_id": 261}}
+    assert answers.compute({"kind": "value", "calls": [pick], "field": "track_count"}, listing)["value"] == 17
+    assert answers.compute({"kind": "count", "calls": [{**pick, "field": "track_count"}]}, listing) == {
+        "type": "number", "value": 17, "fields": ["track_count"]}  # fmt: skip
 
 
 def test_task_id_is_a_content_hash():

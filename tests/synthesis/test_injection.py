@@ -80,8 +80,8 @@ def test_task_whose_answer_is_injected_text_is_rejected(notice_records):
     assert "injected_text" in REJECTION_REASONS
     action = {"step": 1, "tool": "list_notices", "tool_id": "hooks/hooks/list_notices", "args": {"team": "core"},
               "records_list": notice_records, "total_count": 1}  # fmt: skip
-    world = SimpleNamespace(domain="hooks", specs={})
-    builder = SimpleNamespace(actions=[action])
+    world = SimpleNamespace(domain="hooks", specs={}, cfg=SimpleNamespace(synthesis=SimpleNamespace(fan_out_budget=5)))
+    builder = SimpleNamespace(actions=[action], records=[notice_records], logical=[0])
     with pytest.raises(Rejection) as err:
         _finish(
             world, "chain", "SEQ", [], builder, {"kind": "value", "calls": [0], "field": "title"},

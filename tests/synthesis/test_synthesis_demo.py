@@ -132,8 +132,8 @@ def test_bad_input_is_a_recorded_rejection(world):
     }
     reasons = {r["reason"] for d in cfg.domain_names for r in load("trajectories", d)["rejected"]}
     assert reasons <= {"no_seed", "call_failed", "empty_result", "junction_field_missing", "response_too_large",
-                       "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "uncoercible_value",
-                       "unique_key_count", "always_one", "repeated_lookup", "constant_answer",
+                       "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "collapsed", "seed_unused",
+                       "uncoercible_value", "unique_key_count", "always_one", "repeated_lookup", "constant_answer",
                        "cond_one_sided", "cond_branches_equal"}  # fmt: skip
 
 
@@ -154,3 +154,42 @@ def test_same_seed_same_trajectories(world):
         ]
     a, b = ([(t["trajectory_id"], t["answer"], t["expected_state_hash"]) for t in r["trajectories"]] for r in runs)
     assert a == b and a
+
+
+def test_golden_paths_are_minimal_and_the_recorded_longer_paths_still_answer(world):
+    """No key call without a keyed call of its platform, no page after the first unless its records feed a
+    junction or the answer selects a record from them; steps numbered 1..n; the executed (original) path of a
+    pruned task, replayed live, gives the same answer as the minimal one."""
+    from factory.synthesis import answers
+
+    cfg, staged, load, tmp = world
+    pruned: list[dict] = []
+    tools = {(t["platform"], t["name"]): t for d in cfg.domain_names for t in load("tool_inventory", d)["tools"]}
+    for d in cfg.domain_names:
+        for t in load("trajectories", d)["trajectories"]:
+            specs = {a["tool"]: tools[(a["platform"], a["tool"])] for a in t["golden_actions"]}
+            acts = t["golden_actions"]
+            assert sorted({a["step"] for a in acts}) == list(range(1, t["steps"] + 1))
+            keyed = {a["platform"] for a in acts if (specs[a["tool"]].get("generic_params") or {}).get("key")}
+            assert {a["platform"] for a in acts if specs[a["tool"]].get("key_acquisition")} <= keyed, t["pruning"]
+            steps = answers.layout(acts)
+            selected = {(acts[answers.position(r, steps)]["step"], acts[answers.position(r, steps)]["tool"])
+                        for r in answers.references(t["answer_spec"]) if r.get("record")}  # fmt: skip
+            sources = {
+                (a["step"], a["tool"]) for a in acts for j in t["junctions"] if j["from"].split(".")[0] == a["tool"]
+            }
+            for a in acts:
+                page = (specs[a["tool"]].get("generic_params") or {}).get("page")
+                if page and int(a["args"].get(page) or 1) > 1:
+                    assert (a["step"], a["tool"]) in sources | selected, (a, t["pruning"])
+            assert t["pruning"]["calls_after"] == len(acts) <= t["pruning"]["calls_before"]
+            if t["pruning"]["removed"] and not t["state_changing"]:
+                pruned.append(t)
+    assert pruned, "no trajectory of the demo world was pruned"
+    make = _executor(cfg)
+    with DemoService(cfg.demo, log_dir=tmp / "logs"):
+        for t in pruned[:4]:
+            original = next(p for p in t["alternative_paths"] if p["note"] == "original")
+            assert len(original["actions"]) > len(t["golden_actions"])
+            out = replay({"golden_actions": original["actions"], "answer_spec": original["answer_spec"]}, make)
+            assert out["ok"] and out["answer"]["value"] == t["answer"]["value"], (t["pruning"], out["answer"])

@@ -75,13 +75,16 @@ def test_schema_types_read_any_of_and_enums():
 
 
 ROWS = [
-    {"total_count": 12, "records": 10, "sample": [{"name": "Delta"}]},
-    {"total_count": 3, "records": 3, "sample": [{"name": "Alaska"}]},
+    {"step": 2, "total_count": 12, "records": 10, "sample": [{"name": "Delta"}]},
+    {"step": 2, "total_count": 3, "records": 3, "sample": [{"name": "Alaska"}]},
 ]
 
 
 def test_cmp_answers_are_typed_and_difference_is_a_number():
-    arms = [{"kind": "count", "calls": [0]}, {"kind": "count", "calls": [1]}]
+    arms = [
+        {"kind": "count", "calls": [{"step": 2, "index": 0}]},
+        {"kind": "count", "calls": [{"step": 2, "index": 1}]},
+    ]
     label = answers.compute({"kind": "cmp", "arms": arms, "labels": [2010, 2015], "order": "more"}, ROWS)
     assert label["value"] == 2010 and label["type"] == "number"  # an int label is a number
     text = answers.compute({"kind": "cmp", "arms": arms, "labels": ["11500", "11110"], "order": "fewer"}, ROWS)
