@@ -89,6 +89,8 @@ def degenerate(t: dict[str, Any], pmax: dict[str, int], specs: dict[str, Any]) -
     acts, spec, out = t["golden_actions"], t["answer_spec"], []
 
     def count_flags(s: dict[str, Any]) -> None:
+        if any(isinstance(r, dict) and r.get("field") for r in s.get("calls") or []):
+            return  # a count read from a record's count field (an album's track_count), not a call's records
         idx = _calls_of(s, acts)
         tot = _totals(acts, idx)
         if len(idx) >= 2 and all(n == 1 for n in tot):

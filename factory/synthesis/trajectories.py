@@ -29,7 +29,8 @@ Degeneracy (checked before any query is written; each a rejection with its reaso
 
 - a count over a tool that returned at most one record for every observed call is
   ``unique_key_count`` when the call looks a record up by a key (an argument equals a field of
-  the record it returned) and ``always_one`` otherwise (two observed calls at least);
+  the record it returned) and ``always_one`` otherwise (two observed calls at least); COND edges
+  from such a tool are never drawn (counted in ``degeneracy.cond_edges_excluded``);
 - a count over several one-record look-ups, or over records repeated across the counted calls,
   is ``repeated_lookup`` (it counts calls, not entities);
 - a COND's threshold is chosen among the condition counts of the seed and of other seeds with
@@ -706,6 +707,7 @@ class Ledger:
     checked: int = 0  # kept candidates re-run on at least one other seed
     unchecked: int = 0  # kept candidates with no other seed to re-run (or no budget left)
     by_template: dict[str, int] = field(default_factory=dict)  # calls spent per template
+    excluded: dict[str, int] = field(default_factory=dict)  # COND edges never drawn, by reason
 
     def spend(self, template: str, n: int) -> None:
         self.spent += n
@@ -722,6 +724,7 @@ class Ledger:
             "checked": self.checked,
             "unchecked": self.unchecked,
             "calls_by_template": dict(sorted(self.by_template.items())),
+            "cond_edges_excluded": dict(sorted(self.excluded.items())),
         }
 
 
@@ -940,6 +943,11 @@ async def _synthesize(
     cond_edges = [
         e for e in world.edges if world.seeds.get(e.source_tool_id) and not world.specs[e.target_tool_id].state_changing
     ]
+    # a condition on a count that is 1 by construction (every observed call of the tool): never drawn, counted
+    for e in cond_edges:
+        if (bad := world.degenerate_count(e.source_tool_id)) is not None:
+            ledger.excluded[bad[0]] = ledger.excluded.get(bad[0], 0) + 1
+    cond_edges = [e for e in cond_edges if world.degenerate_count(e.source_tool_id) is None]
     templates = [t for t in TEMPLATES if t == "chain" or quotas.get(t, 0) > 0]
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
