@@ -295,6 +295,29 @@ class SynthesisConfig(_Frozen):
         description="Records read from one logical call (all pages) at most; a larger total is rejected "
         "(response_too_large), never loaded.",
     )
+    degeneracy_seeds: int = Field(
+        default=3,
+        ge=1,
+        description="Degeneracy check before a trajectory is kept: the same template (tools, edges, process "
+        "node operators, answer shape) is re-run on up to this many other seeds with the same parameters "
+        "(known probe/observation arguments); every answer equal to the task's is `constant_answer` (CMP: "
+        "an arm with one count in every context). COND thresholds are chosen from the condition counts "
+        "of this many other seeds, so that the condition holds for some and fails for others.",
+    )
+    degeneracy_call_budget: int = Field(
+        default=600,
+        ge=0,
+        description="Tool calls per domain spent at most on degeneracy re-runs (real calls, keys included); "
+        "a candidate checked after it is spent is kept unchecked (counted in the metadata).",
+    )
+    cmp_binary_share: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="CMP tasks answered with one of the two compared labels (a binary choice) are at most "
+        "this share of a domain's kept trajectories; the other CMP tasks ask for the difference of the "
+        "two counts (a number).",
+    )
     distractors: int = Field(default=4, ge=0, description="Extra tools of the chain's platforms in available_tools.")
     headroom: float = Field(
         default=2.5, ge=1.0, description="max_allowed_calls = ceil(golden calls × headroom) (paper: ~2.45)."

@@ -58,6 +58,10 @@ class Answer(_Row):
     text: str = Field(description="The gold answer as the agent should state it.")
     fields: list[str] = Field(default_factory=list)
     branch: Literal["then", "else"] | None = None
+    branches: dict[str, Any] | None = Field(
+        default=None,
+        description="COND: the answer of each branch for the task's seed (both executed); `branch` says which holds.",
+    )
 
 
 class Verdict(_Row):
@@ -123,6 +127,10 @@ class Task(_Row):
         default_factory=list,
         description="Other sufficient paths (the original longer path among them). ACTION correctness accepts the "
         "golden path or any of these; efficiency is relative to the golden (minimal) path.",
+    )
+    counterfactual_actions: list[GoldenAction] = Field(
+        default_factory=list,
+        description="COND: the calls of the branch that does not hold, executed to record its answer; not golden.",
     )
     available_tools: list[str]
     system_state: dict[str, Any]

@@ -9,7 +9,8 @@ field of the record instead of the call's total). Kinds:
 - ``count``: the sum over its calls of the total count (the records of a call without a total);
 - ``value``: ``field`` of the first (or selected) record of each call; one value, or a list;
 - ``cmp``: two count arms; the label of the larger one (``order: more``) or of the smaller one
-  (any other order) wins; equal counts give no answer (None);
+  (any other order) wins; with ``ask: difference`` the answer is the absolute difference of the
+  two counts; equal counts give no answer (None);
 - ``cond``: the count of ``cond_call`` ≥ ``threshold`` answers ``then``, otherwise ``else``;
 - ``sem``: the list of its parts' answers.
 
@@ -176,6 +177,8 @@ def evaluate(
             a, b = (go(arm)["value"] for arm in s["arms"])
             if a == b:
                 return {"value": None, "counts": [a, b]}
+            if s.get("ask") == "difference":
+                return {"value": abs(a - b), "counts": [a, b]}
             first = (a > b) == (s.get("order", "more") == "more")
             return {"value": s["labels"][0] if first else s["labels"][1], "counts": [a, b]}
         if kind == "cond":

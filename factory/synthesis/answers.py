@@ -16,7 +16,8 @@ Kinds:
 
 - ``count``: the sum of the reported total counts of the referenced calls (never rows counted);
 - ``value``: `field` of the first (or selected) record of each referenced call (one value, or a list);
-- ``cmp``: two arms, each a count spec; the label of the larger one wins (a tie is no answer);
+- ``cmp``: two arms, each a count spec; the label of the larger one wins (a tie is no answer), or with
+  ``ask: difference`` the absolute difference of the two counts;
 - ``cond``: the total of the ``cond_call`` reference ≥ threshold selects `then` or `else`, both specs;
 - ``sem``: several specs answered together.
 
@@ -184,7 +185,10 @@ def compute(
             if a == b:
                 return {"type": "string", "value": None, "fields": ["total_count"], "counts": [a, b]}
             win = spec["labels"][0] if (a > b) == (spec.get("order", "more") == "more") else spec["labels"][1]
-            return {"type": "string", "value": win, "fields": ["total_count"], "counts": [a, b]}
+            if spec.get("ask") == "difference":
+                return {"type": "number", "value": abs(a - b), "fields": ["total_count"], "counts": [a, b]}
+            typ = "number" if isinstance(win, int | float) and not isinstance(win, bool) else "string"
+            return {"type": typ, "value": win, "fields": ["total_count"], "counts": [a, b]}
         if kind == "cond":
             c = _count(row(spec["cond_call"]), spec["cond_call"])
             holds = c >= spec["threshold"]

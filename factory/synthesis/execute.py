@@ -5,6 +5,12 @@ schema allows (bounded by `max_scan_records`), then, when the reported total exc
 back, the remaining pages in parallel (they share a golden step).  A total above
 `max_scan_records` is a `Rejection('response_too_large')`: nothing beyond one bounded page is
 ever read.
+
+Every argument is converted to its parameter's JSON-Schema type where it is built (edge
+arguments from a record, cache constants, DEFAULT values) and again before a call is sent
+(`factory.synthesis.coerce`): a value with no form of that type is a
+`Rejection('uncoercible_value')`.  A junction can be run with a *fixed* process node (the
+re-evaluation of a template on another seed keeps the question's operator and field).
 """
 
 import asyncio
@@ -17,6 +23,7 @@ import numpy as np
 
 from factory.graph import plan as plans
 from factory.graph.edge import Edge
+from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value
 from factory.synthesis.junctions import (
     DRV,
     Rejection,
@@ -25,6 +32,7 @@ from factory.synthesis.junctions import (
     distinct_keys,
     junction_type,
     key_of,
+    reapply_node,
 )
 from factory.tools.executor import ToolExecutor
 from factory.tools.fingerprint import sha256_digest
@@ -78,9 +86,17 @@ def page_args(spec: ToolSpec, args: Mapping[str, Any], bound: int) -> dict[str, 
     return out
 
 
+def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
+    """`args` converted to the tool's parameter types; Rejection('uncoercible_value') when one cannot be."""
+    try:
+        return coerce_args(spec.params, args, spec.name)
+    except Uncoercible as e:
+        raise Rejection("uncoercible_value", str(e)[:200]) from None
+
+
 async def fetch(ex: ToolExecutor, spec: ToolSpec, tid: str, args: Mapping[str, Any], bound: int) -> Fetched:
     """Execute a logical call; Rejection on failure, on an empty result, or on a total above `bound`."""
-    args = page_args(spec, args, bound)
+    args = page_args(spec, typed_args(spec, args), bound)
     res = await ex.call(spec, args)
     if not res.ok:
         raise Rejection("call_failed", f"{spec.name}: {res.outcome.value} {res.detail}"[:200])
@@ -105,27 +121,57 @@ async def fetch(ex: ToolExecutor, spec: ToolSpec, tid: str, args: Mapping[str, A
     return Fetched(tool_id=tid, args=dict(res.args), calls=calls, records=records[:bound], total=total)
 
 
+async def count_only(ex: ToolExecutor, spec: ToolSpec, args: Mapping[str, Any], bound: int) -> int | None:
+    """The record count of one call, from its first page only (one HTTP call); None when the call fails,
+    or when the tool reports no total and the page came back full (the count is unknown)."""
+    sent = page_args(spec, typed_args(spec, args), bound)
+    res = await ex.call(spec, sent)
+    if not res.ok:
+        return None
+    if res.total_count is not None:
+        return int(res.total_count)
+    g = spec.generic_params
+    size = sent.get(g.page_size) if g.page_size else None
+    if size is not None and res.record_count >= int(size):
+        return None
+    return int(res.record_count)
+
+
 def _brief(args: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items() if v != "<KEY>")[:120]
 
 
-def edge_args(edge: Edge, record: Mapping[str, Any], constants: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def edge_args(
+    edge: Edge,
+    record: Mapping[str, Any],
+    constants: list[dict[str, Any]] | None = None,
+    spec: ToolSpec | None = None,
+) -> dict[str, Any]:
     """Target arguments: bound fields from `record`, DEFAULT generics, required CLARIFY params from the
-    edge cache C (then the plan's candidates).  Cache-filled values are reported in `constants`."""
+    edge cache C (then the plan's candidates).  Cache-filled values are reported in `constants`.
+    With the target `spec`, every value has its parameter's type (Rejection('uncoercible_value'))."""
+    params = spec.params if spec is not None else {}
+
+    def typed(p: str, v: Any) -> Any:
+        try:
+            return coerce_value(v, params.get(p))
+        except Uncoercible as e:
+            raise Rejection("uncoercible_value", f"{edge.target_tool}.{p}: {e}"[:200]) from None
+
     args: dict[str, Any] = {}
     cache_inputs = [c.get("input") or {} for c in edge.cache]
     for p, st in edge.plan.items():
         kind = st["kind"]
         if kind == plans.UPSTREAM:
-            args[p] = plans.apply_transform(record.get(st["field"]), st.get("transform"))
+            args[p] = typed(p, plans.apply_transform(record.get(st["field"]), st.get("transform")))
         elif kind == plans.DEFAULT:
-            args[p] = st["value"]
+            args[p] = typed(p, st["value"])
         elif kind == plans.CLARIFY and st.get("required"):
             vals = [c[p] for c in cache_inputs if c.get(p) not in (None, "")] or list(st.get("candidates") or [])
             if vals:
-                args[p] = vals[0]
+                args[p] = typed(p, vals[0])
                 if constants is not None:
-                    constants.append({"tool_id": edge.target_tool_id, "param": p, "value": vals[0]})
+                    constants.append({"tool_id": edge.target_tool_id, "param": p, "value": args[p]})
     return args
 
 
@@ -138,8 +184,14 @@ async def junction(
     bound: int,
     rng: np.random.Generator,
     run: ChainRun,
+    fixed: Mapping[str, Any] | None = None,
 ) -> Stage:
-    """Type the junction by cardinality, insert a process node for DRV, execute the downstream call(s)."""
+    """Type the junction by cardinality, insert a process node for DRV, execute the downstream call(s).
+
+    `fixed` re-runs a junction of a known template on another seed (or the second arm of a comparison):
+    {'process': node or None}.  The junction must be of the same kind: with a node, more than φ values
+    and the node applied again (max/min/most-frequent pivots re-read from these records); without one,
+    at most φ values; else Rejection('no_valid_pivot')."""
     records = [r for f in upstream for r in f.records]
     fields = plans.upstream_fields(edge.plan)
     keys = distinct_keys(records, fields)
@@ -149,8 +201,18 @@ async def junction(
     jtype = junction_type(n, phi)
     node = None
     kept: Sequence[Mapping[str, Any]] = records
-    if jtype == DRV:
+    if fixed is not None:  # the same kind of junction as the template's: a process node exactly when DRV
+        if fixed.get("process") and jtype == DRV:
+            node = reapply_node(records, fields, fixed["process"], phi)
+        elif fixed.get("process"):
+            raise Rejection(
+                "no_valid_pivot", f"{n} values of {', '.join(fields)}: the template's process node needs more"
+            )
+        elif jtype == DRV:
+            raise Rejection("no_valid_pivot", f"{n} values of {', '.join(fields)} and no process node in the template")
+    elif jtype == DRV:
         node = choose_process_node(records, fields, phi, rng)
+    if node is not None:
         kept = apply_operator(records, node)
         keys = distinct_keys(kept, fields)
         if node["operator"] in THRESHOLD_OPERATORS:
@@ -158,8 +220,8 @@ async def junction(
     first: dict[tuple | None, Mapping[str, Any]] = {}
     for r in kept:
         first.setdefault(key_of(r, fields), r)
-    arg_sets = [edge_args(edge, first[k], run.constants if i == 0 else None) for i, k in enumerate(keys)]
     spec = specs[edge.target_tool_id]
+    arg_sets = [edge_args(edge, first[k], run.constants if i == 0 else None, spec) for i, k in enumerate(keys)]
     if spec.state_changing:  # one at a time: ids the service hands out then follow the golden order
         fetched: list[Fetched | BaseException] = []
         for a in arg_sets:
@@ -207,12 +269,15 @@ async def run_chain(
     phi: int,
     bound: int,
     rng: np.random.Generator,
+    nodes: Sequence[Mapping[str, Any] | None] | None = None,
 ) -> ChainRun:
+    """The seed call, then one junction per edge; `nodes` (one per edge) re-runs a known template."""
     run = ChainRun()
     f0 = await fetch(ex, specs[seed_tid], seed_tid, seed_args, bound)
     run.stages.append(Stage(fetched=[f0], role="seed"))
-    for e in edges:
-        run.stages.append(await junction(ex, specs, e, run.stages[-1].fetched, phi, bound, rng, run))
+    for i, e in enumerate(edges):
+        fixed = None if nodes is None else {"process": nodes[i]}
+        run.stages.append(await junction(ex, specs, e, run.stages[-1].fetched, phi, bound, rng, run, fixed))
     return run
 
 

@@ -44,6 +44,14 @@ REJECTION_REASONS = (
     "duplicate",
     "quota_full",
     "injected_text",  # the answer would be instruction-like text from a tool (factory.synthesis.injection)
+    # degenerate tasks (checked before any query is written; trajectories.py, "Degeneracy")
+    "uncoercible_value",  # an argument has no form of its parameter's JSON-Schema type
+    "unique_key_count",  # a count over a lookup by a unique key: at most 1 record for every probe
+    "always_one",  # a count over a tool that returned exactly 1 record for every observed call
+    "repeated_lookup",  # a count of one-record look-ups (or of records repeated across the counted calls)
+    "constant_answer",  # the same template on other seeds gives the same answer every time
+    "cond_one_sided",  # no threshold splits the condition counts observed over the seed space
+    "cond_branches_equal",  # both COND branches give the same answer for the task's seed
 )
 
 
@@ -118,6 +126,35 @@ def apply_operator(records: Sequence[Mapping[str, Any]], node: Mapping[str, Any]
     if op == "most_frequent":
         return [r for r in rows if str(r[f]) == str(t)]
     raise ValueError(f"unknown operator {op!r}")
+
+
+def reapply_node(
+    records: Sequence[Mapping[str, Any]], fields: Sequence[str], node: Mapping[str, Any], phi: int
+) -> dict[str, Any]:
+    """A known process node on other records (a template re-run on another seed): same field and operator;
+    max/min and most-frequent pivots re-read from these records, stated thresholds kept.  Rejection
+    ('no_valid_pivot') when it keeps no junction value or more than φ."""
+    f, op = node["field"], node["operator"]
+    vals: list[Any] = [r.get(f) for r in records if key_of(r, fields) is not None and _present(r.get(f))]
+    out = {k: v for k, v in node.items() if k not in ("n_in", "n_out")}
+    if not vals:
+        raise Rejection("no_valid_pivot", f"no record has {f}")
+    if op in ("max", "min"):
+        if not all(_is_number(v) for v in vals) and field_kind(vals) != "date":
+            raise Rejection("no_valid_pivot", f"{f} is not ordered here")
+        out["threshold"] = max(vals) if op == "max" else min(vals)
+    elif op in ("ge", "le") and not all(_is_number(v) for v in vals):
+        raise Rejection("no_valid_pivot", f"{f} is not a number here")
+    elif op == "most_frequent":
+        top = Counter(str(v) for v in vals).most_common(2)
+        if len(top) == 2 and top[0][1] == top[1][1]:
+            raise Rejection("no_valid_pivot", f"no single most common {f}")
+        out["threshold"] = top[0][0]
+    kept = apply_operator(records, out)
+    m = len(distinct_keys(kept, fields))
+    if not 1 <= m <= phi:
+        raise Rejection("no_valid_pivot", f"{op} on {f} keeps {m} of the values (1..{phi} needed)")
+    return _jsonable({**out, "n_in": len(distinct_keys(records, fields)), "n_out": m})
 
 
 def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: str, phi: int) -> list[dict[str, Any]]:

@@ -54,7 +54,7 @@ def _question_junctions(t: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def _qualifier(t: Mapping[str, Any], specs: ToolRegistry, lang: str) -> str:
     parts = []
-    for j in _question_junctions(t):
+    for j in [*_question_junctions(t), *(t.get("counterfactual_junctions") or [])]:
         node = j.get("process")
         if not node:
             continue
@@ -74,7 +74,7 @@ def _qualifier(t: Mapping[str, Any], specs: ToolRegistry, lang: str) -> str:
             parts.append(f"{noun} 결과가 {d['threshold']}건 이상이면")
         else:
             parts.append(f"there are at least {d['threshold']} {noun}")
-    if t["template"] == "CMP":
+    if t["template"] == "CMP" and t["describe"].get("cmp") != "difference":
         noun = tool_noun(specs[t["describe"]["tool_id"]])
         more = t["describe"]["order"] == "more"
         if lang == "ko":
@@ -102,6 +102,9 @@ def _describe(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str) ->
     if t["template"] == "SEM":
         a, b = (one(p) for p in d["parts"])
         return f"{_josa(a, '과/와')} {b}" if lang == "ko" else f"{a} and {b}"
+    if t["template"] == "CMP" and d.get("cmp") == "difference":
+        noun = tool_noun(specs[d["tool_id"]])
+        return f"{noun} 건수의 차이" if lang == "ko" else f"the difference between their numbers of {noun}"
     if t["template"] == "CMP":
         spec = specs[d["compare"]["tool_id"]]
         return param_label(spec, d["compare"]["param"])
@@ -117,7 +120,8 @@ def _seed_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str)
     for s in t["seeds"]:
         label = param_label(specs[s["tool_id"]], s["param"])
         if label in out:
-            joiner = " 또는 " if lang == "ko" else " or "
+            both = t["template"] == "CMP" and t["describe"].get("cmp") == "difference"
+            joiner = (" 및 " if both else " 또는 ") if lang == "ko" else (" and " if both else " or ")
             out[label] = f"{out[label]}{joiner}{s['value']}"
         else:
             out[label] = s["value"]
@@ -133,6 +137,8 @@ def _seed_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str)
 
 
 def _main_pattern(t: Mapping[str, Any]) -> str:
+    if t["template"] == "CMP" and t["describe"].get("cmp") == "difference":
+        return "SEQ"  # 'what is the difference between …' — no choice between the two
     if t["template"] != "chain":
         return t["template"]
     return t["pattern"].split("+")[-1] if "DRV" not in t["pattern"] else "DRV"
@@ -329,12 +335,17 @@ def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, tra
             text=answers.answer_text(ans, lang),
             fields=ans["fields"],
             branch=ans.get("branch"),
+            branches=ans.get("branches"),
         ),
         pattern=t["pattern"],
         category=t["category"],
         junctions=t["junctions"],
         golden_actions=[GoldenAction.model_validate(a) for a in golden],
         answer_spec=t["answer_spec"],
+        counterfactual_actions=[
+            GoldenAction.model_validate({k: a[k] for k in GoldenAction.model_fields if k in a})
+            for a in t.get("counterfactual_actions") or []
+        ],
         alternative_paths=[AlternativePath.model_validate(p) for p in alternatives],
         available_tools=available,
         system_state={"current_date": syn.current_date, "api_key": {"acquire_with": key_tools}},

@@ -8,9 +8,12 @@ Templates, each executed for real in its own executor session (fresh API keys, f
   else MIXED.
 - ``SEM``: two different tools given the same argument value, outputs combined.
 - ``CMP``: one tool (optionally followed by one junction) run with two values of one argument,
-  their counts compared (with a junction: MIXED).
+  their counts compared: the answer is the label with more (or fewer) records — a binary choice,
+  at most `cmp_binary_share` of a domain's kept tasks — or the difference of the two counts.
 - ``COND``: a seed call's count compared with a threshold picks the branch: the 'then' branch
-  follows an edge, the 'else' branch answers with the seed count; only the matched branch runs.
+  follows an edge, the 'else' branch answers with the seed count.  Both branches are executed;
+  the golden actions are the taken branch's calls, the other branch's calls are recorded as
+  ``counterfactual_actions`` and both branch answers as ``answer.branches``.
 
 Every golden action is recorded with its step (key acquisition is step 1 for every keyed
 platform of the trajectory; pages and FAN calls share a step).  Answer material comes from
@@ -18,13 +21,36 @@ platform of the trajectory; pages and FAN calls share a step).  Answer material 
 sufficient path (`minimal`: every remaining call is needed; the answer spec refers to calls by
 step; the other sufficient paths, the executed one among them, are recorded as
 `alternative_paths`, and what pruning did as `pruning`).  Failures are recorded rejections with a
-reason code.
+reason code.  The answer's type follows its value and the output field's schema (a
+count or an integer field is a number; a code the schema calls a string stays a string).  Every
+argument has its parameter's type (`factory.synthesis.coerce`).
+
+Degeneracy (checked before any query is written; each a rejection with its reason code):
+
+- a count over a tool that returned at most one record for every observed call is
+  ``unique_key_count`` when the call looks a record up by a key (an argument equals a field of
+  the record it returned) and ``always_one`` otherwise (two observed calls at least); COND edges
+  from such a tool are never drawn (counted in ``degeneracy.cond_edges_excluded``);
+- a count over several one-record look-ups, or over records repeated across the counted calls,
+  is ``repeated_lookup`` (it counts calls, not entities);
+- a COND's threshold is chosen among the condition counts of the seed and of other seeds with
+  the same parameters, so that it holds for some and fails for others (``cond_one_sided``), and
+  its two branches must answer differently for the task's seed (``cond_branches_equal``);
+- a kept chain, SEM or CMP candidate is re-run as the same template (same tools, edges, process
+  node operators and answer shape) on up to `degeneracy_seeds` other seeds with the same
+  parameters; every answer equal to the task's is ``constant_answer`` (CMP: an arm whose count is
+  the same in every context, ``always_one`` when it is 1).  These re-runs are real calls, bounded
+  per domain by `degeneracy_call_budget` and reported (``degeneracy`` in the value and metadata).
 """
 
 import asyncio
+import contextlib
+import functools
 import hashlib
+import json
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -37,7 +63,17 @@ from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
 from factory.semtypes import ValueTypes
 from factory.synthesis import answers, minimal
-from factory.synthesis.execute import ChainRun, Fetched, Stage, call_row, fetch, junction, run_chain
+from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value
+from factory.synthesis.execute import (
+    ChainRun,
+    Fetched,
+    Stage,
+    call_row,
+    count_only,
+    fetch,
+    junction,
+    run_chain,
+)
 from factory.synthesis.injection import is_instruction_like
 from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection
 from factory.tools.executor import ToolExecutor
@@ -48,6 +84,11 @@ log = logging.getLogger(__name__)
 
 CATEGORIES = ["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]
 TEMPLATES = ["chain", "SEM", "CMP", "COND"]
+DEGENERATE_REASONS = (
+    "unique_key_count", "always_one", "repeated_lookup", "constant_answer", "cond_one_sided",
+    "cond_branches_equal", "tie",
+)  # fmt: skip
+CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
 
 
 def _stable(text: str) -> int:
@@ -59,8 +100,20 @@ def category(pattern: str) -> str:
     return parts[0] if len(set(parts)) == 1 else "MIXED"
 
 
+def _scalar(v: Any) -> bool:
+    return v is not None and v != "" and not isinstance(v, dict | list | bool)
+
+
+def looked_up_by_key(args: Mapping[str, Any], record: Mapping[str, Any] | None) -> bool:
+    """True when an argument value equals the same-named field of the record it returned (a lookup by key)."""
+    if not record:
+        return False
+    fields = {norm_name(k): v for k, v in record.items() if _scalar(v)}
+    return any(norm_name(p) in fields and str(fields[norm_name(p)]) == str(v) for p, v in args.items() if _scalar(v))
+
+
 class World:
-    """What a domain's synthesis can use: specs, usable edges, seeds per start tool."""
+    """What a domain's synthesis can use: specs, usable edges, seeds per start tool, observed counts."""
 
     def __init__(
         self,
@@ -95,6 +148,10 @@ class World:
         for e in self.edges:
             self.out.setdefault(e.source_tool_id, []).append(e)
         self.seeds: dict[str, list[dict[str, Any]]] = {}
+        self.seed_drops: list[str] = []  # seeds whose values have no form of their parameter's type
+        # tool id → (semantic args, record count, looked up by key) of every successful observed call
+        self.observed: dict[str, list[tuple[str, int, bool]]] = {}
+        self.calls_made = 0  # tool calls of every executor session of this world (keys included)
         rows = [*(graph.get("observations") or []), *(probes.get(domain, {}).get("rows") or [])]
         for r in rows:
             tid = r.get("tool_id") or f"{domain}/{r.get('platform')}/{r.get('tool')}"
@@ -103,13 +160,26 @@ class World:
                 continue
             if not is_success_outcome(r.get("outcome", Outcome.SEMANTIC_SUCCESS.value)):
                 continue
-            if "record_count" in r and not r["record_count"]:
-                continue
             generic = spec.generic_params.names()
-            args = {k: v for k, v in (r.get("args") or {}).items() if k not in generic and v not in (None, "")}
-            if any(isinstance(v, str) and "<KEY>" in v for v in args.values()):
+            raw = {k: v for k, v in (r.get("args") or {}).items() if k not in generic and v not in (None, "")}
+            if any(isinstance(v, str) and "<KEY>" in v for v in raw.values()):
                 continue
-            if any(is_instruction_like(v) for v in args.values()):  # never a seed
+            recs = r.get("records") if isinstance(r.get("records"), list) else None
+            if recs is None:
+                recs = [r["first_record"]] if r.get("first_record") else []
+            if "record_count" in r:
+                n = r.get("total_count") if r.get("total_count") is not None else r.get("record_count")
+            else:
+                n = len(recs)
+            self._note(tid, raw, int(n or 0), recs[0] if recs else None)
+            if not n:
+                continue
+            if any(is_instruction_like(v) for v in raw.values()):  # never a seed
+                continue
+            try:
+                args = coerce_args(spec.params, raw, spec.name)
+            except Uncoercible as e:
+                self.seed_drops.append(str(e)[:160])
                 continue
             bucket = self.seeds.setdefault(tid, [])
             if args not in bucket:
@@ -118,6 +188,53 @@ class World:
         self.state_tool = {
             s.platform: tid for tid, s in self.specs.items() if "state_hash" in s.output_fields and s.domain == domain
         }
+
+    # ----------------------------------------------------------------- observed cardinality
+
+    def _note(self, tid: str, args: Mapping[str, Any], n: int, record: Mapping[str, Any] | None) -> None:
+        self.observed.setdefault(tid, []).append((dumps(dict(args)), n, n == 1 and looked_up_by_key(args, record)))
+
+    def semantic_args(self, f: Fetched) -> dict[str, Any]:
+        """The arguments of an executed call without keys, paging and format parameters."""
+        spec = self.specs.get(f.tool_id)
+        generic = spec.generic_params.names() if spec is not None else set()
+        return {k: v for k, v in f.args.items() if k not in generic and v != "<KEY>" and v not in (None, "")}
+
+    def observe(self, f: Fetched) -> None:
+        """Add an executed logical call to the observed counts of its tool."""
+        self._note(f.tool_id, self.semantic_args(f), f.total, f.records[0] if f.records else None)
+
+    def degenerate_count(self, tid: str, params: Sequence[str] | None = None) -> tuple[str, str] | None:
+        """(reason, detail) when counting this tool's records is 1 by construction, from its observed calls
+        (those with the same semantic parameters as the counted call when there are any: a name search
+        is unique with a province and a district name, not with a district name alone)."""
+        obs = self.observed.get(tid) or []
+        if params is not None:
+            same = [o for o in obs if set(json.loads(o[0])) == set(params)]
+            obs = same or obs
+        hits = {a for a, n, _ in obs if n >= 1}
+        if not hits or max(n for _, n, _ in obs) > 1:
+            return None
+        name = self.specs[tid].name
+        if any(k for _, _, k in obs):
+            return "unique_key_count", f"{name} looks a record up by key: at most 1 record in {len(obs)} observed calls"
+        if len(hits) >= 2:
+            return "always_one", f"{name} returned exactly 1 record for each of {len(hits)} observed arguments"
+        return None
+
+    def other_seeds(self, tid: str, seed: Mapping[str, Any], keep: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Seeds of `tid` with the same parameters as `seed` and other values (those in `keep` set to `seed`'s)."""
+        out: list[dict[str, Any]] = []
+        base = dumps(dict(seed))
+        for s in self.seeds.get(tid, []):
+            if set(s) != set(seed):
+                continue
+            s2 = {**s, **{k: seed[k] for k in keep}}
+            if dumps(s2) != base and s2 not in out:
+                out.append(s2)
+        return out
+
+    # ----------------------------------------------------------------- structure
 
     def chains(self, max_edges: int) -> list[list[Edge]]:
         """Every simple path of 1..max_edges usable edges starting at a tool with seeds (deterministic)."""
@@ -142,6 +259,16 @@ class World:
     def executor(self) -> ToolExecutor:
         return executor_factory(self.cfg, None, self.specs, scan=True)()
 
+    @contextlib.asynccontextmanager
+    async def session(self) -> AsyncIterator[ToolExecutor]:
+        """An executor session whose tool calls are added to `calls_made`."""
+        ex = self.executor()
+        try:
+            async with ex:
+                yield ex
+        finally:
+            self.calls_made += sum(c["calls"] for c in ex.call_counts().values())
+
 
 # --------------------------------------------------------------------------- assembling a trajectory
 
@@ -149,12 +276,12 @@ class World:
 class _Builder:
     """Turns executed stages into golden actions, junction records and answer specs."""
 
-    def __init__(self, world: World):
+    def __init__(self, world: World, step: int = 1):
         self.world = world
         self.actions: list[dict[str, Any]] = []
         self.records: list[list[dict[str, Any]]] = []  # every record of each action (pruning reads them)
         self.logical: list[int] = []  # the logical call of each action (its pages share one)
-        self.step = 1
+        self.step = step
 
     def keys(self, platforms: Sequence[str], ex: ToolExecutor) -> list[tuple[str, Any]]:
         return [(p, self.world.key_tool[p]) for p in sorted(set(platforms)) if p in self.world.key_tool]
@@ -164,6 +291,7 @@ class _Builder:
         self.step += 1
         firsts = []
         for f in fetched:
+            self.world.observe(f)
             firsts.append(len(self.actions))
             lid = len(set(self.logical))
             for c in f.calls:
@@ -227,13 +355,6 @@ def _edge_lineage(edges: Sequence[Edge]) -> list[dict[str, Any]]:
     ]
 
 
-async def _chain_stages(
-    ex: ToolExecutor, world: World, edges: Sequence[Edge], seed_tid: str, seed: Mapping[str, Any], rng
-) -> ChainRun:
-    syn = world.cfg.synthesis
-    return await run_chain(ex, world.specs, edges, seed_tid, seed, syn.fan_out_budget, syn.max_scan_records, rng)
-
-
 def _finish(
     world: World,
     template: str,
@@ -249,6 +370,7 @@ def _finish(
     edges: Sequence[Edge],
     describe: dict[str, Any],
     state_hash: dict[str, str],
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The trajectory record: the answer of the executed path, then the path pruned to its minimal
     sufficient calls (`minimal`), the answer spec referring to calls by step."""
@@ -280,6 +402,7 @@ def _finish(
         raise Rejection("collapsed", f"one tool answers every part ({mp.summary()})")
     actions = mp.actions
     ans = answers.compute(mp.answer_spec, minimal.with_records(actions, records, mp.keep))
+    ans = typed_answer(world, mp.answer_spec, actions, ans)
     if mp.junctions_changed:
         pattern = minimal.pattern_of(template, mp.junctions, pattern)
         describe = {**describe, "question_junctions": junctions}
@@ -310,6 +433,7 @@ def _finish(
         "describe": describe,
         "state_changing": any(world.specs[t].state_changing for t in tools),
         "expected_state_hash": state_hash,
+        **(extra or {}),
     }
 
 
@@ -330,17 +454,80 @@ def _shift(spec: Any, k: int) -> Any:
     return spec
 
 
-def _terminal_spec(world: World, stage: Stage, firsts: list[int], rng) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Count when any terminal call has several records; else a descriptive value of its record."""
+def _field_type(world: World, actions: Sequence[Mapping[str, Any]], ref: Any, name: str) -> str | None:
+    """The schema type of output field `name` of the call a spec reference names ({'step', 'index'} or a
+    position in `actions`)."""
+    try:
+        i = ref if isinstance(ref, int) else answers.position(ref, answers.layout(actions))
+    except answers.SpecError:
+        return None
+    spec = world.specs.get(actions[i].get("tool_id", "")) if 0 <= i < len(actions) else None
+    f = spec.output_fields.get(name) if spec is not None else None
+    return f.type if f is not None else None
+
+
+def _as_field_type(v: Any, ftype: str | None) -> Any:
+    """A record value in its output field's declared type ('5' → 5 for an integer field; codes the schema calls
+    a string stay strings); a value with no such form is left as it came back."""
+    if ftype not in ("integer", "number", "string", "boolean") or isinstance(v, dict | list):
+        return v
+    try:
+        return coerce_value(v, {"type": ftype})
+    except Uncoercible:
+        return v
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def typed_answer(
+    world: World, spec: Mapping[str, Any], actions: Sequence[Mapping[str, Any]], ans: dict[str, Any]
+) -> dict[str, Any]:
+    """The answer with its values in their fields' types and a `type` matching its value: 'number' for a count,
+    a difference or a numeric value, 'string' for text (a numeric-looking code whose schema says string
+    included), 'judge' for several values."""
+    kind = spec["kind"]
+    if kind == "value":
+        ftype = _field_type(world, actions, spec["calls"][0], spec["field"]) if spec["calls"] else None
+        v = ans["value"]
+        if isinstance(v, list):
+            return {**ans, "value": [_as_field_type(x, ftype) for x in v]}
+        v = _as_field_type(v, ftype)
+        return {**ans, "value": v, "type": "number" if _number(v) else "string"}
+    if kind == "sem":
+        vals = list(ans["value"])
+        for j, part in enumerate(spec["parts"]):
+            if part["kind"] == "value" and part["calls"] and j < len(vals):
+                vals[j] = _as_field_type(vals[j], _field_type(world, actions, part["calls"][0], part["field"]))
+        return {**ans, "value": vals}
+    if kind == "cmp" and ans.get("value") is not None:
+        return {**ans, "type": "number" if _number(ans["value"]) else "string"}
+    if kind == "cond":
+        branch = spec["then"] if ans.get("branch") == "then" else spec["else"]
+        inner = typed_answer(world, branch, actions, {k: v for k, v in ans.items()})
+        return {**ans, "value": inner["value"], "type": inner["type"]}
+    return ans
+
+
+def _terminal_spec(
+    world: World, stage: Stage, firsts: list[int], rng, fixed: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Count when any terminal call has several records; else a descriptive value of its record.
+    `fixed` ({'kind': 'count'} or {'kind': 'value', 'field': f}) re-uses a template's answer shape."""
     f0 = stage.fetched[0]
-    spec = world.specs[f0.tool_id]
+    if fixed is not None:
+        spec = {**fixed, "calls": firsts}
+        ask = {"ask": fixed["kind"], "tool_id": f0.tool_id, **({"field": fixed["field"]} if "field" in fixed else {})}
+        return spec, ask
+    tspec = world.specs[f0.tool_id]
     if all(f.total == 1 for f in stage.fetched):
         used = set(f0.args)
         cands = [
             k
             for k, v in f0.records[0].items()
             if isinstance(v, str | int | float) and not isinstance(v, bool) and v not in ("", None)
-            and k not in used and not k.lower().endswith(("id", "cd", "code")) and k in spec.output_fields
+            and k not in used and not k.lower().endswith(("id", "cd", "code")) and k in tspec.output_fields
         ]  # fmt: skip
         if cands:
             field = sorted(cands)[int(rng.integers(len(cands)))]
@@ -352,43 +539,84 @@ def _terminal_spec(world: World, stage: Stage, firsts: list[int], rng) -> tuple[
     return {"kind": "count", "calls": firsts}, {"ask": "count", "tool_id": f0.tool_id}
 
 
+def _answer_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in spec.items() if k != "calls"}
+
+
+def count_guard(world: World, fetched: Sequence[Fetched]) -> None:
+    """A count answer counts records of entities, never look-ups: Rejection when the counted calls are
+    one-record look-ups (several: repeated_lookup; one, of a tool that is 1 by construction:
+    unique_key_count / always_one) or return the same record more than once."""
+    if len(fetched) >= 2:
+        if all(f.total == 1 for f in fetched):
+            name = world.specs[fetched[0].tool_id].name
+            raise Rejection(
+                "repeated_lookup", f"{len(fetched)} {name} look-ups of one record each: the count is the calls"
+            )
+        seen: set[str] = set()
+        for f in fetched:
+            for r in f.records:
+                key = dumps(r)
+                if key in seen:
+                    name = world.specs[f.tool_id].name
+                    raise Rejection("repeated_lookup", f"{name} returns the same record to several counted calls")
+                seen.add(key)
+        return
+    for f in fetched:
+        bad = world.degenerate_count(f.tool_id, list(world.semantic_args(f)))
+        if bad is not None and f.total <= 1:
+            raise Rejection(*bad)
+
+
 # --------------------------------------------------------------------------- the four templates
 
 
-async def chain_trajectory(world: World, edges: list[Edge], seed: dict[str, Any], rng) -> dict[str, Any]:
+async def chain_trajectory(
+    world: World, edges: list[Edge], seed: dict[str, Any], rng, shape: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A chain from `seed`; `shape` (a kept chain's 'shape') re-runs the same template on another seed."""
+    syn = world.cfg.synthesis
     seed_tid = edges[0].source_tool_id
     tids = [seed_tid, *(e.target_tool_id for e in edges)]
     platforms = _platforms(world, tids)
-    async with world.executor() as ex:
+    async with world.session() as ex:
         key_rows = await _acquire_keys(ex, world, platforms)
-        run = await _chain_stages(ex, world, edges, seed_tid, seed, rng)
+        run = await run_chain(
+            ex, world.specs, edges, seed_tid, seed, syn.fan_out_budget, syn.max_scan_records, rng,
+            nodes=shape["nodes"] if shape else None,
+        )  # fmt: skip
         b = _Builder(world)
         firsts = [b.add_stage(s.fetched) for s in run.stages]
-        spec, ask = _terminal_spec(world, run.stages[-1], firsts[-1], rng)
+        spec, ask = _terminal_spec(world, run.stages[-1], firsts[-1], rng, shape["terminal"] if shape else None)
         state = (
             await _state_hash(ex, world, {world.specs[t].platform for t in tids})
             if any(world.specs[t].state_changing for t in tids)
             else {}
         )
+    if shape is None and spec["kind"] == "count":
+        count_guard(world, run.stages[-1].fetched)
     pattern = "+".join(j["type"] for j in run.junctions)
-    return _finish(
+    t = _finish(
         world, "chain", pattern, key_rows, b, spec,
         junctions=run.junctions,
         seeds=_seed_entries(world, seed_tid, seed) + run.constants,
         thresholds=run.thresholds, bridges=run.bridge_values, edges=edges,
         describe={"chain": tids, **ask}, state_hash=state,
     )  # fmt: skip
+    t["shape"] = {"nodes": [j["process"] for j in run.junctions], "terminal": _answer_shape(spec)}
+    return t
 
 
 async def sem_trajectory(
-    world: World, a: str, pa: str, b_tid: str, pb: str, seed: dict[str, Any], rng
-) -> dict[str, Any]:
+    world: World, a: str, pa: str, b_tid: str, pb: str, seed: dict[str, Any], rng,
+    shape: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     value = seed[pa]
     args_b = {pb: value}
     for s in world.seeds.get(b_tid, []):  # other required inputs of B from its own seeds
         args_b = {**{k: v for k, v in s.items() if k != pb and k in world.specs[b_tid].required_params}, pb: value}
         break
-    async with world.executor() as ex:
+    async with world.session() as ex:
         key_rows = await _acquire_keys(ex, world, _platforms(world, [a, b_tid]))
         syn = world.cfg.synthesis
         fa, fb = await asyncio.gather(
@@ -398,85 +626,260 @@ async def sem_trajectory(
     builder = _Builder(world)
     firsts = builder.add_stage([fa, fb])
     parts, asks = [], []
-    for f, i in zip((fa, fb), firsts, strict=True):
-        sp, ask = _terminal_spec(world, Stage(fetched=[f]), [i], rng)
+    fixed = list(shape["parts"]) if shape else [None, None]
+    for f, i, fx in zip((fa, fb), firsts, fixed, strict=True):
+        sp, ask = _terminal_spec(world, Stage(fetched=[f]), [i], rng, fx)
+        if shape is None and sp["kind"] == "count":
+            count_guard(world, [f])
         parts.append(sp)
         asks.append(ask)
     seeds = _seed_entries(world, a, seed) + [e for e in _seed_entries(world, b_tid, args_b) if e["param"] != pb]
-    return _finish(
+    t = _finish(
         world, "SEM", "SEM", key_rows, builder, {"kind": "sem", "parts": parts},
         junctions=[], seeds=seeds, thresholds=[], bridges=[], edges=[],
         describe={"parts": asks, "shared": {"param": pa, "value": value}}, state_hash={},
     )  # fmt: skip
+    t["shape"] = {"parts": [_answer_shape(p) for p in parts]}
+    return t
 
 
 async def cmp_trajectory(
-    world: World, tid: str, seed: dict[str, Any], param: str, other: Any, edge: Edge | None, rng
-) -> dict[str, Any]:
+    world: World, tid: str, seed: dict[str, Any], param: str, other: Any, edge: Edge | None, rng,
+    shape: Mapping[str, Any] | None = None, ask: str = "winner",
+) -> dict[str, Any]:  # fmt: skip
+    """Compare the counts of `seed` and of `seed` with `param` = `other`: the winning label or the difference.
+    `shape` ({'order', 'ask'}) re-runs a kept comparison in another context (other values of the other params)."""
     syn = world.cfg.synthesis
+    if edge is None and (bad := world.degenerate_count(tid, list(seed))) is not None:
+        raise Rejection(*bad)
     seeds_args = [seed, {**seed, param: other}]
     tids = [tid] + ([edge.target_tool_id] if edge else [])
-    async with world.executor() as ex:
+    async with world.session() as ex:
         key_rows = await _acquire_keys(ex, world, _platforms(world, tids))
         f0 = await asyncio.gather(*(fetch(ex, world.specs[tid], tid, s, syn.max_scan_records) for s in seeds_args))
         runs = [ChainRun(stages=[Stage(fetched=[f])]) for f in f0]
-        if edge is not None:
+        if edge is not None:  # both arms under one process node: the first arm's (or the template's)
+            fixed = {"process": shape.get("process")} if shape else None
             for r in runs:
                 r.stages.append(
                     await junction(
-                        ex, world.specs, edge, r.stages[0].fetched, syn.fan_out_budget, syn.max_scan_records, rng, r
+                        ex, world.specs, edge, r.stages[0].fetched, syn.fan_out_budget, syn.max_scan_records, rng, r,
+                        fixed,
                     )
-                )
+                )  # fmt: skip
+                fixed = {"process": r.junctions[-1]["process"]}
+    if shape is None:
+        for r in runs:
+            count_guard(world, r.stages[-1].fetched)
     b = _Builder(world)
     firsts_per_stage = [b.add_stage([f for r in runs for f in r.stages[k].fetched]) for k in range(len(runs[0].stages))]
     last = firsts_per_stage[-1]
     n_a = len(runs[0].stages[-1].fetched)
     arms = [{"kind": "count", "calls": last[:n_a]}, {"kind": "count", "calls": last[n_a:]}]
-    order = "more" if rng.random() < 0.6 else "fewer"
-    spec = {"kind": "cmp", "arms": arms, "labels": [seed[param], other], "order": order}
+    order = shape["order"] if shape else "more" if rng.random() < 0.6 else "fewer"
+    ask = shape["ask"] if shape else ask
+    if ask not in CMP_ASKS:
+        raise ValueError(f"unknown CMP ask {ask!r}")
+    spec = {"kind": "cmp", "arms": arms, "labels": [seed[param], other], "order": order, "ask": ask}
     junctions = [j for r in runs for j in r.junctions]
     pattern = "CMP" if edge is None else "CMP+" + "+".join(sorted({j["type"] for j in junctions}))
     seeds = _seed_entries(world, tid, seed) + [{"tool_id": tid, "param": param, "value": other}]
     for r in runs:
         seeds += [c for c in r.constants if c not in seeds]
-    return _finish(
+    nodes = [j["process"] for j in junctions if j.get("process")]
+    t = _finish(
         world, "CMP", pattern, key_rows, b, spec,
         junctions=junctions, seeds=seeds,
         thresholds=[t for r in runs for t in r.thresholds],
         bridges=[v for r in runs for v in r.bridge_values], edges=[edge] if edge else [],
-        describe={"ask": "count", "tool_id": tids[-1], "compare": {"param": param, "tool_id": tid}, "order": order},
+        describe={"ask": "count", "tool_id": tids[-1], "compare": {"param": param, "tool_id": tid}, "order": order,
+                  "cmp": ask},
         state_hash={},
     )  # fmt: skip
+    t["shape"] = {"order": order, "ask": ask, "process": nodes[0] if nodes else None}
+    return t
 
 
-async def cond_trajectory(world: World, edge: Edge, seed: dict[str, Any], rng) -> dict[str, Any]:
+@dataclass
+class Ledger:
+    """Calls spent on degeneracy checks in one domain, against `synthesis.degeneracy_call_budget`."""
+
+    budget: int
+    spent: int = 0
+    checked: int = 0  # kept candidates re-run on at least one other seed
+    unchecked: int = 0  # kept candidates with no other seed to re-run (or no budget left)
+    by_template: dict[str, int] = field(default_factory=dict)  # calls spent per template
+    excluded: dict[str, int] = field(default_factory=dict)  # COND edges never drawn, by reason
+
+    def spend(self, template: str, n: int) -> None:
+        self.spent += n
+        self.by_template[template] = self.by_template.get(template, 0) + n
+
+    @property
+    def left(self) -> int:
+        return self.budget - self.spent
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "calls": self.spent,
+            "budget": self.budget,
+            "checked": self.checked,
+            "unchecked": self.unchecked,
+            "calls_by_template": dict(sorted(self.by_template.items())),
+            "cond_edges_excluded": dict(sorted(self.excluded.items())),
+        }
+
+
+def _pick_threshold(counts: Sequence[int], own: int, rng) -> int:
+    """A threshold t ('at least t') that holds for some observed counts and fails for others (Rejection
+    'cond_one_sided' when all counts are equal); it holds for `own` in about half the draws."""
+    cands = sorted(set(counts))[1:]
+    if not cands:
+        raise Rejection("cond_one_sided", f"every seed gives {counts[0]} ({len(counts)} seeds observed)")
+    want = bool(rng.random() < 0.5)
+    pick = [c for c in cands if (own >= c) == want] or cands
+    return int(pick[int(rng.integers(len(pick)))])
+
+
+async def cond_trajectory(
+    world: World, edge: Edge, seed: dict[str, Any], rng, ledger: Ledger | None = None
+) -> dict[str, Any]:
+    """COND: both branches executed for `seed`; the threshold splits the counts of `seed` and of up to
+    `degeneracy_seeds` other seeds with the same parameters (one call each, counted in `ledger`)."""
     syn = world.cfg.synthesis
     tid = edge.source_tool_id
+    if (bad := world.degenerate_count(tid, list(seed))) is not None:
+        raise Rejection(*bad)
     tids = [tid, edge.target_tool_id]
-    async with world.executor() as ex:
+    others = world.other_seeds(tid, seed)
+    order = rng.permutation(len(others)) if others else []
+    others = [others[int(i)] for i in order][: syn.degeneracy_seeds]
+    if not others:  # nothing to split: a fixed listing ('all provinces') or a single known seed
+        raise Rejection("cond_one_sided", f"no other seed of {world.specs[tid].name} with the same parameters")
+    cond_platforms = _platforms(world, [tid])
+    async with world.session() as ex:
         key_rows = await _acquire_keys(ex, world, _platforms(world, tids))
         f0 = await fetch(ex, world.specs[tid], tid, seed, syn.max_scan_records)
-        c = f0.total
-        holds = rng.random() < 0.5
-        threshold = max(1, c - c // 3) if holds else c + max(1, c // 2)
+        observed = [f0.total]
+        for s in others:
+            if ledger is not None and ledger.left <= 0:
+                break
+            c = await count_only(ex, world.specs[tid], s, syn.max_scan_records)
+            if ledger is not None:
+                ledger.spend("COND", 1)
+            if c is not None:
+                observed.append(c)
+                world._note(tid, s, c, None)
+        threshold = _pick_threshold(observed, f0.total, rng)
+        holds = f0.total >= threshold
         run = ChainRun(stages=[Stage(fetched=[f0])])
-        if holds:
-            run.stages.append(
-                await junction(ex, world.specs, edge, [f0], syn.fan_out_budget, syn.max_scan_records, rng, run)
-            )
+        then_stage = await junction(ex, world.specs, edge, [f0], syn.fan_out_budget, syn.max_scan_records, rng, run)
+        run.stages.append(then_stage)
+    count_guard(world, then_stage.fetched)
     b = _Builder(world)
-    firsts = [b.add_stage(s.fetched) for s in run.stages]
-    then_spec = {"kind": "count", "calls": firsts[1]} if holds else {"kind": "count", "calls": []}
-    spec = {"kind": "cond", "cond_call": firsts[0][0], "threshold": threshold, "then": then_spec,
-            "else": {"kind": "count", "calls": firsts[0]}}  # fmt: skip
-    pattern = "COND" if not run.junctions or run.junctions[0]["type"] == SEQ else f"COND+{run.junctions[0]['type']}"
-    return _finish(
-        world, "COND", pattern, key_rows, b, spec,
-        junctions=run.junctions, seeds=_seed_entries(world, tid, seed) + run.constants,
-        thresholds=[threshold, *run.thresholds], bridges=run.bridge_values, edges=[edge],
+    cond_first = b.add_stage([f0])
+    golden_keys, counterfactual = key_rows, []
+    if holds:
+        then_spec = {"kind": "count", "calls": b.add_stage(then_stage.fetched)}
+    else:  # the then-branch's calls (and keys only it needs) are recorded, not golden
+        then_spec = {"kind": "count", "calls": []}
+        golden_keys = [k for k in key_rows if k["platform"] in cond_platforms]
+        cf = _Builder(world, step=b.step)
+        cf.add_stage(then_stage.fetched)
+        counterfactual = [k for k in key_rows if k["platform"] not in cond_platforms] + cf.actions
+    spec = {"kind": "cond", "cond_call": cond_first[0], "threshold": threshold, "then": then_spec,
+            "else": {"kind": "count", "calls": cond_first}}  # fmt: skip
+    junctions = run.junctions if holds else []
+    pattern = "COND" if not junctions or junctions[0]["type"] == SEQ else f"COND+{junctions[0]['type']}"
+    branches = {"then": sum(f.total for f in then_stage.fetched), "else": f0.total}
+    if branches["then"] == branches["else"]:
+        raise Rejection(
+            "cond_branches_equal", f"both branches answer {branches['then']}: the condition decides nothing"
+        )
+    t = _finish(
+        world, "COND", pattern, golden_keys, b, spec,
+        junctions=junctions, seeds=_seed_entries(world, tid, seed) + run.constants,
+        thresholds=[threshold, *run.thresholds], bridges=run.bridge_values if holds else [], edges=[edge],
         describe={"ask": "count", "cond_tool_id": tid, "then_tool_id": edge.target_tool_id, "threshold": threshold},
         state_hash={},
+        extra={
+            "counterfactual_actions": counterfactual,
+            "counterfactual_junctions": [] if holds else run.junctions,
+            "degeneracy": {"condition_counts": observed},
+        },
     )  # fmt: skip
+    if t["answer"]["value"] != branches[t["answer"]["branch"]]:
+        raise AssertionError(f"COND answer {t['answer']['value']} is not its branch's {branches}")
+    t["answer"]["branches"] = branches
+    return t
+
+
+# --------------------------------------------------------------------------- degeneracy by re-running
+
+
+async def recheck(
+    t: dict[str, Any],
+    reruns: Sequence[Callable[[], Awaitable[dict[str, Any]]]],
+    want: int,
+    ledger: Ledger,
+    world: World,
+) -> dict[str, Any]:
+    """Re-run a kept candidate's template on other seeds until one answer differs from the task's, `want`
+    re-runs agree with it (Rejection 'constant_answer') or the candidates or the budget run out (unchecked).
+    CMP: an arm with the same count in every context is degenerate as well."""
+    base = dumps(t["answer"]["value"])
+    seen: list[Any] = []
+    arms: list[list[Any]] = [[c] for c in t["answer"].get("counts") or []]
+    before = world.calls_made
+    try:
+        for rerun in reruns:
+            if len(seen) >= want or ledger.left <= 0:
+                break
+            try:
+                other = await rerun()
+            except Rejection:
+                continue
+            seen.append(other["answer"]["value"])
+            for i, c in enumerate(other["answer"].get("counts") or []):
+                if i < len(arms):
+                    arms[i].append(c)
+            if t["template"] != "CMP" and dumps(seen[-1]) != base:
+                break
+            if t["template"] == "CMP" and arms and all(len({dumps(v) for v in a}) > 1 for a in arms):
+                break  # every arm varies with its context
+    finally:
+        ledger.spend(t["template"], world.calls_made - before)
+    out = {"reruns": len(seen), "answers": seen[:want], "calls": world.calls_made - before}
+    if not seen:
+        ledger.unchecked += 1
+        return {**out, "checked": False}
+    ledger.checked += 1
+    if t["template"] == "CMP":
+        labels = t["answer_spec"]["labels"]
+        for i, vals in enumerate(arms):
+            if len(vals) >= 2 and len({dumps(v) for v in vals}) == 1:
+                reason = "always_one" if vals[0] == 1 else "constant_answer"
+                raise Rejection(reason, f"the arm {labels[i]!r} counts {vals[0]} in each of {len(vals)} contexts")
+        return {**out, "checked": True, "arms": arms}
+    if all(dumps(v) == base for v in seen):
+        raise Rejection("constant_answer", f"{len(seen)} other seeds give the same answer {base[:60]}")
+    return {**out, "checked": True}
+
+
+async def check_degeneracy(
+    world: World,
+    t: dict[str, Any],
+    rerun: Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]],
+    others: Sequence[dict[str, Any]],
+    rng,
+    ledger: Ledger,
+) -> None:
+    """Re-run a candidate's template (`rerun(seed, shape)`) on other seeds (a seeded draw of at most twice
+    `degeneracy_seeds`); Rejection when it is degenerate, else `t['degeneracy']` records what was checked."""
+    shape = t.pop("shape", None)
+    k = world.cfg.synthesis.degeneracy_seeds
+    runs = [functools.partial(rerun, s, shape) for s in _shuffled(others, rng)[: 2 * k]]
+    t["degeneracy"] = {**(await recheck(t, runs, k, ledger, world)), "shape": shape}
 
 
 # --------------------------------------------------------------------------- the stage
@@ -521,26 +924,42 @@ def _cmp_options(world: World) -> list[tuple[str, str]]:
     return out
 
 
+def _binary(t: Mapping[str, Any]) -> bool:
+    """A CMP task whose answer is one of the two compared labels (a binary choice)."""
+    return t["template"] == "CMP" and (t.get("answer_spec") or {}).get("ask", "winner") == "winner"
+
+
+def _shuffled(items: Sequence[Any], rng) -> list[Any]:
+    return [items[int(i)] for i in rng.permutation(len(items))] if items else []
+
+
 async def _synthesize(
     world: World, progress: Callable[[str], None]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Ledger]:
     syn = world.cfg.synthesis
     quotas = {c: (syn.per_pattern if c in syn.patterns else 0) for c in CATEGORIES}
     kept: list[dict[str, Any]] = []
     have: dict[str, int] = dict.fromkeys(CATEGORIES, 0)
     seen: set[str] = set()
     rejected: list[dict[str, Any]] = []
+    ledger = Ledger(budget=syn.degeneracy_call_budget)
     chains = world.chains(syn.max_chain_edges)
     sem = _sem_pairs(world)
     cmp_opts = _cmp_options(world)
     cond_edges = [
         e for e in world.edges if world.seeds.get(e.source_tool_id) and not world.specs[e.target_tool_id].state_changing
     ]
+    # a condition on a count that is 1 by construction (every observed call of the tool): never drawn, counted
+    for e in cond_edges:
+        if (bad := world.degenerate_count(e.source_tool_id)) is not None:
+            ledger.excluded[bad[0]] = ledger.excluded.get(bad[0], 0) + 1
+    cond_edges = [e for e in cond_edges if world.degenerate_count(e.source_tool_id) is None]
     templates = [t for t in TEMPLATES if t == "chain" or quotas.get(t, 0) > 0]
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
             break
         rng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt])
+        rrng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt, 1])  # re-runs only
         open_t = [t for t in templates if t != "chain" and have[t] < quotas[t]]
         if any(have[c] < quotas[c] for c in ("SEQ", "FAN", "DRV", "MIXED")):
             open_t.append("chain")
@@ -548,6 +967,8 @@ async def _synthesize(
             break
         template = open_t[attempt % len(open_t)]
         info: dict[str, Any] = {"attempt": attempt, "template": template}
+        others: list[dict[str, Any]] = []  # seeds the kept template is re-run on (degeneracy)
+        rerun: Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]] | None = None
         try:
             if template == "chain":
                 if not chains:
@@ -557,6 +978,10 @@ async def _synthesize(
                 seed = seeds[int(rng.integers(len(seeds)))]
                 info["tools"] = [edges[0].source_tool, *(e.target_tool for e in edges)]
                 t = await chain_trajectory(world, edges, seed, rng)
+                others = world.other_seeds(edges[0].source_tool_id, seed)
+
+                def rerun(s, shape, edges=edges, rrng=rrng):
+                    return chain_trajectory(world, edges, s, rrng, shape=shape)
             elif template == "SEM":
                 if not sem:
                     raise Rejection("no_partner", "no two tools share an input")
@@ -565,32 +990,46 @@ async def _synthesize(
                 if not seeds:
                     raise Rejection("no_seed", f"no known {pa} for {a}")
                 info["tools"] = [a, b]
-                t = await sem_trajectory(world, a, pa, b, pb, seeds[int(rng.integers(len(seeds)))], rng)
+                seed = seeds[int(rng.integers(len(seeds)))]
+                t = await sem_trajectory(world, a, pa, b, pb, seed, rng)
+                others = [s for s in world.other_seeds(a, seed) if dumps(s[pa]) != dumps(seed[pa])]
+
+                def rerun(s, shape, a=a, pa=pa, b=b, pb=pb, rrng=rrng):
+                    return sem_trajectory(world, a, pa, b, pb, s, rrng, shape=shape)
             elif template == "CMP":
                 if not cmp_opts:
                     raise Rejection("no_partner", "no tool with two known values of an input")
                 tid, p = cmp_opts[int(rng.integers(len(cmp_opts)))]
                 seeds = [s for s in world.seeds[tid] if p in s]
-                seed = seeds[0]
-                others = [s[p] for s in seeds if dumps(s[p]) != dumps(seed[p])]
-                other = others[int(rng.integers(len(others)))]
+                seed = seeds[int(rng.integers(len(seeds)))]
+                values = [s[p] for s in seeds if dumps(s[p]) != dumps(seed[p])]
+                other = values[int(rng.integers(len(values)))]
                 out = world.out.get(tid, [])
                 edge = out[int(rng.integers(len(out)))] if out and rng.random() < 0.5 else None
                 if edge is not None and world.specs[edge.target_tool_id].state_changing:
                     edge = None
                 info["tools"] = [tid] + ([edge.target_tool] if edge else [])
-                t = await cmp_trajectory(world, tid, seed, p, other, edge, rng)
+                binary_ok = sum(map(_binary, kept)) + 1 <= syn.cmp_binary_share * (len(kept) + 1)
+                ask = "winner" if binary_ok and rng.random() < 0.5 else "difference"
+                t = await cmp_trajectory(world, tid, seed, p, other, edge, rng, ask=ask)
+                others = world.other_seeds(tid, seed, keep=[p])  # other contexts, the same two values
+
+                def rerun(s, shape, tid=tid, p=p, other=other, edge=edge, rrng=rrng):
+                    return cmp_trajectory(world, tid, s, p, other, edge, rrng, shape=shape)
             else:
                 if not cond_edges:
                     raise Rejection("no_seed", "no edge with a seeded source")
                 edge = cond_edges[int(rng.integers(len(cond_edges)))]
                 seeds = world.seeds[edge.source_tool_id]
                 info["tools"] = [edge.source_tool, edge.target_tool]
-                t = await cond_trajectory(world, edge, seeds[int(rng.integers(len(seeds)))], rng)
+                t = await cond_trajectory(world, edge, seeds[int(rng.integers(len(seeds)))], rng, ledger)
             if t["trajectory_id"] in seen:
                 raise Rejection("duplicate", "an identical trajectory is kept already")
             if have[t["category"]] >= quotas[t["category"]]:
                 raise Rejection("quota_full", f"{t['category']} has {quotas[t['category']]} already")
+            if rerun is not None:
+                await check_degeneracy(world, t, rerun, others, rrng, ledger)
+            t.pop("shape", None)
             seen.add(t["trajectory_id"])
             have[t["category"]] += 1
             kept.append(t)
@@ -599,8 +1038,11 @@ async def _synthesize(
         except Exception as e:  # noqa: BLE001 - one broken attempt never stops the stage
             log.warning("trajectory attempt %d failed unexpectedly: %s", attempt, e)
             rejected.append({**info, "reason": "call_failed", "detail": f"{type(e).__name__}: {e}"[:200]})
-    progress(f"{world.domain}: {len(kept)} trajectories kept, {len(rejected)} rejected ({have})")
-    return kept, rejected
+    progress(
+        f"{world.domain}: {len(kept)} trajectories kept, {len(rejected)} rejected ({have}); "
+        f"{ledger.spent} calls on degeneracy checks"
+    )
+    return kept, rejected, ledger
 
 
 def build_trajectories(
@@ -612,7 +1054,7 @@ def build_trajectories(
     progress: Callable[[str], None] = log.info,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     world = World(domain, graph, inventories, probes, cfg)
-    kept, rejected = asyncio.run(_synthesize(world, progress))
+    kept, rejected, ledger = asyncio.run(_synthesize(world, progress))
     value = {
         "domain": domain,
         "fingerprint": graph.get("fingerprint"),
@@ -621,6 +1063,7 @@ def build_trajectories(
         "trajectories": kept,
         "rejected": rejected,
         "admits": admits(world),
+        "degeneracy": {**ledger.summary(), "calls_total": world.calls_made, "seed_drops": world.seed_drops},
     }
     return value, trajectory_metadata(value)
 
@@ -712,6 +1155,11 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "rejections_by_reason": {
             r: reasons.get(r, 0) for r in (*REJECTION_REASONS, *minimal.REJECTIONS) if reasons.get(r)
         },
+        "degenerate_rejected": sum(reasons.get(r, 0) for r in DEGENERATE_REASONS),
+        "degeneracy": dict(value.get("degeneracy") or {}),
+        "cmp_binary": sum(map(_binary, trajs)),
+        "cmp_binary_share": rate(sum(map(_binary, trajs)), len(trajs)),
+        "cond_both_branches": sum(1 for t in trajs if t["template"] == "COND" and "branches" in t["answer"]),
         "admits": value["admits"],
         "state_changing": sum(bool(t["state_changing"]) for t in trajs),
         "table12": md_table(

@@ -47,6 +47,9 @@ def test_cmp_labels_order_and_ties() -> None:
     assert ev({"kind": "cmp", "arms": arms, "labels": ["A", "B"], "order": "fewer"})["value"] == "B"
     tie = [{"kind": "count", "calls": [1]}, {"kind": "count", "calls": [1]}]
     assert ev({"kind": "cmp", "arms": tie, "labels": ["A", "B"]})["value"] is None
+    diff = ev({"kind": "cmp", "arms": arms, "labels": ["A", "B"], "order": "fewer", "ask": "difference"})
+    assert diff == {"value": 18, "counts": [30, 12]}  # |30 - 12|, whatever the order
+    assert ev({"kind": "cmp", "arms": tie, "labels": ["A", "B"], "ask": "difference"})["value"] is None
 
 
 def test_cond_selects_the_branch_by_threshold() -> None:

@@ -132,7 +132,9 @@ def test_bad_input_is_a_recorded_rejection(world):
     }
     reasons = {r["reason"] for d in cfg.domain_names for r in load("trajectories", d)["rejected"]}
     assert reasons <= {"no_seed", "call_failed", "empty_result", "junction_field_missing", "response_too_large",
-                       "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "collapsed", "seed_unused"}  # fmt: skip
+                       "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "collapsed", "seed_unused",
+                       "uncoercible_value", "unique_key_count", "always_one", "repeated_lookup", "constant_answer",
+                       "cond_one_sided", "cond_branches_equal"}  # fmt: skip
 
 
 def test_same_seed_same_trajectories(world):
