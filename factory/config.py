@@ -274,6 +274,10 @@ def _all_patterns() -> list[Pattern]:
     return ["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]
 
 
+ATTEMPTS_PER_QUOTA = 60  # synthesis.attempts when unset: per_pattern × this
+DEGENERACY_CALLS_PER_QUOTA = 200  # synthesis.degeneracy_call_budget when unset: per_pattern × this
+
+
 class SynthesisConfig(_Frozen):
     """EDGE Phase B (paper §3.3, Appendix G): typed trajectories over G*, queries and task records."""
 
@@ -282,7 +286,10 @@ class SynthesisConfig(_Frozen):
     )
     per_pattern: int = Field(default=4, ge=0, description="Trajectories kept per pattern (SEQ, FAN, ...) per domain.")
     attempts: int = Field(
-        default=120, ge=1, description="Candidate trajectories executed per domain before giving up on full quotas."
+        default=240,
+        ge=1,
+        description="Candidate trajectories executed per domain before giving up on full quotas (unset: "
+        f"{ATTEMPTS_PER_QUOTA} × per_pattern; the degeneracy, type and minimal-path checks reject many candidates).",
     )
     max_chain_edges: int = Field(default=3, ge=1, description="Junctions (edges) per sequential chain at most.")
     min_edge_successes: int = Field(
@@ -305,10 +312,11 @@ class SynthesisConfig(_Frozen):
         "of this many other seeds, so that the condition holds for some and fails for others.",
     )
     degeneracy_call_budget: int = Field(
-        default=600,
+        default=800,
         ge=0,
-        description="Tool calls per domain spent at most on degeneracy re-runs (real calls, keys included); "
-        "a candidate checked after it is spent is kept unchecked (counted in the metadata).",
+        description="Tool calls per domain spent at most on degeneracy re-runs (real calls, keys included; "
+        f"unset: {DEGENERACY_CALLS_PER_QUOTA} × per_pattern); a candidate checked after it is spent is kept "
+        "unchecked (counted in the metadata).",
     )
     cmp_binary_share: float = Field(
         default=0.25,
@@ -328,6 +336,18 @@ class SynthesisConfig(_Frozen):
         default_factory=_all_patterns,
         description="Patterns synthesised (Table 12 categories).",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _scale_with_quota(cls, data: Any) -> Any:
+        """Attempts and the degeneracy budget grow with the quota unless they are set."""
+        if isinstance(data, dict):
+            k = data.get("per_pattern", 4)
+            if isinstance(k, int) and not isinstance(k, bool):
+                data = dict(data)
+                data.setdefault("attempts", max(1, ATTEMPTS_PER_QUOTA * k))
+                data.setdefault("degeneracy_call_budget", DEGENERACY_CALLS_PER_QUOTA * k)
+        return data
 
     def __str__(self) -> str:
         return f"phaseB-phi{self.fan_out_budget}-k{self.per_pattern}-L{self.max_chain_edges}-a{self.attempts}"
