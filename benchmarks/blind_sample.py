@@ -28,6 +28,13 @@ def published(data: Path) -> list[dict]:
     return rows
 
 
+def _param_doc(schema: dict) -> str:
+    text = schema.get("description") or schema.get("type") or ""
+    if "default" in schema:
+        text += f" (default: {schema['default']})"
+    return text
+
+
 def tool_docs(data: Path) -> dict[tuple[str, str], dict]:
     docs: dict[tuple[str, str], dict] = {}
     for path in sorted((data / "tool_inventory").glob("*.json")):
@@ -38,9 +45,7 @@ def tool_docs(data: Path) -> dict[tuple[str, str], dict]:
                 "tool": t["name"],
                 "platform": t["platform"],
                 "description": t.get("description", ""),
-                "parameters": {
-                    p: (s.get("description") or s.get("type") or "") for p, s in props.items() if p not in HIDDEN_ARGS
-                },
+                "parameters": {p: _param_doc(s) for p, s in props.items() if p not in HIDDEN_ARGS},
             }
     return docs
 

@@ -134,7 +134,9 @@ def great_circle_distance(
 @server.tool()
 def airports_near(
     iata: Iata,
-    radius_km: Annotated[float, Field(description="Search radius in kilometres (0-5000].")] = 100.0,
+    radius_km: Annotated[
+        float, Field(description="Search radius in kilometres (0-5000]; 100 km when not given.")
+    ] = 100.0,
     limit: Annotated[int, Field(description="Maximum number of airports returned (1-100).")] = 10,
 ) -> AirportsNear:
     """Airports within radius_km of the given airport (IATA code), nearest first, at most `limit` (1-100)."""

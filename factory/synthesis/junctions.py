@@ -44,6 +44,7 @@ REJECTION_REASONS = (
     "duplicate",
     "quota_full",
     "injected_text",  # the answer would be instruction-like text from a tool (factory.synthesis.injection)
+    "answer_in_query",  # a text answer equal to a value the question states (the task answers itself)
     # degenerate tasks (checked before any query is written; trajectories.py, "Degeneracy")
     "uncoercible_value",  # an argument has no form of its parameter's JSON-Schema type
     "unique_key_count",  # a count over a lookup by a unique key: at most 1 record for every probe

@@ -389,6 +389,8 @@ def _finish(
         raise Rejection("tie" if answer_spec["kind"] == "cmp" else "empty_result", "no answer value")
     if is_instruction_like(v):
         raise Rejection("injected_text", "the answer would be instruction-like text from a tool")
+    if answer_spec["kind"] != "cmp" and (stated := _stated_answer(v, seeds)):
+        raise Rejection("answer_in_query", f"the answer {stated!r} is a value the question states")
     problem = minimal.disagreement(mp, records, ans)
     if problem:
         raise Rejection("prune_mismatch", problem)
@@ -435,6 +437,16 @@ def _finish(
         "expected_state_hash": state_hash,
         **(extra or {}),
     }
+
+
+def _stated_answer(value: Any, seeds: Sequence[Mapping[str, Any]]) -> str | None:
+    """A text answer (or part of one) equal to a seed value: the question would already hold it
+    (a CMP's winning label is the exception, handled by the caller)."""
+    stated = {str(s["value"]).strip().casefold() for s in seeds if isinstance(s.get("value"), str)}
+    for v in value if isinstance(value, list) else [value]:
+        if isinstance(v, str) and v.strip().casefold() in stated:
+            return v
+    return None
 
 
 def _shift(spec: Any, k: int) -> Any:

@@ -95,3 +95,26 @@ def test_cmp_answers_are_typed_and_difference_is_a_number():
     assert diff == {"type": "number", "value": 9, "fields": ["total_count"], "counts": [12, 3]}
     tie = answers.compute({"kind": "cmp", "arms": [arms[0], arms[0]], "labels": ["A", "B"], "ask": "difference"}, ROWS)
     assert tie["value"] is None
+
+
+@pytest.mark.parametrize(
+    "value, stated",
+    [
+        ("인천광역시", "인천광역시"),  # the last call searched the very name it answers with
+        (" Incheon ", "incheon"),
+        (["Eric Clapton", 2], "eric clapton"),
+    ],
+)
+def test_a_text_answer_the_question_states_is_caught(value, stated):
+    from factory.synthesis.trajectories import _stated_answer
+
+    assert "answer_in_query" in REJECTION_REASONS
+    assert _stated_answer(value, [{"tool_id": "t", "param": "q", "value": stated}]) is not None
+
+
+@pytest.mark.parametrize("value", ["인천광역시 중구", 5, ["Lost, Season 1"]])
+def test_an_answer_the_question_does_not_state_passes(value):
+    from factory.synthesis.trajectories import _stated_answer
+
+    seeds = [{"tool_id": "t", "param": "q", "value": "인천광역시"}, {"tool_id": "t", "param": "n", "value": 5}]
+    assert _stated_answer(value, seeds) is None
