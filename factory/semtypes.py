@@ -1103,6 +1103,19 @@ class ValueTypes:
             return "subtype"
         return "mismatch"
 
+    def entity(self, tid: str) -> str | None:
+        """What the tool's records are (`track` for list_album_tracks), None when not typed."""
+        return (self.tools.get(tid) or {}).get("entity")
+
+    def names_own_records(self, tid: str, param: str) -> bool:
+        """The input is a display name (name/title) of the very entity the tool returns: a search of
+        artists by artist name, whose count is how many share that name (1 for a full name)."""
+        t, own = self.param_type(tid, param), self.entity(tid)
+        if not t or not own or t == UNKNOWN:
+            return False
+        ref = TypeRef.parse(t)
+        return ref.entity == own and ref.role in ("name", "title")
+
     def same_type(self, tid_a: str, param_a: str, tid_b: str, param_b: str) -> bool:
         """Two inputs take the same values: both typed (not unknown) and equal (the SEM pairing)."""
         a, b = self.param_type(tid_a, param_a), self.param_type(tid_b, param_b)

@@ -394,3 +394,20 @@ def test_lexicon_reads_the_domains_types_file(tmp_path):
     (tmp_path / "types" / "d.yaml").write_text("slots: {store/list_playlists.title: track.title}\n")
     with pytest.raises(TypesFileError, match="no parameter or field 'title'"):
         build_lexicon("d", inv, probes, load_config(tmp_path / "factory.yaml"))
+
+
+def test_a_search_by_its_records_own_name_is_told_apart_from_a_filter_by_a_parent_name():
+    from factory.semtypes import ValueTypes
+
+    vt = ValueTypes(
+        {
+            "music/c/search_artists": {"entity": "artist", "params": {"name": "artist.name"}},
+            "korea/k/list_census_sigungu": {"entity": "sigungu", "params": {"sidoNm": "sido.name"}},
+            "music/c/list_artist_albums": {"entity": "album", "params": {"artist_id": "album.id@c"}},
+        }
+    )
+    assert vt.entity("music/c/search_artists") == "artist"
+    assert vt.names_own_records("music/c/search_artists", "name")  # how many artists are named U2: 1
+    assert not vt.names_own_records("korea/k/list_census_sigungu", "sidoNm")  # districts of a province
+    assert not vt.names_own_records("music/c/list_artist_albums", "artist_id")
+    assert not vt.names_own_records("music/c/unknown_tool", "name")

@@ -44,7 +44,9 @@ REJECTION_REASONS = (
     "duplicate",
     "quota_full",
     "injected_text",  # the answer would be instruction-like text from a tool (factory.synthesis.injection)
-    "answer_in_query",  # a text answer equal to a value the question states (the task answers itself)
+    "name_search_count",  # a count of a search by its records' own name (how many artists are named U2)
+    "answer_in_query",  # a text answer equal to a value the question states or a call was sent (known already)
+    "uniform_list",  # a list answer whose values are all one value (the countries of five Korean airports)
     # degenerate tasks (checked before any query is written; trajectories.py, "Degeneracy")
     "uncoercible_value",  # an argument has no form of its parameter's JSON-Schema type
     "unique_key_count",  # a count over a lookup by a unique key: at most 1 record for every probe
@@ -180,7 +182,8 @@ def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: 
             out.append({"operator": "eq", "threshold": v})
     counts = Counter(str(v) for v in present)
     top = counts.most_common(2)
-    if len(top) == 1 or (len(top) == 2 and top[0][1] > top[1][1]):
+    # the most frequent value of a category (a genre), never of a number (the mode of track counts)
+    if kind != "number" and (len(top) == 1 or (len(top) == 2 and top[0][1] > top[1][1])):
         out.append({"operator": "most_frequent", "threshold": top[0][0]})
     return [{"field": g, **c} for c in out]
 

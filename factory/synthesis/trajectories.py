@@ -208,6 +208,12 @@ class World:
         """(reason, detail) when counting this tool's records is 1 by construction, from its observed calls
         (those with the same semantic parameters as the counted call when there are any: a name search
         is unique with a province and a district name, not with a district name alone)."""
+        named = [p for p in params or () if self.types.names_own_records(tid, p)]
+        if named:
+            return "name_search_count", (
+                f"{self.specs[tid].name} is searched by its records' own name ({', '.join(named)}): "
+                "the count is how many share that name"
+            )
         obs = self.observed.get(tid) or []
         if params is not None:
             same = [o for o in obs if set(json.loads(o[0])) == set(params)]
@@ -389,8 +395,12 @@ def _finish(
         raise Rejection("tie" if answer_spec["kind"] == "cmp" else "empty_result", "no answer value")
     if is_instruction_like(v):
         raise Rejection("injected_text", "the answer would be instruction-like text from a tool")
-    if answer_spec["kind"] != "cmp" and (stated := _stated_answer(v, seeds)):
-        raise Rejection("answer_in_query", f"the answer {stated!r} is a value the question states")
+    if answer_spec["kind"] != "cmp":
+        sent = [{"value": x} for a in actions for x in (a.get("args") or {}).values()]
+        if stated := _stated_answer(v, [*seeds, *sent]):
+            raise Rejection("answer_in_query", f"the answer {stated!r} is stated in the question or sent to a call")
+    if isinstance(v, list) and len(v) >= 2 and len({dumps(x) for x in v}) == 1:
+        raise Rejection("uniform_list", f"every one of the {len(v)} answer values is {v[0]!r}")
     problem = minimal.disagreement(mp, records, ans)
     if problem:
         raise Rejection("prune_mismatch", problem)

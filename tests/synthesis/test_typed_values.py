@@ -118,3 +118,21 @@ def test_an_answer_the_question_does_not_state_passes(value):
 
     seeds = [{"tool_id": "t", "param": "q", "value": "인천광역시"}, {"tool_id": "t", "param": "n", "value": 5}]
     assert _stated_answer(value, seeds) is None
+
+
+def test_most_frequent_is_a_category_operator_never_the_mode_of_numbers():
+    from factory.synthesis.junctions import _candidates
+
+    numbers = [{"genre": g, "tracks": n} for g, n in (("Rock", 28), ("World", 28), ("Jazz", 5), ("Metal", 28))]
+    assert not [c for c in _candidates(numbers, ["genre"], "tracks", 5) if c["operator"] == "most_frequent"]
+    kinds = [{"genre": g, "media": m} for g, m in (("Rock", "MPEG"), ("World", "MPEG"), ("Jazz", "AAC"))]
+    modes = [c for c in _candidates(kinds, ["genre"], "media", 5) if c["operator"] == "most_frequent"]
+    assert modes == [{"field": "media", "operator": "most_frequent", "threshold": "MPEG"}]
+
+
+def test_a_call_that_is_sent_the_answer_is_caught_like_a_stated_one():
+    from factory.synthesis.trajectories import _stated_answer
+
+    assert "uniform_list" in REJECTION_REASONS
+    sent = [{"value": "9E"}, {"value": "N915XJ"}]  # get_airline(9E) answering "9E"
+    assert _stated_answer("9E", sent) == "9E"
