@@ -192,6 +192,50 @@ def test_recorded_mode_and_hidden_keys(synth_world, tmp_path):
             assert "<KEY>" not in text and "api_key" not in text
 
 
+def _racing_task(world, splits, specs):
+    """A music task whose step 2 creates two playlists at once (ids race), answered by the first one's count."""
+    import asyncio
+
+    from factory.synthesis.execute import call_row
+    from factory.tools.spec import ToolSpec
+
+    base = next(t for t in splits["tasks"] if t["domain"] == "music")
+    spec = {
+        n: ToolSpec.model_validate(specs[("chinook-store", n)]) for n in ("get_chinook_store_key", "create_playlist")
+    }
+
+    async def run():
+        async with make_executor(world)() as ex:
+            key = await ex.call(spec["get_chinook_store_key"], {})
+            made = [await ex.call(spec["create_playlist"], {"name": n}) for n in ("Race A", "Race B")]
+        return [key, *made]
+
+    results = asyncio.run(run())
+    assert all(r.ok for r in results), [r.outcome for r in results]
+    actions = [call_row(r, 1 if i == 0 else 2, f"music/chinook-store/{r.tool}") for i, r in enumerate(results)]
+    keep = ("step", "tool", "platform", "args", "result_digest", "records", "total_count", "call_digest")
+    actions = [{k: a[k] for k in keep} for a in actions]
+    spec_ = {"kind": "count", "calls": [{"step": 2, "index": 0}]}
+    planted = {
+        **base,
+        "golden_actions": actions,
+        "answer_spec": spec_,
+        "answer": {
+            **base["answer"],
+            "type": "number",
+            "value": 1,
+            "text": "1",
+            "fields": ["total_count"],
+            "branch": None,
+            "branches": None,
+        },
+        "alternative_paths": [],
+        "expected_state_hash": {},
+    }
+    splits["tasks"] = [planted if t is base else t for t in splits["tasks"]]
+    return planted
+
+
 def test_parallel_state_changes_are_serialized_to_reproduce_the_record(synth_world, tmp_path, monkeypatch):
     """Two state-changing calls of one step race for ids; the export finds the order that reproduces the stored
     digests (here: planted as the reverse of the golden order) instead of dropping the row."""
@@ -218,7 +262,8 @@ def test_parallel_state_changes_are_serialized_to_reproduce_the_record(synth_wor
         return None
 
     task = next((t for t in splits["tasks"] if racing_step(t)), None)
-    assert task is not None, "the demo world should synthesize a step with parallel state changes (create_playlist)"
+    if task is None:  # synthesis need not draw one: plant two playlists created in one step
+        task = _racing_task(synth_world, splits, specs)
     step, idx = racing_step(task)
     reverse = {step: list(reversed(idx))}
     results, _ = asyncio.run(_replay_once(task, make_executor(synth_world), set(), reverse))
