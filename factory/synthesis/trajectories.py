@@ -975,7 +975,7 @@ async def _synthesize(
     for e in cond_edges:
         if (bad := world.degenerate_count(e.source_tool_id)) is not None:
             ledger.excluded[bad[0]] = ledger.excluded.get(bad[0], 0) + 1
-    cond_edges = [e for e in cond_edges if world.degenerate_count(e.source_tool_id) is None]
+    cond_edges = [e for e in cond_edges if world.degenerate_count(e.source_tool_id) is None and cond_seeds(world, e)]
     templates = [t for t in TEMPLATES if t == "chain" or quotas.get(t, 0) > 0]
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
@@ -1042,7 +1042,7 @@ async def _synthesize(
                 if not cond_edges:
                     raise Rejection("no_seed", "no edge with a seeded source")
                 edge = cond_edges[int(rng.integers(len(cond_edges)))]
-                seeds = world.seeds[edge.source_tool_id]
+                seeds = cond_seeds(world, edge)
                 info["tools"] = [edge.source_tool, edge.target_tool]
                 t = await cond_trajectory(world, edge, seeds[int(rng.integers(len(seeds)))], rng, ledger)
             if t["trajectory_id"] in seen:
@@ -1096,8 +1096,15 @@ def admits(world: World) -> dict[str, bool]:
         "chain": bool(world.chains(1)),
         "SEM": bool(_sem_pairs(world)),
         "CMP": bool(_cmp_options(world)),
-        "COND": any(world.seeds.get(e.source_tool_id) for e in world.edges),
+        "COND": any(world.degenerate_count(e.source_tool_id) is None and cond_seeds(world, e) for e in world.edges),
     }
+
+
+def cond_seeds(world: World, edge: Edge) -> list[dict[str, Any]]:
+    """Seeds of the edge's source whose count can be a condition (not 1 by construction for them,
+    e.g. not a search by the records' own name)."""
+    src = edge.source_tool_id
+    return [s for s in world.seeds.get(src, []) if world.degenerate_count(src, list(s)) is None]
 
 
 # --------------------------------------------------------------------------- statistics and gates

@@ -134,7 +134,8 @@ def test_bad_input_is_a_recorded_rejection(world):
     assert reasons <= {"no_seed", "call_failed", "empty_result", "junction_field_missing", "response_too_large",
                        "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "collapsed", "seed_unused",
                        "uncoercible_value", "unique_key_count", "always_one", "repeated_lookup", "constant_answer",
-                       "cond_one_sided", "cond_branches_equal"}  # fmt: skip
+                       "cond_one_sided", "cond_branches_equal", "name_search_count", "answer_in_query",
+                       "uniform_list"}  # fmt: skip
 
 
 def test_same_seed_same_trajectories(world):
