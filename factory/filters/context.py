@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from factory.synthesis import answers
+from factory.synthesis.junctions import junction_ends
 from factory.tools.registry import ToolRegistry
 from factory.tools.spec import ToolSpec
 
@@ -96,14 +97,9 @@ def build_links(actions: Sequence[Mapping[str, Any]], junctions: Sequence[Mappin
     """Links of the golden actions from the task's junction records (CMP arms share one link)."""
     out: dict[tuple, Link] = {}
     for j in junctions:
-        frm, to = str(j.get("from") or j.get("from_") or ""), str(j.get("to") or "")
-        if "." not in frm or "." not in to:
+        if (ends := junction_ends(j)) is None:
             continue
-        up_tool, f = frm.split(".", 1)
-        down_tool, p = to.split(".", 1)
-        fields, params = tuple(f.split("+")), tuple(p.split("+"))
-        if len(fields) != len(params):
-            continue
+        up_tool, fields, down_tool, params = ends
         down_steps = sorted(
             {a["step"] for a in actions if a["tool"] == down_tool and all(q in (a.get("args") or {}) for q in params)}
         )

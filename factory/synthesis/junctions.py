@@ -58,6 +58,18 @@ REJECTION_REASONS = (
 )
 
 
+def junction_ends(j: Mapping[str, Any]) -> tuple[str, tuple[str, ...], str, tuple[str, ...]] | None:
+    """(upstream tool, its fields, downstream tool, its params) of a junction record
+    (`from`: 'tool.f1+f2', `to`: 'tool.p1+p2'); None when the record is malformed."""
+    frm, to = str(j.get("from") or j.get("from_") or ""), str(j.get("to") or "")
+    if "." not in frm or "." not in to:
+        return None
+    up, f = frm.split(".", 1)
+    down, p = to.split(".", 1)
+    fields, params = tuple(f.split("+")), tuple(p.split("+"))
+    return (up, fields, down, params) if len(fields) == len(params) else None
+
+
 def junction_type(n: int, phi: int) -> str:
     if n < 1:
         raise ValueError("a junction needs at least one value")

@@ -41,7 +41,7 @@ from factory.graph.plan import TRANSFORMS, apply_transform
 from factory.io import dumps
 from factory.kg.graph import norm_name
 from factory.synthesis.answers import SpecError, compute, ref, references, same_scalar, select
-from factory.synthesis.junctions import DRV, apply_operator, distinct_keys, junction_type
+from factory.synthesis.junctions import DRV, apply_operator, distinct_keys, junction_ends, junction_type
 from factory.tools.spec import ToolSpec
 
 REASONS = {
@@ -146,14 +146,9 @@ def _junctions(calls: Sequence[_Call], junctions: Sequence[Mapping[str, Any]]) -
     its target with its parameters; CMP arms' identical records share one)."""
     out: dict[tuple, _Junction] = {}
     for j in junctions:
-        frm, to = str(j.get("from") or j.get("from_") or ""), str(j.get("to") or "")
-        if "." not in frm or "." not in to:
+        if (ends := junction_ends(j)) is None:
             continue
-        up, f = frm.split(".", 1)
-        down, p = to.split(".", 1)
-        fields, params = tuple(f.split("+")), tuple(p.split("+"))
-        if len(fields) != len(params):
-            continue
+        up, fields, down, params = ends
         for ds in sorted({c.step for c in calls if c.tool == down and all(q in c.args for q in params)}):
             ups = [c.step for c in calls if c.tool == up and c.step < ds]
             if not ups:
