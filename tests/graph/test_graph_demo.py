@@ -43,7 +43,10 @@ def world(tmp_path_factory):
         p: {"seed": i, "server_error": 0.2, "rate_limit": 0.2, "retry_after_s": 0.05} for i, p in enumerate(FAULTY)
     }
     graph = {**base["graph"], "iterations": 5, "paths_per_iteration": 30, "eval_trials_per_edge": 1}
-    path = write_config(tmp, demo={**base["demo"], "faults": faults}, graph=graph)
+    # the breaker is tested elsewhere (tests/tools); here a run of five errors of one tool, which
+    # 20% server errors make likely over hundreds of calls, would switch a tool off for the run
+    executor = {**base["executor"], "breaker_threshold": 1000}
+    path = write_config(tmp, demo={**base["demo"], "faults": faults}, graph=graph, executor=executor)
     cfg = load_config(path)
     defs = build_definitions(str(path))
     with dg.instance_for_test() as instance, DemoService(cfg.demo, log_dir=tmp / "logs"):
@@ -195,7 +198,11 @@ def test_retained_execute_more_often_than_skeleton_and_pruned_less(refined):
         sk, ret, pr = (f4[k]["loop"]["trial_success_rate"] for k in ("skeleton", "retained", "pruned"))
         assert ret > sk > pr, (d, sk, ret, pr)
         h = g["history"]
-        assert h[-1]["step_success_rate"] > h[0]["step_success_rate"], (d, h)
+        # one iteration is ~35 paths under 40% faults (±0.05 from one to the next): compare the
+        # first two iterations with the second half of the loop
+        rates = [x["step_success_rate"] for x in h]
+        early, late = rates[:2], rates[len(rates) // 2 :]
+        assert sum(late) / len(late) > sum(early) / len(early), (d, rates)
 
 
 def test_interrupted_run_resumes_from_checkpoint(world):
