@@ -41,7 +41,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from factory.definitions import build_definitions
-    from factory.resources import DemoServiceResource, clean_on_start
+    from factory.resources import DemoServiceResource, clean_on_start, uses_demo
     from sensors.jobs import run_pipeline
     from sensors.partitions import sync_domain_partitions
 
@@ -64,7 +64,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"crash leftovers: {len(cleaned['orphan_runs'])} orphan runs marked failed, removed {cleaned['removed']}")
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if args.verbose else "WARNING"}}}}
     t0 = time.monotonic()
-    with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True):
+    selected = [cfg.domain(d) for d in domains]
+    if not any(uses_demo(d) for d in selected):
+        print("no source uses demo://: the demo service is not started")
+    with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True, domains=selected):
         results = run_pipeline(
             defs,
             instance,
