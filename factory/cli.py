@@ -29,12 +29,33 @@ def _summarize_run(result: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _check_failures(result: Any) -> list[str]:
+def _check_failures(result: Any) -> list[dict[str, Any]]:
+    """The failed checks of a run: name, partition, what failed (naming rows) and what to change."""
     fails = []
     for ev in result.get_asset_check_evaluations():
         if not ev.passed:
-            fails.append(f"{ev.asset_check_key.asset_key.to_user_string()}:{ev.asset_check_key.name}")
+            meta = {k: _metadata_value(v) for k, v in (ev.metadata or {}).items()}
+            fix = meta.get("fix") or []
+            fails.append(
+                {
+                    "check": f"{ev.asset_check_key.asset_key.to_user_string()}:{ev.asset_check_key.name}",
+                    "partition": getattr(ev, "partition", None),
+                    "description": ev.description or "",
+                    "fix": [str(f) for f in fix] if isinstance(fix, list) else [str(fix)],
+                }
+            )
     return fails
+
+
+def print_failed_gates(failures: list[tuple[str, dict[str, Any]]]) -> None:
+    """For each failed gate: which one, for which domain, what it found and which setting or file to change."""
+    if not failures:
+        return
+    print(f"\n{len(failures)} gate(s) failed; their values were not published:")
+    for domain, f in failures:
+        print(f"- {f['check']} [{domain}]: {f['description']}")
+        for line in f["fix"] or ["see the check's metadata in the Dagster UI (result, failed_rows)"]:
+            print(f"    to change: {line}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -79,8 +100,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     summaries: dict[str, dict[str, dict[str, Any]]] = {}
     for (_job, d), res in results.items():
         summaries.setdefault(d, {}).update(_summarize_run(res))
-    failed = [k for k, res in results.items() if not res.success or _check_failures(res)]
+    gate_failures = [(d, f) for (_job, d), res in results.items() for f in _check_failures(res)]
+    failed = [k for k, res in results.items() if not res.success] or gate_failures
     print_summary(cfg, summaries, time.monotonic() - t0)
+    print_failed_gates(gate_failures)
     return 1 if failed else 0
 
 
