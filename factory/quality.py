@@ -232,9 +232,7 @@ def _plain(v: Any) -> Any:
     return v if isinstance(v, str | int | float | bool | type(None)) else str(v)
 
 
-def validate(
-    name: str, df: pd.DataFrame, cfg: Any = None, *, settings: dict[str, Any] | None = None
-) -> GateResult:
+def validate(name: str, df: pd.DataFrame, cfg: Any = None, *, settings: dict[str, Any] | None = None) -> GateResult:
     """Validate `df` against the suite `expectations/<name>.json`.
 
     A kwarg written `{"$CONFIG": "<section.setting>"}` takes that setting of `cfg` (the project
@@ -260,7 +258,9 @@ def validate(
     except Exception as e:  # GX raises several types for a bad suite
         raise SuiteError(f"expectation suite {suite_path(name)} is invalid: {e}") from e
     index_cols = [c for c in key if c in df.columns]
-    index_cols += sorted({w for e in specs if (w := (e.get("meta") or {}).get("why")) and w in df.columns} - set(index_cols))
+    index_cols += sorted(
+        {w for e in specs if (w := (e.get("meta") or {}).get("why")) and w in df.columns} - set(index_cols)
+    )
     fmt: dict[str, Any] = {"result_format": "SUMMARY"}
     if index_cols and len(df):
         fmt = {"result_format": "COMPLETE", "unexpected_index_column_names": index_cols, "partial_unexpected_count": 20}

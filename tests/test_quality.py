@@ -152,7 +152,11 @@ def test_an_invalid_schema_is_named_by_tool_and_keyword():
     assert not res.success
     (fail,) = res.failures
     assert fail["failed_rows"] == [
-        {"platform": "p", "name": "get_ages", "why": "at properties/age/exclusiveMinimum: False is not of type 'number'"}
+        {
+            "platform": "p",
+            "name": "get_ages",
+            "why": "at properties/age/exclusiveMinimum: False is not of type 'number'",
+        }
     ]
     assert "get_ages" in res.headline() and "exclusiveMinimum" in res.summary()
 

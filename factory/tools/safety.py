@@ -79,7 +79,8 @@ def refusal(spec: ToolSpec, cfg: ProjectConfig) -> str | None:
         return None
     if spec.domain in cfg.domain_names:
         for src in cfg.domain(spec.domain).sources:
-            if spec.name in src.allow_destructive_tools and src.platform in (None, spec.platform):
+            named = spec.name in src.allow_destructive_tools or spec.original_name in src.allow_destructive_tools
+            if named and src.platform in (None, spec.platform):
                 return None
     return (
         f"destructive tool {spec.qualified_name} ({spec.method}) not executed: opt in with "
