@@ -68,13 +68,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     path = find_config(args.config)
     cfg = load_config(path)
-    domains = [d.strip() for d in args.domains.split(",") if d.strip()] if args.domains else cfg.domain_names
-    unknown = [d for d in domains if d not in cfg.domain_names]
-    if unknown or not domains:  # before any work: exit 2 with the configured names, no traceback
-        raise ConfigError(
-            f"--domains: unknown domain(s) {', '.join(repr(d) for d in unknown) or '(none given)'}"
-            f" in {path}; configured: {', '.join(cfg.domain_names)}"
-        )
+    domains = _selected_domains(args, cfg, path)
     home = ensure_dagster_home(cfg.dagster_home)
     defs = build_definitions(path)
     instance = dg.DagsterInstance.get()
@@ -207,6 +201,40 @@ def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], ela
     print(f"total: {tot_tools} tools in {len(domains)} domains; {elapsed:.1f}s")
 
 
+def _selected_domains(args: argparse.Namespace, cfg: Any, path: Any) -> list[str]:
+    domains = [d.strip() for d in args.domains.split(",") if d.strip()] if args.domains else cfg.domain_names
+    unknown = [d for d in domains if d not in cfg.domain_names]
+    if unknown or not domains:  # before any work: exit 2 with the configured names, no traceback
+        raise ConfigError(
+            f"--domains: unknown domain(s) {', '.join(repr(d) for d in unknown) or '(none given)'}"
+            f" in {path}; configured: {', '.join(cfg.domain_names)}"
+        )
+    return domains
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Dry run: per domain, which tools probing would call and with what kind of values, which it holds back and why."""
+    from factory.plan import format_plan, plan_tools
+    from factory.resources import DemoServiceResource
+    from factory.tools.sources import SourceError, load_domain_tools
+
+    path = find_config(args.config)
+    cfg = load_config(path)
+    selected = [cfg.domain(d) for d in _selected_domains(args, cfg, path)]
+    failed = 0
+    with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True, domains=selected):
+        for domain in selected:
+            try:
+                tools = load_domain_tools(domain, cfg)
+            except SourceError as e:
+                print(f"domain {domain.name}: cannot read its tools: {e}")
+                failed += 1
+                continue
+            print(format_plan(domain.name, plan_tools(tools, cfg), cfg.probes.per_tool))
+    print("nothing was executed (factory plan lists tools and reads documents only)")
+    return 1 if failed else 0
+
+
 def cmd_sync(args: argparse.Namespace) -> int:
     import dagster as dg
 
@@ -283,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--domains", default=None, help="comma-separated subset of domains")
     r.add_argument("--keep-going", action="store_true", help="run global assets even if a domain failed")
     r.set_defaults(func=cmd_run)
+    pl = sub.add_parser(
+        "plan", help="dry run: per domain, the tools probing would call (and with what values) and those held back"
+    )
+    pl.add_argument("--domains", default=None, help="comma-separated subset of domains")
+    pl.set_defaults(func=cmd_plan)
     s = sub.add_parser("sync-partitions", help="make the `domain` dynamic partitions equal the config")
     s.set_defaults(func=cmd_sync)
     c = sub.add_parser("check-config", help="validate the config and print its slug")
