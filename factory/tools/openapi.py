@@ -220,7 +220,9 @@ def to_json_schema(schema: Any) -> Any:
             if isinstance(out.get("enum"), list) and None not in out["enum"]:
                 out["enum"] = [*out["enum"], None]
         elif out:
-            notes = {k: out.pop(k) for k in ("description", "title", "default", "example", "examples") if k in out}
+            notes: dict[str, Any] = {
+                k: out.pop(k) for k in ("description", "title", "default", "example", "examples") if k in out
+            }
             out = {"anyOf": [out, {"type": "null"}], **notes}
     return out
 
