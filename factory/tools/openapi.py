@@ -483,8 +483,11 @@ def _load_operation(
 
     # ---- responses
     responses = op.get("responses")
-    if not isinstance(responses, dict) or not responses:
-        raise SourceError(f"spec {loc}: operation {where} has no responses")
+    if responses is None or responses == {}:  # optional in OpenAPI 3.1: the tool simply declares no output
+        logger.info("spec %s: operation %s declares no responses; no output schema", loc, where)
+        responses = {}
+    if not isinstance(responses, dict):
+        raise SourceError(f"spec {loc}: operation {where}: responses is a {type(responses).__name__}, not a mapping")
     output_schema = to_json_schema(_success_schema(responses, resolver, swagger2, where))
 
     records_path = op.get("x-records-path") or infer_records_path(output_schema)
