@@ -85,7 +85,7 @@ CONTENT_RULES: list[ContentRule] = [
     _rule("auth", r"unauthori[sz]ed|forbidden|api.?key|authenticat|\b40[13]\b|permission denied|access denied"
           r"|\beacces\b|\beperm\b", Outcome.AUTH_ERROR),
     _rule("no_such_file", r"\benoent\b|no such file or directory", Outcome.SCHEMA_MISMATCH),
-    _rule("missing_argument", r"field required|\bmissing\b|required (argument|parameter|field|property)"
+    _rule("missing_argument", r"field required|\bmissing\b(?![.\w])|required (argument|parameter|field|property)"
           r"|is required|required .* not (given|provided)", Outcome.MISSING_FIELD),
     _rule("database_unavailable", r"database is locked|disk i/o error|unable to open database|could not connect"
           r"|connection to (the )?(server|database)", Outcome.SERVER_ERROR),
@@ -107,7 +107,7 @@ _ERROR_LEAD = re.compile(
     r"(?:[A-Za-z][\w .]{0,40}?\s)?(?:error|exception)\b\s*(?:[:!\-—]|executing|while|in |occurred|calling)"
     r"|[A-Za-z]+(?:Error|Exception)\s*:"  # Python exception names: ValueError: ...
     r"|traceback \(most recent call last\)"
-    r"|E[A-Z]{3,}\s*:"  # node errno codes: ENOENT: ...
+    r"|(?-i:E[A-Z]{3,})\s*:"  # node errno codes, upper case: ENOENT: ...
     r"|(?:failed|failure|fatal|unknown tool|invalid)\b"
     r")",
     re.IGNORECASE,
