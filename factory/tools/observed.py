@@ -194,7 +194,7 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-class _Row(list):  # type: ignore[type-arg]
+class _Row(list):
     """A tuple read from a Python repr: a row whose columns have no names."""
 
 
@@ -284,8 +284,20 @@ def _merge2(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_schema_of(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """The JSON Schema of one record, merged over observed records ({} when there are none)."""
-    return merge_schemas(_value_schema(dict(r)) for r in records if isinstance(r, Mapping))
+    """The JSON Schema of one record, merged over observed records ({} when there are none).
+    A field only ever seen null is a string (its type is unknown, its values are text when present)."""
+    return _null_as_string(merge_schemas(_value_schema(dict(r)) for r in records if isinstance(r, Mapping)))
+
+
+def _null_as_string(schema: dict[str, Any]) -> dict[str, Any]:
+    if schema.get("type") == "null":
+        return {"type": "string"}
+    out = dict(schema)
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _null_as_string(v) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict) and out["items"]:
+        out["items"] = _null_as_string(out["items"])
+    return out
 
 
 def primary_records_path(output_schema: Mapping[str, Any]) -> str | None:
@@ -384,3 +396,37 @@ def schema_sources(observed: Mapping[str, Mapping[str, Any]]) -> dict[str, int]:
     for obs in observed.values():
         counts[obs.get("output_schema_source", NONE)] += 1
     return counts
+
+
+def observed_metadata(observed: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Probe metadata on output schemas: counts per source and the inferred tools with their fields."""
+    from factory.report import Markdown, md_table
+
+    inferred = [
+        {
+            "tool": name,
+            "fields": ", ".join(f"{f} ({t})" for f, t in obs.get("fields", {}).items()),
+            "records": obs.get("records_observed", 0),
+        }
+        for name, obs in sorted(observed.items())
+        if obs.get("output_schema_source") == INFERRED
+    ]
+    unknown = sorted(n for n, obs in observed.items() if obs.get("output_schema_source") == NONE)
+    return {
+        "output_schema_sources": schema_sources(observed),
+        "inferred_output_schemas": md_table(inferred, limit=50) if inferred else Markdown("_none_"),
+        "tools_without_output_schema": Markdown(", ".join(unknown) or "_none_"),
+    }
+
+
+def schema_source_map(specs: Iterable[ToolSpec], probes: Mapping[str, Mapping[str, Any]] | None) -> dict[str, str]:
+    """Tool id → where its output fields come from (declared | inferred | none), for stage values."""
+    seen = observed_in(probes)
+    out = {}
+    for s in specs:
+        obs = seen.get((s.domain, s.name))
+        if obs is not None:
+            out[s.tool_id] = str(obs.get("output_schema_source", NONE))
+        else:  # not probed (a destructive tool left out): declared or unknown
+            out[s.tool_id] = DECLARED if s.output_fields else NONE
+    return dict(sorted(out.items()))
