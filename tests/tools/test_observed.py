@@ -185,3 +185,28 @@ def test_declared_schemas_win_and_text_only_tools_stay_unknown(monkeypatch: pyte
     assert set(git["git_log"]["fields"]) == {"Author", "Commit", "Date", "Message"}
     assert git["git_log"]["fields"]["Date"] == "string"
     assert git["git_status"]["output_schema_source"] == NONE  # prose: no structure to bind from
+
+
+def test_value_types_see_inferred_fields_and_admit_list_tables_to_describe_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from factory.config import load_config
+    from factory.lexicon import build_lexicon
+    from factory.semtypes import ADMITTED_CHECKS, ValueTypes, check_binding
+    from factory.tools.observed import observed_metadata
+
+    specs, rows = _probe_rows("sqlite", monkeypatch)
+    observed = observe_schemas(specs, rows)
+    inventory = {"d": {"domain": "d", "fingerprint": "f", "tools": [s.model_dump(mode="json") for s in specs]}}
+    probes = {"d": {"rows": rows, "observed_schemas": observed}}
+    value, meta = build_lexicon("d", inventory, probes, load_config())
+    assert value["output_schema_sources"]["d/sqlite/list_tables"] == INFERRED
+    assert meta["inferred_output_fields"] >= 7  # list_tables.name, describe_table's six fields, ...
+    types = ValueTypes.from_lexicons({"d": value})
+    assert types.field_type("d/sqlite/list_tables", "name") == types.param_type("d/sqlite/describe_table", "table_name")
+    check, why = check_binding(types, "d/sqlite/list_tables", "name", "d/sqlite/describe_table", "table_name",
+                               ["users", "orders"], ["users"])  # fmt: skip
+    assert check in ADMITTED_CHECKS, why
+    shown = observed_metadata(observed)
+    assert shown["output_schema_sources"] == {DECLARED: 0, INFERRED: 3, NONE: 0}
+    assert "list_tables" in str(shown["inferred_output_schemas"])
