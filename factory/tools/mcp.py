@@ -87,11 +87,12 @@ def _interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
     elif len(texts) > 1 and all(parse_text_payload(t) is not None for t in texts):
         body = [parse_text_payload(t) for t in texts]  # one content block per list item (FastMCP 1.x lists)
     else:
-        body = parse_text_payload(text)
+        shape = error_text_rule(text)  # an error message with isError false, by the shape of the whole text
+        body = None if shape == "error_lead" else parse_text_payload(text)
         if body is None:
             if not text.strip():
                 return None, None, ""
-            if error_text_rule(text) is not None:  # an error message with isError false: by its shape
+            if shape is not None:
                 outcome, rule = classify_error(text)
                 return outcome, None, content_detail(rule, text.strip()[:300])
             body = {"text": text}

@@ -108,10 +108,11 @@ _ERROR_LEAD = re.compile(
     r"|[A-Za-z]+(?:Error|Exception)\s*:"  # Python exception names: ValueError: ...
     r"|traceback \(most recent call last\)"
     r"|(?-i:E[A-Z]{3,})\s*:"  # node errno codes, upper case: ENOENT: ...
-    r"|(?:failed|failure|fatal|unknown tool|invalid)\b"
     r")",
     re.IGNORECASE,
 )
+# a weaker lead: an error when the text holds no data ("Failed jobs: 3\nDone: 10" is a record)
+_FAILURE_LEAD = re.compile(r"^\s*(?:failed|failure|fatal|unknown tool|invalid)\b", re.IGNORECASE)
 # ... or it is one short sentence saying one of these (a listing line naming `error.log` is not)
 _ERROR_SENTENCE = re.compile(
     r"\b(not found|not allowed|not permitted|permission denied|access denied|no such (file|directory|table|column"
@@ -124,13 +125,21 @@ _PATH_LIKE = re.compile(r"^\s*(/|\./|~|\[|[A-Za-z]:\\|https?://)")
 
 
 def error_text_rule(text: str) -> str | None:
-    """Why the whole `text` is an error message (``error_lead`` / ``error_sentence``), or None for data."""
+    """Why the whole `text` is an error message, or None for data.
+
+    ``error_lead``: its first line starts with an error word (``Error:``, ``Database error:``,
+    ``ValueError:``, ``Traceback``, ``ENOENT:``), whatever follows; ``failure_lead`` (``Failed
+    ...``, ``Invalid ...``) and ``error_sentence`` (one short line saying "not found", "not
+    allowed", ...): weaker, so a reader applies them only to text that holds no data.
+    """
     s = (text or "").strip()
     if not s:
         return None
     first = s.splitlines()[0]
     if _ERROR_LEAD.match(first):
         return "error_lead"
+    if _FAILURE_LEAD.match(first):
+        return "failure_lead"
     if "\n" not in s and len(s) <= SHORT_MESSAGE_CHARS and " " in s and not _PATH_LIKE.match(s):
         if _ERROR_SENTENCE.search(s):
             return "error_sentence"
