@@ -22,6 +22,7 @@ from factory.config import DomainConfig, ProjectConfig
 from factory.io import Store, StoreError, data_store, dumps
 from factory.report import Markdown, bar_plot, counts, md_table, rate
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
+from factory.tools.observed import observe_schemas, observed_metadata
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.safety import refusal
@@ -426,8 +427,10 @@ def run_probes(
         "rows": rows,
         "secret_free": bool(probes_frame(rows, secrets)["secret_free"].all()) if rows else True,
         "skipped": skipped,
+        "observed_schemas": observe_schemas(tools, rows),  # output fields inferred where none are declared
     }
     meta = probe_metadata(rows, [t.name for t in tools], call_counts)
+    meta.update(observed_metadata(value["observed_schemas"]))
     meta["skipped_destructive_tools"] = len(skipped)
     meta["skipped_tools"] = md_table(skipped, limit=50) if skipped else Markdown("_none_")
     return value, meta
