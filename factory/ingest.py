@@ -22,10 +22,11 @@ from factory.config import DomainConfig, ProjectConfig
 from factory.io import Store, StoreError, data_store, dumps
 from factory.report import Markdown, bar_plot, counts, md_table, rate
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
+from factory.tools.made_values import object_values
 from factory.tools.observed import observe_schemas, observed_metadata
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
 from factory.tools.registry import ToolRegistry, executor_factory
-from factory.tools.safety import refusal
+from factory.tools.safety import call_writes_first, empty_reads_to_repeat, refusal
 from factory.tools.sources import load_domain_tools
 from factory.tools.spec import ToolSpec
 
@@ -206,6 +207,7 @@ def probe_argument_sets(tool: ToolSpec, pool: ValuePool, n: int, rng: random.Ran
                 fixed[p] = v
             continue
         cands = _schema_values(schema) + pool.lookup(p, schema)
+        cands = cands or object_values(schema, p)  # a made-up object for an input that takes objects
         cands = list({dumps(c): c for c in cands}.values())
         if cands:
             options[p] = cands
@@ -231,7 +233,7 @@ def _fillable(tool: ToolSpec, pool: ValuePool) -> bool:
         if p in generic:
             continue
         schema = tool.params.get(p, {})
-        if not (_schema_values(schema) or pool.lookup(p, schema)):
+        if not (_schema_values(schema) or pool.lookup(p, schema) or object_values(schema, p)):
             return False
     return True
 
@@ -292,6 +294,23 @@ def _probe_checkpoint_key(tools: list[ToolSpec], cfg: ProjectConfig) -> str:
     return hashlib.sha256(dumps(payload).encode()).hexdigest()
 
 
+async def _repeat_empty_reads(
+    ex: Any, rows: list[dict[str, Any]], tools: list[ToolSpec], round_no: int, progress: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """Rows of reads repeated once because this round created data they answered empty without
+    (`safety.empty_reads_to_repeat`: read_graph before create_entities); marked ``repeat_of_round``."""
+    again = empty_reads_to_repeat(rows, {t.name: t for t in tools}, round_no)
+    if not again:
+        return []
+    progress(f"probe round {round_no}: data was created, {len(again)} empty read(s) repeated")
+    attempts = {t.name: max((r["attempt"] for r in rows if r["tool"] == t.name), default=-1) for t, _ in again}
+    out = []
+    for (t, _a), res in zip(again, await ex.call_many(again, episodes=True), strict=True):
+        attempts[t.name] += 1
+        out.append({**_probe_row(t, res, round_no, attempts[t.name]), "repeat_of_round": round_no})
+    return out
+
+
 async def _probe_async(
     tools: list[ToolSpec],
     cfg: ProjectConfig,
@@ -337,11 +356,12 @@ async def _probe_async(
                 for attempt, args in enumerate(probe_argument_sets(t, pool, cfg.probes.per_tool, rng)):
                     calls.append((t, args, attempt))
             progress(f"probe round {round_no}: {len(batch)} tools, {len(calls)} calls")
-            results = await ex.call_many([(t, a) for t, a, _ in calls], episodes=True)  # state changes isolated
+            results = await call_writes_first(ex, [(t, a) for t, a, _ in calls])  # creating calls first
             for (t, _a, attempt), res in zip(calls, results, strict=True):
                 rows.append(_probe_row(t, res, round_no, attempt))
                 if res.ok and not t.key_acquisition:
                     pool.add_records(res.records)
+            rows += await _repeat_empty_reads(ex, rows, tools, round_no, progress)
             probed = {t.name for t in batch}
             pending = [t for t in pending if t.name not in probed]
             if store is not None:

@@ -411,6 +411,11 @@ def tool_entity(spec: ToolSpec, vocab: set[str]) -> str:
         last = singular(words(spec.records_path)[-1]) if words(spec.records_path) else ""
         if last in vocab:
             return ALIASES.get(last, last)
+        collection = words(spec.records_path)[-1] if words(spec.records_path) else ""
+        if last and last != collection and last not in _NOT_ENTITIES and collection not in _NOT_ENTITIES:
+            # no noun of the name is a known entity, but the records sit under a plural noun:
+            # read_graph's and open_nodes' records under `entities` are entities (not graphs, nodes)
+            return last
     return ALIASES.get(singular(nouns[-1]), singular(nouns[-1])) if nouns else "record"
 
 
@@ -538,6 +543,8 @@ def infer_slot(slot: SlotInfo, platform: str, entity: str, vocab: set[str], sear
         lang = "en" if ws[-1] in ("en", "eng") else None
         ws = ws[:-1]
     core = [w for w in ws if not w.isdigit()] or ws
+    if slot.kind == "param" and _json_type(slot.schema) == "array":  # names: string[] takes names
+        core = [*core[:-1], singular(core[-1])]
     last = core[-1]
     # 1. standard code words (iata, icao, lid, tailnum)
     if last in _STANDARD_WORDS:

@@ -19,7 +19,19 @@ from factory.io import dumps
 from factory.tools.spec import ToolSpec
 
 UPSTREAM, DEFAULT, CLARIFY = "UPSTREAM", "DEFAULT", "CLARIFY"
-TRANSFORMS = ("upper", "lower", "strip", "to_number", "to_string", "date:YYYYMMDD", "date:YYYY-MM-DD", "first_token")
+TRANSFORMS = (
+    "upper",
+    "lower",
+    "strip",
+    "to_number",
+    "to_string",
+    "date:YYYYMMDD",
+    "date:YYYY-MM-DD",
+    "first_token",
+    "wrap",
+)
+# `wrap`: the upstream record's value as a one-element list, for an array input whose items have the
+# field's type (open_nodes(names: string[]) ← read_graph.name); a list value is sent as it is.
 
 
 def edge_id(source: str, target: str, bindings: Sequence[Mapping[str, Any]]) -> str:
@@ -103,6 +115,8 @@ def apply_transform(value: Any, transform: str | None) -> Any:
     """Apply a binding's transform; unknown transforms and failures return the value unchanged."""
     if transform is None or value is None:
         return value
+    if transform == "wrap":
+        return list(value) if isinstance(value, list | tuple) else [value]
     s = str(value)
     try:
         if transform == "upper":

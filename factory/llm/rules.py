@@ -152,6 +152,27 @@ def binding_score(field: FieldBrief, param: ParamBrief) -> float:
 
 
 BIND_MIN = 0.4
+_SCALAR_TYPES = {"string", "integer", "number"}
+
+
+def _element_view(param: ParamBrief) -> ParamBrief | None:
+    """An array parameter of scalars seen as one of its elements (``names: string[]`` → ``name: string``),
+    so a scalar field of the source's records fills it wrapped in a list; None for any other parameter."""
+    if param.type != "array" or param.items_type not in _SCALAR_TYPES:
+        return None
+    name = param.name[:-1] if len(param.name) > 3 and param.name.endswith("s") else param.name
+    return param.model_copy(update={"name": name, "type": param.items_type, "enum": None, "examples": []})
+
+
+def _score_pair(f: FieldBrief, p: ParamBrief) -> tuple[float, str | None]:
+    """(binding score, transform) of field `f` filling parameter `p`; array-of-scalar parameters take one
+    scalar value wrapped in a list (transform ``wrap``)."""
+    element = _element_view(p)
+    if element is not None:
+        if f.type not in _SCALAR_TYPES:
+            return 0.0, None
+        return binding_score(f, element), "wrap"
+    return binding_score(f, p), None
 
 
 def edge_proposal(inp: EdgeProposalInput) -> EdgeProposal:
@@ -159,14 +180,17 @@ def edge_proposal(inp: EdgeProposalInput) -> EdgeProposal:
     bindings: list[Binding] = []
     scores: list[float] = []
     used_fields: set[str] = set()
-    candidates: list[tuple[float, ParamBrief, FieldBrief]] = [
-        (binding_score(f, p), p, f) for p in tgt.semantic_params for f in src.fields
-    ]
+    candidates: list[tuple[float, ParamBrief, FieldBrief, str | None]] = []
+    for p in tgt.semantic_params:
+        for f in src.fields:
+            score, wrap = _score_pair(f, p)
+            candidates.append((score, p, f, wrap))
     bound: set[str] = set()
-    for score, p, f in sorted(candidates, key=lambda c: (-c[0], c[1].name, c[2].name)):
+    for score, p, f, wrap in sorted(candidates, key=lambda c: (-c[0], c[1].name, c[2].name)):
         if score < BIND_MIN or p.name in bound or f.name in used_fields:
             continue
-        bindings.append(Binding(target_param=p.name, source_field=f.name, transform=_transform(f, p)))
+        transform = wrap or _transform(f, p)
+        bindings.append(Binding(target_param=p.name, source_field=f.name, transform=transform))
         scores.append(score)
         bound.add(p.name)
         used_fields.add(f.name)

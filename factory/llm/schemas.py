@@ -45,6 +45,9 @@ class ParamBrief(_In):
     enum: list[Scalar] | None = None
     default: Scalar | None = None
     examples: list[Scalar] = Field(default_factory=list, description="Values the tool is known to accept.")
+    items_type: str | None = Field(
+        default=None, description="For an array parameter: the JSON type of its items (a list of names: 'string')."
+    )
 
 
 class ToolBrief(_In):
@@ -87,6 +90,8 @@ class ToolBrief(_In):
             if "example" in schema and isinstance(schema["example"], Scalar) and schema["example"] not in examples:
                 examples.append(schema["example"])
             default = schema.get("default")
+            items = schema.get("items")
+            items_type = items.get("type") if schema.get("type") == "array" and isinstance(items, dict) else None
             params.append(
                 ParamBrief(
                     name=name,
@@ -96,6 +101,7 @@ class ToolBrief(_In):
                     enum=schema.get("enum"),
                     default=default if isinstance(default, Scalar) else None,
                     examples=examples[:5],
+                    items_type=items_type if isinstance(items_type, str) else None,
                 )
             )
         fields = [

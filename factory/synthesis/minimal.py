@@ -246,6 +246,8 @@ def _bound_equal(value: Any, arg: Any) -> bool:
     """A record value that, as is or through a binding transform, is the argument a call was sent."""
     if same_scalar(value, arg):
         return True
+    if isinstance(arg, list) and len(arg) == 1 and not isinstance(value, list):  # a `wrap` binding
+        return _bound_equal(value, arg[0])
     if value is None or isinstance(value, dict | list):
         return False
     return any(same_scalar(apply_transform(value, t), arg) for t in _TRANSFORMS)

@@ -28,7 +28,7 @@ from typing import IO, Any, TypeVar
 from factory.tools.bounds import TooDeep, too_deep
 from factory.tools.locators import SourceError, mcp_command, mcp_locator, slugify
 from factory.tools.mcp_stdio import DEFAULT_MAX_MESSAGE_BYTES, bounded_stdio_client
-from factory.tools.observed import parse_text, primary_records_path
+from factory.tools.observed import parse_text, primary_records_path, single_text_field, text_field_value
 from factory.tools.outcomes import Outcome, classify_error, content_detail, error_envelope, error_text_rule
 from factory.tools.safety import mcp_destructive
 from factory.tools.schema import (
@@ -83,7 +83,7 @@ def _interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
     if result.is_error:
         return classify_error_text(text), None, text.strip()[:300] or "tool reported an error"
     if result.structured_content is not None:
-        body = result.structured_content
+        body = text_field_value(result.structured_content)  # {content: "<listing>"}: the listing's records
     elif len(texts) > 1 and all(parse_text_payload(t) is not None for t in texts):
         body = [parse_text_payload(t) for t in texts]  # one content block per list item (FastMCP 1.x lists)
     else:
@@ -127,6 +127,8 @@ def tool_to_spec(tool: Any, *, domain: str, platform: str, source: SourceRef) ->
     input_schema.setdefault("required", [])
     output_schema = _clean_schema(tool.output_schema, f"MCP server `{source.locator}` tool {tool.name}")
     records_path = primary_records_path(output_schema) if output_schema else None
+    # a declared {content: string} says only "text": its fields are observed from the parsed text
+    declared = bool(output_schema) and single_text_field(output_schema) is None
     annotations = getattr(tool, "annotations", None)
     read_only = getattr(annotations, "read_only_hint", None) if annotations is not None else None
     destructive = getattr(annotations, "destructive_hint", None) if annotations is not None else None
@@ -141,9 +143,9 @@ def tool_to_spec(tool: Any, *, domain: str, platform: str, source: SourceRef) ->
         input_schema=input_schema,
         param_locations=dict.fromkeys(input_schema["properties"], "mcp"),
         output_schema=output_schema,
-        output_fields=flatten_fields(record_schema(output_schema, records_path)) if output_schema else {},
+        output_fields=flatten_fields(record_schema(output_schema, records_path)) if declared else {},
         records_path=records_path,
-        total_count_path=infer_total_count_path(output_schema, records_path) if output_schema else None,
+        total_count_path=infer_total_count_path(output_schema, records_path) if declared else None,
         generic_params=GenericParams(),
         state_changing=bool(destructive) or read_only is False or harmful,
         destructive=harmful,

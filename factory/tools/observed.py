@@ -44,6 +44,9 @@ _FENCE = re.compile(r"```[ \t]*([\w+-]*)[ \t]*\n(.*?)\n?```", re.DOTALL)
 _KV_LINE = re.compile(r"^\s*([A-Za-z_][\w .()/-]{0,40}?)\s*:\s+(\S.*?)\s*$")
 _TITLE_LINE = re.compile(r"^\s*[A-Za-z][\w .()/-]{0,60}:\s*$")
 _MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_LISTING_LINE = re.compile(r"^\[(FILE|DIR|DIRECTORY|LINK|SYMLINK)\]\s+(.+?)(?:\s{2,}(\S.*?))?\s*$", re.IGNORECASE)
+_LISTING_TYPES = {"FILE": "file", "DIR": "directory", "DIRECTORY": "directory", "LINK": "link", "SYMLINK": "link"}
+_PATH_LINE = re.compile(r"^(/|~/|[A-Za-z]:[\\/])\S.*$|^/$")
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][+-]?\d+)?$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATE_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
@@ -65,6 +68,10 @@ def parse_text(text: str) -> Any:
         value = _parse_fenced(s)
     if value is None:
         value = _parse_markdown_table(s)
+    if value is None:
+        value = _parse_listing(s)
+    if value is None:
+        value = _parse_path_lines(s)
     if value is None:
         value = _parse_key_values(s)
     return positional_rows(value) if value is not None else None
@@ -116,6 +123,62 @@ def _parse_markdown_table(s: str) -> list[dict[str, Any]] | None:
             return None
         rows.append({n: _scalar(c) for n, c in zip(names, cells, strict=True)})
     return rows
+
+
+def _parse_listing(s: str) -> list[dict[str, Any]] | None:
+    """A directory listing: every line of the first block ``[FILE] name`` / ``[DIR] name`` (a size may
+    follow after two or more spaces), as records ``{type, name[, size]}``; a trailer after a blank line
+    (``Total: 2 files``) is not a record."""
+    first = re.split(r"\n\s*\n", s.strip(), maxsplit=1)[0]
+    lines = [ln.strip() for ln in first.splitlines() if ln.strip()]
+    rows: list[dict[str, Any]] = []
+    for ln in lines:
+        m = _LISTING_LINE.match(ln)
+        if not m:
+            return None
+        tag = m.group(1).upper()
+        rec: dict[str, Any] = {"type": _LISTING_TYPES.get(tag, tag.lower()), "name": m.group(2)}
+        if m.group(3):
+            rec["size"] = m.group(3)
+        rows.append(rec)
+    return rows or None
+
+
+def _parse_path_lines(s: str) -> list[dict[str, Any]] | None:
+    """Lines that are each one absolute path (after an optional title line such as ``Allowed
+    directories:``), as records ``{path}``: a search's hits, a server's allowed roots."""
+    lines = [ln.strip() for ln in s.strip().splitlines() if ln.strip()]
+    if lines and _TITLE_LINE.match(lines[0]) and not _PATH_LINE.match(lines[0]):
+        lines = lines[1:]
+    if not lines or not all(_PATH_LINE.match(ln) and not ln.endswith(":") for ln in lines):
+        return None
+    return [{"path": ln} for ln in lines]
+
+
+def single_text_field(schema: Mapping[str, Any] | None) -> str | None:
+    """The one property of an output schema that declares nothing but one text field
+    (``{content: string}``: the filesystem server's answers), else None.  Such a schema says no more
+    than "text": the tool's records come from reading that text (`parse_text`)."""
+    if not schema:
+        return None
+    s = non_null_schema(dict(schema))
+    props = s.get("properties")
+    if s.get("type") not in (None, "object") or not isinstance(props, Mapping) or len(props) != 1:
+        return None
+    ((name, sub),) = props.items()
+    return str(name) if isinstance(sub, Mapping) and non_null_schema(dict(sub)).get("type") == "string" else None
+
+
+def text_field_value(body: Any) -> Any:
+    """A structured answer that is only one text field (``{"content": "[FILE] a.txt\\n[DIR] sub"}``), read
+    as what its text holds (`parse_text`) when that is a list or an object; otherwise `body` unchanged."""
+    if not isinstance(body, Mapping) or len(body) != 1:
+        return body
+    (text,) = body.values()
+    if not isinstance(text, str):
+        return body
+    value = parse_text(text)
+    return value if isinstance(value, list | dict) and value else body
 
 
 def _parse_key_values(s: str) -> Any:

@@ -34,12 +34,26 @@ if TYPE_CHECKING:
     from factory.config import ProjectConfig, SourceConfig
     from factory.tools.spec import ToolSpec
 
-__all__ = ["DESTRUCTIVE_WORDS", "destructive_name", "mcp_destructive", "openapi_destructive", "refusal", "sources_of"]
+__all__ = [
+    "CREATING_WORDS",
+    "DESTRUCTIVE_WORDS",
+    "creates_data",
+    "destructive_name",
+    "mcp_destructive",
+    "openapi_destructive",
+    "refusal",
+    "sources_of",
+    "writes_first",
+]
 
 DESTRUCTIVE_WORDS = frozenset(
     {"delete", "del", "drop", "remove", "rm", "destroy", "purge", "truncate", "wipe", "erase", "reset", "clear"}
 )
 OVERWRITING_METHODS = frozenset({"DELETE", "PUT", "PATCH"})
+# first words of a tool name that make or add data (create_entities, add_observations, insertRow)
+CREATING_WORDS = frozenset(
+    {"create", "add", "insert", "write", "post", "put", "save", "upload", "append", "new", "register"}
+)
 
 
 def _words(name: str) -> list[str]:
@@ -110,3 +124,73 @@ def refusal(spec: ToolSpec, cfg: ProjectConfig) -> str | None:
             "inventoried, never executed; set side_effects: allow_writes on the source to execute it"
         )
     return None
+
+
+def creates_data(spec: ToolSpec) -> bool:
+    """Whether calling `spec` may make data other tools then read: a state-changing tool that is not
+    destructive, or a tool whose name starts with a creating verb (``create_entities`` of the MCP memory
+    server declares no hints, so only its name says it)."""
+    if spec.destructive or spec.key_acquisition is not None:
+        return False
+    ws = _words(spec.original_name or spec.name)
+    return spec.state_changing or bool(ws and ws[0] in CREATING_WORDS)
+
+
+def writes_first(tools: list[ToolSpec]) -> list[list[int]]:
+    """Phases of one probe round, as positions in `tools` (one per call): the calls of tools that create
+    data first, then every other call, so a reader probed in the same round sees what was created
+    (``create_entities`` before ``read_graph``/``open_nodes`` of a memory server that starts empty).
+    Empty phases are left out; positions keep their order within a phase."""
+    writers = [i for i, t in enumerate(tools) if creates_data(t)]
+    readers = [i for i, t in enumerate(tools) if not creates_data(t)]
+    return [p for p in (writers, readers) if p]
+
+
+async def call_writes_first(ex: Any, calls: list[tuple[ToolSpec, dict[str, Any]]]) -> list[Any]:
+    """`ex.call_many(calls, episodes=True)` in the phases of `writes_first`: creating calls complete before
+    the others are sent.  Results in the order of `calls`."""
+    results: list[Any] = [None] * len(calls)
+    for phase in writes_first([t for t, _ in calls]):
+        got = await ex.call_many([calls[i] for i in phase], episodes=True)
+        for i, res in zip(phase, got, strict=True):
+            results[i] = res
+    return results
+
+
+def empty_reads_to_repeat(
+    rows: list[dict[str, Any]], tools: dict[str, ToolSpec], round_no: int
+) -> list[tuple[ToolSpec, dict[str, Any]]]:
+    """Calls to repeat once after round `round_no` created data: the reads of earlier rounds that
+    succeeded with no record (a store that was still empty), when a tool that creates data succeeded
+    with records in this round.  Each (tool, args) once; reads already repeated are not repeated again."""
+    created = any(
+        r.get("round") == round_no
+        and r.get("tool") in tools
+        and creates_data(tools[r["tool"]])
+        and str(r.get("outcome", "")).endswith("success")
+        and (r.get("record_count") or 0) > 0
+        for r in rows
+    )
+    if not created:
+        return []
+    repeated = {(r["tool"], dumps_args(r.get("args"))) for r in rows if r.get("repeat_of_round") is not None}
+    out: list[tuple[ToolSpec, dict[str, Any]]] = []
+    seen: set[tuple[str, str]] = set()
+    for r in rows:
+        name = r.get("tool")
+        if r.get("round", round_no) >= round_no or name not in tools or creates_data(tools[name]):
+            continue
+        if not str(r.get("outcome", "")).endswith("success") or (r.get("record_count") or 0) > 0:
+            continue
+        key = (name, dumps_args(r.get("args")))
+        if key in seen or key in repeated:
+            continue
+        seen.add(key)
+        out.append((tools[name], dict(r.get("args") or {})))
+    return out
+
+
+def dumps_args(args: Any) -> str:
+    import json
+
+    return json.dumps(args or {}, sort_keys=True, default=str)
