@@ -10,7 +10,7 @@ A value type says what a value *is*, beyond its JSON type:
   platforms share it;
 - a scalar kind without an entity: ``date``, ``year``, ``month``, ``hour``, ``time``, ``duration``,
   ``count``, ``amount``, ``percent``, ``latitude``, ``longitude``, ``distance``, ``boolean``,
-  ``email``, ``phone``, ``url``, ``digest``, ``limit``;
+  ``email``, ``phone``, ``url``, ``digest``, ``limit``, ``path`` (a file-system path);
 - ``measure.<name>`` for any other number (a temperature, a statistic's value): equal only to
   itself;
 - ``unknown`` where nothing says what the value is (free text, categories); such a slot binds only
@@ -78,6 +78,7 @@ SCALARS = (
     "url",
     "digest",
     "limit",
+    "path",
 )
 STANDARDS = ("iata", "icao", "faa", "tailnum", "iso2", "iso3", "iana")
 CODE_ROLES = ("code", "id")
@@ -141,7 +142,7 @@ _SCALAR_WORDS = {
     "email": "email", "mail": "email", "phone": "phone", "fax": "phone", "tel": "phone",
     "url": "url", "uri": "url", "link": "url", "hash": "digest", "digest": "digest", "sha256": "digest",
     "delay": "duration", "milliseconds": "duration", "ms": "duration", "seconds": "duration",
-    "minutes": "duration", "duration": "duration", "limit": "limit",
+    "minutes": "duration", "duration": "duration", "limit": "limit", "path": "path", "filepath": "path",
 }  # fmt: skip
 _QUALIFIERS = {"min", "max", "from", "to", "start", "end", "mean", "avg", "sched", "billing", "first", "last"}
 

@@ -155,6 +155,33 @@ def _parse_path_lines(s: str) -> list[dict[str, Any]] | None:
     return [{"path": ln} for ln in lines]
 
 
+_DIR_ARGS = ("path", "dir", "directory", "folder")
+
+
+def with_listing_paths(body: Any, args: Mapping[str, Any] | None) -> Any:
+    """A directory listing's entries with their full path: when `body` is a list of entries
+    ``{type: file|directory|link, name, ...}`` without a ``path`` (the records `_parse_listing` reads,
+    or a JSON tree's top level) and the call named the directory in one argument (``path``, ``dir``,
+    ``directory``, ``folder``), each entry gets ``path`` = that directory joined with its name.  A
+    reader of files then takes the listing's ``path`` as it is (list_directory → read_text_file).
+    Any other body is returned unchanged."""
+    if not isinstance(body, list) or not body or not args:
+        return body
+    folders = [str(args[k]) for k in _DIR_ARGS if isinstance(args.get(k), str) and str(args[k]).strip()]
+    if len(folders) != 1:
+        return body
+    kinds = set(_LISTING_TYPES.values())
+    if not all(
+        isinstance(r, Mapping) and r.get("type") in kinds and isinstance(r.get("name"), str) and "path" not in r
+        for r in body
+    ):
+        return body
+    folder = folders[0].strip()
+    sep = "\\" if re.match(r"^[A-Za-z]:\\", folder) else "/"
+    base = folder if folder.endswith(("/", "\\")) else folder + sep
+    return [{**r, "path": base + str(r["name"])} for r in body]
+
+
 def single_text_field(schema: Mapping[str, Any] | None) -> str | None:
     """The one property of an output schema that declares nothing but one text field
     (``{content: string}``: the filesystem server's answers), else None.  Such a schema says no more

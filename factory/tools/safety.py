@@ -147,13 +147,17 @@ def writes_first(tools: list[ToolSpec]) -> list[list[int]]:
 
 
 async def call_writes_first(ex: Any, calls: list[tuple[ToolSpec, dict[str, Any]]]) -> list[Any]:
-    """`ex.call_many(calls, episodes=True)` in the phases of `writes_first`: creating calls complete before
-    the others are sent.  Results in the order of `calls`."""
+    """`ex.call_many(calls, episodes=True)` in the phases of `writes_first`: the creating calls one at a
+    time (a store that reads, changes and rewrites one file loses concurrent writes: the memory server
+    kept only the relation of a create_entities/create_relations pair), then the others concurrently.
+    Results in the order of `calls`."""
     results: list[Any] = [None] * len(calls)
     for phase in writes_first([t for t, _ in calls]):
-        got = await ex.call_many([calls[i] for i in phase], episodes=True)
-        for i, res in zip(phase, got, strict=True):
-            results[i] = res
+        groups = [[i] for i in phase] if creates_data(calls[phase[0]][0]) else [phase]  # phases are all one kind
+        for group in groups:
+            got = await ex.call_many([calls[i] for i in group], episodes=True)
+            for i, res in zip(group, got, strict=True):
+                results[i] = res
     return results
 
 

@@ -24,6 +24,7 @@ from factory.tools.bounds import too_large
 from factory.tools.locators import SourceError, mcp_locator
 from factory.tools.mcp import MCPSession, classify_error_text, flatten_exception, interpret_result, result_size
 from factory.tools.mcp_stdio import TOO_LARGE_MARKER, message_cap
+from factory.tools.observed import with_listing_paths
 from factory.tools.outcomes import Outcome
 from factory.tools.spec import ToolSpec
 from factory.tools.transports.base import Exchange, NotSent, Transport, TransportOptions, short
@@ -100,6 +101,7 @@ class McpTransport(Transport):
         if result_size(res) > limit:
             return Exchange(Outcome.SCHEMA_MISMATCH, detail=too_large(limit))
         outcome, body, detail = interpret_result(res)
+        body = with_listing_paths(body, args)  # entries of a listed directory get their full path
         return Exchange(outcome, body=body, detail=detail, retry=outcome in RETRY_OUTCOMES)
 
     async def _restart(self, tool: ToolSpec, dead: MCPSession) -> MCPSession:
