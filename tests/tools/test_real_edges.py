@@ -127,10 +127,20 @@ def _fs_rows() -> tuple[dict[str, ToolSpec], list[dict[str, Any]]]:
         body = with_listing_paths(body, c["args"])
         records = body if isinstance(body, list) else [body] if body else []
         res = SimpleNamespace(
-            records=records, args=c["args"], outcome=SimpleNamespace(value="semantic_success" if outcome is None
-                                                                     else outcome.value, group=""),  # fmt: skip
-            status_code=None, detail=detail, record_count=len(records), total_count=None, attempts=1,
-            elapsed_ms=1.0, call_digest="x", key_like_redacted=0, cardinality=lambda f, r=records: len(r),
+            records=records,
+            args=c["args"],
+            outcome=SimpleNamespace(
+                value="semantic_success" if outcome is None else outcome.value, group=""
+            ),  # fmt: skip
+            status_code=None,
+            detail=detail,
+            record_count=len(records),
+            total_count=None,
+            attempts=1,
+            elapsed_ms=1.0,
+            call_digest="x",
+            key_like_redacted=0,
+            cardinality=lambda f, r=records: len(r),
         )
         rows.append(_probe_row(specs[c["tool"]], res, 1, 0))  # type: ignore[arg-type]
     return specs, rows
