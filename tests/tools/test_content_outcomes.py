@@ -60,10 +60,10 @@ def test_unflagged_error_texts_of_real_servers(server: str, tool: str, args: dic
 def test_real_data_that_mentions_errors_is_data() -> None:
     rows = interpret_result(_recorded("sqlite", "read_query", query="select * from users"))
     assert rows[0] is None and rows[1][0] == {"id": 1, "name": "ann", "error_rate": 0.1}
-    listing = interpret_result(_recorded("filesystem", "list_directory"))
-    assert listing[0] is None and "[FILE] error.log" in listing[1]["content"]
+    listing = interpret_result(_recorded("filesystem", "list_directory"))  # {content: "[FILE] error.log ..."}
+    assert listing[0] is None and {"type": "file", "name": "error.log"} in listing[1]
     found = interpret_result(_recorded("filesystem", "search_files"))
-    assert found[0] is None and found[1]["content"].endswith("/error.log")
+    assert found[0] is None and found[1] == [{"path": "/tmp/obs/data/fs/error.log"}]
     empty = interpret_result(_recorded("sqlite", "describe_table", table_name="nope"))
     assert empty == (None, [], "")  # an empty answer is not an error
 
