@@ -15,7 +15,8 @@ unknown and could be that:
   purge, truncate, wipe, erase, reset or clear (``delete_all``, ``dropTable``) is destructive.
 
 State changes (`ToolSpec.state_changing`: POST/PUT/PATCH/DELETE unless a POST is marked safe as
-above or acquires a key; MCP ``readOnlyHint: false``, or a destructive tool) are executed only from
+above or acquires a key; MCP ``readOnlyHint: false``, or a destructive tool; and an MCP tool named
+for creating, ``create_…``/``add_…``: `creates_data`) are executed only from
 a source with ``side_effects: allow_writes`` (the default for demo:// sources; any other source is
 ``read_only`` unless it says otherwise): elsewhere such a tool is inventoried and shown, never executed.
 
@@ -118,7 +119,7 @@ def refusal(spec: ToolSpec, cfg: ProjectConfig) -> str | None:
             "probes.allow_destructive or the source's allow_destructive_tools"
             + ("" if writes else " (its source is also side_effects: read_only)")
         )
-    if spec.state_changing and not writes:
+    if (spec.state_changing or creates_data(spec)) and not writes:
         return (
             f"{spec.qualified_name} ({spec.method}) changes state and its source is side_effects: read_only: "
             "inventoried, never executed; set side_effects: allow_writes on the source to execute it"
@@ -128,12 +129,13 @@ def refusal(spec: ToolSpec, cfg: ProjectConfig) -> str | None:
 
 def creates_data(spec: ToolSpec) -> bool:
     """Whether calling `spec` may make data other tools then read: a state-changing tool that is not
-    destructive, or a tool whose name starts with a creating verb (``create_entities`` of the MCP memory
-    server declares no hints, so only its name says it)."""
+    destructive, or an MCP tool whose name starts with a creating verb (a ``create_entities`` served
+    without hints: only its name says it changes state; `refusal` holds such a tool back from a
+    read-only source like any other state change)."""
     if spec.destructive or spec.key_acquisition is not None:
         return False
     ws = _words(spec.original_name or spec.name)
-    return spec.state_changing or bool(ws and ws[0] in CREATING_WORDS)
+    return spec.state_changing or (spec.method == "MCP" and bool(ws and ws[0] in CREATING_WORDS))
 
 
 def writes_first(tools: list[ToolSpec]) -> list[list[int]]:

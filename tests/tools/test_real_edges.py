@@ -271,3 +271,24 @@ def test_empty_reads_are_repeated_after_data_was_created() -> None:
 def test_destructive_tools_never_count_as_creating(tool: str) -> None:
     specs = {**_specs("npm-memory"), **_specs("npm-filesystem")}
     assert specs[tool].destructive and not creates_data(specs[tool])
+
+
+def test_unhinted_creating_tools_are_held_back_from_read_only_sources() -> None:
+    from factory.config import load_config
+    from factory.tools.safety import refusal
+
+    cfg = load_config()
+    hinted = _specs("npm-memory")["create_entities"]
+    assert hinted.state_changing  # readOnlyHint: false
+    memory = hinted.model_copy(update={"state_changing": False})  # the same tool from a server without hints
+    assert creates_data(memory)
+    src = {"kind": "mcp", "platform": "memory", "command": ["mcp-server-memory"]}
+    base = cfg.model_dump(mode="json")
+    for side_effects, held in (("read_only", True), ("allow_writes", False)):
+        domains = [{"name": "d", "language": "en", "sources": [{**src, "side_effects": side_effects}]}]
+        c = type(cfg).model_validate({**base, "domains": domains})
+        why = refusal(memory, c)
+        assert (why is not None) is held, why
+        if held:
+            assert "side_effects: read_only" in str(why)
+    assert refusal(_specs("npm-memory")["read_graph"], c) is None
