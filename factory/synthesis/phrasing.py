@@ -58,6 +58,7 @@ class Noun:
     plural: str
 
 
+_MASS = ("weather", "information", "data")
 _UNCOUNTED = ("aircraft", "statistics", "weather", "facts", "information", "data", "series")
 
 
@@ -123,8 +124,13 @@ def entity(spec: ToolSpec, lang: str) -> Noun:
         return Noun(n, n)
     n = re.sub(r"^(all|one|the|an?)\s+", "", raw, flags=re.IGNORECASE)
     n = re.sub(r"^\w+'s\s+", "", n)  # "artist's albums" → 'albums' (the owner is named by the junction)
+    about = re.search(r"\s+of\s+an?\s+(\w+)\b", n)
+    if about and spec.records_path is None:  # a one-record lookup 'location facts of an airport' is about the airport
+        n = about.group(1)
     n = re.sub(r"\s+(of|at|for|in)\s+(an?|the|this|one)\s+.*$", "", n)  # 'airports of a country' → 'airports'
     n = re.sub(r"\s+given$", "", n)
+    if n.split()[-1:] and n.split()[-1].lower() in _MASS:  # 'hourly weather' is counted in records
+        n += " records"
     if not n or _VERB_START.search(n) or _BAD_EN.search(n) or _IDENT.search(n) or len(n.split()) > 5:
         raise Unphraseable(f"no English noun for {spec.name}: {raw!r}")
     return Noun(singular(n), plural(n))
@@ -267,7 +273,7 @@ def link(
     if same_entity(from_fields, spec, to_params) and not cons_vals:
         if lang == "ko":
             return Ref(up.text, up.one, n)
-        text = up.text if up.one else f"each of {up.text}"
+        text = up.text if up.one or up.text.startswith("each of ") else f"each of {up.text}"
         return Ref(text, up.one, n)
     fl = _join([_f(up_spec, f, lang) for f in from_fields], lang)
     pl = _join([_p(spec, p, lang) for p in to_params], lang)
@@ -278,8 +284,9 @@ def link(
     cons = constraints(spec, cons_vals, lang)
     verb = "are" if len(to_params) > 1 else "is"
     of = "of" if up.one else "of any of"
+    upt = up.text[len("each of ") :] if up.text.startswith("each of ") else up.text
     one = up.one and spec.records_path is None  # a lookup of one record for one upstream record
-    return Ref(f"the {n.sing if one else n.plural}{cons} whose {pl} {verb} the {fl} {of} {up.text}", one, n)
+    return Ref(f"the {n.sing if one else n.plural}{cons} whose {pl} {verb} the {fl} {of} {upt}", one, n)
 
 
 def ask(ref: Ref, spec: ToolSpec, what: Mapping[str, Any], total: bool, lang: str) -> str:
@@ -386,6 +393,8 @@ def cond_description(
     total = bool(junctions) and junctions[0]["width"] > 1
     then = ask(then_ref, specs[tid], {"ask": "count"}, total, lang)
     other = ask(those, cs, {"ask": "count"}, False, lang)
+    if then == other:
+        raise Unphraseable(f"both branches read {then!r}")
     return _checked(cond, lang), _checked(then, lang), other
 
 
@@ -411,7 +420,7 @@ def sem_description(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: s
     """Both parts of a SEM question, each with the shared value it is asked for."""
     d = t["describe"]
     shared = d["shared"]["value"]
-    phrases = []
+    phrases, refs, fields = [], [], []
     for part in d["parts"]:
         tid = part["tool_id"]
         spec = specs[tid]
@@ -421,4 +430,23 @@ def sem_description(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: s
             values = [(p, v) for p, v in sent.items() if v == shared and p in spec.params][:1] + values
         ref = seed_ref(spec, values, sent, lang, part.get("ask") == "value")
         phrases.append(ask(ref, spec, part, False, lang))
+        refs.append(ref.text)
+        fields.append(_f(spec, part["field"], lang) if part.get("ask") == "value" else None)
+    if len(set(phrases)) < len(phrases):
+        raise Unphraseable(f"the parts read the same: {phrases[0]!r}")
+    if len(set(refs)) == 1 and all(fields) and len(set(fields)) == len(fields):  # two facts of one entity
+        f = [x for x in fields if x]
+        if lang == "ko":
+            return _checked(f"{refs[0]}의 {_join(f, lang)}", lang)
+        return _checked(f"the {' and the '.join(f)} of {refs[0]}", lang)
     return _checked(_join(phrases, lang), lang)
+
+
+def default_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[Any]:
+    """The documented defaults a question of `t` may state (`stated_defaults` of every tool it calls)."""
+    out: list[Any] = []
+    for tid in {a.get("tool_id") for a in t["golden_actions"]} | set(t["describe"].get("chain") or []):
+        spec = specs.get(tid) if tid else None
+        if spec is not None:
+            out += [v for v in stated_defaults(spec, _sent(t, tid)).values() if v not in out]
+    return out

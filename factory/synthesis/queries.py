@@ -154,12 +154,13 @@ def _canon(v: Any) -> str:
 def _check(
     query: str,
     t: Mapping[str, Any],
+    specs: Mapping[str, ToolSpec],
     lang: str,
     vocab: Sequence[str],
     plain: Sequence[str],
     words: Iterable[str] = frozenset(),
 ) -> list[str]:
-    allowed = [s["value"] for s in t["seeds"]] + list(t["thresholds"])
+    allowed = [s["value"] for s in t["seeds"]] + list(t["thresholds"]) + phrasing.default_values(t, specs)
     return grounding_problems(
         query,
         language=lang,
@@ -215,7 +216,7 @@ def build_queries(
     templated: list[tuple[dict[str, Any], str, Any]] = []
     for t, res in zip(trajs, written, strict=True):
         q = res.output.query if res.output is not None else ""
-        problems = _check(q, t, lang, vocab, plain, words)
+        problems = _check(q, t, specs, lang, vocab, plain, words)
         if problems:
             rejected.append(
                 {
@@ -256,7 +257,7 @@ def build_queries(
             pres = None
         elif pres is not None:
             pq = pres.output.query if pres.output is not None and not pres.failure else ""
-            problems = _check(pq, t, lang, vocab, plain, words) if pq else ["paraphrase_failed"]
+            problems = _check(pq, t, specs, lang, vocab, plain, words) if pq else ["paraphrase_failed"]
             if problems:
                 fallbacks += 1
                 fallback_reasons.extend(p.split(":", 1)[0] for p in problems)
