@@ -31,6 +31,10 @@ def specs() -> ToolRegistry:
 
 def demo_specs() -> ToolRegistry:
     """Every demo tool: the REST platforms' documents and the MCP server's tools/list, in-process."""
+    return ToolRegistry.from_inventories(demo_inventories())
+
+
+def demo_inventories() -> dict[str, Any]:
     cfg = DemoConfig()
     client = testclient.TestClient(demo_app.create_app(cfg))
     tools: list[ToolSpec] = []
@@ -45,7 +49,7 @@ def demo_specs() -> ToolRegistry:
     by_domain: dict[str, dict[str, Any]] = {}
     for t in tools:
         by_domain.setdefault(t.domain, {"tools": []})["tools"].append(t.model_dump(mode="json"))
-    return ToolRegistry.from_inventories(by_domain)
+    return by_domain
 
 
 def _tid(specs: ToolRegistry, name: str) -> str:
@@ -244,3 +248,57 @@ def test_singular_and_plural():
     assert phrasing.singular("census statistics") == "census statistics"
     assert phrasing.singular("countries") == "country" and phrasing.plural("country") == "countries"
     assert phrasing.singular("airports") == "airport" and phrasing.plural("aircraft") == "aircraft"
+
+
+def _full(t: dict[str, Any], specs: ToolRegistry) -> dict[str, Any]:
+    """The fields build_queries reads beyond the question's material."""
+    acts = [
+        {**a, "platform": specs[a["tool_id"]].platform, "result_digest": "sha256:0", "total_count": None,
+         "call_digest": f"sha256:{i}"}
+        for i, a in enumerate(t["golden_actions"])
+    ]  # fmt: skip
+    tools = sorted({a["tool_id"] for a in acts})
+    return {
+        **t, "golden_actions": acts, "domain": "aviation", "tools": tools,
+        "platforms": sorted({specs[x].platform for x in tools}), "category": "SEQ", "answer_spec": {},
+        "counterfactual_actions": [], "alternative_paths": [], "state_changing": False, "expected_state_hash": {},
+        "edges": [],
+    }  # fmt: skip
+
+
+def test_build_queries_rejects_unstated_arguments_and_unphraseable_chains(specs, tmp_path):
+    from factory.config import load_config
+    from factory.llm.service import LLM
+    from factory.model_config import ModelsConfig
+    from factory.synthesis.queries import build_queries
+    from tests.conftest import write_config
+
+    cfg = load_config(write_config(tmp_path))
+    junctions = [{"from": "get_airport_by_iata.country+subdivision", "to": "list_airports_by_country.country+subdivision",
+                  "type": "SEQ", "n": 1, "width": 1, "process": None}]  # fmt: skip
+    actions = [
+        _action(specs, "get_airport_by_iata", {"iata": "OSN"}),
+        _action(specs, "list_airports_by_country", {"country": "KR", "subdivision": "Gyeonggi-do"}, 3),
+    ]
+    good = _full(_traj(
+        specs, "chain", ["get_airport_by_iata", "list_airports_by_country"], junctions,
+        [("get_airport_by_iata", "iata", "OSN")], actions,
+        {"ask": "count", "tool_id": _tid(specs, "list_airports_by_country")}, {"type": "number", "value": 9, "fields": []},
+    ), specs)  # fmt: skip
+    unstated = {
+        **good,
+        "trajectory_id": "sha256:" + "1" * 64,
+        "junctions": [{**junctions[0], "to": "list_airports_by_country.country"}],
+    }
+    unstated["describe"] = {k: v for k, v in good["describe"].items()}
+    too_long = {**good, "trajectory_id": "sha256:" + "2" * 64, "junctions": junctions * 2}  # 2 hops, 2 tools
+    value, meta = build_queries(
+        "aviation", {"trajectories": [good, unstated, too_long]}, demo_inventories(), cfg,
+        LLM(ModelsConfig(roles={}), cache_path=None),
+    )  # fmt: skip
+    reasons = {r["trajectory_id"][7:8]: r["reason"] for r in value["rejected"]}
+    assert reasons == {"1": "unstated_argument", "2": "unphraseable"}, value["rejected"]
+    assert "subdivision=Gyeonggi-do" in next(
+        r["detail"] for r in value["rejected"] if r["reason"] == "unstated_argument"
+    )
+    assert len(value["tasks"]) == 1 and "state / province / region" in value["tasks"][0]["templated_query"]
