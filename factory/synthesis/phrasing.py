@@ -204,10 +204,10 @@ def constraints(spec: ToolSpec, values: Sequence[tuple[str, Any]], lang: str) ->
 _SELECT = {
     "en": {
         "max": "the {sing} with the highest {f} among {ref}", "min": "the {sing} with the lowest {f} among {ref}",
-        "ge": "the {plural} among {ref} whose {f} is at least {t}",
-        "le": "the {plural} among {ref} whose {f} is at most {t}", "eq": "the {plural} among {ref} whose {f} is {t}",
-        "date_after": "the {plural} among {ref} whose {f} is after {t}",
-        "most_frequent": "the {plural} among {ref} with the most common {f}",
+        "ge": "the {plural} whose {f} is at least {t} among {ref}",
+        "le": "the {plural} whose {f} is at most {t} among {ref}", "eq": "the {plural} whose {f} is {t} among {ref}",
+        "date_after": "the {plural} whose {f} is after {t} among {ref}",
+        "most_frequent": "the {plural} with the most common {f} among {ref}",
     },
     "ko": {
         "max": "{ref} 중 {fj} 가장 높은 {sing}", "min": "{ref} 중 {fj} 가장 낮은 {sing}",
@@ -263,6 +263,20 @@ def same_entity(from_fields: Sequence[str], spec: ToolSpec, to_params: Sequence[
     return spec.records_path is None and k == len(to_params) and norm[:k] == norm[k:]
 
 
+_KEY_WORDS = {"code", "id", "identifier", "name", "number", "key", "iata", "icao", "faa", "two-character",
+              "three-letter", "코드", "이름", "번호"}  # fmt: skip
+
+
+def key_link(up: Ref, from_label: str, from_fields: Sequence[str], spec: ToolSpec, to_params: Sequence[str]) -> bool:
+    """The upstream records' own key is sent to a listing under the same name ('iata' of an airport → the nearby
+    airports of that airport; '시도 코드' of a 시도 → its 시군구): the listing belongs to the upstream entity."""
+    norm = [re.sub(r"[^a-z0-9]", "", x.lower()) for x in (*from_fields, *to_params)]
+    k = len(from_fields)
+    words = set(re.findall(r"[\w/-]+", from_label.lower())) - _KEY_WORDS - set(up.noun.sing.lower().split())
+    own = not words  # 'IATA code' of an airport, '시도 코드' of a 시도 — not 'country code' of an airport
+    return spec.records_path is not None and k == len(to_params) == 1 and norm[:k] == norm[k:] and own
+
+
 def link(
     up: Ref, up_spec: ToolSpec, from_fields: Sequence[str], spec: ToolSpec, to_params: Sequence[str],
     values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
@@ -277,6 +291,12 @@ def link(
         return Ref(text, up.one, n)
     fl = _join([_f(up_spec, f, lang) for f in from_fields], lang)
     pl = _join([_p(spec, p, lang) for p in to_params], lang)
+    if key_link(up, fl, from_fields, spec, to_params):  # 'the nearby airports of the airport …', '… 시도의 시군구'
+        cons = constraints(spec, cons_vals, lang)
+        if lang == "ko":
+            return Ref(f"{up.text}{'' if up.one else ' 각각'}의 {cons}{n.sing}", False, n)
+        upt = up.text[len("each of ") :] if up.text.startswith("each of ") else up.text
+        return Ref(f"the {n.plural}{cons} of {'' if up.one else 'any of '}{upt}", False, n)
     if lang == "ko":
         cons = constraints(spec, cons_vals, lang)
         each = " 각각" if not up.one else ""
@@ -445,7 +465,12 @@ def sem_description(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: s
 def default_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[Any]:
     """The documented defaults a question of `t` may state (`stated_defaults` of every tool it calls)."""
     out: list[Any] = []
-    for tid in {a.get("tool_id") for a in t["golden_actions"]} | set(t["describe"].get("chain") or []):
+    d = t["describe"]
+    acts = [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
+    tids = {a.get("tool_id") for a in acts} | set(d.get("chain") or [])
+    tids |= {d.get(k) for k in ("cond_tool_id", "then_tool_id", "tool_id")} | {p["tool_id"] for p in d.get("parts", [])}
+    tids |= {(d.get("compare") or {}).get("tool_id")}
+    for tid in sorted(x for x in tids if x):
         spec = specs.get(tid) if tid else None
         if spec is not None:
             out += [v for v in stated_defaults(spec, _sent(t, tid)).values() if v not in out]
