@@ -31,6 +31,7 @@ from factory import prompts
 from factory.synthesis.labels import field_label, param_label, tool_noun
 from factory.tools.spec import ToolSpec
 
+_THAT = "\x00that\x00"  # the placeholder of a compared value in a CMP arm's phrase
 MAX_JUNCTIONS = 3  # a nested phrase over more hops is no longer readable
 MAX_PHRASE_CHARS = {"en": 420, "ko": 260}
 
@@ -431,7 +432,18 @@ def cmp_description(
         raise Unphraseable(f"{len(values)} compared values of {param}")
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])
     arm = junctions[: len(tids) - 1]
-    ref = chain_refs(t, specs, tids, arm, lang, seed_skip=[param])
+    start = None
+    if arm:  # the compared value is sent to the first tool: its records are named 'with that <label>'
+        s0 = specs[tid]
+        others = _seeds_of(t, tid, [param])
+        first_one = arm[0]["n"] == 1 and not arm[0].get("process")
+        start = seed_ref(s0, [*others, (param, _THAT)], _sent(t, tid), lang, first_one)
+        that = f"{_josa(label, '이/가')} 해당 값인" if lang == "ko" else f"that {label}"
+        start = Ref(start.text.replace(f"{_josa(label, '이/가')} {_THAT}인", that).replace(f"{label} {_THAT}", that),
+                    start.one, start.noun)  # fmt: skip
+        if _THAT in start.text:
+            raise Unphraseable(f"the compared {label!r} cannot be referred to")
+    ref = chain_refs(t, specs, tids, arm, lang, start=start, seed_skip=[param])
     counted = ref.text if lang == "ko" else re.sub(r"^the\s+", "", _plural_ref(ref))
     return _checked(counted, lang), label, [_value(v) for v in values]
 
