@@ -1,10 +1,19 @@
 """The generated_queries stage (EDGE Phase B, query half): grounded queries and Task records (pure core).
 
 For each trajectory the `query_writer` role (rules: per-pattern templates in
-prompts/query_writer/rules.<lang>.j2) writes the templated query from natural labels of the
-seeds, the process-node qualifier and the answer; the `query_paraphrase` role may rephrase it.
-Both pass `grounding.grounding_problems` or: a failing paraphrase falls back to the templated
-query (counted), a failing templated query drops the trajectory (a recorded rejection).
+prompts/query_writer/rules.<lang>.j2) writes the templated query from the trajectory's
+realization (`phrasing`: one noun phrase naming every step of the golden path, its seeds,
+process nodes, junction fields and the documented defaults that shape a result); the
+`query_paraphrase` role may rephrase it.  Both pass `grounding.grounding_problems` or: a failing
+paraphrase falls back to the templated query (counted), a failing templated query drops the
+trajectory (a recorded rejection).
+
+Before any text is written a trajectory is rejected (recorded, with its reason) when
+- a golden (or other-branch) call sends an argument the question cannot account for: not a
+  stated seed, not fed by a junction from an upstream result, not the parameter's documented
+  default, not a key/paging/format parameter (``unstated_argument``);
+- its path cannot be told clearly from the labels available (``unphraseable``: a label that is a
+  sentence or a verb phrase, a chain over too many hops, branches or parts that read the same).
 """
 
 import logging
