@@ -222,7 +222,7 @@ def build_queries(
             continue
         trajs.append(t)
     written = model.map("query_writer", inputs) if inputs else []
-    templated: list[tuple[dict[str, Any], str, Any]] = []
+    templated: list[tuple[Mapping[str, Any], str, Any]] = []
     for t, res in zip(trajs, written, strict=True):
         q = res.output.query if res.output is not None else ""
         problems = _check(q, t, specs, lang, vocab, plain, words)
