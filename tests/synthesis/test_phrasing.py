@@ -302,3 +302,11 @@ def test_build_queries_rejects_unstated_arguments_and_unphraseable_chains(specs,
         r["detail"] for r in value["rejected"] if r["reason"] == "unstated_argument"
     )
     assert len(value["tasks"]) == 1 and "state / province / region" in value["tasks"][0]["templated_query"]
+
+
+def test_possessive_apostrophes_are_not_quotations():
+    from factory.synthesis.grounding import grounding_problems
+
+    q = "What is the number of artists whose name is the name of the album's artist of the album's track with album id 5?"
+    assert grounding_problems(q, language="en", allowed_values=[5]) == []
+    assert grounding_problems("Which album has the title 'Facelift'?", language="en") == ["uncited_value:Facelift"]
