@@ -53,12 +53,13 @@ def _seed_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str)
     out: dict[str, Any] = {}
     for s in t["seeds"]:
         label = param_label(specs[s["tool_id"]], s["param"])
-        if label in out:
-            both = t["template"] == "CMP" and t["describe"].get("cmp") == "difference"
-            joiner = (" 및 " if both else " 또는 ") if lang == "ko" else (" and " if both else " or ")
-            out[label] = f"{out[label]}{joiner}{s['value']}"
-        else:
-            out[label] = s["value"]
+        if label in out and out[label] == s["value"]:
+            continue
+        n = 2
+        key = label
+        while key in out:  # a second value of the same parameter (a CMP's other arm): each is cited verbatim
+            key, n = f"{label} ({n})", n + 1
+        out[key] = s["value"]
     if not out:  # a chain that starts from a full listing: 'all airlines' / '전체 시도'
         d = t["describe"]
         first = (
