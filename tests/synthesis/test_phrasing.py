@@ -214,7 +214,7 @@ def test_cond_states_the_condition_and_both_branches_in_korean(specs):
     )  # fmt: skip
     ko = _query(t, specs, "ko")
     assert "217건 이상이면" in ko and "통계값이 가장 높은" in ko and "시도 코드에 해당하는 시군구의 수" in ko, ko
-    assert "그렇지 않으면 그 센서스 통계의 수" in ko, ko
+    assert "그렇지 않다면 그 센서스 통계의 수" in ko, ko
 
 
 def test_description_text_is_not_a_label(specs):
