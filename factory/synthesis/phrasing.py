@@ -256,12 +256,21 @@ def select(ref: Ref, node: Mapping[str, Any] | None, spec: ToolSpec, lang: str) 
     return Ref(text, op not in _MULTI, ref.noun)
 
 
-def same_entity(from_fields: Sequence[str], spec: ToolSpec, to_params: Sequence[str]) -> bool:
-    """The next call looks the same entity up by its own key ('iata' → airport_timezone(iata)): a one-record
-    lookup (no records list) whose key parameter has the upstream field's name; no relation to name."""
+def _own_key(up: "Ref", from_label: str) -> bool:
+    """The field is the upstream record's own key ('IATA code' of an airport, '시도 코드' of a 시도), not a
+    reference to another entity ('purchased track id' of an invoice line, 'country code' of an airport)."""
+    words = set(re.findall(r"[\w/-]+", from_label.lower())) - _KEY_WORDS - set(up.noun.sing.lower().split())
+    return not words
+
+
+def same_entity(
+    up: "Ref", from_label: str, from_fields: Sequence[str], spec: ToolSpec, to_params: Sequence[str]
+) -> bool:
+    """The next call looks the same entity up by its own key ('iata' of a nearby airport → airport_timezone(iata)):
+    a one-record lookup (no records list) whose key parameter has the name of the upstream record's own key."""
     norm = [re.sub(r"[^a-z0-9]", "", x.lower()) for x in (*from_fields, *to_params)]
     k = len(from_fields)
-    return spec.records_path is None and k == len(to_params) and norm[:k] == norm[k:]
+    return spec.records_path is None and k == len(to_params) and norm[:k] == norm[k:] and _own_key(up, from_label)
 
 
 _KEY_WORDS = {"code", "id", "identifier", "name", "number", "key", "iata", "icao", "faa", "two-character",
@@ -273,9 +282,9 @@ def key_link(up: Ref, from_label: str, from_fields: Sequence[str], spec: ToolSpe
     airports of that airport; '시도 코드' of a 시도 → its 시군구): the listing belongs to the upstream entity."""
     norm = [re.sub(r"[^a-z0-9]", "", x.lower()) for x in (*from_fields, *to_params)]
     k = len(from_fields)
-    words = set(re.findall(r"[\w/-]+", from_label.lower())) - _KEY_WORDS - set(up.noun.sing.lower().split())
-    own = not words  # 'IATA code' of an airport, '시도 코드' of a 시도 — not 'country code' of an airport
-    return spec.records_path is not None and k == len(to_params) == 1 and norm[:k] == norm[k:] and own
+    return (
+        spec.records_path is not None and k == len(to_params) == 1 and norm[:k] == norm[k:] and _own_key(up, from_label)
+    )
 
 
 def link(
@@ -285,12 +294,12 @@ def link(
     """The records of `spec` whose `to_params` are the `from_fields` of `up`."""
     n = entity(spec, lang)
     cons_vals = [*values, *stated_defaults(spec, sent).items()]
-    if same_entity(from_fields, spec, to_params) and not cons_vals:
+    fl = _join([_f(up_spec, f, lang) for f in from_fields], lang)
+    if same_entity(up, fl, from_fields, spec, to_params) and not cons_vals:
         if lang == "ko":
             return Ref(up.text, up.one, n)
         text = up.text if up.one or up.text.startswith("each of ") else f"each of {up.text}"
         return Ref(text, up.one, n)
-    fl = _join([_f(up_spec, f, lang) for f in from_fields], lang)
     pl = _join([_p(spec, p, lang) for p in to_params], lang)
     if key_link(up, fl, from_fields, spec, to_params):  # 'the nearby airports of the airport …', '… 시도의 시군구'
         cons = constraints(spec, cons_vals, lang)

@@ -310,3 +310,22 @@ def test_possessive_apostrophes_are_not_quotations():
     q = "What is the number of artists whose name is the name of the album's artist of the album's track with album id 5?"
     assert grounding_problems(q, language="en", allowed_values=[5]) == []
     assert grounding_problems("Which album has the title 'Facelift'?", language="en") == ["uncited_value:Facelift"]
+
+
+def test_a_foreign_key_is_a_step_not_the_same_record(specs):
+    """An invoice line's track id names another record (the purchased track): the track and its album are steps
+    of the question, where an airport's own IATA code looked up again is the same airport."""
+    names = ["list_invoice_lines", "get_track", "get_album", "list_album_tracks"]
+    ends = [("track_id", "track_id"), ("album_id", "album_id"), ("album_id", "album_id")]
+    junctions = [
+        {"from": f"{names[k]}.{f}", "to": f"{names[k + 1]}.{p}", "type": "FAN", "n": 2, "width": 2, "process": None}
+        for k, (f, p) in enumerate(ends)
+    ]
+    actions = [_action(specs, "list_invoice_lines", {"invoice_id": 99})]
+    t = _traj(
+        specs, "chain", names, junctions, [("list_invoice_lines", "invoice_id", 99)], actions,
+        {"ask": "count", "tool_id": _tid(specs, "list_album_tracks")}, {"type": "number", "value": 27, "fields": []},
+    )  # fmt: skip
+    q = _query(t, specs, "en")
+    assert "purchased track id of any of the lines with invoice id 99" in q, q
+    assert "tracks of any of the albums whose album id is the album id of any of the tracks" in q, q
