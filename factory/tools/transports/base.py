@@ -20,8 +20,8 @@ Transports are registered per source kind in `factory.tools.transports.TRANSPORT
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from factory.tools.outcomes import Outcome

@@ -304,7 +304,9 @@ class McpSessionPool:
                     continue
                 slot.session = None
                 self._stat(key).idle_stops += 1
-                logger.info("%s: idle for %.0fs; stopped (the next call starts it again)", s.label, now - slot.last_used)
+                logger.info(
+                    "%s: idle for %.0fs; stopped (the next call starts it again)", s.label, now - slot.last_used
+                )
                 await s.close()
 
     async def _close_everything(self) -> None:
