@@ -118,8 +118,23 @@ def test_state_changes_run_in_a_private_server_of_their_episode(server: Any) -> 
     assert len({r.body["pid"] for r in results}) == 3
     stats = mcp_pool().stats()[server[1][0].source.locator]
     assert stats["shared_starts"] == 1 and stats["private_starts"] == 4
+    # an episode inside an executor that changed state reads the executor's server until it changes state itself
+    src, specs, _ = server
+
+    async def nested() -> list[CallResult]:
+        async with ToolExecutor(specs, CFG, sources=[src], workdir=REPO) as ex:
+            changed = await ex.call("add_item", {"name": "outer"})
+            read, own = await ex.in_episode(_two(ex))
+            return [changed, read, own]
+
+    async def _two(ex: ToolExecutor) -> list[CallResult]:
+        return [await ex.call("list_items", {}), await ex.call("add_item", {"name": "inner"})]
+
+    changed, read, own = run_sync(nested())
+    assert read.body == changed.body and own.body["items"] == ["inner"] and own.body["pid"] != changed.body["pid"]
     # private servers stopped with their episode / executor: only the shared one is left
     assert settle(before | {first.body["pid"]}) == before | {first.body["pid"]}
+    assert mcp_pool().stats()[specs[0].source.locator]["private_starts"] == 6
     close_mcp_sessions()
     assert settle(before) == before
 

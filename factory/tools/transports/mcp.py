@@ -9,7 +9,8 @@ Sessions (``executor.mcp_sessions``):
   starts a *private* server for that episode, and it and every later call of the episode to that
   server go there, so the shared session never changes and concurrent episodes never see each
   other's changes (as with the HTTP sessions of `ToolExecutor`); outside an episode the executor
-  itself is the episode. Private servers stop when their episode (or executor) ends.
+  itself is the episode, and an episode that has not changed state reads its executor's private
+  server when there is one. Private servers stop when their episode (or executor) ends.
 - ``per_executor``: every executor starts its own servers and stops them when it closes (the
   behaviour before the pool; for servers whose state changes are not annotated).
 
@@ -159,6 +160,8 @@ class McpTransport(Transport):
             if scope is not None:
                 self._scopes[id(scope)] = scope
             return slot
+        if (0, locator) in self._private:  # an episode reads what its executor changed (as HTTP sessions do)
+            return (0, locator)
         return None
 
     async def _session(self, tool: ToolSpec, slot: _Slot | None | bool = True) -> tuple[MCPSession, _Slot | None]:
