@@ -47,7 +47,6 @@ def test_one_server_start_per_run(real_run: RealRun) -> None:
     assert len(stats) == 1 and stats[0]["shared_starts"] == 1 and stats[0]["restarts"] == 0, real_run.mcp_stats
 
 
-@needs("argdisc")
 def test_probes_pass_the_gate(real_run: RealRun) -> None:
     assert_probes_pass_gate(real_run)
 
