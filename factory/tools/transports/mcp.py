@@ -116,7 +116,8 @@ class McpTransport(Transport):
         """One call; `_CLOSED` when the connection closed under it (the server died)."""
         timeout_s = self.cfg.timeout_s
         try:
-            call = self._pool.call_tool(self._key(tool), session, tool.name, args, timeout_s)
+            name = tool.original_name or tool.name  # the server's own name (ToolSpec.name may be sanitized)
+            call = self._pool.call_tool(self._key(tool), session, name, args, timeout_s)
             res = await asyncio.wait_for(call, timeout_s + 1.0)
         except TimeoutError:
             return Exchange(Outcome.TIMEOUT, detail=f"no answer within {timeout_s}s", retry=True)
