@@ -51,7 +51,7 @@ def test_probes_pass_the_gate(real_run: RealRun) -> None:
     assert_probes_pass_gate(real_run)
 
 
-@needs("argdisc", "observed")
+@needs("observed: tool_lexicon gate fails, 12 slots typed unknown")
 def test_connectivity_graph_is_not_empty(real_run: RealRun) -> None:
     # the server's tools are independent test fixtures (echo, get-sum, weather samples, resource links as
     # resource_link blocks rather than text): no particular edge is expected, only that some are kept

@@ -59,12 +59,11 @@ def test_one_server_start_per_run(real_run: RealRun) -> None:
     assert stats["shared_starts"] == 1 and stats["restarts"] == 0, stats
 
 
-@needs("argdisc")
 def test_probes_pass_the_gate(real_run: RealRun) -> None:
     assert_probes_pass_gate(real_run)
 
 
-@needs("observed")
+@needs("observed: tool_lexicon gate fails, 22 slots typed unknown")
 def test_expected_edges(real_run: RealRun) -> None:
     assert_edges(real_run, {("read_graph", "open_nodes")})
 
