@@ -9,7 +9,6 @@ import hashlib
 import logging
 import math
 import random
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,8 +19,8 @@ from jsonschema.validators import Draft202012Validator
 
 from factory.config import DomainConfig, ProjectConfig
 from factory.io import Store, StoreError, data_store, dumps
-from factory.report import Markdown, bar_plot, counts, md_table, rate
 from factory.llm.client import ModelClient
+from factory.report import Markdown, bar_plot, counts, md_table, rate
 from factory.semtypes import TypesFileError, ValueTypes, infer_types, load_overrides
 from factory.tools.argvalues import Candidate, ProbePlanner, ValuePool, coerce, no_success_reasons, param_kind
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
@@ -249,40 +248,46 @@ async def _probe_async(
             progress(f"ignoring unreadable probe checkpoint {rel}: {e}")
     use_model = model is not None and model.uses_model("source_arguments", domain.language)
     model_round = planner.max_rounds + 1
-    async with executor_factory(cfg, [domain.name], ToolRegistry(tools))() as ex:
-        for round_no in range(first_round, model_round + (1 if use_model else 0)):
-            types = _probe_types(every, rows, domain, cfg)
-            if round_no < model_round:
-                calls = planner.next_round(round_no, pool, rng, cfg.probes.per_tool, types)
-            else:
-                calls = await _model_round(planner, tools, pool, rng, cfg.probes.per_tool, types, model)
-            if calls:
-                progress(f"probe round {round_no}: {len({t.name for t, _a, _s in calls})} tools, {len(calls)} calls")
-                results = await ex.call_many([(t, a) for t, a, _ in calls], episodes=True)  # state changes isolated
-                attempts: dict[str, int] = {}
-                for r in rows:
-                    attempts[r["tool"]] = max(attempts.get(r["tool"], -1), r["attempt"])
-                for (t, _a, sources), res in zip(calls, results, strict=True):
-                    attempts[t.name] = attempts.get(t.name, -1) + 1
-                    rows.append({**_probe_row(t, res, round_no, attempts[t.name]), "arg_sources": sources})
-                    planner.record(t.name, res.outcome.is_success)
-                    if res.ok and not t.key_acquisition:
-                        pool.add_records(res.records, t.tool_id, res.args)
-            if store is not None:
-                state = rng.getstate()
-                store.write_json(
-                    rel,
-                    {
-                        "key": key,
-                        "round": round_no,
-                        "rows": rows,
-                        "pool": pool.to_json(),
-                        "rng": [state[0], list(state[1]), state[2]],
-                        "planner": planner.state(),
-                    },
-                )
-        secrets = list(ex.known_secrets())
-        call_counts = ex.call_counts()
+    try:
+        async with executor_factory(cfg, [domain.name], ToolRegistry(tools))() as ex:
+            for round_no in range(first_round, model_round + (1 if use_model else 0)):
+                types = _probe_types(every, rows, domain, cfg)
+                if round_no < model_round:
+                    calls = planner.next_round(round_no, pool, rng, cfg.probes.per_tool, types)
+                else:
+                    calls = await _model_round(planner, tools, pool, rng, cfg.probes.per_tool, types, model)
+                if calls:
+                    progress(
+                        f"probe round {round_no}: {len({t.name for t, _a, _s in calls})} tools, {len(calls)} calls"
+                    )
+                    results = await ex.call_many([(t, a) for t, a, _ in calls], episodes=True)  # state changes isolated
+                    attempts: dict[str, int] = {}
+                    for r in rows:
+                        attempts[r["tool"]] = max(attempts.get(r["tool"], -1), r["attempt"])
+                    for (t, _a, sources), res in zip(calls, results, strict=True):
+                        attempts[t.name] = attempts.get(t.name, -1) + 1
+                        rows.append({**_probe_row(t, res, round_no, attempts[t.name]), "arg_sources": sources})
+                        planner.record(t.name, res.outcome.is_success)
+                        if res.ok and not t.key_acquisition:
+                            pool.add_records(res.records, t.tool_id, res.args)
+                if store is not None:
+                    state = rng.getstate()
+                    store.write_json(
+                        rel,
+                        {
+                            "key": key,
+                            "round": round_no,
+                            "rows": rows,
+                            "pool": pool.to_json(),
+                            "rng": [state[0], list(state[1]), state[2]],
+                            "planner": planner.state(),
+                        },
+                    )
+            secrets = list(ex.known_secrets())
+            call_counts = ex.call_counts()
+    finally:
+        if use_model and model is not None:
+            await model.aclose_loop()  # its clients belong to this event loop
     return rows, secrets, call_counts, planner.state()
 
 
@@ -312,7 +317,8 @@ async def _model_round(
         # the model's values first: one call with every proposed value, the rest as planned
         proposal = {**(plans[0][0] if plans else {}), **{p: c[0].value for p, c in extra.items()}}
         sources = {**(plans[0][1] if plans else {}), **dict.fromkeys(extra, "model")}
-        if dumps(proposal) in done:
+        lacking = [p for p in t.required_params if p not in proposal and p != t.generic_params.key]
+        if lacking or dumps(proposal) in done:
             continue
         calls.append((t, proposal, sources))
         planner.tried.setdefault(t.name, []).append(dumps(proposal))

@@ -34,7 +34,7 @@ import random
 import re
 import shlex
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,9 +140,7 @@ def param_kind(tool: ToolSpec, name: str, schema: Mapping[str, Any]) -> str | No
         return fmt
     if fmt in ("uri", "url", "uri-reference", "iri"):
         return "uri"
-    if "sql" in ws or (
-        ws & _SQL_WORDS and re.search(r"\bsql\b|\bselect\b|\bstatement\b", f"{desc} {tool_text}", re.I)
-    ):
+    if "sql" in ws or (ws & _SQL_WORDS and re.search(r"\bsql\b|\bselect\b|\bstatement\b", f"{desc} {tool_text}", re.I)):
         return "sql"
     if ws & _TZ_WORDS or re.search(r"\biana\b|\btime ?zone\b", low):
         return "timezone"
@@ -296,10 +294,8 @@ def described_closed_set(text: str) -> list[str] | None:
 
 def _gen_pattern(pattern: str) -> str | None:
     """A short string matching a simple regex (literals, classes, repeats, groups); None otherwise."""
-    try:
-        import re._parser as sre  # type: ignore[import-not-found]
-    except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse as sre  # type: ignore[no-redef]
+    import re._parser as sre  # the stdlib's own regex parser (Python >= 3.11)
+
     try:
         parsed = sre.parse(pattern)
     except (re.error, ValueError, TypeError):
@@ -513,8 +509,10 @@ class ValuePool:
         return pool
 
     def size(self) -> int:
-        return sum(len(v) for v in self.values.values()) + len(self.paths) + sum(
-            len(v) for fs in self.by_tool.values() for f, v in fs.items() if f.startswith("lines:")
+        return (
+            sum(len(v) for v in self.values.values())
+            + len(self.paths)
+            + sum(len(v) for fs in self.by_tool.values() for f, v in fs.items() if f.startswith("lines:"))
         )
 
     # ------------------------------------------------------------ looking up
@@ -546,27 +544,32 @@ class ValuePool:
                         found += vals
                     elif verdict == "mismatch":
                         mismatched.add((src, f))
-        # 2. by name
+        # 2. by name: the same field name anywhere; else a field whose name ends the input's (or
+        # the reverse), where a bare role word (`name`, `id`) counts only from a tool whose name
+        # names the input's entity (`id` of list_pets fills `petId`; `name` of git_branch, `branch_name`)
         if key in self.values:
             found += self._unless(key, self.values[key], mismatched)
         else:
-            generic_hits: list[tuple[bool, list[Any]]] = []
-            for field, vals in self.values.items():
-                if len(key) >= 3 and len(field) >= 3 and (field.endswith(key) or key.endswith(field)):
-                    of_entity = self._from_entity(field, ent)
-                    # a bare role word (`name`, `id`) fills `branch_name` only from a branch listing
-                    if field in _ROLE_FIELDS and ent and not of_entity:
+            named: list[Any] = []
+            other: list[Any] = []
+            attributed: set[str] = set()
+            for src, fields in self.by_tool.items():
+                of_entity = self._names_entity(src, ent)
+                for f, vals in fields.items():
+                    if f.startswith("lines:"):
                         continue
-                    generic_hits.append((of_entity, self._unless(field, vals, mismatched)))
-                elif field in _ROLE_FIELDS and key.endswith(field) and key != field:
-                    if self._from_entity(field, ent):
-                        generic_hits.append((True, self._unless(field, vals, mismatched)))
-            if any(e for e, _ in generic_hits):
-                generic_hits = [h for h in generic_hits if h[0]]
-            for _, vals in generic_hits:
-                found += vals
+                    nf = _norm(f)
+                    attributed.add(nf)
+                    if not self._name_match(key, nf) or (nf in _ROLE_FIELDS and ent and not of_entity):
+                        continue
+                    if (src, f) not in mismatched:
+                        (named if of_entity else other).extend(vals)
+            for field, vals in self.values.items():  # values added without their tool
+                if field not in attributed and self._name_match(key, field) and not (field in _ROLE_FIELDS and ent):
+                    other.extend(vals)
+            found += named or other
         # 3. listed lines of a tool whose name names the input's entity (git_branch → branch_name)
-        for src, fields in self.by_tool.items():
+        for fields in self.by_tool.values():
             for f, vals in fields.items():
                 if f.startswith("lines:") and ent and ent <= set(f.removeprefix("lines:").split("|")):
                     found += vals
@@ -577,6 +580,8 @@ class ValuePool:
                     found += [str(v).split()[0] for v in vals if isinstance(v, str) and v.split()]
         if kind == "path":
             found = self.paths + found
+        elif kind in ("timezone", "date"):  # values of the kind, whatever field returned them
+            found += [v for vals in self.values.values() for v in vals if kind_ok(kind, v)]
         out: list[Any] = []
         for v in found:
             ok, cv = coerce(v, s, kind)
@@ -590,17 +595,20 @@ class ValuePool:
         bad = {_dumps(v) for src, f in mismatched if _norm(f) == field for v in self.by_tool[src][f]}
         return [v for v in vals if _dumps(v) not in bad]
 
-    def _from_entity(self, field: str, ent: set[str]) -> bool:
-        """Some tool whose name names the entity returned `field` (``id`` of ``list_pets`` for ``petId``)."""
+    @staticmethod
+    def _name_match(key: str, field: str) -> bool:
+        if len(key) >= 3 and len(field) >= 3 and (field.endswith(key) or key.endswith(field)):
+            return True
+        return field in _ROLE_FIELDS and key.endswith(field) and key != field
+
+    @staticmethod
+    def _names_entity(tool: str, ent: set[str]) -> bool:
+        """The tool's name names one of the entities `ent` (aliases count: carrier ~ airline)."""
         if not ent:
             return False
         ent = ent | {ALIASES.get(e, e) for e in ent}
-        for src, fields in self.by_tool.items():
-            named = tool_entity_words(src.rsplit("/", 1)[-1])
-            named |= {ALIASES.get(w, w) for w in named}
-            if ent & named and any(_norm(f) == field for f in fields):
-                return True
-        return False
+        named = tool_entity_words(tool.rsplit("/", 1)[-1])
+        return bool(ent & (named | {ALIASES.get(w, w) for w in named}))
 
 
 _ROLE_FIELDS = {"id", "name", "key", "code", "title", "nm", "cd"}
@@ -620,7 +628,8 @@ def server_paths(tool: ToolSpec, param: str) -> list[str]:
     except ValueError:
         argv = tool.source.locator.split()
     stems = {w[:4] for w in words(param) if len(w) >= 3 and w not in _PATH_WORDS}
-    first, rest = [], []
+    first: list[str] = []
+    rest: list[str] = []
     for i, tok in enumerate(argv[1:], start=1):
         val = tok.split("=", 1)[1] if tok.startswith("-") and "=" in tok else tok
         if not val.startswith("/") or val == argv[0]:
@@ -905,7 +914,7 @@ class ProbePlanner:
 
 
 def no_success_reasons(
-    rows: list[Mapping[str, Any]], tool_names: list[str], unfilled: Mapping[str, list[str]], success: set[str]
+    rows: Sequence[Mapping[str, Any]], tool_names: list[str], unfilled: Mapping[str, list[str]], success: set[str]
 ) -> list[dict[str, Any]]:
     """Per tool without a successful probe: why. "no value for X" when it was not called for want
     of a value, else the outcome classes of its failures (most frequent first) and the first detail."""
