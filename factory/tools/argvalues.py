@@ -36,10 +36,43 @@ import shlex
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from factory.semtypes import ALIASES, ValueTypes, singular, words
 from factory.tools.spec import ToolSpec
+
+class TypeLookup(Protocol):
+    """What argument discovery reads of the value types (`factory.semtypes.ValueTypes`; this module
+    sits below semtypes in the layering, so it names the three methods instead of importing it)."""
+
+    def param_type(self, tid: str, name: str) -> str | None: ...
+
+    def field_type(self, tid: str, name: str) -> str | None: ...
+
+    def accepts(self, param_type: str | None, value_type: str | None) -> str | None: ...
+
+
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+# entity words that name the same thing (semtypes.ALIASES, the ones a tool name may use)
+ALIASES = {"carrier": "airline", "carriers": "airline", "plane": "aircraft", "tz": "timezone"}
+
+
+def words(name: str) -> list[str]:
+    """Lower-case words of an identifier (camelCase, snake_case, digits split; the last dotted part)."""
+    tail = name.rsplit(".", 1)[-1]
+    return [w.lower() for w in re.split(r"[^0-9A-Za-z가-힣]+", _CAMEL.sub(" ", tail)) if w]
+
+
+def singular(word: str) -> str:
+    if word in ("status", "news", "bus", "gas", "series", "species"):
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
+        return word[:-1]
+    return word
+
 
 SOURCES = ("schema", "description", "server", "observed", "convention", "model", "generated")
 WEAK = frozenset({"generated"})
@@ -522,7 +555,7 @@ class ValuePool:
         schema: Mapping[str, Any],
         *,
         tool: ToolSpec | None = None,
-        types: ValueTypes | None = None,
+        types: TypeLookup | None = None,
         kind: str | None = None,
     ) -> list[Any]:
         """Observed values that may fill input `param` (of `tool`), typed (see the module doc)."""
@@ -714,7 +747,7 @@ def candidates(
     tool: ToolSpec,
     param: str,
     pool: ValuePool,
-    types: ValueTypes | None = None,
+    types: TypeLookup | None = None,
     extra: Iterable[Candidate] = (),
 ) -> list[Candidate]:
     """Typed candidates of one input, best sources first, distinct values."""
@@ -746,13 +779,13 @@ def candidates(
     return out
 
 
-def missing_values(tool: ToolSpec, pool: ValuePool, types: ValueTypes | None = None) -> list[str]:
+def missing_values(tool: ToolSpec, pool: ValuePool, types: TypeLookup | None = None) -> list[str]:
     """Required inputs (not generic, not the key) with no candidate at all."""
     generic = tool.generic_params.names()
     return [p for p in tool.required_params if p not in generic and not candidates(tool, p, pool, types)]
 
 
-def is_ready(tool: ToolSpec, pool: ValuePool, types: ValueTypes | None = None) -> bool:
+def is_ready(tool: ToolSpec, pool: ValuePool, types: TypeLookup | None = None) -> bool:
     """Every required input has a candidate better than a generated one."""
     generic = tool.generic_params.names()
     for p in tool.required_params:
@@ -768,7 +801,7 @@ def probe_argument_sets(
     pool: ValuePool,
     n: int,
     rng: random.Random,
-    types: ValueTypes | None = None,
+    types: TypeLookup | None = None,
     *,
     extra: Mapping[str, list[Candidate]] | None = None,
 ) -> list[dict[str, Any]]:
@@ -783,7 +816,7 @@ def probe_argument_plans(
     pool: ValuePool,
     n: int,
     rng: random.Random,
-    types: ValueTypes | None = None,
+    types: TypeLookup | None = None,
     *,
     extra: Mapping[str, list[Candidate]] | None = None,
 ) -> list[tuple[dict[str, Any], dict[str, str]]]:
@@ -849,7 +882,7 @@ class ProbePlanner:
         self.unfilled: dict[str, list[str]] = {}
 
     def next_round(
-        self, round_no: int, pool: ValuePool, rng: random.Random, n: int, types: ValueTypes | None = None
+        self, round_no: int, pool: ValuePool, rng: random.Random, n: int, types: TypeLookup | None = None
     ) -> list[tuple[ToolSpec, dict[str, Any], dict[str, str]]]:
         """The calls of round `round_no`: (tool, args, sources), tools in inventory order."""
         last = round_no >= self.max_rounds
