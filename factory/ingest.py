@@ -198,6 +198,8 @@ def _model_inputs(tools: list[ToolSpec], pool: ValuePool, types: ValueTypes) -> 
 def _model_candidates(tool: ToolSpec, result: Any) -> dict[str, list[Candidate]]:
     """The role's proposal as typed candidates (a value its input does not take is dropped)."""
     out: dict[str, list[Candidate]] = {}
+    if getattr(result, "fallback", False):  # the rules' stand-in repeats values argvalues already had
+        return out
     args = getattr(getattr(result, "output", None), "args", None) or {}
     for p, v in args.items():
         schema = tool.params.get(p)

@@ -88,3 +88,48 @@ def test_catalog_embeds_every_tool_once():
     df, meta = ingest.build_catalog(inv, lambda texts: np.ones((len(texts), 4)))
     assert df["tool_id"].tolist() == ["d/p/a", "d/p/b"] and meta["embedding_dim"] == 4
     assert "Inputs: x (string)" in df["signature"][1]
+
+
+def test_model_proposals_are_typed_and_a_rules_fallback_adds_nothing():
+    from factory.llm.schemas import SourceArguments
+    from factory.llm.service import RoleResult
+
+    t = _tool(
+        "by_kind",
+        {"kind": {"type": "string", "enum": ["a", "b"]}, "n": {"type": "integer"}, "city": {"type": "string"}},
+        required=["kind", "n"],
+    )
+
+    def result(args, fallback=False):
+        return RoleResult(
+            role="source_arguments",
+            output=SourceArguments(args=args),
+            implementation="rules" if fallback else "model",
+            backend="local",
+            model="m",
+            fallback=fallback,
+        )
+
+    got = ingest._model_candidates(t, result({"kind": "c", "n": "7", "city": "Oslo", "other": "x"}))
+    assert {p: [(c.value, c.source) for c in cs] for p, cs in got.items()} == {
+        "n": [(7, "model")],
+        "city": [("Oslo", "model")],
+    }  # 'c' is not in the enum, 'other' is no input
+    assert ingest._model_candidates(t, result({"kind": "a", "n": 1}, fallback=True)) == {}
+
+
+def test_start_inputs_of_refinement_use_discovered_values_when_nothing_else_is_known():
+    from factory.graph.refine import start_inputs
+    from factory.kg.graph import KnowledgeGraph
+
+    t = _tool(
+        "get_current_time",
+        {
+            "timezone": {"type": "string", "description": "IANA timezone name (e.g., 'Asia/Seoul')."},
+            "unit": {"type": "string", "examples": ["c"]},
+        },
+        required=["timezone", "unit"],
+    )
+    (inp,) = start_inputs([t.tool_id], {t.tool_id: t}, KnowledgeGraph("d"), 0)
+    assert inp.known_values["timezone"][0] == "Asia/Seoul"
+    assert "unit" not in inp.known_values  # the schema's examples reach the role through the tool brief

@@ -40,6 +40,7 @@ from typing import Any, Protocol
 
 from factory.tools.spec import ToolSpec
 
+
 class TypeLookup(Protocol):
     """What argument discovery reads of the value types (`factory.semtypes.ValueTypes`; this module
     sits below semtypes in the layering, so it names the three methods instead of importing it)."""
