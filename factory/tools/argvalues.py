@@ -488,6 +488,7 @@ class ValuePool:
         self.values: dict[str, list[Any]] = {}
         self.by_tool: dict[str, dict[str, list[Any]]] = {}
         self.paths: list[str] = []
+        self.inputs: dict[str, list[str]] = {}  # tool → the inputs it was called with
 
     # ------------------------------------------------------------ adding
     def _keep(self, bucket: list[Any], v: Any) -> bool:
@@ -503,6 +504,9 @@ class ValuePool:
         many were new. A record that is only a text (``{"text": ...}``) is read for embedded
         records, listed items and paths."""
         new = 0
+        if tool and args:
+            known = self.inputs.setdefault(tool, [])
+            known += [_norm(a) for a in args if _norm(a) not in known]
         base = next((v for k, v in (args or {}).items() if isinstance(v, str) and "path" in k.lower()), None)
         for rec in records:
             if set(rec) == {"text"} and isinstance(rec["text"], str):
@@ -529,7 +533,7 @@ class ValuePool:
 
     # ------------------------------------------------------------ checkpoints
     def to_json(self) -> dict[str, Any]:
-        return {"values": self.values, "by_tool": self.by_tool, "paths": self.paths}
+        return {"values": self.values, "by_tool": self.by_tool, "paths": self.paths, "inputs": self.inputs}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ValuePool":
@@ -538,6 +542,7 @@ class ValuePool:
             pool.values = {k: list(v) for k, v in data["values"].items()}
             pool.by_tool = {t: {f: list(v) for f, v in fs.items()} for t, fs in (data.get("by_tool") or {}).items()}
             pool.paths = list(data.get("paths") or [])
+            pool.inputs = {t: list(v) for t, v in (data.get("inputs") or {}).items()}
         else:  # an older checkpoint: the name → values map alone
             pool.values = {k: list(v) for k, v in data.items()}
         return pool
@@ -588,7 +593,9 @@ class ValuePool:
             other: list[Any] = []
             attributed: set[str] = set()
             for src, fields in self.by_tool.items():
-                of_entity = self._names_entity(src, ent)
+                # a tool called with this very input (describe_table with table_name) returns
+                # something else under `name` (its columns)
+                of_entity = self._names_entity(src, ent) and key not in self.inputs.get(src, [])
                 for f, vals in fields.items():
                     if f.startswith("lines:"):
                         continue
@@ -642,9 +649,12 @@ class ValuePool:
             return False
         ent = ent | {ALIASES.get(e, e) for e in ent}
         named = tool_entity_words(tool.rsplit("/", 1)[-1])
+        if named & _SCHEMA_TOOL_WORDS:  # describe_table / get_schema list a table's columns
+            named = named | {"column", "field"}
         return bool(ent & (named | {ALIASES.get(w, w) for w in named}))
 
 
+_SCHEMA_TOOL_WORDS = {"describe", "schema", "column"}
 _ROLE_FIELDS = {"id", "name", "key", "code", "title", "nm", "cd"}
 _SEARCH_PARAMS = {"q", "query", "name", "keyword", "search", "title", "term"}
 

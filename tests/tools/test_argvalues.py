@@ -235,6 +235,14 @@ def test_listing_ids_and_names_feed_id_and_name_inputs_of_the_named_entity_only(
     assert _strong(get_pet, "petId", pool) == [10, 11]
     describe = _tool("describe_table", {"table_name": {"type": "string"}}, ["table_name"])
     assert _values(describe, "table_name", pool) == ["customers"]  # not the pets' names
+    pool.add_records(
+        [{"name": "id", "type": "INTEGER"}, {"name": "city", "type": "TEXT"}],
+        "d/sqlite/describe_table",
+        {"table_name": "customers"},
+    )
+    assert _values(describe, "table_name", pool) == ["customers"]  # its output names columns, not tables
+    distinct = _tool("distinct_values", {"column_name": {"type": "string"}}, ["column_name"])
+    assert _values(distinct, "column_name", pool) == ["id", "city"]  # a table's columns, not its rows
     checkout = _tool("git_checkout", {"branch_name": {"type": "string"}}, ["branch_name"])
     assert _values(checkout, "branch_name", pool) == []
     pool.add_records([{"text": "* main\n  feature"}], "d/git/git_branch")
