@@ -306,7 +306,8 @@ def described_values(text: str) -> list[str]:
     """Values a description writes down: quoted literals, "e.g." list items, IANA zones, ISO dates."""
     out: list[str] = list(quoted_literals(text))
     for m in _EXAMPLE_LIST.finditer(text):
-        for item in re.split(r",|\bor\b|\band\b|/(?=\s)|、", m.group(1)):
+        listed = re.split(r"\.\s", m.group(1))[0]  # the list ends with its sentence
+        for item in re.split(r",|\bor\b|\band\b|/(?=\s)|、", listed):
             item = item.strip().strip("'\"`‘’“” .")
             if item and len(item) <= 60 and len(item.split()) <= 4:
                 out.append(item)

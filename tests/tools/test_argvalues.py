@@ -100,6 +100,7 @@ def test_description_literals_example_lists_and_closed_sets():
             "emdNm": {"type": "string", "description": "검색할 읍면동 이름 (예: 청운동, 기장읍)"},
             "city": {"type": "string", "description": "A city, e.g. Oslo, Bergen or Tromsø."},
             "since": {"type": "string", "description": "Commits after this date (ISO, like 2024-03-01)."},
+            "day": {"type": "string", "description": "A day, e.g. 2013-01-05. Days outside 2013 are empty"},
         },
         ["branch_type"],
     )
@@ -107,6 +108,7 @@ def test_description_literals_example_lists_and_closed_sets():
     assert _values(t, "emdNm") == ["청운동", "기장읍"]
     assert _values(t, "city") == ["Oslo", "Bergen", "Tromsø"]
     assert "2024-03-01" in _values(t, "since")
+    assert _values(t, "day") == ["2013-01-05"]
     # a closed list of quoted literals admits no observed value
     pool = av.ValuePool()
     pool.add_records([{"type": "INTEGER"}, {"type": "TEXT"}], "d/p/describe_table")
