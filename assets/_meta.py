@@ -37,9 +37,7 @@ def gate_result(gate: GateResult, extra: dict[str, Any] | None = None) -> dg.Ass
     meta["result"] = Markdown(gate.summary().replace("\n", "\n\n"))
     if extra:
         meta.update(extra)
-    return dg.AssetCheckResult(
-        passed=gate.success, metadata=to_metadata(meta), description=gate.summary().splitlines()[0]
-    )
+    return dg.AssetCheckResult(passed=gate.success, metadata=to_metadata(meta), description=gate.headline())
 
 
 def gate(**kwargs: Any):

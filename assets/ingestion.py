@@ -83,9 +83,10 @@ def tool_probes_taxonomy(tool_probes: dict) -> dg.AssetCheckResult:
 )
 def tool_probes_coverage(project: ProjectResource, tool_probes: dict, tool_inventory: dict) -> dg.AssetCheckResult:
     names = [t["name"] for t in tool_inventory["tools"]]
-    frame = ingest.probes_by_tool_frame(tool_probes["rows"], names, tool_probes.get("skipped"))
-    share = project.load().probes.min_success_share
-    return gate_result(quality.validate("tool_probes_by_tool", frame, params={"min_success_share": share}))
+    frame = ingest.probes_by_tool_frame(
+        tool_probes["rows"], names, tool_probes.get("skipped"), tool_probes.get("no_success")
+    )
+    return gate_result(quality.validate("tool_probes_by_tool", frame, project.load()))
 
 
 @dg.asset(

@@ -40,10 +40,7 @@ def tool_lexicon(
     "type with its rule; the unknown share is at most lexicon.max_unknown_share.",
 )
 def tool_lexicon_contract(project: ProjectResource, tool_lexicon: dict) -> dg.AssetCheckResult:
-    share = project.load().lexicon.max_unknown_share
-    return gate_result(
-        quality.validate("tool_lexicon", lexicon.lexicon_frame(tool_lexicon), params={"max_unknown_share": share})
-    )
+    return gate_result(quality.validate("tool_lexicon", lexicon.lexicon_frame(tool_lexicon), project.load()))
 
 
 ASSETS = [tool_lexicon]

@@ -29,31 +29,46 @@ def _summarize_run(result: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _check_failures(result: Any) -> list[str]:
+def _check_failures(result: Any) -> list[dict[str, Any]]:
+    """The failed checks of a run: name, partition, what failed (naming rows) and what to change."""
     fails = []
     for ev in result.get_asset_check_evaluations():
         if not ev.passed:
-            fails.append(f"{ev.asset_check_key.asset_key.to_user_string()}:{ev.asset_check_key.name}")
+            meta = {k: _metadata_value(v) for k, v in (ev.metadata or {}).items()}
+            fix = meta.get("fix") or []
+            fails.append(
+                {
+                    "check": f"{ev.asset_check_key.asset_key.to_user_string()}:{ev.asset_check_key.name}",
+                    "partition": getattr(ev, "partition", None),
+                    "description": ev.description or "",
+                    "fix": [str(f) for f in fix] if isinstance(fix, list) else [str(fix)],
+                }
+            )
     return fails
+
+
+def print_failed_gates(failures: list[tuple[str, dict[str, Any]]]) -> None:
+    """For each failed gate: which one, for which domain, what it found and which setting or file to change."""
+    if not failures:
+        return
+    print(f"\n{len(failures)} gate(s) failed; their values were not published:")
+    for domain, f in failures:
+        print(f"- {f['check']} [{domain}]: {f['description']}")
+        for line in f["fix"] or ["see the check's metadata in the Dagster UI (result, failed_rows)"]:
+            print(f"    to change: {line}")
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     import dagster as dg
 
     from factory.definitions import build_definitions
-    from factory.resources import DemoServiceResource, clean_on_start
+    from factory.resources import DemoServiceResource, clean_on_start, uses_demo
     from sensors.jobs import run_pipeline
     from sensors.partitions import sync_domain_partitions
 
     path = find_config(args.config)
     cfg = load_config(path)
-    domains = [d.strip() for d in args.domains.split(",") if d.strip()] if args.domains else cfg.domain_names
-    unknown = [d for d in domains if d not in cfg.domain_names]
-    if unknown or not domains:  # before any work: exit 2 with the configured names, no traceback
-        raise ConfigError(
-            f"--domains: unknown domain(s) {', '.join(repr(d) for d in unknown) or '(none given)'}"
-            f" in {path}; configured: {', '.join(cfg.domain_names)}"
-        )
+    domains = _selected_domains(args, cfg, path)
     home = ensure_dagster_home(cfg.dagster_home)
     defs = build_definitions(path)
     instance = dg.DagsterInstance.get()
@@ -64,7 +79,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"crash leftovers: {len(cleaned['orphan_runs'])} orphan runs marked failed, removed {cleaned['removed']}")
     run_config = {"loggers": {"console": {"config": {"log_level": "DEBUG" if args.verbose else "WARNING"}}}}
     t0 = time.monotonic()
-    with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True):
+    selected = [cfg.domain(d) for d in domains]
+    if not any(uses_demo(d) for d in selected):
+        print("no source uses demo://: the demo service is not started")
+    with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True, domains=selected):
         results = run_pipeline(
             defs,
             instance,
@@ -76,8 +94,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     summaries: dict[str, dict[str, dict[str, Any]]] = {}
     for (_job, d), res in results.items():
         summaries.setdefault(d, {}).update(_summarize_run(res))
-    failed = [k for k, res in results.items() if not res.success or _check_failures(res)]
+    gate_failures = [(d, f) for (_job, d), res in results.items() for f in _check_failures(res)]
+    failed = [k for k, res in results.items() if not res.success] or gate_failures
     print_summary(cfg, summaries, time.monotonic() - t0)
+    print_failed_gates(gate_failures)
     return 1 if failed else 0
 
 
@@ -181,6 +201,40 @@ def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], ela
     print(f"total: {tot_tools} tools in {len(domains)} domains; {elapsed:.1f}s")
 
 
+def _selected_domains(args: argparse.Namespace, cfg: Any, path: Any) -> list[str]:
+    domains = [d.strip() for d in args.domains.split(",") if d.strip()] if args.domains else cfg.domain_names
+    unknown = [d for d in domains if d not in cfg.domain_names]
+    if unknown or not domains:  # before any work: exit 2 with the configured names, no traceback
+        raise ConfigError(
+            f"--domains: unknown domain(s) {', '.join(repr(d) for d in unknown) or '(none given)'}"
+            f" in {path}; configured: {', '.join(cfg.domain_names)}"
+        )
+    return domains
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    """Dry run: per domain, which tools probing would call and with what kind of values, which it holds back and why."""
+    from factory.plan import format_plan, plan_tools
+    from factory.resources import DemoServiceResource
+    from factory.tools.sources import SourceError, load_domain_tools
+
+    path = find_config(args.config)
+    cfg = load_config(path)
+    selected = [cfg.domain(d) for d in _selected_domains(args, cfg, path)]
+    failed = 0
+    with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True, domains=selected):
+        for domain in selected:
+            try:
+                tools = load_domain_tools(domain, cfg)
+            except SourceError as e:
+                print(f"domain {domain.name}: cannot read its tools: {e}")
+                failed += 1
+                continue
+            print(format_plan(domain.name, plan_tools(tools, cfg), cfg.probes.per_tool))
+    print("nothing was executed (factory plan lists tools and reads documents only)")
+    return 1 if failed else 0
+
+
 def cmd_sync(args: argparse.Namespace) -> int:
     import dagster as dg
 
@@ -257,6 +311,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--domains", default=None, help="comma-separated subset of domains")
     r.add_argument("--keep-going", action="store_true", help="run global assets even if a domain failed")
     r.set_defaults(func=cmd_run)
+    pl = sub.add_parser(
+        "plan", help="dry run: per domain, the tools probing would call (and with what values) and those held back"
+    )
+    pl.add_argument("--domains", default=None, help="comma-separated subset of domains")
+    pl.set_defaults(func=cmd_plan)
     s = sub.add_parser("sync-partitions", help="make the `domain` dynamic partitions equal the config")
     s.set_defaults(func=cmd_sync)
     c = sub.add_parser("check-config", help="validate the config and print its slug")

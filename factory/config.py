@@ -89,6 +89,21 @@ class SourceConfig(_Frozen):
         description="Destructive tools of this source (factory.tools.safety: DELETE/PUT/PATCH, unmarked POST, MCP "
         "destructiveHint, delete_/drop_/remove_ names) that may still be probed and used in synthesis.",
     )
+    # --- safe probing (issue 13.6; factory.tools.safety.refusal)
+    side_effects: Literal["read_only", "allow_writes"] | None = Field(
+        default=None,
+        description="read_only: tools that change state (POST/PUT/PATCH/DELETE unless marked safe, MCP "
+        "readOnlyHint false / destructiveHint true) are inventoried and shown but never executed; allow_writes: "
+        "they are executed (destructive ones still need allow_destructive_tools or probes.allow_destructive). "
+        "Unset: allow_writes for demo:// sources, read_only for every other source.",
+    )
+
+    @property
+    def writes_allowed(self) -> bool:
+        """Whether tools of this source that change state may be executed (`side_effects`, resolved)."""
+        if self.side_effects is not None:
+            return self.side_effects == "allow_writes"
+        return (self.spec or "").startswith("demo://")
 
     @model_validator(mode="after")
     def _check_kind_fields(self) -> "SourceConfig":

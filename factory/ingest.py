@@ -24,6 +24,7 @@ from factory.report import Markdown, bar_plot, counts, md_table, rate
 from factory.semtypes import TypesFileError, ValueTypes, infer_types, load_overrides
 from factory.tools.argvalues import Candidate, ProbePlanner, ValuePool, coerce, no_success_reasons, param_kind
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
+from factory.tools.observed import observe_schemas, observed_metadata
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.safety import refusal
@@ -35,35 +36,45 @@ log = logging.getLogger(__name__)
 # --------------------------------------------------------------------------- inventory
 
 
-def _schema_ok(schema: dict[str, Any], *, object_required: bool) -> bool:
+def schema_problem(schema: Any, *, object_required: bool) -> str:
+    """Why `schema` is not a valid JSON Schema 2020-12 (an object schema when `object_required`),
+    naming the keyword and where it is; "" when it is valid."""
     if not isinstance(schema, dict):
-        return False
+        return f"the schema is a {type(schema).__name__}, not an object"
     if object_required and schema.get("type", "object") != "object":
-        return False
+        return f"an input schema must have type 'object', not {schema.get('type')!r}"
     try:
         Draft202012Validator.check_schema(schema)
-    except SchemaError:
-        return False
-    return True
+    except SchemaError as e:
+        where = "/".join(str(p) for p in e.path) or "(root)"
+        return f"at {where}: {e.message}"
+    return ""
+
+
+def _schema_ok(schema: dict[str, Any], *, object_required: bool) -> bool:
+    return not schema_problem(schema, object_required=object_required)
 
 
 def inventory_frame(inventory: dict[str, Any]) -> pd.DataFrame:
     """One row per tool, the shape the tool_inventory suite validates."""
     rows = []
     for t in inventory["tools"]:
+        in_problem = schema_problem(t.get("input_schema"), object_required=True)
+        out_problem = schema_problem(t.get("output_schema") or {}, object_required=False)
         rows.append(
             {
                 "name": t["name"],
                 "platform": t["platform"],
                 "description": t.get("description") or "",
-                "input_schema_valid": _schema_ok(t.get("input_schema"), object_required=True),
-                "output_schema_valid": _schema_ok(t.get("output_schema") or {}, object_required=False),
+                "input_schema_valid": not in_problem,
+                "input_schema_error": in_problem,
+                "output_schema_valid": not out_problem,
+                "output_schema_error": out_problem,
                 "fingerprint": inventory.get("fingerprint"),
             }
         )
-    return pd.DataFrame(
-        rows, columns=["name", "platform", "description", "input_schema_valid", "output_schema_valid", "fingerprint"]
-    )
+    columns = ["name", "platform", "description", "input_schema_valid", "input_schema_error"]
+    return pd.DataFrame(rows, columns=[*columns, "output_schema_valid", "output_schema_error", "fingerprint"])
 
 
 def build_inventory(domain: DomainConfig, cfg: ProjectConfig) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -348,13 +359,31 @@ def probes_frame(rows: list[dict[str, Any]], secrets: list[str] | None = None) -
 
 
 def probes_by_tool_frame(
-    rows: list[dict[str, Any]], tool_names: list[str], skipped: list[dict[str, Any]] | None = None
+    rows: list[dict[str, Any]],
+    tool_names: list[str],
+    skipped: list[dict[str, Any]] | None = None,
+    no_success: list[dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """One row per probed tool (tools `skipped` as destructive are not counted)."""
     ok = {r["tool"] for r in rows if Outcome(r["outcome"]).is_success}
     left_out = {s["tool"] for s in skipped or []}
     tool_names = [n for n in tool_names if n not in left_out]
-    return pd.DataFrame({"tool": tool_names, "has_success": [1.0 if n in ok else 0.0 for n in tool_names]})
+    unfilled = {r["tool"]: r["reason"] for r in no_success or [] if not r.get("calls")}
+    failed: dict[str, list[str]] = {}
+    for r in rows:
+        if r["tool"] not in ok:
+            failed.setdefault(r["tool"], []).append(r["outcome"])
+    why = [
+        ""
+        if n in ok
+        else ", ".join(f"{o} ×{k}" for o, k in counts(failed.get(n, [])).items())
+        or (f"not probed: {unfilled[n]}" if n in unfilled else "not probed")
+        for n in tool_names
+    ]
+    return pd.DataFrame(
+        {"tool": tool_names, "has_success": [1.0 if n in ok else 0.0 for n in tool_names], "why": why},
+        columns=["tool", "has_success", "why"],
+    )
 
 
 def run_probes(
@@ -392,8 +421,10 @@ def run_probes(
         "secret_free": bool(probes_frame(rows, secrets)["secret_free"].all()) if rows else True,
         "skipped": skipped,
         "no_success": no_success,
+        "observed_schemas": observe_schemas(tools, rows),  # output fields inferred where none are declared
     }
     meta = probe_metadata(rows, names, call_counts, no_success)
+    meta.update(observed_metadata(value["observed_schemas"]))
     meta["skipped_destructive_tools"] = len(skipped)
     meta["skipped_tools"] = md_table(skipped, limit=50) if skipped else Markdown("_none_")
     return value, meta

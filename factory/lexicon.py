@@ -29,6 +29,7 @@ from factory.semtypes import (
     load_overrides,
     root,
 )
+from factory.tools.observed import schema_source_map
 from factory.tools.registry import ToolRegistry
 
 FRAME_COLUMNS = ["slot", "tool_id", "kind", "name", "type", "source", "valid_type", "unknown"]
@@ -60,7 +61,7 @@ def build_lexicon(
     """The tool_lexicon value of `domain` and its metadata."""
     if domain not in inventories:
         raise ValueError(f"tool_lexicon {domain}: the domain's tool_inventory is not materialized")
-    specs = ToolRegistry.from_inventories(inventories)
+    specs = ToolRegistry.from_inventories(inventories, probes)  # declared or observed output fields
     overrides, files = project_overrides(cfg, specs)
     inf = infer_types(specs, probes, overrides, min_agreements=cfg.lexicon.min_code_agreements)
     tids = sorted(t for t in inf.entities if specs[t].domain == domain)
@@ -111,6 +112,7 @@ def build_lexicon(
                 "digest": "sha256:" + hashlib.sha256(dumps(overrides.model_dump()).encode()).hexdigest(),
             },
         },
+        "output_schema_sources": schema_source_map((specs[t] for t in tids), probes),  # declared | inferred | none
         "nouns": {},  # entity nouns and relation frames per tool: issue 15
     }
     return value, lexicon_metadata(value)
@@ -156,6 +158,11 @@ def lexicon_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "merged_code_systems": sum(1 for r in vt["systems"] if len(r["members"]) > 1),
         "distinct_code_systems": sum(1 for c in vt["comparisons"] if c["verdict"] == "distinct"),
         "overrides_applied": len(vt["overrides"]["applied"]),
+        "inferred_output_fields": sum(
+            1
+            for s in slots
+            if s["kind"] == "field" and (value.get("output_schema_sources") or {}).get(s["tool_id"]) == "inferred"
+        ),
         "override_files": vt["overrides"]["files"],
         "type_counts": bar_plot(top, title="slots per value type (top 25)", xlabel="type", ylabel="slots"),
         "preview": md_table(
@@ -192,7 +199,7 @@ def infer_value_types(
 ) -> ValueTypes:
     """Every domain's value types inferred directly (what tool_lexicon would hold), for callers that
     have the inventories and probes but no tool_lexicon values."""
-    specs = ToolRegistry.from_inventories(inventories)
+    specs = ToolRegistry.from_inventories(inventories, probes)
     overrides, _ = project_overrides(cfg, specs)
     inf = infer_types(specs, probes, overrides, min_agreements=cfg.lexicon.min_code_agreements)
     return ValueTypes({tid: inf.tool_types(tid) for tid in inf.entities}, inf.parents)

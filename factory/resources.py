@@ -72,10 +72,19 @@ class DemoServiceResource(dg.ConfigurableResource):
     keep_alive: bool = True
 
     @contextmanager
-    def serving(self, cfg: ProjectConfig, domain: DomainConfig | None = None, *, stop: bool | None = None):
-        """Ensure the demo service is up for the block; afterwards stop it if we started it and
-        `stop` (default: not keep_alive)."""
-        if not cfg.demo.enabled or (domain is not None and not uses_demo(domain)):
+    def serving(
+        self,
+        cfg: ProjectConfig,
+        domain: DomainConfig | None = None,
+        *,
+        stop: bool | None = None,
+        domains: list[DomainConfig] | None = None,
+    ):
+        """Ensure the demo service is up for the block when `domain` (else any of `domains`, else any
+        configured domain) has a demo:// source; afterwards stop it if we started it and `stop`
+        (default: not keep_alive). Without a demo:// source nothing is started."""
+        scope = [domain] if domain is not None else (cfg.domains if domains is None else domains)
+        if not cfg.demo.enabled or not any(uses_demo(d) for d in scope):
             yield None
             return
         from factory.demo.service import DemoService

@@ -556,6 +556,8 @@ def infer_slot(slot: SlotInfo, platform: str, entity: str, vocab: set[str], sear
     if last in _NAME_WORDS:
         prefix = core[:-1]
         owner = _entity_of(prefix, vocab)
+        if owner is None and prefix and "_".join(prefix) == entity:
+            owner = entity  # describe_table(table_name): the name of the tool's own entity, not an attribute
         if owner is None and prefix:
             return str(TypeRef(entity, "_".join(prefix) + "_name")), "name", "an attribute name of the record"
         name_ent = owner or entity

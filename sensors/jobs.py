@@ -115,6 +115,7 @@ def run_pipeline(
             results[(job_name, d)] = res
             fails = [
                 f"{e.asset_check_key.asset_key.to_user_string()}:{e.asset_check_key.name}"
+                + (f" ({e.description})" if e.description else "")  # the gate's headline names the rows
                 for e in res.get_asset_check_evaluations()
                 if not e.passed
             ]

@@ -73,10 +73,10 @@ def test_field_of_the_other_source_kind_is_rejected(source, field):
 def test_coverage_gate_uses_the_configured_share():
     frame = pd.DataFrame({"tool": list("abcde"), "has_success": [1, 1, 1, 0, 0]})  # 60%
     assert quality.validate("tool_probes_by_tool", frame).success  # default 0.6
-    assert not quality.validate("tool_probes_by_tool", frame, params={"min_success_share": 0.8}).success
+    assert not quality.validate("tool_probes_by_tool", frame, settings={"probes.min_success_share": 0.8}).success
     low = frame.assign(has_success=[1, 0, 0, 0, 0])  # 20%
-    assert quality.validate("tool_probes_by_tool", low, params={"min_success_share": 0.2}).success
-    res = quality.validate("tool_probes_by_tool", low, params={"min_success_share": 0.5})
+    assert quality.validate("tool_probes_by_tool", low, settings={"probes.min_success_share": 0.2}).success
+    res = quality.validate("tool_probes_by_tool", low, settings={"probes.min_success_share": 0.5})
     assert not res.success and res.failures[0]["kwargs"]["min_value"] == 0.5
 
 

@@ -133,3 +133,10 @@ def test_start_inputs_of_refinement_use_discovered_values_when_nothing_else_is_k
     (inp,) = start_inputs([t.tool_id], {t.tool_id: t}, KnowledgeGraph("d"), 0)
     assert inp.known_values["timezone"][0] == "Asia/Seoul"
     assert "unit" not in inp.known_values  # the schema's examples reach the role through the tool brief
+
+
+def test_coverage_frame_says_why_a_tool_was_never_called():
+    rows = [{"tool": "a", "platform": "p", "outcome": "schema_mismatch"}]
+    no_success = [{"tool": "b", "reason": "no value for tailnum", "calls": 0}]
+    cov = ingest.probes_by_tool_frame(rows, ["a", "b", "c"], None, no_success)
+    assert cov["why"].tolist() == ["schema_mismatch ×1", "not probed: no value for tailnum", "not probed"]

@@ -9,7 +9,8 @@ from factory.tools.sources import load_domain_tools
 from tests.hostile.http_destructive import DestructiveService
 
 DESTRUCTIVE = {"delete_all", "replace_item", "create_item", "purge_cache"}
-SAFE = {"list_items", "search_items", "add_note"}
+WRITES = {"add_note"}  # a POST marked non-destructive: it still changes state
+SAFE = {"list_items", "search_items"}  # GET, and a POST marked x-state-changing: false
 
 
 def _cfg(tmp_path, url: str, extra: str = "", source_extra: str = ""):
@@ -36,13 +37,28 @@ def test_destructive_endpoints_are_not_probed_by_default(tmp_path):
         value, meta = _probe(cfg)
         assert svc.count("DELETE", "/all") == 0
         assert svc.destructive_calls() == 0, dict(svc.calls)
-        assert svc.count("GET", "/items") > 0 and svc.count("POST", "/search") > 0 and svc.count("POST", "/notes") > 0
+        assert svc.count("GET", "/items") > 0 and svc.count("POST", "/search") > 0
+        assert svc.count("POST", "/notes") == 0  # a source is side_effects: read_only unless it says otherwise
     assert {r["tool"] for r in value["rows"]} == SAFE
-    assert {s["tool"] for s in value["skipped"]} == DESTRUCTIVE
-    assert meta["skipped_destructive_tools"] == 4 and "delete_all" in str(meta["skipped_tools"])
+    assert {s["tool"] for s in value["skipped"]} == DESTRUCTIVE | WRITES
+    note = next(s["reason"] for s in value["skipped"] if s["tool"] == "add_note")
+    assert note == (
+        "store.add_note (POST) changes state and its source is side_effects: read_only: inventoried, never "
+        "executed; set side_effects: allow_writes on the source to execute it"
+    )
+    assert meta["skipped_destructive_tools"] == 5 and "delete_all" in str(meta["skipped_tools"])
     # the coverage gate counts the probed tools only
-    frame = ingest.probes_by_tool_frame(value["rows"], sorted(SAFE | DESTRUCTIVE), value["skipped"])
+    frame = ingest.probes_by_tool_frame(value["rows"], sorted(SAFE | WRITES | DESTRUCTIVE), value["skipped"])
     assert sorted(frame["tool"]) == sorted(SAFE) and frame["has_success"].all()
+
+
+def test_allow_writes_executes_writes_but_not_destructive_tools(tmp_path):
+    with DestructiveService() as svc:
+        value, _ = _probe(_cfg(tmp_path, svc.url, source_extra=", side_effects: allow_writes"))
+        assert svc.count("POST", "/notes") > 0
+        assert svc.destructive_calls() == 0, dict(svc.calls)
+    assert {r["tool"] for r in value["rows"]} == SAFE | WRITES
+    assert {s["tool"] for s in value["skipped"]} == DESTRUCTIVE
 
 
 def test_the_executor_never_sends_a_refused_tool(tmp_path):
@@ -65,9 +81,16 @@ def test_opt_in_per_source_and_per_project(tmp_path):
         value, _ = _probe(_cfg(tmp_path, svc.url, source_extra=", allow_destructive_tools: [delete_all]"))
         assert svc.count("DELETE", "/all") > 0
         assert svc.count("PUT", "/items/1") == 0 and svc.count("GET", "/purge") == 0
-        assert {s["tool"] for s in value["skipped"]} == DESTRUCTIVE - {"delete_all"}
+        assert {s["tool"] for s in value["skipped"]} == (DESTRUCTIVE | WRITES) - {"delete_all"}  # named: executed
     with DestructiveService() as svc:
-        value, _ = _probe(_cfg(tmp_path / "all", svc.url, extra="probes: {allow_destructive: true}"))
+        value, _ = _probe(
+            _cfg(
+                tmp_path / "all",
+                svc.url,
+                extra="probes: {allow_destructive: true}",
+                source_extra=", side_effects: allow_writes",
+            )
+        )
         assert value["skipped"] == [] and svc.count("PUT", "/items/1") > 0 and svc.count("GET", "/purge") > 0
 
 

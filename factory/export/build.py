@@ -308,7 +308,11 @@ def reports_frame(reports: Sequence[Mapping[str, Any]]):
 
     return pd.DataFrame(
         [
-            {k: v for k, v in r.items() if k != "problems"} | {"rows_match": r["rows_read"] == r["rows_written"]}
+            {k: v for k, v in r.items() if k != "problems"}
+            | {
+                "rows_match": r["rows_read"] == r["rows_written"],
+                "problem": "; ".join(map(str, r.get("problems") or [])),
+            }
             for r in reports
         ]  # fmt: skip
     )

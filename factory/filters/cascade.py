@@ -157,7 +157,7 @@ def judge_tasks(
     t_start = time.monotonic()
     language = cfg.domain(domain).language if domain in cfg.domain_names else "en"
     candidates = _tasks_of(tasks)
-    specs = ToolRegistry.from_inventories(inventories)
+    specs = ToolRegistry.from_inventories(inventories, probes)
     trajs = {t.get("trajectory_id"): t for t in (trajectories_value or {}).get("trajectories") or []}
     sessions = Sessions(make_executor)
     rejected: list[dict[str, Any]] = []

@@ -41,7 +41,7 @@ def build_connectivity(
     `model` is the model client serving the `source_arguments` role (None: rules directly).
     """
     domain = skeleton["domain"]
-    specs = ToolRegistry.from_inventories(inventories)
+    specs = ToolRegistry.from_inventories(inventories, probes)
     skeleton_edges = parse_edges(skeleton["edges"])
     missing = sorted({e.target_tool_id for e in skeleton_edges} - set(specs))
     # a target domain's inventory is not materialized: its edges cannot run

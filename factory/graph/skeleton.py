@@ -40,6 +40,7 @@ from factory.lexicon import infer_value_types
 from factory.llm.schemas import EdgeProposalInput, ToolBrief
 from factory.report import Markdown, bar_plot, md_table, rate
 from factory.semtypes import ADMITTED_CHECKS, ValueTypes, check_binding
+from factory.tools.observed import schema_source_map
 from factory.tools.registry import ToolRegistry
 from factory.tools.safety import refusal
 from factory.tools.spec import ToolSpec
@@ -178,7 +179,7 @@ def build_skeleton(
     `lexicons`: the tool_lexicon values (domain → value) holding the value types; a domain without
     one (None: every domain) has its types inferred directly (`factory.lexicon.infer_value_types`)."""
     g = cfg.graph
-    specs = ToolRegistry.from_inventories(inventories)
+    specs = ToolRegistry.from_inventories(inventories, probes)  # declared or observed output fields
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
     types = ValueTypes.from_lexicons(lexicons or {})
     unlexed = set(inventories) - set(lexicons or {})  # domains whose tool_lexicon is not materialized
@@ -309,6 +310,7 @@ def build_skeleton(
         "rejected": rejected,
         "type_rejections": type_rejections,
         "value_types": types.section(typed),
+        "output_schema_sources": schema_source_map((specs[t] for t in typed), probes),
         "stats": stats_out,
     }
     return value, skeleton_metadata(value)

@@ -125,7 +125,7 @@ class World:
     ):
         self.domain = domain
         self.cfg = cfg
-        self.specs = ToolRegistry.from_inventories(inventories)
+        self.specs = ToolRegistry.from_inventories(inventories, probes)  # declared or observed output fields
         self.types = ValueTypes.from_graph(graph)  # value types of the graph's tools (value_type(tid, name))
         syn = cfg.synthesis
 

@@ -63,7 +63,10 @@ nothing) → schema_mismatch; read timeout → timeout; 429 → rate_limit;
 401/403 → auth_error; other 5xx → server_error; 400/422 whose body reports a
 missing parameter (FastAPI detail type ``missing``, or "required"/"missing" in
 the message) → missing_field, other 400/422 → schema_mismatch; other 4xx →
-uncategorized.  A 2xx body that is not JSON → uncategorized.  Envelope codes in
+uncategorized.  A 2xx body that is not JSON → uncategorized.  A 2xx body that is wholly an
+error envelope (``{"error": ...}``, ``{"errors": [...]}``, ``{"success": false}``,
+``{"status": "error"}``; `factory.tools.outcomes.error_envelope`) is classified by its message,
+the rule in the detail.  Envelope codes in
 a 2xx body: ok codes → success, no-data codes → success with 0 records,
 20/30/31/32 → auth_error, 10 → schema_mismatch, 11 → missing_field,
 22 → rate_limit, others → uncategorized.
@@ -100,7 +103,7 @@ from factory.redaction import register_secret
 from factory.tools.bounds import MAX_JSON_DEPTH, json_depth_exceeds, too_deep
 from factory.tools.fingerprint import sha256_digest
 from factory.tools.mcp import run_sync
-from factory.tools.outcomes import CallResult, Outcome
+from factory.tools.outcomes import CallResult, Outcome, content_detail, error_envelope
 from factory.tools.schema import dig, non_null_schema
 from factory.tools.spec import ToolSpec
 from factory.tools.transports import TRANSPORTS, Exchange, NotSent, Transport, TransportOptions
@@ -526,6 +529,11 @@ class ToolExecutor:
     ) -> tuple[Outcome, str, list[dict[str, Any]], int | None]:
         """Outcome, detail, records and total count of a 2xx / non-error MCP body."""
         total = _to_int(dig(body, tool.total_count_path)) if tool.total_count_path else None
+        failed = error_envelope(body) if tool.envelope is None else None  # a 200 whose whole body is an error
+        if failed is not None:
+            outcome, rule, message = failed
+            prefix = f"HTTP {status}: " if status is not None else ""
+            return outcome, prefix + content_detail(rule, message), [], total
         envelope_ok = False
         if tool.envelope is not None and isinstance(body, dict):
             code = dig(body, tool.envelope.code_path)

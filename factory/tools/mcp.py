@@ -7,18 +7,18 @@ which caps the bytes of one message) or streamable HTTP
 `SourceError` carrying the tail of its stderr.
 
 MCP servers are loose about errors: some report them as ordinary text with
-``isError: false``, some answer with Python reprs instead of JSON.
-`interpret_result` therefore classifies by content as well as by the flag.
+``isError: false``, some answer with Python reprs, fenced JSON or ``key: value`` text instead
+of JSON.  `interpret_result` therefore reads the text with `factory.tools.observed.parse_text`
+and classifies by content as well as by the flag (`factory.tools.outcomes`: an error message
+or an error envelope by its whole shape, with the rule that fired in the detail).
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import json
 import logging
 import os
-import re
 import sys
 import tempfile
 import threading
@@ -28,12 +28,12 @@ from typing import IO, Any, TypeVar
 from factory.tools.bounds import TooDeep, too_deep
 from factory.tools.locators import SourceError, mcp_command, mcp_locator, slugify
 from factory.tools.mcp_stdio import DEFAULT_MAX_MESSAGE_BYTES, bounded_stdio_client
-from factory.tools.outcomes import Outcome
+from factory.tools.observed import parse_text, primary_records_path
+from factory.tools.outcomes import Outcome, classify_error, content_detail, error_envelope, error_text_rule
 from factory.tools.safety import mcp_destructive
 from factory.tools.schema import (
     RefResolver,
     flatten_fields,
-    infer_records_path,
     infer_total_count_path,
     record_schema,
 )
@@ -45,54 +45,17 @@ T = TypeVar("T")
 STARTUP_TIMEOUT_S = 60.0
 STDERR_TAIL_CHARS = 800
 
-_ERROR_START = re.compile(r"^\s*(error|exception|traceback|failed|failure|invalid|unknown tool)\b", re.IGNORECASE)
-_ERROR_RULES: list[tuple[re.Pattern[str], Outcome]] = [
-    (re.compile(r"unknown tool|tool \S+ not found|no such tool", re.I), Outcome.ENDPOINT_UNAVAILABLE),
-    (re.compile(r"rate.?limit|too many requests|\b429\b|quota", re.I), Outcome.RATE_LIMIT),
-    (re.compile(r"timed? ?out|timeout", re.I), Outcome.TIMEOUT),
-    (
-        re.compile(r"unauthori[sz]ed|forbidden|api.?key|authenticat|\b40[13]\b|permission denied", re.I),
-        Outcome.AUTH_ERROR,
-    ),  # fmt: skip
-    (
-        re.compile(r"field required|missing|required (argument|parameter|field)|is required", re.I),
-        Outcome.MISSING_FIELD,
-    ),  # fmt: skip
-    (
-        re.compile(r"validation error|invalid|must be|expected|type error|typeerror|valueerror|not a valid", re.I),
-        Outcome.SCHEMA_MISMATCH,
-    ),  # fmt: skip
-    (re.compile(r"not found|unknown|no such|does not exist", re.I), Outcome.SCHEMA_MISMATCH),
-    (re.compile(r"connection (closed|refused|reset)|unavailable", re.I), Outcome.ENDPOINT_UNAVAILABLE),
-    (re.compile(r"internal|server error|traceback|exception", re.I), Outcome.SERVER_ERROR),
-]
-
 
 def classify_error_text(text: str) -> Outcome:
-    """Map an MCP error message (flagged or not) to the outcome taxonomy by its content."""
-    for pattern, outcome in _ERROR_RULES:
-        if pattern.search(text or ""):
-            return outcome
-    return Outcome.UNCATEGORIZED
+    """Map an MCP error message (flagged or not) to the outcome taxonomy by its content
+    (`factory.tools.outcomes.classify_error`, which also names the rule that fired)."""
+    return classify_error(text)[0]
 
 
 def parse_text_payload(text: str) -> Any:
-    """JSON first, then a Python literal repr (``{'a': 1}``, ``None``, ``True``); None when neither."""
-    s = text.strip()
-    if not s:
-        return None
-    try:
-        return json.loads(s)
-    except RecursionError:
-        raise TooDeep(too_deep()) from None
-    except ValueError:
-        pass
-    if s[0] in "[{(" or s in ("None", "True", "False"):
-        try:
-            return ast.literal_eval(s)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
-            return None
-    return None
+    """The value a text payload holds (`factory.tools.observed.parse_text`: JSON, fenced JSON,
+    Python reprs, markdown tables, ``key: value`` blocks, unnamed rows); None when none."""
+    return parse_text(text)
 
 
 def interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
@@ -124,21 +87,24 @@ def _interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
     elif len(texts) > 1 and all(parse_text_payload(t) is not None for t in texts):
         body = [parse_text_payload(t) for t in texts]  # one content block per list item (FastMCP 1.x lists)
     else:
-        body = parse_text_payload(text)
+        shape = error_text_rule(text)  # an error message with isError false, by the shape of the whole text
+        body = None if shape == "error_lead" else parse_text_payload(text)
         if body is None:
             if not text.strip():
                 return None, None, ""
-            if _ERROR_START.search(text) or "error executing tool" in text.lower():
-                return classify_error_text(text), None, text.strip()[:300]
+            if shape is not None:
+                outcome, rule = classify_error(text)
+                return outcome, None, content_detail(rule, text.strip()[:300])
             body = {"text": text}
-    if isinstance(body, dict) and len(body) <= 3 and (body.get("error") or body.get("isError") is True):
-        msg = body.get("error") if isinstance(body.get("error"), str) else json.dumps(body, default=str)
-        return classify_error_text(str(msg)), None, str(msg)[:300]
+    envelope = error_envelope(body)
+    if envelope is not None:
+        outcome, rule, message = envelope
+        return outcome, None, content_detail(rule, message[:300])
     return None, _jsonable(body), ""
 
 
 def _jsonable(obj: Any) -> Any:
-    """Python reprs may hold tuples/sets/bytes: make the value JSON-shaped."""
+    """Structured content may hold anything JSON-like: make the value plain JSON."""
     return json.loads(json.dumps(obj, default=str))
 
 
@@ -160,7 +126,7 @@ def tool_to_spec(tool: Any, *, domain: str, platform: str, source: SourceRef) ->
     input_schema.setdefault("properties", {})
     input_schema.setdefault("required", [])
     output_schema = _clean_schema(tool.output_schema, f"MCP server `{source.locator}` tool {tool.name}")
-    records_path = infer_records_path(output_schema) if output_schema else None
+    records_path = primary_records_path(output_schema) if output_schema else None
     annotations = getattr(tool, "annotations", None)
     read_only = getattr(annotations, "read_only_hint", None) if annotations is not None else None
     destructive = getattr(annotations, "destructive_hint", None) if annotations is not None else None

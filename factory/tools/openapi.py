@@ -23,6 +23,7 @@ annotations, harmless to a model reading the schema):
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import logging
 import re
@@ -95,15 +96,47 @@ def fetch_spec(locator: str, *, timeout_s: float = 30.0) -> dict[str, Any]:
     return parse_spec_text(text, locator)
 
 
+class SpecYamlLoader(yaml.SafeLoader):
+    """A SafeLoader that reads scalars the way an OpenAPI document means them (YAML 1.2 core schema):
+    timestamps (``2024-01-01``), ``=`` and YAML-1.1 forms such as ``18_24`` (1824), ``0777`` (511),
+    ``1:30`` (90) or ``yes``/``no``/``on``/``off`` stay strings; only plain decimal/hex integers,
+    floats, ``true``/``false`` and ``null`` are typed."""
+
+
+SpecYamlLoader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:(?:\.[0-9]+|(?:0|[1-9][0-9]*)\.[0-9]*)(?:[eE][-+]?[0-9]+)?|(?:0|[1-9][0-9]*)[eE][-+]?[0-9]+)"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+):
+    SpecYamlLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+
+
+def load_yaml_text(text: str, locator: str) -> Any:
+    """YAML text read with `SpecYamlLoader`; errors are SourceErrors with the line and column."""
+    try:
+        return yaml.load(text, Loader=SpecYamlLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        what = " ".join(x for x in (e.context, e.problem) if x) or type(e).__name__
+        raise SourceError(f"spec {locator}: not valid JSON or YAML{where}: {what}") from e
+    except (yaml.YAMLError, ValueError, OverflowError) as e:
+        raise SourceError(f"spec {locator}: not valid JSON or YAML: {type(e).__name__}: {e}") from e
+
+
 def parse_spec_text(text: str, locator: str) -> dict[str, Any]:
     """Parse JSON (or YAML) text into a mapping, raising SourceError naming `locator`."""
     try:
         doc = json.loads(text)
     except ValueError:
-        try:
-            doc = yaml.safe_load(text)
-        except yaml.YAMLError as e:
-            raise SourceError(f"spec {locator}: not valid JSON or YAML: {str(e).splitlines()[0]}") from e
+        doc = load_yaml_text(text, locator)
     if not isinstance(doc, dict):
         raise SourceError(f"spec {locator}: not an OpenAPI document (top level is {type(doc).__name__}, not a mapping)")
     return doc
@@ -121,6 +154,77 @@ def snake_case(name: str) -> str:
     if not s:
         return "op"
     return f"op_{s}" if s[0].isdigit() else s
+
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # what OpenAI-style function calling accepts
+
+
+def valid_tool_name(name: str, taken: Iterable[str] = ()) -> str:
+    """`name` when it is a valid function name (``^[a-zA-Z0-9_-]{1,64}$``) not in `taken`; else a
+    deterministic valid one: other characters become ``_``, and a name too long (or taken) keeps
+    its first characters plus 8 hex digits of its sha256, so distinct names stay distinct."""
+    taken = set(taken)
+    if TOOL_NAME.match(name) and name not in taken:
+        return name
+    clean = re.sub(r"[^a-zA-Z0-9_-]+", "_", name).strip("_") or "tool"
+    if len(clean) <= 64 and clean not in taken:
+        return clean
+    digest = hashlib.sha256(name.encode("utf-8")).hexdigest()
+    for i in range(len(digest) - 7):
+        out = f"{clean[:55].rstrip('_')}_{digest[i : i + 8]}"
+        if out not in taken:
+            return out
+    raise ValueError(f"no free tool name for {name!r}")  # pragma: no cover - 2^32 collisions
+
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+_SCHEMA_ONE = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+               "unevaluatedItems", "unevaluatedProperties", "additionalItems")  # fmt: skip
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+def to_json_schema(schema: Any) -> Any:
+    """An OpenAPI 3.0 / Swagger 2.0 schema object as valid JSON Schema 2020-12 (a new object):
+    boolean ``exclusiveMinimum``/``exclusiveMaximum`` (3.0) become the numeric bound; ``nullable``
+    and Swagger's ``x-nullable`` become ``anyOf [.., {type: null}]``; ``type: file`` becomes
+    ``{type: string, format: binary}``; a boolean ``required`` on a property (a common 3.0 slip) is
+    dropped. Other ``x-`` keywords stay (JSON Schema ignores unknown keywords). Examples, defaults
+    and enums are data and are left as they are."""
+    if isinstance(schema, list):
+        return [to_json_schema(x) for x in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for k, v in schema.items():
+        if k in _SCHEMA_MAPS and isinstance(v, dict):
+            out[k] = {name: to_json_schema(sub) for name, sub in v.items()}
+        elif k in _SCHEMA_ONE or k in _SCHEMA_LISTS:
+            out[k] = to_json_schema(v)
+        else:
+            out[k] = v
+    for bound, limit in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
+        flag = out.get(bound)
+        if isinstance(flag, bool):
+            del out[bound]
+            if flag and isinstance(out.get(limit), int | float) and not isinstance(out.get(limit), bool):
+                out[bound] = out.pop(limit)
+    if out.get("type") == "file":
+        out["type"], out["format"] = "string", "binary"
+    if isinstance(out.get("required"), bool):
+        del out["required"]
+    nullable = out.pop("nullable", None)
+    x_nullable = out.pop("x-nullable", None)
+    if nullable is True or x_nullable is True:
+        if isinstance(out.get("type"), list):
+            out["type"] = [*out["type"], "null"] if "null" not in out["type"] else out["type"]
+            if isinstance(out.get("enum"), list) and None not in out["enum"]:
+                out["enum"] = [*out["enum"], None]
+        elif out:
+            notes: dict[str, Any] = {
+                k: out.pop(k) for k in ("description", "title", "default", "example", "examples") if k in out
+            }
+            out = {"anyOf": [out, {"type": "null"}], **notes}
+    return out
 
 
 # --------------------------------------------------------------------------- loading
@@ -218,6 +322,7 @@ def _base_url_from_doc(doc: dict[str, Any], locator: str, swagger2: bool) -> str
             return f"{scheme}://{host}{base_path}".rstrip("/")
         if spec_is_url:
             return urljoin(locator, base_path or "/").rstrip("/")
+        logger.warning("spec %s: no host and the spec was read from a file: set the source's base_url", locator)
         return None
     servers = doc.get("servers")
     if isinstance(servers, list) and servers and isinstance(servers[0], dict) and servers[0].get("url"):
@@ -229,9 +334,16 @@ def _base_url_from_doc(doc: dict[str, Any], locator: str, swagger2: bool) -> str
             return url.rstrip("/")
         if spec_is_url:
             return urljoin(locator, url).rstrip("/")
-        return url.rstrip("/") or None
+        logger.warning(
+            "spec %s: the server URL %r is relative and the spec was read from a file, so calls have no base "
+            "URL; set the source's base_url",
+            locator,
+            url,
+        )
+        return None
     if spec_is_url:
         return urljoin(locator, "/").rstrip("/")
+    logger.warning("spec %s: no servers and the spec was read from a file: set the source's base_url", locator)
     return None
 
 
@@ -296,29 +408,44 @@ def _load_operation(
     properties: dict[str, Any] = {}
     required: list[str] = []
     locations: dict[str, ParamLocation] = {}
+    wire_names: dict[str, str] = {}
     content_type: str | None = None
 
     def add(pname: str, schema: dict[str, Any], location: ParamLocation, is_required: bool) -> None:
+        arg = pname
         if pname in properties:
-            logger.warning("spec %s: %s: parameter %r declared twice (%s and %s); keeping the first",
-                           loc, where, pname, locations[pname], location)  # fmt: skip
-            return
-        properties[pname] = schema
-        locations[pname] = location
+            if locations[pname] == location:
+                logger.warning("spec %s: %s: parameter %r declared twice in %s; keeping the first",
+                               loc, where, pname, location)  # fmt: skip
+                return
+            # the same name in two places (a body property `account_slug` beside the path's
+            # {account_slug}): both kept, the later one as `<location>_<name>`, sent under its own name
+            arg = f"{location}_{pname}"
+            n = 2
+            while arg in properties:
+                arg, n = f"{location}_{pname}_{n}", n + 1
+            wire_names[arg] = pname
+            logger.info("spec %s: %s: %s parameter %r is argument %r (the %s parameter has the name)",
+                        loc, where, location, pname, arg, locations[pname])  # fmt: skip
+        properties[arg] = to_json_schema(schema)
+        locations[arg] = location
         if is_required:
-            required.append(pname)
+            required.append(arg)
 
     form_params: list[dict[str, Any]] = []
+    bodies: list[tuple[str, dict[str, Any]]] = []
     for (pname, pin), p in merged.items():
         if pin in ("path", "query", "header"):
             add(pname, _param_schema(p, swagger2), pin, bool(p.get("required")) or pin == "path")  # type: ignore[arg-type]
-        elif pin == "body":  # Swagger 2
-            schema = resolver.resolve(p.get("schema") or {}, f"{where} body")
-            _add_body(add, schema, bool(p.get("required", True)), pname)
+        elif pin == "body":  # Swagger 2; added after the path/query/header parameters keep their names
+            bodies.append((pname, p))
         elif pin == "formData":
             form_params.append(p)
         else:
             logger.info("spec %s: %s: parameter %r in %s is not supported; skipped", loc, where, pname, pin)
+    for pname, p in bodies:
+        schema = resolver.resolve(p.get("schema") or {}, f"{where} body")
+        _add_body(add, schema, bool(p.get("required", True)), pname)
     if form_params:
         has_file = any(p.get("type") == "file" for p in form_params)
         content_type = "multipart/form-data" if has_file else "application/x-www-form-urlencoded"
@@ -356,9 +483,12 @@ def _load_operation(
 
     # ---- responses
     responses = op.get("responses")
-    if not isinstance(responses, dict) or not responses:
-        raise SourceError(f"spec {loc}: operation {where} has no responses")
-    output_schema = _success_schema(responses, resolver, swagger2, where)
+    if responses is None or responses == {}:  # optional in OpenAPI 3.1: the tool simply declares no output
+        logger.info("spec %s: operation %s declares no responses; no output schema", loc, where)
+        responses = {}
+    if not isinstance(responses, dict):
+        raise SourceError(f"spec {loc}: operation {where}: responses is a {type(responses).__name__}, not a mapping")
+    output_schema = to_json_schema(_success_schema(responses, resolver, swagger2, where))
 
     records_path = op.get("x-records-path") or infer_records_path(output_schema)
     rec_schema = record_schema(output_schema, records_path)
@@ -392,6 +522,7 @@ def _load_operation(
         path=path,
         input_schema=input_schema,
         param_locations=locations,
+        param_wire_names=wire_names,
         output_schema=output_schema,
         output_fields=output_fields,
         records_path=records_path or None,

@@ -66,10 +66,21 @@ class ToolRegistry(Mapping[str, ToolSpec]):
             self._by_platform[s.platform].append(s)
 
     @classmethod
-    def from_inventories(cls, inventories: Mapping[str, Mapping[str, Any]]) -> ToolRegistry:
-        """The tools of `tool_inventory` values keyed by domain (domains sorted, tools in inventory order)."""
+    def from_inventories(
+        cls, inventories: Mapping[str, Mapping[str, Any]], probes: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> ToolRegistry:
+        """The tools of `tool_inventory` values keyed by domain (domains sorted, tools in inventory order).
+
+        With `probes` (`tool_probes` values keyed by domain), a tool without declared output fields
+        gets the fields observed in its probe results (`factory.tools.observed`), so that every stage
+        lists declared and inferred fields alike."""
+        from factory.tools.observed import observed_in, with_observed
+
+        seen = observed_in(probes)
         return cls(
-            ToolSpec.model_validate(t) for domain in sorted(inventories) for t in inventories[domain].get("tools") or []
+            with_observed(spec, seen.get((domain, spec.name)))
+            for domain in sorted(inventories)
+            for spec in (ToolSpec.model_validate(t) for t in inventories[domain].get("tools") or [])
         )
 
     @classmethod

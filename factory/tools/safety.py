@@ -14,6 +14,11 @@ unknown and could be that:
 - Any kind without an explicit mark: a name with a word such as delete, drop, remove, destroy,
   purge, truncate, wipe, erase, reset or clear (``delete_all``, ``dropTable``) is destructive.
 
+State changes (`ToolSpec.state_changing`: POST/PUT/PATCH/DELETE unless a POST is marked safe as
+above or acquires a key; MCP ``readOnlyHint: false``, or a destructive tool) are executed only from
+a source with ``side_effects: allow_writes`` (the default for demo:// sources; any other source is
+``read_only`` unless it says otherwise): elsewhere such a tool is inventoried and shown, never executed.
+
 `refusal` says whether the project allows one: ``probes.allow_destructive: true`` allows every
 destructive tool; a source's ``allow_destructive_tools`` allows the ones it names. A refused tool
 is not probed (listed in `tool_probes` metadata as skipped), gets no skeleton edge, and the
@@ -26,10 +31,10 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from factory.config import ProjectConfig
+    from factory.config import ProjectConfig, SourceConfig
     from factory.tools.spec import ToolSpec
 
-__all__ = ["DESTRUCTIVE_WORDS", "destructive_name", "mcp_destructive", "openapi_destructive", "refusal"]
+__all__ = ["DESTRUCTIVE_WORDS", "destructive_name", "mcp_destructive", "openapi_destructive", "refusal", "sources_of"]
 
 DESTRUCTIVE_WORDS = frozenset(
     {"delete", "del", "drop", "remove", "rm", "destroy", "purge", "truncate", "wipe", "erase", "reset", "clear"}
@@ -73,15 +78,35 @@ def mcp_destructive(annotations: Any, name: str) -> bool:
     return destructive_name(name)
 
 
+def sources_of(spec: ToolSpec, cfg: ProjectConfig) -> list[SourceConfig]:
+    """The configured sources `spec` may come from: the one naming its platform, else those of its kind
+    that name none (the platform then came from the document or server)."""
+    if spec.domain not in cfg.domain_names:
+        return []
+    sources = cfg.domain(spec.domain).sources
+    named = [s for s in sources if s.platform == spec.platform]
+    return named or [s for s in sources if s.platform is None and s.kind == spec.source.kind]
+
+
 def refusal(spec: ToolSpec, cfg: ProjectConfig) -> str | None:
-    """Why the project does not execute `spec` (a destructive tool it did not opt into), or None."""
-    if not spec.destructive or cfg.probes.allow_destructive:
+    """Why the project does not execute `spec`, or None.
+
+    A tool named in its source's ``allow_destructive_tools`` is executed (an explicit opt-in). Else a
+    destructive tool needs ``probes.allow_destructive``, and any tool that changes state needs a source
+    with ``side_effects: allow_writes`` (the default only for demo:// sources)."""
+    sources = sources_of(spec, cfg)
+    if any({spec.name, spec.original_name} & set(src.allow_destructive_tools) for src in sources):
         return None
-    if spec.domain in cfg.domain_names:
-        for src in cfg.domain(spec.domain).sources:
-            if spec.name in src.allow_destructive_tools and src.platform in (None, spec.platform):
-                return None
-    return (
-        f"destructive tool {spec.qualified_name} ({spec.method}) not executed: opt in with "
-        "probes.allow_destructive or the source's allow_destructive_tools"
-    )
+    writes = bool(sources) and all(s.writes_allowed for s in sources)
+    if spec.destructive and not cfg.probes.allow_destructive:
+        return (
+            f"destructive tool {spec.qualified_name} ({spec.method}) not executed: opt in with "
+            "probes.allow_destructive or the source's allow_destructive_tools"
+            + ("" if writes else " (its source is also side_effects: read_only)")
+        )
+    if spec.state_changing and not writes:
+        return (
+            f"{spec.qualified_name} ({spec.method}) changes state and its source is side_effects: read_only: "
+            "inventoried, never executed; set side_effects: allow_writes on the source to execute it"
+        )
+    return None

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from factory.tools.locators import SourceError, resolve_source
 from factory.tools.mcp import load_mcp
-from factory.tools.openapi import fetch_spec, load_openapi
+from factory.tools.openapi import TOOL_NAME, fetch_spec, load_openapi, valid_tool_name
 
 if TYPE_CHECKING:
     from factory.config import DemoConfig, DomainConfig, ProjectConfig, SourceConfig
@@ -65,6 +65,22 @@ LOADERS: dict[str, Callable[[SourceConfig, str, DemoConfig, str | os.PathLike | 
 }
 
 
+def function_names(tools: list[ToolSpec]) -> list[ToolSpec]:
+    """The tools with valid function names (``^[a-zA-Z0-9_-]{1,64}$``, `valid_tool_name`): a tool
+    whose name is not one gets a deterministic one, its own kept as `original_name` (MCP calls
+    use it)."""
+    taken = {t.name for t in tools if TOOL_NAME.match(t.name)}  # duplicates among these are reported as such
+    out = []
+    for t in tools:
+        name = t.name if TOOL_NAME.match(t.name) else valid_tool_name(t.name, taken)
+        taken.add(name)
+        if name != t.name:
+            logger.warning("tool %r of %s is named %r (a valid function name)", t.name, t.platform, name)
+            t = t.model_copy(update={"name": name, "original_name": t.original_name or t.name})
+        out.append(t)
+    return out
+
+
 def load_domain_tools(domain_cfg: DomainConfig, project_cfg: ProjectConfig) -> list[ToolSpec]:
     """All tools of a domain, in source order.
 
@@ -82,6 +98,7 @@ def load_domain_tools(domain_cfg: DomainConfig, project_cfg: ProjectConfig) -> l
             raise SourceError(msg if src.locator in msg else f"{label}: {msg}") from e
         except Exception as e:  # a loader bug or an unexpected library error: still name the source
             raise SourceError(f"{label}: {type(e).__name__}: {e}") from e
+        loaded = function_names(loaded)
         for t in loaded:
             if t.name in owner:
                 raise SourceError(

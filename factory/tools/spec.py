@@ -90,7 +90,13 @@ class ToolSpec(BaseModel):
 
     domain: str
     platform: str
-    name: str = Field(description="Unique within the domain (operationId or MCP tool name).")
+    name: str = Field(
+        description="Unique within the domain (operationId or MCP tool name), a valid function name "
+        "(^[a-zA-Z0-9_-]{1,64}$, assigned at ingestion)."
+    )
+    original_name: str | None = Field(
+        default=None, description="The source's own name when `name` had to be changed to be a valid function name."
+    )
     description: str
     method: str = Field(default="GET", description="HTTP method, or 'MCP' for MCP tools.")
     path: str = Field(default="", description="URL path template relative to base_url (openapi).")
@@ -99,6 +105,11 @@ class ToolSpec(BaseModel):
         description="JSON Schema (type object) of the arguments, $refs resolved.",
     )
     param_locations: dict[str, ParamLocation] = Field(default_factory=dict)
+    param_wire_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="Argument → name sent on the wire, for arguments renamed apart at ingestion (a body property"
+        " named like a path parameter becomes `body_<name>`); absent: the argument's own name.",
+    )
     output_schema: dict[str, Any] = Field(default_factory=dict, description="JSON Schema of the success body.")
     output_fields: dict[str, OutputField] = Field(
         default_factory=dict, description="Fields of one record (dotted paths), keyed by name."

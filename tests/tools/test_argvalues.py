@@ -288,9 +288,9 @@ def test_rounds_probe_ready_tools_first_then_with_what_they_returned():
     assert [(t.name, a) for t, a, _s in r3] == [("get_day", {"day": "2024-01-15"})]
     assert planner.unfilled == {"get_plane": ["tailnum"]}
     rows = [
-        {"tool": "get_pet", "outcome": "not_found", "detail": "no pet 3"},
+        {"tool": "get_pet", "outcome": "missing_field", "detail": "no pet 3"},
         {"tool": "get_day", "outcome": "schema_mismatch", "detail": "bad day"},
-        {"tool": "get_day", "outcome": "not_found", "detail": ""},
+        {"tool": "get_day", "outcome": "missing_field", "detail": ""},
         {"tool": "get_day", "outcome": "schema_mismatch", "detail": ""},
     ]
     reasons = {r["tool"]: r for r in av.no_success_reasons(rows, [t.name for t in planner.tools.values()],
@@ -298,7 +298,7 @@ def test_rounds_probe_ready_tools_first_then_with_what_they_returned():
     assert set(reasons) == {"get_pet", "get_plane", "get_day"}
     assert reasons["get_plane"]["reason"] == "no value for tailnum" and reasons["get_plane"]["calls"] == 0
     assert reasons["get_day"]["reason"] == "schema_mismatch"
-    assert reasons["get_day"]["outcomes"] == "schema_mismatch ×2, not_found ×1"
+    assert reasons["get_day"]["outcomes"] == "schema_mismatch ×2, missing_field ×1"
     assert reasons["get_pet"]["detail"] == "no pet 3"
 
 

@@ -186,7 +186,7 @@ def _broken(mutate: Any) -> dict[str, Any]:
         ({"swagger": "1.2", "paths": {"/a": {}}}, "unsupported Swagger version"),
         (_broken(lambda d: d.pop("paths")), "no paths"),
         (_broken(lambda d: d.update(paths={})), "no paths"),
-        (_broken(lambda d: d["paths"]["/a"]["get"].pop("responses")), "operation GET /a has no responses"),
+        (_broken(lambda d: d["paths"]["/a"]["get"].update(responses=[200])), "operation GET /a: responses is a list"),
         (
             _broken(
                 lambda d: d["paths"]["/a"]["get"]["responses"]["200"].update(

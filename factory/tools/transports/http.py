@@ -109,7 +109,11 @@ def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, 
     """``(url, httpx request kwargs)`` or an error message for a call that cannot be sent."""
     base = tool.source.base_url
     if not base:
-        return "no base URL for this tool (none configured and none in the spec)"
+        return (
+            f"no base URL for {tool.qualified_name}: the source sets no base_url and its spec "
+            f"({tool.source.locator}) names no absolute server URL; set base_url on the source"
+        )
+    wire = tool.param_wire_names
     path = tool.path
     missing: list[str] = []
     query: dict[str, Any] = {}
@@ -118,12 +122,13 @@ def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, 
     raw_body: Any = None
     has_raw = False
     for pname, loc in tool.param_locations.items():
-        if loc == "path" and "{" + pname + "}" in path:
+        slot = "{" + wire.get(pname, pname) + "}"
+        if loc == "path" and slot in path:
             v = sent.get(pname)
             if not nonempty(v):
                 missing.append(pname)
                 continue
-            path = path.replace("{" + pname + "}", quote(str(query_value(v)), safe=""))
+            path = path.replace(slot, quote(str(query_value(v)), safe=""))
     if missing:
         return "missing required path parameter(s): " + ", ".join(missing)
     for pname, v in sent.items():
@@ -132,15 +137,16 @@ def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, 
         loc = tool.param_locations.get(pname, "query")
         if loc == "path":
             continue
+        name = wire.get(pname, pname)
         if loc == "header":
-            headers[pname] = str(query_value(v))
+            headers[name] = str(query_value(v))
         elif loc == "body":
             if non_null_schema(tool.params.get(pname, {})).get(RAW_BODY_FLAG):
                 raw_body, has_raw = v, True
             else:
-                body[pname] = v
+                body[name] = v
         else:
-            query[pname] = query_value(v)
+            query[name] = query_value(v)
     kwargs: dict[str, Any] = {"params": query, "headers": headers}
     content_type = tool.input_schema.get(CONTENT_TYPE_KEY)
     if has_raw:

@@ -81,7 +81,9 @@ class McpTransport(Transport):
         """One call; `_CLOSED` when the connection closed under it (the server died)."""
         timeout_s = self.cfg.timeout_s
         try:
-            res = await asyncio.wait_for(session.call_tool(tool.name, args, timeout_s), timeout_s + 1.0)
+            res = await asyncio.wait_for(
+                session.call_tool(tool.original_name or tool.name, args, timeout_s), timeout_s + 1.0
+            )
         except TimeoutError:
             return Exchange(Outcome.TIMEOUT, detail=f"no answer within {timeout_s}s", retry=True)
         except Exception as e:  # noqa: BLE001 - MCPError, closed streams, ...
