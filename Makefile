@@ -2,6 +2,7 @@
 #   make demo   install into .venv, start the demo service, materialize every asset for every domain
 #   make audit  re-derive the published answers from the raw package data (after make demo)
 #   make test   install into .venv and run the test suite
+#   make realtools  install the third-party tool servers of tests/realtools (npm, into .realtools/)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
@@ -17,7 +18,10 @@ export DO_NOT_TRACK := 1
 export CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 
-.PHONY: install demo audit test test-slow lint dev clean
+REALTOOLS := .realtools
+NPM_PINS := tests/realtools/npm
+
+.PHONY: install demo audit test test-slow lint dev clean realtools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +33,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# the npm reference MCP servers and Prism, pinned by the lock file, into a project-local folder
+$(REALTOOLS)/.installed: $(NPM_PINS)/package.json $(NPM_PINS)/package-lock.json
+	mkdir -p $(REALTOOLS)
+	cp $(NPM_PINS)/package.json $(NPM_PINS)/package-lock.json $(REALTOOLS)/
+	npm ci --prefix $(REALTOOLS) --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+realtools: $(REALTOOLS)/.installed
 
 demo: install
 	$(BIN)/factory run

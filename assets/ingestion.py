@@ -5,7 +5,7 @@ import dagster as dg
 from assets._meta import gate, gate_result, to_metadata
 from assets.partitions import domain_partitions
 from factory import ingest, quality
-from factory.llm.resource import EmbeddingsResource
+from factory.llm.resource import EmbeddingsResource, LLMResource, llm_metadata
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
 from factory.versions import code_version
 
@@ -43,22 +43,26 @@ def tool_inventory_contract(tool_inventory: dict) -> dg.AssetCheckResult:
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=code_version(ingest),
+    code_version=code_version(ingest, resources=["prompts/source_arguments"]),
     kinds={"python"},
-    description="A few real executions per tool with generated arguments (schema examples, enums, defaults, "
-    "values seen in earlier probes): outcome class, cardinality, sampled output values.",
+    description="A few real executions per tool, in rounds, with discovered arguments (factory.tools.argvalues: "
+    "schema, descriptions, server paths, values other tools returned in earlier rounds, SQL/timezone "
+    "conventions; the source_arguments role where a model serves it): outcome class, cardinality, sampled "
+    "output values, and per tool without a success why.",
 )
 def tool_probes(
     context: dg.AssetExecutionContext,
     project: ProjectResource,
     demo: DemoServiceResource,
+    llm: LLMResource,
     tool_inventory: dict,
 ) -> dg.Output[dict]:
     cfg = project.load()
     domain = cfg.domain(context.partition_key)
-    with demo.serving(cfg, domain):
-        value, meta = ingest.run_probes(tool_inventory, cfg, progress=context.log.info)
-    return dg.Output(value, metadata=to_metadata(meta))
+    model = llm.get()
+    with model.track() as acct, demo.serving(cfg, domain):
+        value, meta = ingest.run_probes(tool_inventory, cfg, progress=context.log.info, model=model)
+    return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
 
 
 @gate(
@@ -79,7 +83,9 @@ def tool_probes_taxonomy(tool_probes: dict) -> dg.AssetCheckResult:
 )
 def tool_probes_coverage(project: ProjectResource, tool_probes: dict, tool_inventory: dict) -> dg.AssetCheckResult:
     names = [t["name"] for t in tool_inventory["tools"]]
-    frame = ingest.probes_by_tool_frame(tool_probes["rows"], names, tool_probes.get("skipped"))
+    frame = ingest.probes_by_tool_frame(
+        tool_probes["rows"], names, tool_probes.get("skipped"), tool_probes.get("no_success")
+    )
     return gate_result(quality.validate("tool_probes_by_tool", frame, project.load()))
 
 

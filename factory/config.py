@@ -177,6 +177,14 @@ class ExecutorConfig(_Frozen):
         description="Circuit breaker: after this many consecutive server errors/timeouts of one tool,"
         " its further calls are answered endpoint_unavailable without a request.",
     )
+    # mcpreal (#13 item 4): MCP server processes per run, not per executor
+    mcp_sessions: Literal["shared", "per_executor"] = Field(
+        default="shared",
+        description="shared: one live session per MCP server for the whole process (run), reused by every"
+        " stage and attempt; a state-changing call runs in a fresh server of its episode's (or executor's) own."
+        " per_executor: every executor starts its own servers (for servers whose state changes are not"
+        " annotated).",
+    )
 
 
 class ProbeConfig(_Frozen):

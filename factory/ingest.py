@@ -9,7 +9,6 @@ import hashlib
 import logging
 import math
 import random
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -20,9 +19,11 @@ from jsonschema.validators import Draft202012Validator
 
 from factory.config import DomainConfig, ProjectConfig
 from factory.io import Store, StoreError, data_store, dumps
+from factory.llm.client import ModelClient
 from factory.report import Markdown, bar_plot, counts, md_table, rate
+from factory.semtypes import TypesFileError, ValueTypes, infer_types, load_overrides
+from factory.tools.argvalues import Candidate, ProbePlanner, ValuePool, coerce, no_success_reasons, param_kind
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
-from factory.tools.made_values import object_values
 from factory.tools.observed import observe_schemas, observed_metadata
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
 from factory.tools.registry import ToolRegistry, executor_factory
@@ -114,130 +115,6 @@ def build_inventory(domain: DomainConfig, cfg: ProjectConfig) -> tuple[dict[str,
     return inventory, meta
 
 
-# --------------------------------------------------------------------------- probe arguments
-
-
-def _norm(name: str) -> str:
-    return re.sub(r"[^0-9a-z가-힣]", "", name.lower())
-
-
-_SEARCH_PARAMS = {"q", "query", "name", "keyword", "search", "title", "term"}
-
-
-class ValuePool:
-    """Values observed in tool outputs, looked up by (normalized) field name."""
-
-    def __init__(self, per_field: int = 20):
-        self.per_field = per_field
-        self.values: dict[str, list[Any]] = {}
-
-    def add_records(self, records: list[dict[str, Any]]) -> None:
-        for rec in records:
-            for k, v in rec.items():
-                if v is None or isinstance(v, dict | list) or (isinstance(v, str) and not v.strip()):
-                    continue
-                bucket = self.values.setdefault(_norm(k), [])
-                if v not in bucket and len(bucket) < self.per_field:
-                    bucket.append(v)
-
-    def lookup(self, param: str, schema: dict[str, Any]) -> list[Any]:
-        key = _norm(param)
-        want = schema.get("type")
-        found: list[Any] = []
-        if key in self.values:
-            found += self.values[key]
-        else:
-            for field, vals in self.values.items():
-                if len(key) >= 3 and len(field) >= 3 and (field.endswith(key) or key.endswith(field)):
-                    found += vals
-        if not found and key in _SEARCH_PARAMS:
-            for field, vals in self.values.items():
-                if "name" in field or "title" in field or "nm" == field[-2:]:
-                    found += [str(v).split()[0] for v in vals if isinstance(v, str) and v.split()]
-        return [v for v in found if _type_ok(v, want)]
-
-
-def _type_ok(v: Any, want: str | None) -> bool:
-    if want in (None, "string"):
-        return isinstance(v, str | int) and not isinstance(v, bool)
-    if want == "integer":
-        return isinstance(v, int) and not isinstance(v, bool) or (isinstance(v, str) and v.isdigit())
-    if want == "number":
-        return isinstance(v, int | float) and not isinstance(v, bool)
-    if want == "boolean":
-        return isinstance(v, bool)
-    return True
-
-
-def _schema_values(schema: dict[str, Any]) -> list[Any]:
-    out: list[Any] = []
-    for k in ("example", "default"):
-        if k in schema and schema[k] is not None:
-            out.append(schema[k])
-    out += list(schema.get("examples") or [])
-    out += list(schema.get("enum") or [])
-    return list({dumps(v): v for v in out}.values())
-
-
-def _generic_value(tool: ToolSpec, param: str, schema: dict[str, Any]) -> Any | None:
-    g = tool.generic_params
-    if param == g.page:
-        return 1
-    if param == g.page_size:
-        return min(10, int(schema.get("maximum", 10)))
-    if param in g.format:
-        vals = _schema_values(schema)
-        return "json" if "json" in vals or not vals else vals[0]
-    return None
-
-
-def probe_argument_sets(tool: ToolSpec, pool: ValuePool, n: int, rng: random.Random) -> list[dict[str, Any]]:
-    """Up to `n` distinct argument sets: schema examples, enums, defaults, observed values."""
-    params = tool.params
-    required = set(tool.required_params)
-    generic = tool.generic_params.names()
-    fixed: dict[str, Any] = {}
-    options: dict[str, list[Any]] = {}
-    for p, schema in params.items():
-        if p == tool.generic_params.key:
-            continue  # injected by the executor
-        if p in generic:
-            v = _generic_value(tool, p, schema)
-            if v is not None:
-                fixed[p] = v
-            continue
-        cands = _schema_values(schema) + pool.lookup(p, schema)
-        cands = cands or object_values(schema, p)  # a made-up object for an input that takes objects
-        cands = list({dumps(c): c for c in cands}.values())
-        if cands:
-            options[p] = cands
-    sets: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for i in range(n * 4):
-        args = dict(fixed)
-        for p, cands in options.items():
-            if p in required or i % 2 == 1:  # optional filters in every other attempt
-                args[p] = cands[0] if i == 0 else rng.choice(cands)
-        key = dumps(args)
-        if key not in seen:
-            seen.add(key)
-            sets.append(args)
-        if len(sets) >= n:
-            break
-    return sets
-
-
-def _fillable(tool: ToolSpec, pool: ValuePool) -> bool:
-    generic = tool.generic_params.names()
-    for p in tool.required_params:
-        if p in generic:
-            continue
-        schema = tool.params.get(p, {})
-        if not (_schema_values(schema) or pool.lookup(p, schema) or object_values(schema, p)):
-            return False
-    return True
-
-
 # --------------------------------------------------------------------------- probes
 
 
@@ -294,11 +171,63 @@ def _probe_checkpoint_key(tools: list[ToolSpec], cfg: ProjectConfig) -> str:
     return hashlib.sha256(dumps(payload).encode()).hexdigest()
 
 
+def _probe_types(
+    every: list[ToolSpec], rows: list[dict[str, Any]], domain: DomainConfig, cfg: ProjectConfig
+) -> ValueTypes:
+    """Value types of the domain's tools from the probe rows so far (and its reviewed types file)."""
+    overrides = None
+    try:
+        path = cfg.types_file(domain.name)
+        overrides = load_overrides(path) if path else None
+        inf = infer_types({t.tool_id: t for t in every}, {domain.name: {"rows": rows}}, overrides)
+    except TypesFileError as e:  # the tool_lexicon stage reports it; probes go on by names alone
+        log.warning("probes of %s: value types without the reviewed file: %s", domain.name, e)
+        inf = infer_types({t.tool_id: t for t in every}, {domain.name: {"rows": rows}})
+    return ValueTypes({tid: inf.tool_types(tid) for tid in inf.entities}, inf.parents)
+
+
+def _model_inputs(tools: list[ToolSpec], pool: ValuePool, types: ValueTypes) -> list[Any]:
+    from factory.llm.schemas import SourceArgumentsInput, ToolBrief
+
+    out = []
+    for t in tools:
+        known: dict[str, list[Any]] = {}
+        for p, schema in t.params.items():
+            if p in t.generic_params.names():
+                continue
+            vals = [
+                v
+                for v in pool.lookup(p, schema, tool=t, types=types, kind=param_kind(t, p, schema))
+                if isinstance(v, str | int | float | bool)
+            ]
+            if vals:
+                known[p] = vals[:10]
+        out.append(SourceArgumentsInput(tool=ToolBrief.from_spec(t), known_values=known))
+    return out
+
+
+def _model_candidates(tool: ToolSpec, result: Any) -> dict[str, list[Candidate]]:
+    """The role's proposal as typed candidates (a value its input does not take is dropped)."""
+    out: dict[str, list[Candidate]] = {}
+    if getattr(result, "fallback", False):  # the rules' stand-in repeats values argvalues already had
+        return out
+    args = getattr(getattr(result, "output", None), "args", None) or {}
+    for p, v in args.items():
+        schema = tool.params.get(p)
+        if schema is None or p in tool.generic_params.names():
+            continue
+        ok, cv = coerce(v, schema, param_kind(tool, p, schema))
+        if ok:
+            out[p] = [Candidate(cv, "model")]
+    return out
+
+
 async def _repeat_empty_reads(
     ex: Any, rows: list[dict[str, Any]], tools: list[ToolSpec], round_no: int, progress: Callable[[str], None]
-) -> list[dict[str, Any]]:
-    """Rows of reads repeated once because this round created data they answered empty without
-    (`safety.empty_reads_to_repeat`: read_graph before create_entities); marked ``repeat_of_round``."""
+) -> list[tuple[ToolSpec, CallResult, dict[str, Any]]]:
+    """(tool, result, row) of reads repeated once because this round created data they answered empty
+    without (`safety.empty_reads_to_repeat`: read_graph before create_entities); rows carry
+    ``repeat_of_round``."""
     again = empty_reads_to_repeat(rows, {t.name: t for t in tools}, round_no)
     if not again:
         return []
@@ -307,7 +236,7 @@ async def _repeat_empty_reads(
     out = []
     for (t, _a), res in zip(again, await ex.call_many(again, episodes=True), strict=True):
         attempts[t.name] += 1
-        out.append({**_probe_row(t, res, round_no, attempts[t.name]), "repeat_of_round": round_no})
+        out.append((t, res, {**_probe_row(t, res, round_no, attempts[t.name]), "repeat_of_round": round_no}))
     return out
 
 
@@ -317,18 +246,23 @@ async def _probe_async(
     domain: DomainConfig,
     progress: Callable[[str], None],
     store: Store | None = None,
-) -> tuple[list[dict[str, Any]], list[str], dict[str, dict[str, int]]]:
-    """Probe in rounds: tools whose required inputs can be filled first, then the rest.
+    every: list[ToolSpec] | None = None,
+    model: ModelClient | None = None,
+) -> tuple[list[dict[str, Any]], list[str], dict[str, dict[str, int]], dict[str, Any]]:
+    """Probe in rounds (`factory.tools.argvalues.ProbePlanner`): tools whose required inputs can be
+    filled first, then, with what they returned, the rest; a last round with generated values.
+    Where `model` serves `source_arguments` with a model, it proposes arguments for the tools still
+    without a success, in one more round.
 
-    After every round the state (rows, value pool, RNG, pending tools) is checkpointed under
+    After every round the state (rows, value pool, RNG, planner) is checkpointed under
     `<data_dir>/checkpoints/tool_probes/<domain>.json`; a re-run after a crash resumes after
     the last finished round instead of executing those calls again.
     """
     rng = random.Random(cfg.seed)
     pool = ValuePool()
     rows: list[dict[str, Any]] = []
-    pending = list(tools)
-    max_rounds = 4
+    planner = ProbePlanner(tools, max_rounds=4)
+    every = every or tools
     first_round = 1
     rel = f"{PROBE_CHECKPOINTS}/{domain.name}.json"
     key = _probe_checkpoint_key(tools, cfg)
@@ -336,50 +270,96 @@ async def _probe_async(
         try:
             ck = store.read_json(rel)
             if ck.get("key") == key:
-                rows, pool.values = ck["rows"], ck["pool"]
+                rows, pool = ck["rows"], ValuePool.from_json(ck["pool"])
                 rng.setstate((ck["rng"][0], tuple(ck["rng"][1]), ck["rng"][2]))
-                pending = [t for t in tools if t.name in set(ck["pending"])]
+                planner.restore(ck["planner"])
                 first_round = ck["round"] + 1
                 progress(f"resuming probes after round {ck['round']} ({len(rows)} probes already done)")
         except (StoreError, KeyError, TypeError, ValueError) as e:
             progress(f"ignoring unreadable probe checkpoint {rel}: {e}")
-    async with executor_factory(cfg, [domain.name], ToolRegistry(tools))() as ex:
-        for round_no in range(first_round, max_rounds + 1):
-            if not pending:
-                break
-            last = round_no == max_rounds
-            batch = [t for t in pending if last or _fillable(t, pool)]
-            if not batch:
-                continue
-            calls: list[tuple[ToolSpec, dict[str, Any], int]] = []
-            for t in batch:
-                for attempt, args in enumerate(probe_argument_sets(t, pool, cfg.probes.per_tool, rng)):
-                    calls.append((t, args, attempt))
-            progress(f"probe round {round_no}: {len(batch)} tools, {len(calls)} calls")
-            results = await call_writes_first(ex, [(t, a) for t, a, _ in calls])  # creating calls first
-            for (t, _a, attempt), res in zip(calls, results, strict=True):
-                rows.append(_probe_row(t, res, round_no, attempt))
-                if res.ok and not t.key_acquisition:
-                    pool.add_records(res.records)
-            rows += await _repeat_empty_reads(ex, rows, tools, round_no, progress)
-            probed = {t.name for t in batch}
-            pending = [t for t in pending if t.name not in probed]
-            if store is not None:
-                state = rng.getstate()
-                store.write_json(
-                    rel,
-                    {
-                        "key": key,
-                        "round": round_no,
-                        "rows": rows,
-                        "pool": pool.values,
-                        "rng": [state[0], list(state[1]), state[2]],
-                        "pending": [t.name for t in pending],
-                    },
-                )
-        secrets = list(ex.known_secrets())
-        call_counts = ex.call_counts()
-    return rows, secrets, call_counts
+    use_model = model is not None and model.uses_model("source_arguments", domain.language)
+    model_round = planner.max_rounds + 1
+    try:
+        async with executor_factory(cfg, [domain.name], ToolRegistry(tools))() as ex:
+            for round_no in range(first_round, model_round + (1 if use_model else 0)):
+                types = _probe_types(every, rows, domain, cfg)
+                if round_no < model_round:
+                    calls = planner.next_round(round_no, pool, rng, cfg.probes.per_tool, types)
+                else:
+                    calls = await _model_round(planner, tools, pool, rng, cfg.probes.per_tool, types, model)
+                if calls:
+                    progress(
+                        f"probe round {round_no}: {len({t.name for t, _a, _s in calls})} tools, {len(calls)} calls"
+                    )
+                    results = await call_writes_first(ex, [(t, a) for t, a, _ in calls])  # creating calls first
+                    attempts: dict[str, int] = {}
+                    for r in rows:
+                        attempts[r["tool"]] = max(attempts.get(r["tool"], -1), r["attempt"])
+                    for (t, _a, sources), res in zip(calls, results, strict=True):
+                        attempts[t.name] = attempts.get(t.name, -1) + 1
+                        rows.append({**_probe_row(t, res, round_no, attempts[t.name]), "arg_sources": sources})
+                        planner.record(t.name, res.outcome.is_success)
+                        if res.ok and not t.key_acquisition:
+                            pool.add_records(res.records, t.tool_id, res.args)
+                    for t, res, row in await _repeat_empty_reads(ex, rows, tools, round_no, progress):
+                        rows.append(row)  # reads that found an empty store before this round created data
+                        planner.record(t.name, res.outcome.is_success)
+                        if res.ok:
+                            pool.add_records(res.records, t.tool_id, res.args)
+                if store is not None:
+                    state = rng.getstate()
+                    store.write_json(
+                        rel,
+                        {
+                            "key": key,
+                            "round": round_no,
+                            "rows": rows,
+                            "pool": pool.to_json(),
+                            "rng": [state[0], list(state[1]), state[2]],
+                            "planner": planner.state(),
+                        },
+                    )
+            secrets = list(ex.known_secrets())
+            call_counts = ex.call_counts()
+    finally:
+        if use_model and model is not None:
+            await model.aclose_loop()  # its clients belong to this event loop
+    return rows, secrets, call_counts, planner.state()
+
+
+async def _model_round(
+    planner: ProbePlanner,
+    tools: list[ToolSpec],
+    pool: ValuePool,
+    rng: random.Random,
+    n: int,
+    types: ValueTypes,
+    model: Any,
+) -> list[tuple[ToolSpec, dict[str, Any], dict[str, str]]]:
+    """Calls with the `source_arguments` role's proposals for the tools still without a success."""
+    from factory.tools.argvalues import probe_argument_plans
+
+    todo = [t for t in tools if t.name not in planner.succeeded and not t.key_acquisition]
+    if not todo:
+        return []
+    results = await model.amap("source_arguments", _model_inputs(todo, pool, types))
+    calls = []
+    for t, res in zip(todo, results, strict=True):
+        extra = _model_candidates(t, res)
+        if not extra:
+            continue
+        done = set(planner.tried.get(t.name, []))
+        plans = [p for p in probe_argument_plans(t, pool, n, rng, types, extra=extra) if dumps(p[0]) not in done]
+        # the model's values first: one call with every proposed value, the rest as planned
+        proposal = {**(plans[0][0] if plans else {}), **{p: c[0].value for p, c in extra.items()}}
+        sources = {**(plans[0][1] if plans else {}), **dict.fromkeys(extra, "model")}
+        lacking = [p for p in t.required_params if p not in proposal and p != t.generic_params.key]
+        if lacking or dumps(proposal) in done:
+            continue
+        calls.append((t, proposal, sources))
+        planner.tried.setdefault(t.name, []).append(dumps(proposal))
+        planner.unfilled.pop(t.name, None)
+    return calls
 
 
 def probes_frame(rows: list[dict[str, Any]], secrets: list[str] | None = None) -> pd.DataFrame:
@@ -402,18 +382,25 @@ def probes_frame(rows: list[dict[str, Any]], secrets: list[str] | None = None) -
 
 
 def probes_by_tool_frame(
-    rows: list[dict[str, Any]], tool_names: list[str], skipped: list[dict[str, Any]] | None = None
+    rows: list[dict[str, Any]],
+    tool_names: list[str],
+    skipped: list[dict[str, Any]] | None = None,
+    no_success: list[dict[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """One row per probed tool (tools `skipped` as destructive are not counted)."""
     ok = {r["tool"] for r in rows if Outcome(r["outcome"]).is_success}
     left_out = {s["tool"] for s in skipped or []}
     tool_names = [n for n in tool_names if n not in left_out]
+    unfilled = {r["tool"]: r["reason"] for r in no_success or [] if not r.get("calls")}
     failed: dict[str, list[str]] = {}
     for r in rows:
         if r["tool"] not in ok:
             failed.setdefault(r["tool"], []).append(r["outcome"])
     why = [
-        "" if n in ok else ", ".join(f"{o} ×{k}" for o, k in counts(failed.get(n, [])).items()) or "not probed"
+        ""
+        if n in ok
+        else ", ".join(f"{o} ×{k}" for o, k in counts(failed.get(n, [])).items())
+        or (f"not probed: {unfilled[n]}" if n in unfilled else "not probed")
         for n in tool_names
     ]
     return pd.DataFrame(
@@ -426,11 +413,15 @@ def run_probes(
     inventory: dict[str, Any],
     cfg: ProjectConfig,
     progress: Callable[[str], None] = log.info,
+    model: ModelClient | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Execute a few real calls per tool; return probe rows and metadata.
 
     Destructive tools the project did not opt into (`factory.tools.safety.refusal`) are not
     called: they are listed under `skipped` with the reason and left out of the coverage gate.
+    Arguments come from `factory.tools.argvalues` (and from the `source_arguments` role where
+    `model` serves it with a model); `no_success` says per tool without a success why: "no value
+    for X" (never called) or the outcome classes of its failures.
     """
     every = ToolRegistry.from_inventory(inventory).specs()
     skipped = [{"tool": t.name, "method": t.method, "reason": why} for t in every if (why := refusal(t, cfg))]
@@ -439,17 +430,23 @@ def run_probes(
         progress(f"not probing {len(skipped)} destructive tools: {', '.join(s['tool'] for s in skipped)}")
     domain = cfg.domain(inventory["domain"])
     store = data_store(cfg)
-    rows, secrets, call_counts = asyncio.run(_probe_async(tools, cfg, domain, progress, store))
+    rows, secrets, call_counts, plan = asyncio.run(
+        _probe_async(tools, cfg, domain, progress, store, every=every, model=model)
+    )
     store.delete(f"{PROBE_CHECKPOINTS}/{domain.name}.json")  # the asset's output now holds the rows
+    names = [t.name for t in tools]
+    ok = {r["tool"] for r in rows if Outcome(r["outcome"]).is_success}
+    no_success = no_success_reasons(rows, names, plan["unfilled"], ok)
     value = {
         "domain": inventory["domain"],
         "fingerprint": inventory["fingerprint"],
         "rows": rows,
         "secret_free": bool(probes_frame(rows, secrets)["secret_free"].all()) if rows else True,
         "skipped": skipped,
+        "no_success": no_success,
         "observed_schemas": observe_schemas(tools, rows),  # output fields inferred where none are declared
     }
-    meta = probe_metadata(rows, [t.name for t in tools], call_counts)
+    meta = probe_metadata(rows, names, call_counts, no_success)
     meta.update(observed_metadata(value["observed_schemas"]))
     meta["skipped_destructive_tools"] = len(skipped)
     meta["skipped_tools"] = md_table(skipped, limit=50) if skipped else Markdown("_none_")
@@ -457,9 +454,13 @@ def run_probes(
 
 
 def probe_metadata(
-    rows: list[dict[str, Any]], tool_names: list[str], call_counts: dict[str, dict[str, int]] | None = None
+    rows: list[dict[str, Any]],
+    tool_names: list[str],
+    call_counts: dict[str, dict[str, int]] | None = None,
+    no_success: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """Probe metadata; `call_counts` (`ToolExecutor.call_counts`) adds real requests and short-circuited calls."""
+    """Probe metadata; `call_counts` (`ToolExecutor.call_counts`) adds real requests and short-circuited
+    calls, `no_success` (`argvalues.no_success_reasons`) the table of tools without a success and why."""
     outcome_counts = {o: 0 for o in OUTCOME_CLASSES}
     for r in rows:
         outcome_counts[r["outcome"]] += 1
@@ -489,12 +490,26 @@ def probe_metadata(
         "tool_success_share": rate(len(ok_tools), len(tool_names)),
         "call_success_rate": rate(successes, len(rows)),
         "outcome_counts": outcome_counts,
-        "tools_without_success": Markdown(", ".join(never_ok) or "_none_"),
+        "tools_without_success": (
+            md_table(no_success, limit=60) if no_success else Markdown(", ".join(never_ok) or "_none_")
+        ),
+        "tools_without_value": sum(1 for r in no_success or [] if r["calls"] == 0),
+        "value_sources_of_successes": _value_sources(rows),
         "max_total_count": max((r["total_count"] or 0 for r in rows), default=0),
         **_request_metadata(call_counts or {}),
         "outcomes_plot": bar_plot({k: v for k, v in outcome_counts.items() if v}, title="probe outcomes"),
         "preview": md_table(preview_rows, limit=25),
     }
+
+
+def _value_sources(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Where the argument values of successful probes came from (schema, description, observed, ...)."""
+    out: dict[str, int] = {}
+    for r in rows:
+        if Outcome(r["outcome"]).is_success:
+            for src in (r.get("arg_sources") or {}).values():
+                out[src] = out.get(src, 0) + 1
+    return dict(sorted(out.items()))
 
 
 def _request_metadata(call_counts: dict[str, dict[str, int]]) -> dict[str, Any]:

@@ -569,9 +569,10 @@ def build_flight_ops(state: ServiceState, version: str) -> FastAPI:
         "GET",
         "/routes",
         name="list_routes",
-        summary="List routes from NYC",
-        description="Destinations served from NYC in 2013 with flight counts and carriers, optionally for "
-        "one origin airport and/or carrier; ordered by flights, most first.",
+        summary="List origin-destination routes from NYC",
+        description="Origin-destination routes flown from NYC in 2013, one record per pair of a NYC origin airport "
+        "and a destination (a destination served from two NYC airports is two routes), with flight counts and "
+        "carriers, optionally for one origin airport and/or carrier; ordered by flights, most first.",
         response_model=Route,
         paged=True,
     )

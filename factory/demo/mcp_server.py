@@ -133,13 +133,20 @@ def great_circle_distance(
 
 @server.tool()
 def airports_near(
-    iata: Iata,
+    iata: Annotated[str, Field(description="IATA code of the reference airport, e.g. JFK or ICN.")],
     radius_km: Annotated[
         float, Field(description="Search radius in kilometres (0-5000]; 100 km when not given.")
     ] = 100.0,
-    limit: Annotated[int, Field(description="Maximum number of airports returned (1-100).")] = 10,
+    limit: Annotated[
+        int,
+        Field(
+            description="Maximum number of airports returned (1-100); 10 when not given, so only the 10 nearest "
+            "are returned unless a larger limit is sent."
+        ),
+    ] = 10,
 ) -> AirportsNear:
-    """Airports within radius_km of the given airport (IATA code), nearest first, at most `limit` (1-100)."""
+    """Nearby airports: those within radius_km (100 km when not given) of the reference airport (IATA code),
+    nearest first, at most `limit` of them (10 when not given; 1-100)."""
     if radius_km <= 0 or radius_km > 5000:
         raise ToolError(f"radius_km must be in (0, 5000], got {radius_km}")
     if limit < 1 or limit > MAX_NEAR_RESULTS:

@@ -70,6 +70,7 @@ from factory.kg.graph import KnowledgeGraph
 from factory.llm import rules
 from factory.llm.schemas import SourceArguments, SourceArgumentsInput, ToolBrief
 from factory.semtypes import ADMITTED_CHECKS, ValueTypes, check_binding
+from factory.tools import argvalues
 from factory.tools.executor import ToolExecutor
 from factory.tools.outcomes import CallResult, is_success_outcome
 from factory.tools.spec import ToolSpec
@@ -225,6 +226,8 @@ async def _run_path(
 def start_inputs(
     starts: Sequence[str], specs: Mapping[str, ToolSpec], kg: KnowledgeGraph, variant0: int
 ) -> list[SourceArgumentsInput]:
+    """Inputs of the `source_arguments` role for the start calls: the values the knowledge graph
+    holds for each required input, else (no schema value either) `factory.tools.argvalues`' finds."""
     out = []
     for i, tid in enumerate(starts):
         spec = specs[tid]
@@ -233,6 +236,11 @@ def start_inputs(
         for p in plans.bindable_params(spec):
             if p in required:
                 vals = [v for v in kg.values_for(tid, p) if _scalar(v)]
+                if not vals and not argvalues.schema_values(spec.params.get(p, {})):
+                    # nothing observed, nothing in the schema: what argument discovery finds in the
+                    # description, on the server's command line or by convention (SQL, timezones)
+                    found = argvalues.candidates(spec, p, argvalues.ValuePool())
+                    vals = [c.value for c in found if c.source not in argvalues.WEAK and _scalar(c.value)]
                 if vals:
                     known[p] = vals
         out.append(SourceArgumentsInput(tool=ToolBrief.from_spec(spec), known_values=known, variant=variant0 + i))

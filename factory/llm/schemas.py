@@ -179,6 +179,10 @@ class AnswerMaterial(_In):
     description: str = Field(
         description="Noun phrase naming the answer, in the query language (e.g. 'the number of flights')."
     )
+    otherwise: str = Field(default="", description="COND: the noun phrase answered when the condition fails.")
+    options: list[str] = Field(
+        default_factory=list, description="CMP: the two alternatives compared, as phrases ('carrier code B6')."
+    )
 
 
 class QueryWriterInput(_In):

@@ -26,7 +26,8 @@ JARGON = {
 }  # fmt: skip
 _CODE_LIKE = re.compile(r"(_|[a-z][A-Z]|\d)")
 _NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?![\w])")
-_QUOTED = re.compile(r"[\"“'‘`]([^\"”'’`]{1,80})[\"”'’`]")
+# a quotation opens and closes outside words: the apostrophes of "the album's artist … the album's title" quote nothing
+_QUOTED = re.compile(r"(?<!\w)[\"“'‘`]([^\"”'’`]{1,80})[\"”'’`](?!\w)")
 _CODE_TOKEN = re.compile(r"(?<![\w])([A-Z0-9]{2,6})(?![\w])")
 _MIN_LEN = 2
 

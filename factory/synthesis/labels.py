@@ -10,7 +10,7 @@ import re
 
 from factory.tools.spec import ToolSpec
 
-_PAREN = re.compile(r"\s*[\(（][^)）]*[\)）]")
+_PAREN = re.compile(r"\s*[\(（\[][^)）\]]*[\)）\]]")
 _CODE = re.compile(r"`[^`]*`")
 _LEAD_EN = re.compile(
     r"^(only\s+.*?\bthis\s+|part of (the|an?)\s+|the\s+|an?\s+|filter by\s+|name of (the|an?)\s+new\s+)",
@@ -21,12 +21,29 @@ _VERB_KO = re.compile(r"\s*(목록\s*)?(조회|검색|발급)$")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
+# Korean descriptions of filters: '이 통계 유형의 항목만 조회' → '통계 유형', '시도명의 일부로 결과 제한' → '시도명',
+# '검색할 행정구역 이름' → '행정구역 이름'
+_FILTER_KO = (
+    (re.compile(r"^이\s+(.+?)의\s+\S+만\s+(조회|검색)$"), r"\1"),
+    (re.compile(r"^(.+?)의\s+일부로\s+.*$"), r"\1"),
+    (re.compile(r"^(검색할|조회할)\s+"), ""),
+)
+# words no one says aloud in a question: standard numbers ('ISO 3166-1 alpha-2'), ranges ('0-23'), formats
+_NOISE = re.compile(r"\bISO\s+[\d-]+(\s+alpha-\d)?\s*|\s*\b[\w-]*\d[\w-]*\b|\s*\bYYYY-MM-DD\b")
+_ATLEAST = re.compile(r"^only\s+.*?\bat least this many\s+(.+)$", re.IGNORECASE)
+
+
 def _clause(desc: str) -> str:
     s = _CODE.sub("", _PAREN.sub("", desc or "")).strip()
+    s = _ATLEAST.sub(r"minimum number of \1", s)
     s = re.split(r"(?<=[a-z가-힣\)])\.\s|[;:]|,\s*(e\.g\.|예:|for example)|,\s|\be\.g\.|예:", s)[0]
     s = re.sub(r"\s+(from|of|in|for|with|use with)\s+\w*_\w*.*$", "", s)  # '... from search_artists'
     s = " ".join(w for w in s.split() if "_" not in w)
-    return s.strip(" .,")
+    s = s.strip(" .,")
+    for pat, rep in _FILTER_KO:
+        s = pat.sub(rep, s)
+    s = _NOISE.sub("", s).strip(" .,-")
+    return re.sub(r"\s+(in|of|on|at|for|from|to|with|between)$", "", s)
 
 
 def words(identifier: str) -> str:
@@ -47,7 +64,7 @@ def field_label(spec: ToolSpec, field: str) -> str:
 
 def tool_noun(spec: ToolSpec) -> str:
     """'List flights.' → 'flights'; '센서스 통계 조회.' → '센서스 통계'."""
-    first = re.split(r"\.\s|\.$", spec.description.strip(), maxsplit=1)[0]
+    first = re.split(r"\.\s|\.$|:\s", spec.description.strip(), maxsplit=1)[0]
     s = _VERB_KO.sub("", _VERB_EN.sub("", _PAREN.sub("", first))).strip(" .")
     s = re.sub(r"\s+by\s+.*$", "", s)
     return _lower_first(s) if 0 < len(s) <= 40 else words(spec.name)

@@ -1,10 +1,19 @@
 """The generated_queries stage (EDGE Phase B, query half): grounded queries and Task records (pure core).
 
 For each trajectory the `query_writer` role (rules: per-pattern templates in
-prompts/query_writer/rules.<lang>.j2) writes the templated query from natural labels of the
-seeds, the process-node qualifier and the answer; the `query_paraphrase` role may rephrase it.
-Both pass `grounding.grounding_problems` or: a failing paraphrase falls back to the templated
-query (counted), a failing templated query drops the trajectory (a recorded rejection).
+prompts/query_writer/rules.<lang>.j2) writes the templated query from the trajectory's
+realization (`phrasing`: one noun phrase naming every step of the golden path, its seeds,
+process nodes, junction fields and the documented defaults that shape a result); the
+`query_paraphrase` role may rephrase it.  Both pass `grounding.grounding_problems` or: a failing
+paraphrase falls back to the templated query (counted), a failing templated query drops the
+trajectory (a recorded rejection).
+
+Before any text is written a trajectory is rejected (recorded, with its reason) when
+- a golden (or other-branch) call sends an argument the question cannot account for: not a
+  stated seed, not fed by a junction from an upstream result, not the parameter's documented
+  default, not a key/paging/format parameter (``unstated_argument``);
+- its path cannot be told clearly from the labels available (``unphraseable``: a label that is a
+  sentence or a verb phrase, a chain over too many hops, branches or parts that read the same).
 """
 
 import logging
@@ -20,26 +29,14 @@ from factory.llm.roles import role
 from factory.llm.schemas import AnswerMaterial, QueryParaphraseInput, QueryWriterInput, TrajectoryStep
 from factory.records import AlternativePath, Answer, GoldenAction, Lineage, RewardBasis, Task, task_id
 from factory.report import counts, md_table, rate
-from factory.synthesis import answers
+from factory.synthesis import answers, phrasing
 from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
-from factory.synthesis.labels import field_label, param_label, tool_noun
-from factory.tools.registry import ToolRegistry, ToolResolutionError
+from factory.synthesis.labels import param_label, tool_noun
+from factory.tools.registry import ToolRegistry
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 _UNAVAILABLE = object()
-
-_OPS = {
-    "en": {
-        "max": "with the highest {f}", "min": "with the lowest {f}", "ge": "whose {f} is at least {t}",
-        "le": "whose {f} is at most {t}", "eq": "whose {f} is {t}", "date_after": "whose {f} is after {t}",
-        "most_frequent": "with the most common {f}",
-    },
-    "ko": {
-        "max": "{fj} 가장 높은", "min": "{fj} 가장 낮은", "ge": "{fj} {t} 이상인", "le": "{fj} {t} 이하인",
-        "eq": "{fj} {t}인", "date_after": "{fj} {t} 이후인", "most_frequent": "가장 흔한 {f}의",
-    },
-}  # fmt: skip
 
 
 def _josa(word: str, pair: str) -> str:
@@ -52,79 +49,17 @@ def _question_junctions(t: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(t["describe"].get("question_junctions", t["junctions"]))
 
 
-def _qualifier(t: Mapping[str, Any], specs: ToolRegistry, lang: str) -> str:
-    parts = []
-    for j in [*_question_junctions(t), *(t.get("counterfactual_junctions") or [])]:
-        node = j.get("process")
-        if not node:
-            continue
-        up_tool = j["from"].split(".", 1)[0]
-        try:
-            spec: ToolSpec | None = specs.resolve(up_tool, platforms=t["platforms"], domain=t["domain"])
-        except ToolResolutionError:
-            spec = None
-        f = field_label(spec, node["field"]) if spec else node["field"]
-        noun = tool_noun(spec) if spec else ""
-        phrase = _OPS[lang][node["operator"]].format(f=f, fj=_josa(f, "이/가"), t=node["threshold"])
-        parts.append(f"{noun} {phrase}" if lang == "en" else f"{phrase} {noun}")
-    if t["template"] == "COND":
-        d = t["describe"]
-        noun = tool_noun(specs[d["cond_tool_id"]])
-        if lang == "ko":
-            parts.append(f"{noun} 결과가 {d['threshold']}건 이상이면")
-        else:
-            parts.append(f"there are at least {d['threshold']} {noun}")
-    if t["template"] == "CMP" and t["describe"].get("cmp") != "difference":
-        noun = tool_noun(specs[t["describe"]["tool_id"]])
-        more = t["describe"]["order"] == "more"
-        if lang == "ko":
-            parts.append(f"{noun} 건수가 더 {'많은' if more else '적은'} 쪽")
-        else:
-            parts.append(f"has {'more' if more else 'fewer'} {noun}")
-    return "; ".join(parts) if lang == "en" else " ".join(parts)
-
-
-def _describe(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str) -> str:
-    d = t["describe"]
-
-    def one(ask: Mapping[str, Any]) -> str:
-        spec = specs[ask["tool_id"]]
-        noun = tool_noun(spec)
-        if ask.get("ask") == "value":
-            f = field_label(spec, ask["field"])
-            return f"{noun}의 {f}" if lang == "ko" else f"the {f} of the {noun}"
-        asked = _question_junctions(t)
-        total = len(asked) and asked[-1]["width"] > 1
-        if lang == "ko":
-            return f"{noun}의 {'총 ' if total else ''}건수"
-        return f"the {'total ' if total else ''}number of {noun}"
-
-    if t["template"] == "SEM":
-        a, b = (one(p) for p in d["parts"])
-        return f"{_josa(a, '과/와')} {b}" if lang == "ko" else f"{a} and {b}"
-    if t["template"] == "CMP" and d.get("cmp") == "difference":
-        noun = tool_noun(specs[d["tool_id"]])
-        return f"{noun} 건수의 차이" if lang == "ko" else f"the difference between their numbers of {noun}"
-    if t["template"] == "CMP":
-        spec = specs[d["compare"]["tool_id"]]
-        return param_label(spec, d["compare"]["param"])
-    if t["template"] == "COND":
-        then = one({"ask": "count", "tool_id": d["then_tool_id"]})
-        other = one({"ask": "count", "tool_id": d["cond_tool_id"]})
-        return f"{then} (아니면 {other})" if lang == "ko" else f"{then} (otherwise, {other})"
-    return one(d)
-
-
 def _seed_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for s in t["seeds"]:
         label = param_label(specs[s["tool_id"]], s["param"])
-        if label in out:
-            both = t["template"] == "CMP" and t["describe"].get("cmp") == "difference"
-            joiner = (" 및 " if both else " 또는 ") if lang == "ko" else (" and " if both else " or ")
-            out[label] = f"{out[label]}{joiner}{s['value']}"
-        else:
-            out[label] = s["value"]
+        if label in out and out[label] == s["value"]:
+            continue
+        n = 2
+        key = label
+        while key in out:  # a second value of the same parameter (a CMP's other arm): each is cited verbatim
+            key, n = f"{label} ({n})", n + 1
+        out[key] = s["value"]
     if not out:  # a chain that starts from a full listing: 'all airlines' / '전체 시도'
         d = t["describe"]
         first = (
@@ -136,46 +71,106 @@ def _seed_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str)
     return out
 
 
-def _main_pattern(t: Mapping[str, Any]) -> str:
-    if t["template"] == "CMP" and t["describe"].get("cmp") == "difference":
-        return "SEQ"  # 'what is the difference between …' — no choice between the two
-    if t["template"] != "chain":
-        return t["template"]
-    return t["pattern"].split("+")[-1] if "DRV" not in t["pattern"] else "DRV"
+def _realize(t: Mapping[str, Any], specs: ToolRegistry, lang: str) -> tuple[str, str, str, str, list[str]]:
+    """(pattern, answer description, qualifier, otherwise, options) of a trajectory's question, every step of
+    its golden path named (`phrasing`); raises `phrasing.Unphraseable`."""
+    d = t["describe"]
+    asked = _question_junctions(t)
+    if t["template"] == "chain":
+        return "PATH", phrasing.chain_description(t, specs, asked, lang), "", "", []
+    if t["template"] == "COND":
+        every = [*asked, *(t.get("counterfactual_junctions") or [])]
+        cond, then, other = phrasing.cond_description(t, specs, every, lang)
+        return "IF", then, cond, other, []
+    if t["template"] == "CMP":
+        counted, label, values = phrasing.cmp_description(t, specs, asked, lang)
+        options = [f"{_josa(label, '이/가')} {v}인 경우" if lang == "ko" else f"{label} {v}" for v in values]
+        if d.get("cmp") == "difference":
+            return "DIFF", counted, "", "", options
+        more = d["order"] == "more"
+        qual = ("많은" if more else "적은") if lang == "ko" else ("more" if more else "fewer")
+        return "WHICH", counted, qual, "", options
+    if t["template"] == "SEM":
+        return "BOTH", phrasing.sem_description(t, specs, lang), "", "", []
+    raise phrasing.Unphraseable(f"no realization for template {t['template']!r}")
 
 
 def writer_input(t: Mapping[str, Any], specs: ToolRegistry, lang: str, variant: int) -> QueryWriterInput:
+    """The query writer's input; raises `phrasing.Unphraseable` when the question cannot be stated clearly."""
     ans = t["answer"]
     steps = [
         TrajectoryStep(step=a["step"], tool=a["tool"], summary=a["tool"], args={}, result_count=a["records"])
         for a in t["golden_actions"]
     ]
     value = ans["value"] if not isinstance(ans["value"], dict) else str(ans["value"])
+    pattern, description, qualifier, otherwise, options = _realize(t, specs, lang)
     return QueryWriterInput(
-        pattern=_main_pattern(t),
+        pattern=pattern,
         language=lang,  # type: ignore[arg-type]
         steps=steps,
         seed_values=_seed_values(t, specs, lang),
-        qualifier=_qualifier(t, specs, lang),
+        qualifier=qualifier,
         answer=AnswerMaterial(
             type="list" if isinstance(value, list) else "number" if ans["type"] == "number" else "string",
             value=value,
             fields=ans["fields"],
-            description=_describe(t, specs, lang),
+            description=description,
+            otherwise=otherwise,
+            options=options,
         ),
         variant=variant,
     )
 
 
+class _Reject(Exception):
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason, self.detail = reason, detail
+
+
+def unstated_arguments(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[str]:
+    """Arguments a call of the golden path (or of the other branch) sends that the question cannot account for:
+    not a seed value the question states, not a parameter fed from an upstream result by a junction, not the
+    parameter's documented default, not a key/paging/format parameter.  'tool.param=value' per argument."""
+    seeds = {(s["tool_id"], s["param"], _canon(s["value"])) for s in t["seeds"]}
+    seed_values = {_canon(s["value"]) for s in t["seeds"]}
+    fed: set[tuple[str, str]] = set()
+    for j in [*t["junctions"], *_question_junctions(t), *(t.get("counterfactual_junctions") or [])]:
+        tool, _, params = j["to"].partition(".")
+        fed.update((tool, p) for p in params.split("+") if p)
+    out: list[str] = []
+    for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]:
+        spec = specs.get(a.get("tool_id", ""))
+        if spec is None or spec.key_acquisition:
+            continue
+        generic = spec.generic_params.names()
+        for p, v in (a.get("args") or {}).items():
+            if p in generic or v == "<KEY>" or (a["tool"], p) in fed:
+                continue
+            if "default" in spec.params.get(p, {}) and _canon(spec.params[p]["default"]) == _canon(v):
+                continue
+            if (a["tool_id"], p, _canon(v)) in seeds or _canon(v) in seed_values:
+                continue
+            out.append(f"{a['tool']}.{p}={v}")
+    return sorted(set(out))
+
+
+def _canon(v: Any) -> str:
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return str(v).strip().casefold()
+
+
 def _check(
     query: str,
     t: Mapping[str, Any],
+    specs: Mapping[str, ToolSpec],
     lang: str,
     vocab: Sequence[str],
     plain: Sequence[str],
     words: Iterable[str] = frozenset(),
 ) -> list[str]:
-    allowed = [s["value"] for s in t["seeds"]] + list(t["thresholds"])
+    allowed = [s["value"] for s in t["seeds"]] + list(t["thresholds"]) + phrasing.default_values(t, specs)
     return grounding_problems(
         query,
         language=lang,
@@ -208,15 +203,30 @@ def build_queries(
         + [f.description for s in specs.values() for f in s.output_fields.values()]
         + [str(p.get("description", "")) for s in specs.values() for p in s.params.values()]
     )
-    trajs = list(trajectories["trajectories"])
-    inputs = [writer_input(t, specs, lang, i) for i, t in enumerate(trajs)]
-    written = model.map("query_writer", inputs) if inputs else []
     rows: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []
-    templated: list[tuple[dict[str, Any], str, Any]] = []
+    trajs: list[Mapping[str, Any]] = []
+    inputs: list[QueryWriterInput] = []
+    for i, t in enumerate(trajectories["trajectories"]):
+        try:
+            unstated = unstated_arguments(t, specs)
+            if unstated:
+                raise _Reject("unstated_argument", "; ".join(unstated))
+            inputs.append(writer_input(t, specs, lang, i))
+        except phrasing.Unphraseable as e:
+            rejected.append(
+                {"trajectory_id": t["trajectory_id"], "reason": "unphraseable", "detail": str(e), "query": ""}
+            )
+            continue
+        except _Reject as e:
+            rejected.append({"trajectory_id": t["trajectory_id"], "reason": e.reason, "detail": e.detail, "query": ""})
+            continue
+        trajs.append(t)
+    written = model.map("query_writer", inputs) if inputs else []
+    templated: list[tuple[Mapping[str, Any], str, Any]] = []
     for t, res in zip(trajs, written, strict=True):
         q = res.output.query if res.output is not None else ""
-        problems = _check(q, t, lang, vocab, plain, words)
+        problems = _check(q, t, specs, lang, vocab, plain, words)
         if problems:
             rejected.append(
                 {
@@ -257,7 +267,7 @@ def build_queries(
             pres = None
         elif pres is not None:
             pq = pres.output.query if pres.output is not None and not pres.failure else ""
-            problems = _check(pq, t, lang, vocab, plain, words) if pq else ["paraphrase_failed"]
+            problems = _check(pq, t, specs, lang, vocab, plain, words) if pq else ["paraphrase_failed"]
             if problems:
                 fallbacks += 1
                 fallback_reasons.extend(p.split(":", 1)[0] for p in problems)

@@ -194,7 +194,9 @@ class ToolExecutor:
         self._episode: ContextVar[_Episode | None] = ContextVar(f"tool-episode-{id(self)}", default=None)
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._states: dict[str, _ToolState] = {}
-        options = TransportOptions(self.cfg, tuple(sources), http_client, str(workdir) if workdir is not None else None)
+        options = TransportOptions(
+            self.cfg, tuple(sources), http_client, str(workdir) if workdir is not None else None, self._episode.get
+        )
         self._transports: dict[str, Transport] = {kind: cls(options) for kind, cls in TRANSPORTS.items()}
         self._open = False
 
@@ -287,7 +289,12 @@ class ToolExecutor:
     async def in_episode(self, aw: Awaitable[T]) -> T:
         """Await `aw` as one episode (wrap each of concurrent jobs: `gather(ex.in_episode(job) ...)`)."""
         with self.episode():
-            return await aw
+            episode = self._episode.get()
+            try:
+                return await aw
+            finally:
+                for transport in self._transports.values():  # e.g. the episode's own MCP servers
+                    await transport.end_scope(episode)
 
     def redact(self, obj: Any) -> Any:
         """Replace every known secret in `obj` (strings, nested containers) by ``<KEY>``."""

@@ -5,7 +5,8 @@ per-platform concurrency, outcome classification of a body, the `CallResult`); a
 only moves one call over the wire and says what came back:
 
 - `open` / `close`: the executor's lifetime (`async with ToolExecutor(...)`): clients,
-  sessions, subprocesses;
+  sessions, subprocesses; `end_scope(episode)`: the end of one episode (`TransportOptions.scope`
+  tells which episode a call belongs to), for what its calls acquired alone;
 - `prepare(tool, args)`: what one call needs before it can be sent (a URL and request, a
   live session); raises `NotSent` for a call that cannot be sent (classified locally,
   ``attempts=0``, never retried);
@@ -19,6 +20,7 @@ Transports are registered per source kind in `factory.tools.transports.TRANSPORT
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -63,6 +65,7 @@ class TransportOptions:
     sources: tuple[SourceConfig, ...] = ()
     http_client: httpx.AsyncClient | None = None  # an injected client is used and never closed
     workdir: str | None = None  # where stdio servers start: the project folder (None: the working directory)
+    scope: Callable[[], object | None] | None = None  # the current episode of the executor (None: outside one)
 
 
 class Transport(ABC):
@@ -79,6 +82,9 @@ class Transport(ABC):
 
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release everything `open` and the calls acquired (the executor's exit)."""
+
+    async def end_scope(self, scope: object) -> None:  # noqa: B027 - optional hook
+        """Release what the calls of one episode (`TransportOptions.scope`) acquired for it alone."""
 
     async def prepare(self, tool: ToolSpec, args: dict[str, Any]) -> Any:
         """What `send` needs for this call (default: the arguments); `NotSent` when it cannot be sent."""

@@ -1,4 +1,18 @@
-"""MCP transport: one live session per server (started on first use, reused by every call).
+"""MCP transport: calls over the process's live sessions (`mcp_pool`), one server start per run.
+
+Sessions (``executor.mcp_sessions``):
+
+- ``shared`` (default): a read-only call goes to the server's shared session in the process-wide
+  pool (`factory.tools.transports.mcp_pool`), started on first use and reused by every executor
+  of the run: probes, refinement, synthesis attempts, judging and replays. A state-changing call
+  (`ToolSpec.state_changing`) never runs there: the first one of an episode (`ToolExecutor.in_episode`)
+  starts a *private* server for that episode, and it and every later call of the episode to that
+  server go there, so the shared session never changes and concurrent episodes never see each
+  other's changes (as with the HTTP sessions of `ToolExecutor`); outside an episode the executor
+  itself is the episode, and an episode that has not changed state reads its executor's private
+  server when there is one. Private servers stop when their episode (or executor) ends.
+- ``per_executor``: every executor starts its own servers and stops them when it closes (the
+  behaviour before the pool; for servers whose state changes are not annotated).
 
 A server that cannot be started is remembered: its calls are `NotSent` as
 endpoint_unavailable without trying again within the executor.  Each attempt is bounded by
@@ -9,9 +23,10 @@ schema_mismatch ("response too large"). Over stdio a message far over that cap
 (`mcp_stdio.message_cap`) is not even read into memory: the client's line reader answers its
 request with a "response too large" error, and the server's other calls go on.
 
-A server whose connection closes during a call (it crashed) is restarted and the call retried
-once; when it crashes again the crash is that tool's: server_error, and the dead session is
-dropped so that the next call (of any tool) starts the server afresh.
+A server whose connection closes during a call (it crashed) is restarted (once, however many
+calls saw it die; counted in `mcp_pool().stats()`) and the call retried once; when it crashes
+again the crash is that tool's: server_error, and the dead session is dropped so that the next
+call (of any tool) starts the server afresh.
 """
 
 from __future__ import annotations
@@ -28,11 +43,15 @@ from factory.tools.observed import with_listing_paths
 from factory.tools.outcomes import Outcome
 from factory.tools.spec import ToolSpec
 from factory.tools.transports.base import Exchange, NotSent, Transport, TransportOptions, short
+from factory.tools.transports.mcp_pool import SessionKey, mcp_pool
 
 logger = logging.getLogger(__name__)
 
 RETRY_OUTCOMES = frozenset({Outcome.RATE_LIMIT, Outcome.TIMEOUT})
 _CLOSED = Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail="connection closed")  # marker: the server died mid-call
+
+
+_Slot = tuple[int, str]  # (id of the episode, 0 for the executor itself; locator): a private session
 
 
 class McpTransport(Transport):
@@ -43,36 +62,52 @@ class McpTransport(Transport):
     def __init__(self, options: TransportOptions) -> None:
         super().__init__(options)
         self._sources = {mcp_locator(s): s for s in options.sources if s.kind == "mcp"}
-        self._sessions: dict[str, MCPSession] = {}
+        self._pool = mcp_pool()
+        self._shared = self.cfg.mcp_sessions == "shared"
+        self._private: dict[_Slot, MCPSession] = {}
+        self._scopes: dict[int, object] = {}  # id → episode, kept alive while its sessions are
+        self._locks: dict[_Slot, asyncio.Lock] = {}
         self._errors: dict[str, str] = {}
-        self._lock: asyncio.Lock | None = None
 
     async def close(self) -> None:
-        sessions, self._sessions = list(self._sessions.values()), {}
-        for s in sessions:
-            await s.close()
+        slots, self._private = list(self._private.values()), {}
+        self._scopes.clear()
+        for s in slots:
+            await self._pool.close_private(s)
 
-    async def prepare(self, tool: ToolSpec, args: dict[str, Any]) -> tuple[MCPSession, dict[str, Any]]:
+    async def end_scope(self, scope: object) -> None:
+        """Stop the private servers of an episode that ended."""
+        sid = id(scope)
+        for slot in [k for k in self._private if k[0] == sid]:
+            await self._pool.close_private(self._private.pop(slot))
+            self._locks.pop(slot, None)
+        self._scopes.pop(sid, None)
+
+    async def prepare(self, tool: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
         try:
-            return await self._session(tool), args
+            await self._session(tool)
         except SourceError as e:
             raise NotSent(Outcome.ENDPOINT_UNAVAILABLE, str(e)) from e
+        return args
 
-    async def send(self, tool: ToolSpec, prepared: tuple[MCPSession, dict[str, Any]]) -> Exchange:
-        session, args = prepared
-        session = self._sessions.get(tool.source.locator, session)  # a restarted server replaces the prepared one
+    async def send(self, tool: ToolSpec, prepared: dict[str, Any]) -> Exchange:
+        args = prepared
+        try:
+            session, slot = await self._session(tool)
+        except SourceError as e:
+            return Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=short(str(e)))
         ex = await self._attempt(session, tool, args)
         if ex is not _CLOSED:
             return ex
         logger.warning("%s: connection closed during %s; restarting it and retrying once", session.label, tool.name)
         try:
-            session = await self._restart(tool, session)
+            session = await self._restart(tool, session, slot)
         except SourceError as e:
             return Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=short(f"server closed during the call: {e}"))
         ex = await self._attempt(session, tool, args)
         if ex is not _CLOSED:
             return ex
-        await self._drop(tool.source.locator, session)  # the next call starts the server again
+        await self._drop(tool, session, slot)  # the next call starts the server again
         return Exchange(
             Outcome.SERVER_ERROR,
             detail=f"{session.label} crashed on this tool twice (restarted and retried once)",
@@ -82,9 +117,9 @@ class McpTransport(Transport):
         """One call; `_CLOSED` when the connection closed under it (the server died)."""
         timeout_s = self.cfg.timeout_s
         try:
-            res = await asyncio.wait_for(
-                session.call_tool(tool.original_name or tool.name, args, timeout_s), timeout_s + 1.0
-            )
+            name = tool.original_name or tool.name  # the server's own name (ToolSpec.name may be sanitized)
+            call = self._pool.call_tool(self._key(tool), session, name, args, timeout_s)
+            res = await asyncio.wait_for(call, timeout_s + 1.0)
         except TimeoutError:
             return Exchange(Outcome.TIMEOUT, detail=f"no answer within {timeout_s}s", retry=True)
         except Exception as e:  # noqa: BLE001 - MCPError, closed streams, ...
@@ -104,42 +139,79 @@ class McpTransport(Transport):
         body = with_listing_paths(body, args)  # entries of a listed directory get their full path
         return Exchange(outcome, body=body, detail=detail, retry=outcome in RETRY_OUTCOMES)
 
-    async def _restart(self, tool: ToolSpec, dead: MCPSession) -> MCPSession:
-        """A fresh session for the tool's server (one restart however many calls saw `dead` close)."""
-        await self._drop(tool.source.locator, dead)
-        return await self._session(tool)
+    # ------------------------------------------------------------------ sessions
 
-    async def _drop(self, locator: str, session: MCPSession) -> None:
-        if self._sessions.get(locator) is session:
-            del self._sessions[locator]
-            await session.close()
-
-    async def _session(self, tool: ToolSpec) -> MCPSession:
+    def _key(self, tool: ToolSpec) -> SessionKey:
         locator = tool.source.locator
-        current = self._sessions.get(locator)
-        if current is not None and current.alive:
-            return current
-        if current is not None:
-            await self._drop(locator, current)
+        src = self._sources.get(locator)
+        return SessionKey.of(
+            locator,
+            url=tool.source.base_url,
+            env=src.env if src is not None else None,
+            cwd=self.options.workdir,
+            max_message_bytes=message_cap(self.cfg.max_response_bytes),
+        )
+
+    def _slot(self, tool: ToolSpec) -> _Slot | None:
+        """The private session a call goes to (None: the shared one)."""
+        locator = tool.source.locator
+        if not self._shared:
+            return (0, locator)  # per_executor: one session per server and executor, episodes or not
+        scope = self.options.scope() if self.options.scope is not None else None
+        slot = (0 if scope is None else id(scope), locator)
+        if slot in self._private or tool.state_changing:
+            if scope is not None:
+                self._scopes[id(scope)] = scope
+            return slot
+        if (0, locator) in self._private:  # an episode reads what its executor changed (as HTTP sessions do)
+            return (0, locator)
+        return None
+
+    async def _session(self, tool: ToolSpec, slot: _Slot | None | bool = True) -> tuple[MCPSession, _Slot | None]:
+        """The live session for a call (started when needed) and its private slot (None: shared);
+        `slot` True: the one `_slot` picks."""
+        locator = tool.source.locator
         if locator in self._errors:
             raise SourceError(self._errors[locator])
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            if locator in self._sessions and self._sessions[locator].alive:
-                return self._sessions[locator]
-            src = self._sources.get(locator)
-            session = MCPSession(
-                locator,
-                url=tool.source.base_url,
-                env=src.env if src is not None else None,
-                cwd=self.options.workdir,
-                max_message_bytes=message_cap(self.cfg.max_response_bytes),
-            )
-            try:
-                await session.start()
-            except SourceError as e:
-                self._errors[locator] = str(e)
-                raise
-            self._sessions[locator] = session
-            return session
+        key = self._key(tool)
+        if slot is True:
+            slot = self._slot(tool)
+        assert slot is None or isinstance(slot, tuple)
+        try:
+            if slot is None:
+                return await self._pool.shared(key), None
+            current = self._private.get(slot)
+            if current is not None and current.alive:
+                return current, slot
+            lock = self._locks.setdefault(slot, asyncio.Lock())
+            async with lock:
+                current = self._private.get(slot)
+                if current is not None and current.alive:
+                    return current, slot
+                if current is not None:
+                    await self._pool.close_private(self._private.pop(slot))
+                session = await self._pool.start_private(key)
+                self._private[slot] = session
+                return session, slot
+        except SourceError as e:
+            self._errors[locator] = str(e)
+            raise
+
+    async def _restart(self, tool: ToolSpec, dead: MCPSession, slot: _Slot | None) -> MCPSession:
+        """A fresh session for the tool's server after `dead` closed during a call."""
+        key = self._key(tool)
+        if slot is None:
+            return await self._pool.restart(key, dead)
+        if self._private.get(slot) is dead:
+            del self._private[slot]
+            await self._pool.close_private(dead)
+            self._pool.count_restart(key)
+        session, _ = await self._session(tool, slot)  # the same episode's fresh server
+        return session
+
+    async def _drop(self, tool: ToolSpec, session: MCPSession, slot: _Slot | None) -> None:
+        if slot is None:
+            await self._pool.discard(self._key(tool), session)
+        elif self._private.get(slot) is session:
+            del self._private[slot]
+            await self._pool.close_private(session)

@@ -1,0 +1,131 @@
+"""A Prism mock (`@stoplight/prism-cli`, `prism mock -d`) serving the Swagger Petstore OpenAPI 3.0
+document (tests/realtools/fixtures/petstore, not written here) end to end."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import free_port
+from tests.realtools.conftest import FIXTURES, RealRun, realtools_bin, run_project, summary
+from tests.realtools.expect import (
+    assert_edges,
+    assert_exports_nonempty,
+    assert_inventory,
+    assert_judged_nonempty,
+    assert_probes_pass_gate,
+    assert_trajectories,
+    needs,
+)
+
+pytestmark = pytest.mark.slow
+DOMAIN = "petstore"
+SPEC = FIXTURES / "petstore" / "petstore.json"
+# the loader names tools by operationId in snake case
+TOOLS = {"find_pets_by_status", "find_pets_by_tags", "get_pet_by_id", "get_inventory", "get_order_by_id", "login_user",
+         "logout_user", "get_user_by_name", "add_pet", "delete_pet", "place_order"}  # fmt: skip
+KEY_ENV = "PETSTORE_API_KEY"
+START_TIMEOUT_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def prism(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`prism mock -d --seed 13` on a free port (dynamic, seeded examples); stopped after the module."""
+    bin_dir = realtools_bin()
+    port = free_port()
+    log = tmp_path_factory.mktemp("prism") / "prism.log"
+    with log.open("w", encoding="utf-8") as out:
+        proc = subprocess.Popen(
+            [str(bin_dir / "prism"), "mock", "-d", "--seed", "13", "-h", "127.0.0.1", "-p", str(port), str(SPEC)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"prism exited with {proc.returncode}: {log.read_text()[-800:]}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(
+                        f"prism did not listen on {port} within {START_TIMEOUT_S:.0f}s: {log.read_text()[-800:]}"
+                    )
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory: pytest.TempPathFactory, prism: str) -> Iterator[RealRun]:
+    tmp = tmp_path_factory.mktemp("petstore")
+    domain = {
+        "name": DOMAIN,
+        "language": "en",
+        "description": "A pet store: pets by status and tag, store orders and inventory, users.",
+        "sources": [
+            {"kind": "openapi", "platform": "petstore", "spec": str(SPEC), "base_url": prism, "api_key_env": KEY_ENV}
+        ],
+    }
+    mp = pytest.MonkeyPatch()
+    mp.setenv(KEY_ENV, "special-key")  # the document's own sample key
+    try:
+        run = run_project(tmp, domain)
+        print("\npetstore:", json.dumps(summary(run), default=str))
+        yield run
+    finally:
+        mp.undo()
+
+
+def test_inventory(real_run: RealRun) -> None:
+    assert_inventory(real_run, TOOLS)
+    inv = {t["name"]: t for t in real_run.load("tool_inventory", DOMAIN)["tools"]}
+    assert inv["get_pet_by_id"]["generic_params"]["key"] == "api_key"  # the apiKey security scheme
+    assert inv["delete_pet"]["destructive"] and not inv["get_pet_by_id"]["destructive"]
+
+
+@needs("argdisc", "bearer tokens for OAuth2 schemes (find_pets_by_status/_tags answer 401)")
+def test_probes_pass_the_gate(real_run: RealRun) -> None:
+    assert_probes_pass_gate(real_run)
+
+
+@needs("argdisc", "bearer tokens for OAuth2 schemes")
+def test_expected_edges(real_run: RealRun) -> None:
+    assert_edges(real_run, {("find_pets_by_status", "get_pet_by_id")})
+
+
+@needs("argdisc", "observed")
+def test_trajectories(real_run: RealRun) -> None:
+    assert_trajectories(real_run)
+
+
+@needs("argdisc", "observed", "gates")
+def test_judged_and_exports(real_run: RealRun) -> None:
+    assert_judged_nonempty(real_run)
+    assert_exports_nonempty(real_run)
+
+
+def test_the_mock_serves_the_third_party_document(prism: str) -> None:
+    """The fixture is the published document byte for byte (its README's sha256), and the mock answers
+    with objects of the document's own schemas (seeded dynamic examples)."""
+    import hashlib
+
+    import httpx
+
+    assert hashlib.sha256(SPEC.read_bytes()).hexdigest() in (SPEC.parent / "README.md").read_text(encoding="utf-8")
+    order_fields = set(json.loads(SPEC.read_text(encoding="utf-8"))["components"]["schemas"]["Order"]["properties"])
+    r = httpx.get(f"{prism}/store/order/3", headers={"Accept": "application/json"}, timeout=10)
+    assert r.status_code == 200 and set(r.json()) <= order_fields and "id" in r.json()
+    assert httpx.get(f"{prism}/pet/findByStatus", params={"status": "available"}, timeout=10).status_code == 401

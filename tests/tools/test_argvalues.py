@@ -1,0 +1,346 @@
+"""Argument discovery (factory.tools.argvalues): candidates by source, typing per input, probe rounds."""
+
+import random
+import re
+
+import pytest
+
+from factory.semtypes import ValueTypes
+from factory.tools import argvalues as av
+from factory.tools.spec import SourceRef, ToolSpec
+
+
+def _tool(name, props, required=(), *, description=None, kind="openapi", locator="x", platform="p"):
+    return ToolSpec(
+        domain="d",
+        platform=platform,
+        name=name,
+        description=description or f"{name} tool",
+        input_schema={"type": "object", "properties": props, "required": list(required)},
+        source=SourceRef(kind=kind, locator=locator),
+    )
+
+
+def _values(tool, param, pool=None, types=None):
+    return [c.value for c in av.candidates(tool, param, pool or av.ValuePool(), types)]
+
+
+def _strong(tool, param, pool=None, types=None):
+    return [c.value for c in av.candidates(tool, param, pool or av.ValuePool(), types) if c.source not in av.WEAK]
+
+
+def _sources(tool, param, pool=None):
+    return {c.source for c in av.candidates(tool, param, pool or av.ValuePool())}
+
+
+# --------------------------------------------------------------------------- schema
+
+
+def test_schema_keywords_come_first_then_generated_values_from_format_pattern_and_bounds():
+    t = _tool(
+        "t",
+        {
+            "a": {"type": "string", "examples": ["x1", "x2"], "default": "x0"},
+            "c": {"const": "fixed"},
+            "d": {"type": "string", "format": "date"},
+            "u": {"type": "string", "format": "uuid"},
+            "m": {"type": "string", "format": "email"},
+            "pat": {"type": "string", "pattern": r"^[A-Z]{2}-\d{3}$"},
+            "n": {"type": "integer", "minimum": 5, "maximum": 9},
+            "x": {"anyOf": [{"type": "integer", "exclusiveMinimum": 0}, {"type": "null"}], "default": None},
+        },
+    )
+    assert _values(t, "a") == ["x0", "x1", "x2"]
+    assert _values(t, "c") == ["fixed"]
+    assert _values(t, "d") == ["2024-01-15"] and _sources(t, "d") == {"generated"}
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", _values(t, "u")[0])
+    assert _values(t, "m") == ["probe@example.com"]
+    (code,) = _values(t, "pat")
+    assert re.fullmatch(r"[A-Z]{2}-\d{3}", code)
+    assert _values(t, "n") == [5]
+    assert _values(t, "x") == [1]  # nullable anyOf: the integer, above the exclusive minimum
+
+
+def test_generated_pattern_values_match_or_are_not_made():
+    assert av._gen_pattern(r"\d{5}") == "11111"
+    assert re.fullmatch(r"(foo|bar)-[a-c]+\w?", av._gen_pattern(r"^(foo|bar)-[a-c]+\w?$") or "")
+    assert av._gen_pattern(r"[^abc]{3}") is None  # a negated class: nothing guessed
+    assert av._gen_pattern(r"(unclosed") is None
+
+
+def test_an_enum_input_never_receives_a_free_value():
+    pool = av.ValuePool()
+    pool.add_records([{"kind": "c"}, {"kind": "a"}], "d/p/list_things")
+    t = _tool("by_kind", {"kind": {"type": "string", "enum": ["a", "b"]}}, ["kind"])
+    assert _values(t, "kind", pool) == ["a", "b"]
+    sets = av.probe_argument_sets(t, pool, 5, random.Random(0))
+    assert {s["kind"] for s in sets} <= {"a", "b"}
+
+
+def test_an_integer_input_never_takes_a_non_integer_string():
+    pool = av.ValuePool()
+    pool.add_records([{"album_id": "abc"}, {"album_id": "12"}, {"album_id": 7}, {"album_id": 2.5}])
+    t = _tool("get_album", {"album_id": {"type": "integer"}}, ["album_id"])
+    assert _strong(t, "album_id", pool) == [12, 7]
+    assert pool.lookup("album_id", {"type": "integer"}) == [12, 7]
+
+
+# --------------------------------------------------------------------------- descriptions
+
+
+def test_description_literals_example_lists_and_closed_sets():
+    t = _tool(
+        "git_branch",
+        {
+            "branch_type": {
+                "type": "string",
+                "description": "Whether to list local branches ('local'), remote branches ('remote') or all "
+                "branches('all').",
+            },
+            "emdNm": {"type": "string", "description": "검색할 읍면동 이름 (예: 청운동, 기장읍)"},
+            "city": {"type": "string", "description": "A city, e.g. Oslo, Bergen or Tromsø."},
+            "since": {"type": "string", "description": "Commits after this date (ISO, like 2024-03-01)."},
+            "day": {"type": "string", "description": "A day, e.g. 2013-01-05. Days outside 2013 are empty"},
+        },
+        ["branch_type"],
+    )
+    assert _values(t, "branch_type") == ["local", "remote", "all"]
+    assert _values(t, "emdNm") == ["청운동", "기장읍"]
+    assert _values(t, "city") == ["Oslo", "Bergen", "Tromsø"]
+    assert "2024-03-01" in _values(t, "since")
+    assert _values(t, "day") == ["2013-01-05"]
+    # a closed list of quoted literals admits no observed value
+    pool = av.ValuePool()
+    pool.add_records([{"type": "INTEGER"}, {"type": "TEXT"}], "d/p/describe_table")
+    assert _values(t, "branch_type", pool) == ["local", "remote", "all"]
+
+
+def test_timezones_from_the_description_then_conventional_ones_and_hh_mm_times():
+    t = _tool(
+        "convert_time",
+        {
+            "source_timezone": {
+                "type": "string",
+                "description": "Source IANA timezone name (e.g., 'America/New_York', 'Europe/London'). Use "
+                "'Europe/Berlin' as local timezone if no source timezone provided by the user.",
+            },
+            "tz": {"type": "string"},
+            "time": {"type": "string", "description": "Time to convert in 24-hour format (HH:MM)"},
+        },
+        ["source_timezone", "tz", "time"],
+    )
+    assert _values(t, "source_timezone")[:3] == ["America/New_York", "Europe/London", "Europe/Berlin"]
+    assert _values(t, "tz") == av.TIMEZONES
+    assert _values(t, "time") == ["12:00"]
+    pool = av.ValuePool()
+    pool.add_records([{"name": "Oslo"}, {"timezone": "Asia/Seoul"}])
+    assert "Oslo" not in _values(t, "tz", pool)  # a timezone input takes zone names only
+    assert "Asia/Seoul" in _values(t, "tz", pool)
+
+
+# --------------------------------------------------------------------------- SQL
+
+
+def _sqlite_tools():
+    locator = "mcp-server-sqlite --db-path /srv/shop.sqlite"
+    read = _tool(
+        "read_query",
+        {"query": {"type": "string", "description": "SELECT SQL query to execute"}},
+        ["query"],
+        description="Execute a SELECT query on the SQLite database",
+        kind="mcp",
+        locator=locator,
+    )
+    create = _tool(
+        "create_table",
+        {"query": {"type": "string", "description": "CREATE TABLE SQL statement"}},
+        ["query"],
+        description="Create a new table in the SQLite database",
+        kind="mcp",
+        locator=locator,
+    )
+    write = _tool(
+        "write_query",
+        {"query": {"type": "string", "description": "SQL query to execute"}},
+        ["query"],
+        description="Execute an INSERT, UPDATE, or DELETE query on the SQLite database",
+        kind="mcp",
+        locator=locator,
+    )
+    return read, create, write
+
+
+def test_sql_inputs_take_statements_and_harvested_table_names_never_bare_names():
+    read, create, write = _sqlite_tools()
+    empty = av.ValuePool()
+    assert _values(read, "query", empty) == ["SELECT name FROM sqlite_master WHERE type='table'", "SELECT 1"]
+    assert av.missing_values(write, empty) == ["query"]  # a write without a table: nothing to send
+    pool = av.ValuePool()
+    pool.add_records([{"text": "[{'name': 'customers'}, {'name': 'orders'}]"}], "d/sqlite/list_tables")
+    reads = _values(read, "query", pool)
+    assert "SELECT * FROM customers LIMIT 5" in reads and "customers" not in reads
+    assert all(av.kind_ok("sql", q) for q in reads)
+    assert _values(create, "query", pool) == [
+        "CREATE TABLE IF NOT EXISTS factory_probe (id INTEGER PRIMARY KEY, note TEXT)"
+    ]
+    assert _values(write, "query", pool) == ["DELETE FROM customers WHERE 1 = 0", "DELETE FROM orders WHERE 1 = 0"]
+    duck = _tool("query", {"query": {"type": "string", "description": "SQL query to execute"}}, ["query"],
+                 description="Execute a query on the DuckDB database", kind="mcp", locator="mcp-server-duckdb")  # fmt: skip
+    assert _values(duck, "query")[0] == "SELECT table_name FROM information_schema.tables"
+
+
+def test_a_search_query_is_not_taken_for_sql():
+    t = _tool("search_tracks", {"query": {"type": "string", "description": "Text to find in track names"}}, ["query"])
+    assert av.param_kind(t, "query", t.params["query"]) is None
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def test_paths_from_the_server_command_line_and_from_output_texts():
+    git = _tool(
+        "git_status",
+        {"repo_path": {"type": "string", "title": "Repo Path"}},
+        ["repo_path"],
+        kind="mcp",
+        locator="/opt/venv/bin/mcp-server-git --db /srv/other.db --repository /srv/repo",
+        platform="git",
+    )
+    assert _values(git, "repo_path")[:2] == ["/srv/repo", "/srv/other.db"]  # the --repository flag first
+    assert "/opt/venv/bin/mcp-server-git" not in _values(git, "repo_path")
+    fs = _tool(
+        "read_text_file",
+        {"path": {"type": "string", "description": "Path of the file to read"}},
+        ["path"],
+        kind="mcp",
+        locator="npx -y @modelcontextprotocol/server-filesystem",
+    )
+    pool = av.ValuePool()
+    assert av.missing_values(fs, pool) == ["path"]
+    pool.add_records([{"text": "Allowed directories:\n/tmp/work"}], "d/fs/list_allowed_directories")
+    pool.add_records(
+        [{"text": "[DIR] notes\n[FILE] a.txt\n[FILE] b data.txt"}], "d/fs/list_directory", {"path": "/tmp/work"}
+    )
+    vals = _values(fs, "path", pool)
+    assert vals[0] == "/tmp/work" and "/tmp/work/a.txt" in vals and "/tmp/work/notes" in vals
+    assert "/tmp/work/b data.txt" not in vals  # not a single token: not taken for a path
+
+
+# --------------------------------------------------------------------------- observed values
+
+
+def test_listing_ids_and_names_feed_id_and_name_inputs_of_the_named_entity_only():
+    pool = av.ValuePool()
+    pool.add_records([{"id": 10, "name": "Rex"}, {"id": 11, "name": "Tom"}], "d/petstore/list_pets")
+    pool.add_records([{"name": "customers"}], "d/sqlite/list_tables")
+    get_pet = _tool("get_pet", {"petId": {"type": "integer"}}, ["petId"])
+    assert _strong(get_pet, "petId", pool) == [10, 11]
+    describe = _tool("describe_table", {"table_name": {"type": "string"}}, ["table_name"])
+    assert _values(describe, "table_name", pool) == ["customers"]  # not the pets' names
+    pool.add_records(
+        [{"name": "id", "type": "INTEGER"}, {"name": "city", "type": "TEXT"}],
+        "d/sqlite/describe_table",
+        {"table_name": "customers"},
+    )
+    assert _values(describe, "table_name", pool) == ["customers"]  # its output names columns, not tables
+    distinct = _tool("distinct_values", {"column_name": {"type": "string"}}, ["column_name"])
+    assert _values(distinct, "column_name", pool) == ["id", "city"]  # a table's columns, not its rows
+    checkout = _tool("git_checkout", {"branch_name": {"type": "string"}}, ["branch_name"])
+    assert _values(checkout, "branch_name", pool) == []
+    pool.add_records([{"text": "* main\n  feature"}], "d/git/git_branch")
+    assert _values(checkout, "branch_name", pool) == ["main", "feature"]
+
+
+def test_typed_values_a_type_mismatch_is_never_used_even_when_names_agree():
+    pool = av.ValuePool()
+    pool.add_records([{"code": "KR"}], "d/p/list_countries")
+    pool.add_records([{"code": "ICN"}], "d/p/list_airports")
+    t = _tool("airports_in", {"code": {"type": "string"}}, ["code"])
+    types = ValueTypes(
+        {
+            t.tool_id: {"params": {"code": "country.iso2"}},
+            "d/p/list_countries": {"fields": {"code": "country.iso2"}},
+            "d/p/list_airports": {"fields": {"code": "airport.iata"}},
+        }
+    )
+    assert _strong(t, "code", pool) == ["KR", "ICN"]  # untyped: by name
+    assert _strong(t, "code", pool, types) == ["KR"]
+
+
+# --------------------------------------------------------------------------- rounds and reasons
+
+
+def test_rounds_probe_ready_tools_first_then_with_what_they_returned():
+    listing = _tool("list_pets", {})
+    getter = _tool("get_pet", {"petId": {"type": "integer"}}, ["petId"])
+    orphan = _tool("get_plane", {"tailnum": {"type": "string"}}, ["tailnum"])
+    weak = _tool("get_day", {"day": {"type": "string", "format": "date"}}, ["day"])
+    planner = av.ProbePlanner([listing, getter, orphan, weak], max_rounds=3)
+    pool, rng = av.ValuePool(), random.Random(0)
+    r1 = planner.next_round(1, pool, rng, 2)
+    assert [t.name for t, _a, _s in r1] == ["list_pets"]
+    pool.add_records([{"id": 3, "name": "Rex"}], listing.tool_id)
+    planner.record("list_pets", True)
+    r2 = planner.next_round(2, pool, rng, 2)
+    assert [(t.name, a, s) for t, a, s in r2] == [("get_pet", {"petId": 3}, {"petId": "observed"})]
+    planner.record("get_pet", False)
+    r3 = planner.next_round(3, pool, rng, 2)  # the last round: weak values; no retry without new values
+    assert [(t.name, a) for t, a, _s in r3] == [("get_day", {"day": "2024-01-15"})]
+    assert planner.unfilled == {"get_plane": ["tailnum"]}
+    rows = [
+        {"tool": "get_pet", "outcome": "missing_field", "detail": "no pet 3"},
+        {"tool": "get_day", "outcome": "schema_mismatch", "detail": "bad day"},
+        {"tool": "get_day", "outcome": "missing_field", "detail": ""},
+        {"tool": "get_day", "outcome": "schema_mismatch", "detail": ""},
+    ]
+    reasons = {r["tool"]: r for r in av.no_success_reasons(rows, [t.name for t in planner.tools.values()],
+                                                           planner.unfilled, {"list_pets"})}  # fmt: skip
+    assert set(reasons) == {"get_pet", "get_plane", "get_day"}
+    assert reasons["get_plane"]["reason"] == "no value for tailnum" and reasons["get_plane"]["calls"] == 0
+    assert reasons["get_day"]["reason"] == "schema_mismatch"
+    assert reasons["get_day"]["outcomes"] == "schema_mismatch ×2, missing_field ×1"
+    assert reasons["get_pet"]["detail"] == "no pet 3"
+
+
+def test_a_failed_tool_is_retried_once_when_new_values_appeared():
+    listing = _tool("list_pets", {})
+    getter = _tool("get_pet", {"petId": {"type": "integer"}}, ["petId"])
+    planner = av.ProbePlanner([listing, getter], max_rounds=4)
+    pool, rng = av.ValuePool(), random.Random(0)
+    pool.add_records([{"id": 1}], "d/p/other_pets")
+    planner.next_round(1, pool, rng, 1)
+    planner.record("get_pet", False)
+    pool.add_records([{"id": 2}], listing.tool_id)
+    r2 = planner.next_round(2, pool, rng, 1)
+    assert [(t.name, a) for t, a, _s in r2] == [("get_pet", {"petId": 2})]
+    pool.add_records([{"id": 5}], listing.tool_id)
+    assert planner.next_round(3, pool, rng, 1) == []  # once only
+    state = planner.state()
+    again = av.ProbePlanner([listing, getter], max_rounds=4)
+    again.restore(state)
+    assert again.state() == state
+
+
+def test_pool_checkpoints_round_trip_and_read_the_older_plain_map():
+    pool = av.ValuePool()
+    pool.add_records([{"id": 1, "name": "a"}], "d/p/list_x")
+    pool.add_records([{"text": "/srv/data"}], "d/p/dirs")
+    back = av.ValuePool.from_json(pool.to_json())
+    assert back.to_json() == pool.to_json()
+    old = av.ValuePool.from_json({"carrier": ["DL"]})
+    assert old.lookup("carrier", {"type": "string"}) == ["DL"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "good", "bad"),
+    [
+        ("sql", "select 1", "customers"),
+        ("timezone", "America/Argentina/Buenos_Aires", "Oslo"),
+        ("path", "/srv/repo", "hello world"),
+        ("date", "2024-02-03", "03/02/2024"),
+        ("date-time", "2024-02-03T10:00:00Z", "2024-02-03"),
+        ("uri", "https://x.org", "x.org"),
+    ],
+)
+def test_kinds_accept_their_values_only(kind, good, bad):
+    assert av.kind_ok(kind, good) and not av.kind_ok(kind, bad)

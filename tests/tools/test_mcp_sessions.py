@@ -1,0 +1,167 @@
+"""Persistent MCP sessions (issue 13 item 4): one server start per run, private servers for state
+changes, a counted restart after a crash, a clean stop and no orphan processes."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from factory.config import ExecutorConfig, SourceConfig
+from factory.tools.executor import ToolExecutor
+from factory.tools.mcp import load_mcp, run_sync
+from factory.tools.outcomes import CallResult, Outcome
+from factory.tools.spec import ToolSpec
+from factory.tools.transports.mcp_pool import close_mcp_sessions, mcp_pool
+
+REPO = Path(__file__).resolve().parents[2]
+CFG = ExecutorConfig(timeout_s=20, max_retries=0)
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """Process ids of every live descendant of `pid` (this process by default), from /proc."""
+    root = os.getpid() if pid is None else pid
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] == "Z":  # a zombie has exited
+            continue
+        parent[int(entry)] = int(fields[1])
+    out: set[int] = set()
+    frontier = {root}
+    while frontier:
+        frontier = {p for p, pp in parent.items() if pp in frontier and p not in out}
+        out |= frontier
+    return out
+
+
+def settle(expected: set[int], within_s: float = 10.0) -> set[int]:
+    """The descendants once they equal `expected` (or after `within_s`): processes take a moment to exit."""
+    deadline = time.monotonic() + within_s
+    while True:
+        now = descendants()
+        if now == expected or time.monotonic() > deadline:
+            return now
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[SourceConfig, list[ToolSpec], Path]]:
+    close_mcp_sessions()
+    src = SourceConfig(
+        kind="mcp",
+        platform="smcp",
+        command=["python", "-m", "tests.tools.servers.stateful_mcp"],
+        env={"STATEFUL_MCP_DIR": str(tmp_path)},
+    )
+    specs = load_mcp(src, "s", cwd=REPO)
+    (tmp_path / "starts").unlink(missing_ok=True)  # the listing's own start is not the executors'
+    try:
+        yield src, specs, tmp_path
+    finally:
+        close_mcp_sessions()
+
+
+def starts(d: Path) -> list[str]:
+    p = d / "starts"
+    return p.read_text(encoding="utf-8").split() if p.exists() else []
+
+
+def run(env: Any, calls: list[tuple[str, dict[str, Any]]], *, episodes: bool = False,
+        cfg: ExecutorConfig = CFG) -> list[CallResult]:  # fmt: skip
+    """One executor (on a loop of its own, as stages do), calls made one after the other."""
+    src, specs, _ = env
+
+    async def go() -> list[CallResult]:
+        async with ToolExecutor(specs, cfg, sources=[src], workdir=REPO) as ex:
+            if episodes:
+                return await ex.call_many(calls, episodes=True)
+            return [await ex.call(t, a) for t, a in calls]
+
+    return run_sync(go())
+
+
+def test_one_server_start_for_many_executors_and_a_clean_stop(server: Any) -> None:
+    before = descendants()
+    results = [r for _ in range(6) for r in run(server, [("list_items", {})])]  # six executors, six loops
+    assert all(r.outcome is Outcome.GENERIC_ONLY_SUCCESS for r in results), [r.detail for r in results]
+    pids = {r.body["pid"] for r in results}
+    assert len(pids) == 1 and len(starts(server[2])) == 1  # one process served them all
+    assert mcp_pool().stats()[server[1][0].source.locator]["shared_starts"] == 1
+    assert pids <= descendants() - before  # still running between executors ...
+    close_mcp_sessions()
+    assert settle(before) == before  # ... and stopped at the end: no orphan
+    assert not any(Path(f"/proc/{p}").exists() and "Z" not in Path(f"/proc/{p}/stat").read_text() for p in pids)
+
+
+def test_state_changes_run_in_a_private_server_of_their_episode(server: Any) -> None:
+    before = descendants()
+    # an executor without episodes: its first state change moves it to a server of its own
+    first, added, seen = run(server, [("list_items", {}), ("add_item", {"name": "a"}), ("list_items", {})])
+    assert added.body["items"] == ["a"] and seen.body["items"] == ["a"] and seen.body["pid"] == added.body["pid"]
+    assert first.body["pid"] != added.body["pid"]  # the read before the change went to the shared server
+    (shared,) = run(server, [("list_items", {})])
+    assert shared.body == {"items": [], "pid": first.body["pid"]}  # the shared session never changed
+    # concurrent episodes: each change in a server of its own, none sees another's
+    results = run(server, [("add_item", {"name": f"e{i}"}) for i in range(3)], episodes=True)
+    assert [r.body["items"] for r in results] == [["e0"], ["e1"], ["e2"]]
+    assert len({r.body["pid"] for r in results}) == 3
+    stats = mcp_pool().stats()[server[1][0].source.locator]
+    assert stats["shared_starts"] == 1 and stats["private_starts"] == 4
+    # an episode inside an executor that changed state reads the executor's server until it changes state itself
+    src, specs, _ = server
+
+    async def nested() -> list[CallResult]:
+        async with ToolExecutor(specs, CFG, sources=[src], workdir=REPO) as ex:
+            changed = await ex.call("add_item", {"name": "outer"})
+            read, own = await ex.in_episode(_two(ex))
+            return [changed, read, own]
+
+    async def _two(ex: ToolExecutor) -> list[CallResult]:
+        return [await ex.call("list_items", {}), await ex.call("add_item", {"name": "inner"})]
+
+    changed, read, own = run_sync(nested())
+    assert read.body == changed.body and own.body["items"] == ["inner"] and own.body["pid"] != changed.body["pid"]
+    # private servers stopped with their episode / executor: only the shared one is left
+    assert settle(before | {first.body["pid"]}) == before | {first.body["pid"]}
+    assert mcp_pool().stats()[specs[0].source.locator]["private_starts"] == 6
+    close_mcp_sessions()
+    assert settle(before) == before
+
+
+def test_a_crashed_server_is_restarted_once_and_counted(server: Any) -> None:
+    before = descendants()
+    (ok,) = run(server, [("list_items", {})])
+    (once,) = run(server, [("crash_once", {})])  # the shared server dies; restarted, the call retried
+    assert once.outcome.is_success and once.body["recovered"] is True, once.detail
+    assert once.body["pid"] != ok.body["pid"]
+    (after,) = run(server, [("list_items", {})])  # a later executor uses the restarted server
+    assert after.body["pid"] == once.body["pid"]
+    stats = mcp_pool().stats()[server[1][0].source.locator]
+    assert stats["restarts"] == 1 and stats["shared_starts"] == 2 and len(starts(server[2])) == 2
+    # a tool that kills its server every time: restarted once, then the crash is the tool's
+    dead, again = run(server, [("die", {}), ("list_items", {})])
+    assert dead.outcome is Outcome.SERVER_ERROR and "crashed on this tool twice" in dead.detail
+    assert again.outcome is Outcome.GENERIC_ONLY_SUCCESS  # the next call started the server afresh
+    close_mcp_sessions()
+    assert settle(before) == before
+
+
+def test_per_executor_sessions_keep_the_old_lifetime(server: Any) -> None:
+    before = descendants()
+    cfg = CFG.model_copy(update={"mcp_sessions": "per_executor"})
+    a = run(server, [("add_item", {"name": "x"}), ("list_items", {})], cfg=cfg)
+    b = run(server, [("list_items", {})], cfg=cfg)
+    assert a[1].body["items"] == ["x"] and b[0].body["items"] == []  # each executor: a fresh server
+    assert len(starts(server[2])) == 2
+    assert settle(before) == before  # each stopped with its executor
