@@ -129,6 +129,8 @@ BUILTIN_ENTITIES = {
 }  # fmt: skip
 _ID_WORDS = {"id": "id", "ids": "id", "no": "code", "number": "code", "cd": "code", "code": "code", "key": "code"}
 _NAME_WORDS = {"name", "nm", "title", "label"}
+_KIND_WORDS = {"type", "kind", "category"}
+_NAME_OF = re.compile(r"^(?:the |an? )?names? of (?:the |an? )?([a-z][a-z0-9_]*)\b")
 _STANDARD_WORDS = {"iata": "iata", "icao": "icao", "faa": "faa", "lid": "faa", "tailnum": "tailnum"}
 _SEARCH_WORDS = {"q", "query", "keyword", "keywords", "search", "term", "text"}
 _SCALAR_WORDS = {
@@ -428,6 +430,9 @@ def entity_vocabulary(specs: Iterable[ToolSpec]) -> set[str]:
             ws = words(name)
             if len(ws) >= 2 and ws[-1] in _ID_WORDS:
                 vocab.add(ALIASES.get("_".join(ws[:-1]), "_".join(ws[:-1])))
+        collection = words(s.records_path or "")[-1:]  # records under `entities`, `relations`: entities
+        if collection and collection[0] not in _NOT_ENTITIES and singular(collection[0]) != collection[0]:
+            vocab.add(ALIASES.get(singular(collection[0]), singular(collection[0])))
     return vocab
 
 
@@ -571,6 +576,11 @@ def infer_slot(slot: SlotInfo, platform: str, entity: str, vocab: set[str], sear
         name_ent = owner or entity
         src = "search" if search_tool and slot.kind == "param" and not prefix else "name"
         return str(TypeRef(name_ent, _display(name_ent, lang))), src, f"{last} of {name_ent}"
+    # 3b. the kind of a named entity's record (entityType, relation_kind): what sort of that entity it is
+    if last in _KIND_WORDS and len(core) >= 2:
+        owner = _entity_of(core[:-1], vocab)
+        if owner is not None:
+            return str(TypeRef(owner, "type")), "name", f"{last} of {owner}"
     # 4. scalar kinds
     if last in _SCALAR_WORDS:
         kind = _SCALAR_WORDS[last]
@@ -615,6 +625,11 @@ def infer_slot(slot: SlotInfo, platform: str, entity: str, vocab: set[str], sear
         return f"measure.{'_'.join(w for w in ws if w not in ('min', 'max'))}", "fallback", "a number"
     if slot.values and all(isinstance(v, str) and _DATE.match(v.strip()) for v in slot.values):
         return "date", "values", "ISO dates observed"
+    said = _NAME_OF.search(desc.lower())  # "The name of the entity where the relation starts"
+    if said and jt == "string":
+        ent = _entity_of([said.group(1)], vocab)
+        if ent is not None:
+            return str(TypeRef(ent, _display(ent, lang))), "description", f"the name of {ent} by its description"
     return UNKNOWN, "fallback", "nothing says what it is"
 
 

@@ -292,3 +292,25 @@ def test_unhinted_creating_tools_are_held_back_from_read_only_sources() -> None:
         if held:
             assert "side_effects: read_only" in str(why)
     assert refusal(_specs("npm-memory")["read_graph"], c) is None
+
+
+def test_memory_slots_are_typed_from_their_records_and_descriptions() -> None:
+    """Typed enough for the lexicon gate: the kinds and names of entities and relations are typed,
+    free texts (observations, messages) and object inputs stay unknown."""
+    specs = _specs("npm-memory")
+    inf = infer_types({s.tool_id: s for s in specs.values()}, {})
+    types = ValueTypes({tid: inf.tool_types(tid) for tid in inf.entities}, inf.parents)
+
+    def t(tool: str, kind: str, name: str) -> str | None:
+        tid = specs[tool].tool_id
+        return types.field_type(tid, name) if kind == "field" else types.param_type(tid, name)
+
+    assert t("read_graph", "field", "entityType") == "entity.type"
+    assert t("create_relations", "field", "relationType") == "relation.type"
+    assert t("create_relations", "field", "from") == t("create_relations", "field", "to") == "entity.name"
+    assert t("add_observations", "field", "entityName") == "entity.name"  # not observation.entity_name
+    assert t("read_graph", "field", "observations") == "unknown"
+    assert t("create_entities", "param", "entities") == "unknown"
+    slots = [v for tid in inf.entities for k in ("params", "fields") for v in inf.tool_types(tid).get(k, {}).values()]
+    unknown = sum(1 for v in slots if (v["type"] if isinstance(v, dict) else v) == "unknown")
+    assert unknown / len(slots) <= 0.5  # lexicon.max_unknown_share's default
