@@ -49,17 +49,23 @@ def _question_junctions(t: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(t["describe"].get("question_junctions", t["junctions"]))
 
 
+def _seed_scalars(value: Any) -> list[Any]:
+    """The values a seed states: a list argument (open_nodes(names=["Ada"])) states each of its items."""
+    return [x for x in value if x is not None] if isinstance(value, list) else [value]
+
+
 def _seed_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for s in t["seeds"]:
         label = param_label(specs[s["tool_id"]], s["param"])
-        if label in out and out[label] == s["value"]:
+        value = ", ".join(str(x) for x in _seed_scalars(s["value"])) if isinstance(s["value"], list) else s["value"]
+        if label in out and out[label] == value:
             continue
         n = 2
         key = label
         while key in out:  # a second value of the same parameter (a CMP's other arm): each is cited verbatim
             key, n = f"{label} ({n})", n + 1
-        out[key] = s["value"]
+        out[key] = value  # a list argument as the text that names its items
     if not out:  # a chain that starts from a full listing: 'all airlines' / '전체 시도'
         d = t["describe"]
         first = (
@@ -170,7 +176,8 @@ def _check(
     plain: Sequence[str],
     words: Iterable[str] = frozenset(),
 ) -> list[str]:
-    allowed = [s["value"] for s in t["seeds"]] + list(t["thresholds"]) + phrasing.default_values(t, specs)
+    allowed = [x for s in t["seeds"] for x in _seed_scalars(s["value"])]
+    allowed += list(t["thresholds"]) + phrasing.default_values(t, specs)
     return grounding_problems(
         query,
         language=lang,
@@ -413,7 +420,7 @@ def queries_frame(value: Mapping[str, Any], trajectories: Mapping[str, Any]):
     for task in value["tasks"]:
         t = by_id.get(task["lineage"]["trajectory_id"])
         bridges = t["bridge_values"] if t else []
-        allowed = [s["value"] for s in t["seeds"]] + list(t["thresholds"]) if t else []
+        allowed = [x for s in t["seeds"] for x in _seed_scalars(s["value"])] + list(t["thresholds"]) if t else []
         probs = grounding_problems(
             task["query"], language=value["language"], allowed_values=allowed, bridge_values=bridges
         )
