@@ -198,6 +198,13 @@ async def junction(
     if not keys:
         raise Rejection("junction_field_missing", f"no record of {edge.source_tool} has {', '.join(fields)}")
     n = len(keys)
+    keyed = sum(key_of(r, fields) is not None for r in records)
+    if n == 1 and keyed >= 2:
+        raise Rejection(
+            "entity_level",
+            f"all {keyed} {edge.source_tool} records share {', '.join(map(str, keys[0]))}: {edge.target_tool} would be "
+            "about their common context, not about one of them",
+        )
     jtype = junction_type(n, phi)
     node = None
     kept: Sequence[Mapping[str, Any]] = records
@@ -217,11 +224,18 @@ async def junction(
         keys = distinct_keys(kept, fields)
         if node["operator"] in THRESHOLD_OPERATORS:
             run.thresholds.append(node["threshold"])
+    if node is None and (missing := sum(key_of(r, fields) is None for r in kept)):
+        raise Rejection(
+            "unbridged_records",
+            f"{missing} of {len(kept)} {edge.source_tool} records have no {', '.join(fields)}: the junction drops them",
+        )
     first: dict[tuple | None, Mapping[str, Any]] = {}
     for r in kept:
         first.setdefault(key_of(r, fields), r)
     spec = specs[edge.target_tool_id]
     arg_sets = [edge_args(edge, first[k], run.constants if i == 0 else None, spec) for i, k in enumerate(keys)]
+    if len({repr(sorted(a.items())) for a in arg_sets}) < len(arg_sets):  # two values, one call (a transform)
+        raise Rejection("repeated_call", f"{len(keys)} values of {', '.join(fields)} give the same {spec.name} call")
     if spec.state_changing:  # one at a time: ids the service hands out then follow the golden order
         fetched: list[Fetched | BaseException] = []
         for a in arg_sets:

@@ -75,7 +75,7 @@ from factory.synthesis.execute import (
     run_chain,
 )
 from factory.synthesis.injection import is_instruction_like
-from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection
+from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection, substring_matches
 from factory.tools.executor import ToolExecutor
 from factory.tools.outcomes import Outcome, is_success_outcome
 from factory.tools.registry import ToolRegistry, executor_factory
@@ -297,6 +297,7 @@ class _Builder:
         self.step += 1
         firsts = []
         for f in fetched:
+            exact_search(self.world, f)
             self.world.observe(f)
             firsts.append(len(self.actions))
             lid = len(set(self.logical))
@@ -305,6 +306,22 @@ class _Builder:
                 self.records.append(list(c.records))
                 self.logical.append(lid)
         return firsts
+
+
+def exact_search(world: World, f: Fetched) -> None:
+    """Rejection('substring_bridge') when a call that searches records by their own name or title (a seed
+    value or a bridged one) matched it as a substring: 'Pilot' finds 'Pilot (Part 1)', 'Eric Clapton' finds
+    'Santana Feat. Eric Clapton', so the records are not the one entity the question names.  A search by
+    another text field (a composer among several) may match by substring."""
+    args = world.semantic_args(f)
+    own = [p for p in args if world.types.names_own_records(f.tool_id, p)]
+    if own and (hits := substring_matches(args, f.records, own)):
+        p, v, got = hits[0]
+        name = world.specs[f.tool_id].name
+        raise Rejection(
+            "substring_bridge",
+            f"{name}({p}={v!r}) matched by substring ({len(hits)} of {len(f.records)} records, e.g. {got!r})"[:200],
+        )
 
 
 async def _acquire_keys(ex: ToolExecutor, world: World, platforms: set[str]) -> list[dict[str, Any]]:
@@ -382,6 +399,10 @@ def _finish(
     sufficient calls (`minimal`), the answer spec referring to calls by step."""
     actions = key_rows + builder.actions
     offset = len(key_rows)
+    calls = [dumps([a["tool_id"], a.get("args") or {}]) for a in actions]
+    if len(set(calls)) < len(calls):
+        twice = next(a for a, c in zip(actions, calls, strict=True) if calls.count(c) > 1)
+        raise Rejection("repeated_call", f"{twice['tool']}({_brief(twice.get('args') or {})}) is called twice")
     records: list[list[dict[str, Any]]] = [[] for _ in key_rows] + builder.records
     mp = minimal.minimal_path(
         actions, records, _shift(answer_spec, offset), junctions, world.specs,
@@ -447,6 +468,10 @@ def _finish(
         "expected_state_hash": state_hash,
         **(extra or {}),
     }
+
+
+def _brief(args: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in args.items() if v != "<KEY>")[:120]
 
 
 def _stated_answer(value: Any, seeds: Sequence[Mapping[str, Any]]) -> str | None:
@@ -797,6 +822,14 @@ async def cond_trajectory(
         run = ChainRun(stages=[Stage(fetched=[f0])])
         then_stage = await junction(ex, world.specs, edge, [f0], syn.fan_out_budget, syn.max_scan_records, rng, run)
         run.stages.append(then_stage)
+    if (node := run.junctions[-1].get("process")) is not None:
+        # the question reads 'the items whose unit is percent: if there are at least 68 of them …' while the
+        # condition counts every item of the seed call (and a name filter can never reach the threshold)
+        raise Rejection(
+            "cond_subject",
+            f"the then-branch keeps {node['n_out']} of {node['n_in']} values ({node['operator']} {node['field']}): "
+            "the condition would be read on the kept records, not on the counted ones",
+        )
     count_guard(world, then_stage.fetched)
     b = _Builder(world)
     cond_first = b.add_stage([f0])
