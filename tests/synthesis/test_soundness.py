@@ -11,6 +11,9 @@ import asyncio
 import numpy as np
 import pytest
 
+from factory import ingest
+from factory.config import load_config
+from factory.demo.service import DemoService
 from factory.synthesis import execute
 from factory.synthesis import trajectories as T
 from factory.synthesis.junctions import (
@@ -23,7 +26,8 @@ from factory.synthesis.junctions import (
     node_problem,
     substring_matches,
 )
-from tests.synthesis.test_degeneracy import _run, _up, _world, demo  # noqa: F401 - the module's fixture
+from tests.conftest import free_port, write_config
+from tests.synthesis.test_degeneracy import _run, _up, _world
 
 NEW = ("repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
        "entity_level")  # fmt: skip
@@ -38,6 +42,17 @@ ARTIST_TYPES = {
         "fields": {"name": "track.title", "composer": "composer.name", "artist_id": "artist.id@chinook-catalog"},
     },
 }  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo service (no faults) and the aviation and music inventories read from it."""
+    tmp = tmp_path_factory.mktemp("soundness")
+    base = load_config().demo.model_dump(mode="json")
+    cfg = load_config(write_config(tmp, demo={**base, "port": free_port(), "faults": {}}))
+    with DemoService(cfg.demo, log_dir=tmp / "logs"):
+        inv = {d.name: ingest.build_inventory(d, cfg)[0] for d in cfg.domains if d.name in ("aviation", "music")}
+        yield cfg, inv
 
 
 def _typed(w: T.World) -> T.World:
@@ -165,22 +180,22 @@ def test_max_over_values_in_different_units_is_mixed_units():
 # --------------------------------------------------------------------------- junctions
 
 
-def _junction(w: T.World, upstream: list[execute.Fetched], demo=None) -> execute.Stage:
-    """The world's first edge as a junction over `upstream` (with `demo`: calls sent to the demo service; without,
+def _junction(w: T.World, upstream: list[execute.Fetched], service=None) -> execute.Stage:
+    """The world's first edge as a junction over `upstream` (with `service`, the demo fixture: calls sent to the demo service; without,
     only what is decided before any call)."""
 
     async def go(ex):
         rng = np.random.default_rng(0)
         return await execute.junction(ex, w.specs, w.edges[0], upstream, 5, 500, rng, execute.ChainRun())
 
-    if demo is None:
+    if service is None:
         return asyncio.run(go(None))
 
     async def with_session():
         async with w.session() as ex:
             return await go(ex)
 
-    return _run(demo, with_session)
+    return _run(service, with_session)
 
 
 def test_records_without_the_bridged_field_are_not_dropped_silently(demo):
@@ -211,7 +226,9 @@ def test_a_value_every_listed_record_shares_is_another_entity_level(demo):
 def test_two_values_that_give_one_call_are_a_repeated_call(demo):
     w = _world(demo, "aviation", [("get_airport_by_icao", "airports_near", {"iata": {**_up("iata"), "transform": "upper"}})], [])  # fmt: skip
     tid = w.edges[0].source_tool_id
-    up = [execute.Fetched(tid, {"icao": c}, [], [{"icao": c, "iata": v}], 1) for c, v in (("KJFK", "JFK"), ("X", "jfk"))]
+    up = [
+        execute.Fetched(tid, {"icao": c}, [], [{"icao": c, "iata": v}], 1) for c, v in (("KJFK", "JFK"), ("X", "jfk"))
+    ]
     with pytest.raises(Rejection) as e:
         _junction(w, up)
     assert e.value.reason == "repeated_call"
