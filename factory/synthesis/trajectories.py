@@ -88,6 +88,7 @@ DEGENERATE_REASONS = (
     "unique_key_count", "always_one", "repeated_lookup", "constant_answer", "cond_one_sided",
     "cond_branches_equal", "tie",
 )  # fmt: skip
+RERUN_TRIES = 4  # re-run candidates drawn per wanted re-run (a re-run on another seed may be rejected)
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
 
 
@@ -924,16 +925,17 @@ async def recheck(
 async def check_degeneracy(
     world: World,
     t: dict[str, Any],
-    rerun: Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]],
-    others: Sequence[dict[str, Any]],
+    rerun: Callable[[Any, Any], Awaitable[dict[str, Any]]],
+    others: Sequence[Any],
     rng,
     ledger: Ledger,
 ) -> None:
-    """Re-run a candidate's template (`rerun(seed, shape)`) on other seeds (a seeded draw of at most twice
-    `degeneracy_seeds`); Rejection when it is degenerate, else `t['degeneracy']` records what was checked."""
+    """Re-run a candidate's template (`rerun(seed, shape)`; a CMP's seed is a (seed, other value) pair) on other
+    seeds (a seeded draw of at most `RERUN_TRIES` × `degeneracy_seeds`: a re-run may be rejected); Rejection
+    when it is degenerate, else `t['degeneracy']` records what was checked."""
     shape = t.pop("shape", None)
     k = world.cfg.synthesis.degeneracy_seeds
-    runs = [functools.partial(rerun, s, shape) for s in _shuffled(others, rng)[: 2 * k]]
+    runs = [functools.partial(rerun, s, shape) for s in _shuffled(others, rng)[: RERUN_TRIES * k]]
     t["degeneracy"] = {**(await recheck(t, runs, k, ledger, world)), "shape": shape}
 
 
@@ -984,6 +986,16 @@ def _binary(t: Mapping[str, Any]) -> bool:
     return t["template"] == "CMP" and (t.get("answer_spec") or {}).get("ask", "winner") == "winner"
 
 
+def other_pairs(
+    world: World, tid: str, seed: Mapping[str, Any], p: str, other: Any
+) -> list[tuple[dict[str, Any], Any]]:
+    """(seed, other value) pairs of a one-parameter comparison with two values of `p` neither of which the task
+    compares: the re-runs that tell whether an arm's count varies at all."""
+    taken = {dumps(seed[p]), dumps(other)}
+    vals = [s for s in world.other_seeds(tid, seed) if dumps(s[p]) not in taken]
+    return [(a, b[p]) for a, b in zip(vals[::2], vals[1::2], strict=False) if dumps(a[p]) != dumps(b[p])]
+
+
 def _shuffled(items: Sequence[Any], rng) -> list[Any]:
     return [items[int(i)] for i in rng.permutation(len(items))] if items else []
 
@@ -1022,8 +1034,8 @@ async def _synthesize(
             break
         template = open_t[attempt % len(open_t)]
         info: dict[str, Any] = {"attempt": attempt, "template": template}
-        others: list[dict[str, Any]] = []  # seeds the kept template is re-run on (degeneracy)
-        rerun: Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]] | None = None
+        others: list[Any] = []  # seeds the kept template is re-run on (degeneracy; CMP: (seed, other) pairs)
+        rerun: Callable[[Any, Any], Awaitable[dict[str, Any]]] | None = None
         try:
             if template == "chain":
                 if not chains:
@@ -1067,10 +1079,14 @@ async def _synthesize(
                 binary_ok = sum(map(_binary, kept)) + 1 <= syn.cmp_binary_share * (len(kept) + 1)
                 ask = "winner" if binary_ok and rng.random() < 0.5 else "difference"
                 t = await cmp_trajectory(world, tid, seed, p, other, edge, rng, ask=ask)
-                others = world.other_seeds(tid, seed, keep=[p])  # other contexts, the same two values
+                # other contexts with the same two values; a comparison with no context (the compared value
+                # is its only argument) is re-run on other pairs of values
+                others = [(s, other) for s in world.other_seeds(tid, seed, keep=[p])] or other_pairs(
+                    world, tid, seed, p, other
+                )
 
-                def rerun(s, shape, tid=tid, p=p, other=other, edge=edge, rrng=rrng):
-                    return cmp_trajectory(world, tid, s, p, other, edge, rrng, shape=shape)
+                def rerun(pair, shape, tid=tid, p=p, edge=edge, rrng=rrng):
+                    return cmp_trajectory(world, tid, pair[0], p, pair[1], edge, rrng, shape=shape)
             else:
                 if not cond_edges:
                     raise Rejection("no_seed", "no edge with a seeded source")
