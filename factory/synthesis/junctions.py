@@ -65,7 +65,6 @@ REJECTION_REASONS = (
     "cond_subject",  # a COND whose then-branch filters its records: the question names the filtered set
     "mixed_units",  # max/min/threshold over a number whose records come in different units
     "entity_level",  # the bridge passes on what every listed record shares (another entity level than the seed's)
-    "entity_detour",  # the answer's entity is reached by a detour: the seed's own record names another one
 )
 
 

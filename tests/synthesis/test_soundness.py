@@ -251,3 +251,34 @@ def test_cond_whose_then_branch_filters_is_rejected(demo):
     with pytest.raises(Rejection) as e:
         _run(demo, go)
     assert e.value.reason == "cond_subject"
+
+
+# --------------------------------------------------------------------------- degeneracy re-runs
+
+
+def test_a_one_parameter_cmp_is_rechecked_on_other_pairs_of_values(demo):
+    """Audit: 'album 271 or album 254, which has more tracks' had no other context and was kept unchecked."""
+    rows = [("list_album_tracks", {"album_id": a}, n, {"album_id": a}) for a, n in ((271, 14), (254, 1), (1, 10),
+            (2, 1), (3, 3), (4, 8))]  # fmt: skip
+    w = _world(demo, "music", [], rows)
+    tid = next(t for t in w.seeds if t.endswith("/list_album_tracks"))
+    seed = {"album_id": 271}
+    assert w.other_seeds(tid, seed, keep=["album_id"]) == []  # no context: the compared value is the only argument
+    pairs = T.other_pairs(w, tid, seed, "album_id", 254)
+    assert pairs == [({"album_id": 1}, 2), ({"album_id": 3}, 4)]
+    ledger = T.Ledger(budget=100)
+
+    async def go():
+        rng = np.random.default_rng(0)
+        t = await T.cmp_trajectory(w, tid, seed, "album_id", 254, None, rng, ask="difference")
+
+        def rerun(pair, shape):
+            return T.cmp_trajectory(w, tid, pair[0], "album_id", pair[1], None, rng, shape=shape)
+
+        await T.check_degeneracy(w, t, rerun, pairs, rng, ledger)
+        return t
+
+    t = _run(demo, go)
+    assert t["answer"]["value"] == 13 and t["degeneracy"]["checked"] is True
+    assert ledger.checked == 1 and ledger.unchecked == 0
+    assert sorted(t["degeneracy"]["arms"][0]) != [14] * len(t["degeneracy"]["arms"][0])
