@@ -88,6 +88,10 @@ DEGENERATE_REASONS = (
     "unique_key_count", "always_one", "repeated_lookup", "constant_answer", "cond_one_sided",
     "cond_branches_equal", "tie",
 )  # fmt: skip
+SOUNDNESS_REASONS = (
+    "repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
+    "entity_level",
+)  # fmt: skip  # the question would read another record set than the answer counts (junctions.REJECTION_REASONS)
 RERUN_TRIES = 4  # re-run candidates drawn per wanted re-run (a re-run on another seed may be rejected)
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
 
@@ -1234,6 +1238,7 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
             r: reasons.get(r, 0) for r in (*REJECTION_REASONS, *minimal.REJECTIONS) if reasons.get(r)
         },
         "degenerate_rejected": sum(reasons.get(r, 0) for r in DEGENERATE_REASONS),
+        "unsound_rejected": sum(reasons.get(r, 0) for r in SOUNDNESS_REASONS),
         "degeneracy": dict(value.get("degeneracy") or {}),
         "cmp_binary": sum(map(_binary, trajs)),
         "cmp_binary_share": rate(sum(map(_binary, trajs)), len(trajs)),

@@ -61,8 +61,13 @@ def _typed(w: T.World) -> T.World:
     return w
 
 
-def test_new_reason_codes_are_registered():
-    assert set(NEW) <= set(REJECTION_REASONS)
+def test_new_reason_codes_are_registered_and_counted():
+    assert set(NEW) <= set(REJECTION_REASONS) and set(T.SOUNDNESS_REASONS) == set(NEW)
+    value = {"trajectories": [], "rejected": [{"reason": r, "detail": ""} for r in (*NEW, "cond_subject", "tie")],
+             "admits": {}, "degeneracy": {}}  # fmt: skip
+    meta = T.trajectory_metadata(value)
+    assert meta["unsound_rejected"] == len(NEW) + 1
+    assert meta["rejections_by_reason"]["cond_subject"] == 2 and meta["rejections_by_reason"]["tie"] == 1
 
 
 # --------------------------------------------------------------------------- substring matches
