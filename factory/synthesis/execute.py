@@ -198,12 +198,16 @@ async def junction(
     if not keys:
         raise Rejection("junction_field_missing", f"no record of {edge.source_tool} has {', '.join(fields)}")
     n = len(keys)
-    keyed = sum(key_of(r, fields) is not None for r in records)
-    if n == 1 and keyed >= 2:
+    per_call = [distinct_keys(f.records, fields) for f in upstream if f.records]
+    listings = [f for f in upstream if sum(key_of(r, fields) is not None for r in f.records) >= 2]
+    if listings and all(len(k) == 1 for k in per_call):
+        # the 13 읍면동 of 11500 all carry 서울특별시; each album's tracks all carry that album's id: the value is
+        # what the call was about (its context), so the next call climbs back to another entity level
         raise Rejection(
             "entity_level",
-            f"all {keyed} {edge.source_tool} records share {', '.join(map(str, keys[0]))}: {edge.target_tool} would be "
-            "about their common context, not about one of them",
+            f"every record of each {edge.source_tool} call shares its {', '.join(fields)} "
+            f"({', '.join(str(k[0][0]) for k in per_call[:3])}): {edge.target_tool} would be about the calls' "
+            "context, not about their records",
         )
     jtype = junction_type(n, phi)
     node = None

@@ -222,6 +222,15 @@ def test_a_value_every_listed_record_shares_is_another_entity_level(demo):
     with pytest.raises(Rejection) as e:
         _junction(w, [execute.Fetched(tid, {"album_id": 1}, [], tracks, 10)])
     assert e.value.reason == "entity_level"
+    # audit #40: the tracks of each of the artist's 4 albums carry their album's id (a FAN back to the albums)
+    w3 = _world(demo, "music", [("list_album_tracks", "get_album", {"album_id": _up("album_id")})], [])
+    fan = [
+        execute.Fetched(tid, {"album_id": a}, [], [{"track_id": 10 * a + i, "album_id": a} for i in range(3)], 3)
+        for a in (227, 228, 229, 261)
+    ]
+    with pytest.raises(Rejection) as e:
+        _junction(w3, fan)
+    assert e.value.reason == "entity_level"
     one = execute.Fetched(tid, {"track_id": 1}, [], tracks[:1], 1)  # one record: its own artist, a SEQ
     w2 = _world(demo, "music", [("get_track", "list_artist_albums", {"artist_id": _up("artist_id")})], [])
     stage = _junction(w2, [one], demo)
