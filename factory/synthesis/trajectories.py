@@ -41,6 +41,17 @@ Degeneracy (checked before any query is written; each a rejection with its reaso
   parameters; every answer equal to the task's is ``constant_answer`` (CMP: an arm whose count is
   the same in every context, ``always_one`` when it is 1).  These re-runs are real calls, bounded
   per domain by `degeneracy_call_budget` and reported (``degeneracy`` in the value and metadata).
+  A comparison whose compared value is its only argument (no other context) is re-run on other
+  pairs of values.
+
+Soundness of the question's reading (`SOUNDNESS_REASONS`, counted as ``unsound_rejected``): the same
+call twice (``repeated_call``); a search by its records' own name or title that matched the sent
+value as a substring ('Pilot' → 'Pilot (Part 1)', ``substring_bridge``, `exact_search`); a process
+node that keeps records without the bridged field or orders numbers in several units
+(``ambiguous_pick``, ``mixed_units``, `junctions.node_problem`); a junction that silently drops
+records without its field (``unbridged_records``); a bridged value every record of each upstream call
+shares, i.e. the call's own context (``entity_level``); a COND whose then-branch filters its records,
+so the question names the filtered set while the condition counts all of them (``cond_subject``).
 """
 
 import asyncio
