@@ -13,7 +13,7 @@ from factory.records import Task
 from factory.synthesis import execute
 from factory.synthesis.junctions import Rejection
 from factory.synthesis.replay import replay
-from factory.synthesis.trajectories import World
+from factory.synthesis.trajectories import SOUNDNESS_REASONS, World
 
 KEY_RE = re.compile(r"\b[a-z]{2,4}-[0-9a-f]{24}\b")
 
@@ -135,7 +135,7 @@ def test_bad_input_is_a_recorded_rejection(world):
                        "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "collapsed", "seed_unused",
                        "uncoercible_value", "unique_key_count", "always_one", "repeated_lookup", "constant_answer",
                        "cond_one_sided", "cond_branches_equal", "name_search_count", "answer_in_query",
-                       "uniform_list"}  # fmt: skip
+                       "uniform_list", *SOUNDNESS_REASONS}  # fmt: skip
 
 
 def test_same_seed_same_trajectories(world):
