@@ -108,9 +108,26 @@ UNIT_WORDS = ("unit", "units", "uom", "단위")
 
 
 def unit_fields(records: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Fields that name the unit of a record's numbers (`unit`, `value_unit`, `단위`)."""
+    """Fields that name the unit of a record's numbers (`unit`, `value_unit`, `단위`; not `unit_price`): the
+    name ends in a unit word and every value is a text that is not a number."""
     names = {k for r in records for k in r}
-    return sorted(k for k in names if any(w in re.split(r"[^0-9a-z가-힣]+", k.lower()) for w in UNIT_WORDS))
+    out = []
+    for k in sorted(names):
+        words = [w for w in re.split(r"[^0-9a-z가-힣]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", k).lower()) if w]
+        if not words or words[-1] not in UNIT_WORDS:
+            continue
+        vals = [r.get(k) for r in records if _present(r.get(k))]
+        if vals and all(isinstance(v, str) and not _numeric_text(v) for v in vals):
+            out.append(k)
+    return out
+
+
+def _numeric_text(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
 
 
 def mixed_units(records: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:

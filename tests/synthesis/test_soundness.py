@@ -25,6 +25,7 @@ from factory.synthesis.junctions import (
     mixed_units,
     node_problem,
     substring_matches,
+    unit_fields,
 )
 from tests.conftest import free_port, write_config
 from tests.synthesis.test_degeneracy import _run, _up, _world
@@ -172,6 +173,8 @@ def _census(units: tuple[str, ...]) -> list[dict]:
 def test_max_over_values_in_different_units_is_mixed_units():
     assert mixed_units(_census(("kg_day", "m3_day"))) == {"unit": ["kg_day", "m3_day"]}
     assert mixed_units(_census(("kg_day",))) == {}
+    prices = [{"track_id": i, "unit_price": p, "priceUnit": "USD"} for i, p in ((1, "0.99"), (2, "1.99"))]
+    assert unit_fields(prices) == ["priceUnit"] and mixed_units(prices) == {}  # a price is not a unit
     max_value = {"field": "value", "operator": "max", "threshold": 4016.0}
     assert node_problem(_census(("kg_day", "m3_day")), ["sidoCd"], max_value) == "mixed_units"
     assert node_problem(_census(("kg_day",)), ["sidoCd"], max_value) is None
