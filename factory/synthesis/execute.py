@@ -23,6 +23,7 @@ import numpy as np
 
 from factory.graph import plan as plans
 from factory.graph.edge import Edge
+from factory.semtypes import UNKNOWN, TypeRef, ValueTypes
 from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value
 from factory.synthesis.junctions import (
     DRV,
@@ -175,6 +176,25 @@ def edge_args(
     return args
 
 
+def converts_own_argument(types: ValueTypes, f: Fetched, fields: Sequence[str], key: Sequence[Any]) -> bool:
+    """Whether the value every record of `f` shares names the entity `f` was asked about in another form (the
+    sigungu listing of sido code 31 carries the sido's name): a conversion of the call's own argument, the
+    same entity level; not the argument itself (a round trip) nor another entity (the province of a district)."""
+    for name, value in zip(fields, key, strict=True):
+        ft = types.field_type(f.tool_id, name)
+        if not ft or ft == UNKNOWN:
+            return False
+        entity = TypeRef.parse(ft).entity
+        same = False
+        for p, arg in f.args.items():
+            pt = types.param_type(f.tool_id, p)
+            if pt and pt != UNKNOWN and TypeRef.parse(pt).entity == entity and str(arg) != str(value):
+                same = True
+        if not same:
+            return False
+    return True
+
+
 async def junction(
     ex: ToolExecutor,
     specs: Mapping[str, ToolSpec],
@@ -185,6 +205,7 @@ async def junction(
     rng: np.random.Generator,
     run: ChainRun,
     fixed: Mapping[str, Any] | None = None,
+    types: ValueTypes | None = None,
 ) -> Stage:
     """Type the junction by cardinality, insert a process node for DRV, execute the downstream call(s).
 
@@ -198,9 +219,13 @@ async def junction(
     if not keys:
         raise Rejection("junction_field_missing", f"no record of {edge.source_tool} has {', '.join(fields)}")
     n = len(keys)
-    per_call = [distinct_keys(f.records, fields) for f in upstream if f.records]
+    called = [f for f in upstream if f.records]
+    per_call = [distinct_keys(f.records, fields) for f in called]
     listings = [f for f in upstream if sum(key_of(r, fields) is not None for r in f.records) >= 2]
-    if listings and all(len(k) == 1 for k in per_call):
+    conversion = types is not None and all(
+        converts_own_argument(types, f, fields, k[0]) for f, k in zip(called, per_call, strict=True) if len(k) == 1
+    )
+    if listings and all(len(k) == 1 for k in per_call) and not conversion:
         # the 13 읍면동 of 11500 all carry 서울특별시; each album's tracks all carry that album's id: the value is
         # what the call was about (its context), so the next call climbs back to another entity level
         raise Rejection(
@@ -288,6 +313,7 @@ async def run_chain(
     bound: int,
     rng: np.random.Generator,
     nodes: Sequence[Mapping[str, Any] | None] | None = None,
+    types: ValueTypes | None = None,
 ) -> ChainRun:
     """The seed call, then one junction per edge; `nodes` (one per edge) re-runs a known template."""
     run = ChainRun()
@@ -295,7 +321,7 @@ async def run_chain(
     run.stages.append(Stage(fetched=[f0], role="seed"))
     for i, e in enumerate(edges):
         fixed = None if nodes is None else {"process": nodes[i]}
-        run.stages.append(await junction(ex, specs, e, run.stages[-1].fetched, phi, bound, rng, run, fixed))
+        run.stages.append(await junction(ex, specs, e, run.stages[-1].fetched, phi, bound, rng, run, fixed, types))
     return run
 
 

