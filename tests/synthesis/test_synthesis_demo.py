@@ -39,7 +39,8 @@ def test_assets_materialize_with_every_admitted_pattern(world):
         expected = {t for t in ("SEM", "CMP", "COND") if admits[t]}
         assert expected <= cats, (d, cats, admits)
         assert cats & {"SEQ", "FAN", "DRV", "MIXED"}, (d, cats)
-        assert any(j["n"] >= 2 for t in tr["trajectories"] for j in t["junctions"]), d  # one-to-many junctions
+        rejected = sorted({(r["reason"], r["detail"][:80]) for r in tr["rejected"]})
+        assert any(j["n"] >= 2 for t in tr["trajectories"] for j in t["junctions"]), (d, rejected)  # one-to-many
         phi = cfg.synthesis.fan_out_budget
         for t in tr["trajectories"]:
             assert all(a["outcome"] in ("semantic_success", "generic_only_success") for a in t["golden_actions"])
