@@ -13,7 +13,7 @@ from factory.records import Task
 from factory.synthesis import execute
 from factory.synthesis.junctions import Rejection
 from factory.synthesis.replay import replay
-from factory.synthesis.trajectories import World
+from factory.synthesis.trajectories import SOUNDNESS_REASONS, World
 
 KEY_RE = re.compile(r"\b[a-z]{2,4}-[0-9a-f]{24}\b")
 
@@ -39,7 +39,8 @@ def test_assets_materialize_with_every_admitted_pattern(world):
         expected = {t for t in ("SEM", "CMP", "COND") if admits[t]}
         assert expected <= cats, (d, cats, admits)
         assert cats & {"SEQ", "FAN", "DRV", "MIXED"}, (d, cats)
-        assert any(j["n"] >= 2 for t in tr["trajectories"] for j in t["junctions"]), d  # one-to-many junctions
+        rejected = sorted({(r["reason"], r["detail"][:80]) for r in tr["rejected"]})
+        assert any(j["n"] >= 2 for t in tr["trajectories"] for j in t["junctions"]), (d, rejected)  # one-to-many
         phi = cfg.synthesis.fan_out_budget
         for t in tr["trajectories"]:
             assert all(a["outcome"] in ("semantic_success", "generic_only_success") for a in t["golden_actions"])
@@ -135,7 +136,7 @@ def test_bad_input_is_a_recorded_rejection(world):
                        "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "collapsed", "seed_unused",
                        "uncoercible_value", "unique_key_count", "always_one", "repeated_lookup", "constant_answer",
                        "cond_one_sided", "cond_branches_equal", "name_search_count", "answer_in_query",
-                       "uniform_list"}  # fmt: skip
+                       "uniform_list", *SOUNDNESS_REASONS}  # fmt: skip
 
 
 def test_same_seed_same_trajectories(world):
