@@ -366,7 +366,9 @@ class ToolExecutor:
         )
         env = self._key_envs.get(tool.platform)
         if env:
-            return f"no {what} for platform {tool.platform}: set the environment variable {env} (its source's api_key_env)"
+            return (
+                f"no {what} for platform {tool.platform}: set the environment variable {env} (its source's api_key_env)"
+            )
         return (
             f"no {what} for platform {tool.platform}: name an environment variable in its source's api_key_env"
             f" (with platform: {tool.platform}) and set it"

@@ -75,8 +75,12 @@ def _doc(base_url: str = "http://127.0.0.1:9") -> dict[str, Any]:
         },
         "paths": {
             "/pets": {
-                "get": {"operationId": "findPets", "parameters": [_STATUS], "security": [{"oauth": ["read"]}],
-                        "responses": _PETS}  # fmt: skip
+                "get": {
+                    "operationId": "findPets",
+                    "parameters": [_STATUS],
+                    "security": [{"oauth": ["read"]}],
+                    "responses": _PETS,
+                }  # fmt: skip
             },
             "/me": {"get": {"operationId": "getMe", "security": [{"basic": []}], "responses": _OK}},
             "/public": {"get": {"operationId": "getPublic", "security": [{}, {"bearer": []}], "responses": _OK}},
@@ -137,7 +141,9 @@ def _tools(base_url: str = "http://127.0.0.1:9") -> dict[str, ToolSpec]:
     return {t.name: t for t in specs}
 
 
-def _call(url: str, name: str, args: dict[str, Any], keys: dict[str, str] | None, sources: list[SourceConfig] = []):
+def _call(
+    url: str, name: str, args: dict[str, Any], keys: dict[str, str] | None, sources: tuple[SourceConfig, ...] = ()
+):
     tools = _tools(url)
 
     async def go():
@@ -226,10 +232,13 @@ def test_without_a_token_the_call_is_not_sent_and_names_the_env_var(server) -> N
     url, seen = server
     seen.clear()
     src = SourceConfig(kind="openapi", platform="auth", spec="mem://auth", api_key_env=ENV)
-    res = _call(url, "find_pets", {"status": "available"}, None, [src])
+    res = _call(url, "find_pets", {"status": "available"}, None, (src,))
     assert seen == []  # a required bearer credential is missing: nothing goes to the service
     assert res.outcome is Outcome.AUTH_ERROR and res.attempts == 0
-    assert res.detail == f"no bearer token for platform auth: set the environment variable {ENV} (its source's api_key_env)"
+    assert (
+        res.detail
+        == f"no bearer token for platform auth: set the environment variable {ENV} (its source's api_key_env)"
+    )
     res = _call(url, "get_me", {}, None)  # no source names an env var
     assert res.outcome is Outcome.AUTH_ERROR and seen == []
     assert res.detail == (
@@ -249,11 +258,11 @@ def test_api_key_auth_error_names_the_env_var(server) -> None:
     url, seen = server
     seen.clear()
     src = SourceConfig(kind="openapi", platform="auth", spec="mem://auth", api_key_env=ENV)
-    res = _call(url, "get_keyed", {}, None, [src])
+    res = _call(url, "get_keyed", {}, None, (src,))
     assert seen == [None]  # apiKey tools are still sent without a key (some services answer anonymously)
     assert res.outcome is Outcome.AUTH_ERROR
     assert res.detail.startswith(f"no API key for platform auth: set the environment variable {ENV}")
-    assert res.detail.endswith("(HTTP 401: \"unauthorized\")")
+    assert res.detail.endswith('(HTTP 401: "unauthorized")')
     assert _call(url, "get_keyed", {}, {"auth": API_KEY}).ok
 
 
@@ -272,7 +281,9 @@ def test_log_lines_never_show_the_credential(caplog: pytest.LogCaptureFixture) -
 
         run_sync(go())
         logging.getLogger("factory.test").warning("sent Basic %s for %s", BASIC, USER_PASS)
-    assert caplog.records and all(BASIC not in r.getMessage() and USER_PASS not in r.getMessage() for r in caplog.records)
+    assert caplog.records and all(
+        BASIC not in r.getMessage() and USER_PASS not in r.getMessage() for r in caplog.records
+    )
 
 
 # --------------------------------------------------------------------------- probes
