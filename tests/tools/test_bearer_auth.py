@@ -23,7 +23,7 @@ from factory.tools.mcp import run_sync
 from factory.tools.openapi import load_openapi
 from factory.tools.outcomes import Outcome
 from factory.tools.spec import ToolSpec
-from factory.tools.transports.http import authorization_value, build_request
+from factory.tools.transports.http import ACCEPT, authorization_value, build_request
 from tests.conftest import write_config
 from tests.serving import serve_asgi
 
@@ -194,7 +194,16 @@ def test_authorization_header_value() -> None:
     assert authorization_value("basic", "u:p") == "Basic " + base64.b64encode(b"u:p").decode()
     assert authorization_value("bearer", "Bearer abc") == "Bearer abc"  # already a header value: as it is
     url, kwargs = build_request(_tools()["find_pets"], {"status": "available", "Authorization": "xyz"})
-    assert url == "http://127.0.0.1:9/pets" and kwargs["headers"] == {"Authorization": "Bearer xyz"}
+    assert url == "http://127.0.0.1:9/pets" and kwargs["headers"] == {"Authorization": "Bearer xyz", "Accept": ACCEPT}
+
+
+def test_requests_ask_for_json_unless_the_call_sets_accept() -> None:
+    """A service offering XML first (the Petstore's Prism mock) answers JSON; an Accept argument is kept."""
+    tool = _tools()["find_pets"].model_copy(
+        update={"param_locations": {**_tools()["find_pets"].param_locations, "accept": "header"}}
+    )
+    _, kwargs = build_request(tool, {"status": "available", "accept": "application/xml"})
+    assert kwargs["headers"] == {"accept": "application/xml"}
 
 
 # --------------------------------------------------------------------------- executor against a live server

@@ -4,7 +4,8 @@ Parameters go where `ToolSpec.param_locations` says (path, query, header, body);
 sent as JSON, as a form when the input schema's `CONTENT_TYPE_KEY` says so, or whole when a
 property carries `RAW_BODY_FLAG`.  The key of a bearer/basic security scheme
 (`GenericParams.key_scheme`) goes in the Authorization header as ``Bearer <key>`` or
-``Basic base64(user:password)`` (`authorization_value`).  A missing required path parameter
+``Basic base64(user:password)`` (`authorization_value`).  Requests ask for JSON (`ACCEPT`) unless
+the call sets its own Accept header.  A missing required path parameter
 or a tool without a base URL cannot be sent (`NotSent`).  Retryable: 429, 500/502/504 (with the ``Retry-After``
 header, seconds or HTTP date), read/write timeouts and dropped connections; not retried:
 503, other 4xx, refused connections and connect timeouts.  Non-2xx responses are classified
@@ -28,6 +29,7 @@ from factory.tools.schema import CONTENT_TYPE_KEY, FORM_CONTENT_TYPES, RAW_BODY_
 from factory.tools.spec import ToolSpec
 from factory.tools.transports.base import Exchange, NotSent, Transport, TransportOptions, nonempty, short
 
+ACCEPT = "application/json, */*;q=0.1"
 RETRY_STATUSES = frozenset({429, 500, 502, 504})
 UNAVAILABLE_STATUSES = frozenset({405, 410, 501, 503})
 
@@ -152,6 +154,8 @@ def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, 
                 body[name] = v
         else:
             query[name] = query_value(v)
+    if not any(h.lower() == "accept" for h in headers):  # JSON first: a service offering XML too picks its first type
+        headers["Accept"] = ACCEPT
     kwargs: dict[str, Any] = {"params": query, "headers": headers}
     content_type = tool.input_schema.get(CONTENT_TYPE_KEY)
     if has_raw:
