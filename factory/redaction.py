@@ -8,7 +8,8 @@ stack info, replacing
 - every known secret: the keys registered with `register_secret` (the configured API keys read
   from the environment, every key an executor was given or acquired), and
 - the value of key-bearing query/form parameters (``api_key=``, ``serviceKey=``, ``token=`` …,
-  `KEY_PARAM_RE`), and
+  `KEY_PARAM_RE`), and the credential of an Authorization header (``Authorization: Bearer …``,
+  `AUTH_HEADER_RE`), and
 - values matching the key formats of `KEY_LIKE_PATTERNS` (the export scan's default,
   ``<2-4 letters>-<24 hex>``) plus any patterns given to `install_log_redaction`,
 
@@ -27,6 +28,7 @@ import threading
 from collections.abc import Iterable
 
 __all__ = [
+    "AUTH_HEADER_RE",
     "KEY_LIKE_PATTERNS",
     "KEY_PARAM_RE",
     "PLACEHOLDER",
@@ -44,6 +46,9 @@ KEY_PARAM_RE = re.compile(
     r"(?i)(?P<name>(?:(?<=[?&;])key|(?<![A-Za-z0-9_-])(?:api[_-]?key|apikey|service[_-]?key|access[_-]?token|"
     r"auth[_-]?token|token|client[_-]?secret|secret|password|passwd))(?:=|[\"']?\s*:\s*[\"']))"
     r"(?P<value>[^&\s\"'#<>,;)]+)"
+)
+AUTH_HEADER_RE = re.compile(
+    r"(?i)(?P<name>\bauthorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)(?P<value>[^\s\"',;]+)"
 )
 
 _lock = threading.Lock()
@@ -79,6 +84,7 @@ def redact_text(text: str) -> str:
         if s in text:
             text = text.replace(s, PLACEHOLDER)
     text = KEY_PARAM_RE.sub(_key_param, text)
+    text = AUTH_HEADER_RE.sub(_key_param, text)
     for p in patterns:
         text = p.sub(PLACEHOLDER, text)
     return text

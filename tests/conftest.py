@@ -105,7 +105,7 @@ def synth_world(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("synth_world")
     base = load_config().model_dump(mode="json")
     graph = {**base["graph"], "iterations": 3, "paths_per_iteration": 20, "eval_trials_per_edge": 0}
-    synthesis = {**base["synthesis"], "per_pattern": 2, "attempts": 70}
+    synthesis = {**base["synthesis"], "per_pattern": 2, "attempts": 100}
     path = write_config(tmp, graph=graph, synthesis=synthesis)
     cfg = load_config(path)
     defs = build_definitions(str(path))

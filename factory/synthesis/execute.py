@@ -23,6 +23,7 @@ import numpy as np
 
 from factory.graph import plan as plans
 from factory.graph.edge import Edge
+from factory.semtypes import UNKNOWN, TypeRef, ValueTypes
 from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value
 from factory.synthesis.junctions import (
     DRV,
@@ -175,6 +176,25 @@ def edge_args(
     return args
 
 
+def converts_own_argument(types: ValueTypes, f: Fetched, fields: Sequence[str], key: Sequence[Any]) -> bool:
+    """Whether the value every record of `f` shares names the entity `f` was asked about in another form (the
+    sigungu listing of sido code 31 carries the sido's name): a conversion of the call's own argument, the
+    same entity level; not the argument itself (a round trip) nor another entity (the province of a district)."""
+    for name, value in zip(fields, key, strict=True):
+        ft = types.field_type(f.tool_id, name)
+        if not ft or ft == UNKNOWN:
+            return False
+        entity = TypeRef.parse(ft).entity
+        same = False
+        for p, arg in f.args.items():
+            pt = types.param_type(f.tool_id, p)
+            if pt and pt != UNKNOWN and TypeRef.parse(pt).entity == entity and str(arg) != str(value):
+                same = True
+        if not same:
+            return False
+    return True
+
+
 async def junction(
     ex: ToolExecutor,
     specs: Mapping[str, ToolSpec],
@@ -185,6 +205,7 @@ async def junction(
     rng: np.random.Generator,
     run: ChainRun,
     fixed: Mapping[str, Any] | None = None,
+    types: ValueTypes | None = None,
 ) -> Stage:
     """Type the junction by cardinality, insert a process node for DRV, execute the downstream call(s).
 
@@ -198,6 +219,21 @@ async def junction(
     if not keys:
         raise Rejection("junction_field_missing", f"no record of {edge.source_tool} has {', '.join(fields)}")
     n = len(keys)
+    called = [f for f in upstream if f.records]
+    per_call = [distinct_keys(f.records, fields) for f in called]
+    listings = [f for f in upstream if sum(key_of(r, fields) is not None for r in f.records) >= 2]
+    conversion = types is not None and all(
+        converts_own_argument(types, f, fields, k[0]) for f, k in zip(called, per_call, strict=True) if len(k) == 1
+    )
+    if listings and all(len(k) == 1 for k in per_call) and not conversion:
+        # the 13 읍면동 of 11500 all carry 서울특별시; each album's tracks all carry that album's id: the value is
+        # what the call was about (its context), so the next call climbs back to another entity level
+        raise Rejection(
+            "entity_level",
+            f"every record of each {edge.source_tool} call shares its {', '.join(fields)} "
+            f"({', '.join(str(k[0][0]) for k in per_call[:3])}): {edge.target_tool} would be about the calls' "
+            "context, not about their records",
+        )
     jtype = junction_type(n, phi)
     node = None
     kept: Sequence[Mapping[str, Any]] = records
@@ -217,11 +253,18 @@ async def junction(
         keys = distinct_keys(kept, fields)
         if node["operator"] in THRESHOLD_OPERATORS:
             run.thresholds.append(node["threshold"])
+    if node is None and (missing := sum(key_of(r, fields) is None for r in kept)):
+        raise Rejection(
+            "unbridged_records",
+            f"{missing} of {len(kept)} {edge.source_tool} records have no {', '.join(fields)}: the junction drops them",
+        )
     first: dict[tuple | None, Mapping[str, Any]] = {}
     for r in kept:
         first.setdefault(key_of(r, fields), r)
     spec = specs[edge.target_tool_id]
     arg_sets = [edge_args(edge, first[k], run.constants if i == 0 else None, spec) for i, k in enumerate(keys)]
+    if len({repr(sorted(a.items())) for a in arg_sets}) < len(arg_sets):  # two values, one call (a transform)
+        raise Rejection("repeated_call", f"{len(keys)} values of {', '.join(fields)} give the same {spec.name} call")
     if spec.state_changing:  # one at a time: ids the service hands out then follow the golden order
         fetched: list[Fetched | BaseException] = []
         for a in arg_sets:
@@ -270,6 +313,7 @@ async def run_chain(
     bound: int,
     rng: np.random.Generator,
     nodes: Sequence[Mapping[str, Any] | None] | None = None,
+    types: ValueTypes | None = None,
 ) -> ChainRun:
     """The seed call, then one junction per edge; `nodes` (one per edge) re-runs a known template."""
     run = ChainRun()
@@ -277,7 +321,7 @@ async def run_chain(
     run.stages.append(Stage(fetched=[f0], role="seed"))
     for i, e in enumerate(edges):
         fixed = None if nodes is None else {"process": nodes[i]}
-        run.stages.append(await junction(ex, specs, e, run.stages[-1].fetched, phi, bound, rng, run, fixed))
+        run.stages.append(await junction(ex, specs, e, run.stages[-1].fetched, phi, bound, rng, run, fixed, types))
     return run
 
 

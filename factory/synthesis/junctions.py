@@ -9,12 +9,14 @@ from the observed values so that at most φ distinct junction values pass.
 """
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from factory.kg.graph import norm_name
 from factory.synthesis.injection import is_instruction_like
 
 SEQ, FAN, DRV = "SEQ", "FAN", "DRV"
@@ -55,6 +57,14 @@ REJECTION_REASONS = (
     "constant_answer",  # the same template on other seeds gives the same answer every time
     "cond_one_sided",  # no threshold splits the condition counts observed over the seed space
     "cond_branches_equal",  # both COND branches give the same answer for the task's seed
+    # soundness of the question's reading (issue 14, round 3)
+    "repeated_call",  # the same call (tool and arguments) twice in one golden path
+    "substring_bridge",  # a search matched the value it was sent as a substring ('Pilot' -> 'Pilot (Part 1)')
+    "ambiguous_pick",  # a process node's qualifying records are not all carried on (some lack the bridged field)
+    "unbridged_records",  # upstream records without the bridged field are silently dropped by a junction
+    "cond_subject",  # a COND whose then-branch filters its records: the question names the filtered set
+    "mixed_units",  # max/min/threshold over a number whose records come in different units
+    "entity_level",  # the bridge passes on what every listed record shares (another entity level than the seed's)
 )
 
 
@@ -68,6 +78,66 @@ def junction_ends(j: Mapping[str, Any]) -> tuple[str, tuple[str, ...], str, tupl
     down, p = to.split(".", 1)
     fields, params = tuple(f.split("+")), tuple(p.split("+"))
     return (up, fields, down, params) if len(fields) == len(params) else None
+
+
+def _text(v: Any) -> str:
+    return unicodedata.normalize("NFC", str(v)).strip()
+
+
+def substring_matches(
+    args: Mapping[str, Any], records: Sequence[Mapping[str, Any]], params: Sequence[str] | None = None
+) -> list[tuple[str, Any, Any]]:
+    """(param, sent value, record value) for each record whose field named like a text argument contains the
+    value without equalling it: the call searched by substring ('Pilot' also finds 'Pilot (Part 1)'), so its
+    records are not the entity the value names.  `params` limits the arguments checked."""
+    out: list[tuple[str, Any, Any]] = []
+    for p, v in args.items():
+        if (params is not None and p not in params) or not isinstance(v, str) or not v.strip():
+            continue
+        want = _text(v)
+        low = want.casefold()
+        for r in records:
+            f = next((k for k in r if norm_name(k) == norm_name(p)), None)
+            got = r.get(f) if f is not None else None
+            if isinstance(got, str) and _text(got) != want and low in _text(got).casefold():
+                out.append((p, v, got))
+    return out
+
+
+UNIT_WORDS = ("unit", "units", "uom", "단위")
+
+
+def unit_fields(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Fields that name the unit of a record's numbers (`unit`, `value_unit`, `단위`; not `unit_price`): the
+    name ends in a unit word and every value is a text that is not a number."""
+    names = {k for r in records for k in r}
+    out = []
+    for k in sorted(names):
+        words = [w for w in re.split(r"[^0-9a-z가-힣]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", k).lower()) if w]
+        if not words or words[-1] not in UNIT_WORDS:
+            continue
+        vals = [r.get(k) for r in records if _present(r.get(k))]
+        if vals and all(isinstance(v, str) and not _numeric_text(v) for v in vals):
+            out.append(k)
+    return out
+
+
+def _numeric_text(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def mixed_units(records: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """Unit field → its distinct values, for each unit field with more than one value among `records`."""
+    out: dict[str, list[str]] = {}
+    for f in unit_fields(records):
+        vals = sorted({str(r[f]) for r in records if _present(r.get(f))})
+        if len(vals) > 1:
+            out[f] = vals
+    return out
 
 
 def junction_type(n: int, phi: int) -> str:
@@ -165,11 +235,30 @@ def reapply_node(
         if len(top) == 2 and top[0][1] == top[1][1]:
             raise Rejection("no_valid_pivot", f"no single most common {f}")
         out["threshold"] = top[0][0]
+    if problem := node_problem(records, fields, out):
+        raise Rejection(problem, f"{op} on {f} on these records: {problem}")
     kept = apply_operator(records, out)
     m = len(distinct_keys(kept, fields))
     if not 1 <= m <= phi:
         raise Rejection("no_valid_pivot", f"{op} on {f} keeps {m} of the values (1..{phi} needed)")
     return _jsonable({**out, "n_in": len(distinct_keys(records, fields)), "n_out": m})
+
+
+def node_problem(records: Sequence[Mapping[str, Any]], fields: Sequence[str], node: Mapping[str, Any]) -> str | None:
+    """Why a process node cannot be the question's selection, or None:
+
+    - ``ambiguous_pick``: a record it keeps has no junction value, so the question ('the airports whose
+      longitude is at most θ') names records the chain silently leaves out (airports without an IATA code);
+    - ``mixed_units``: it orders or thresholds a number whose records (among those with a junction value)
+      come in several units (the largest 'value' over kg/day and m³/day rows)."""
+    kept = apply_operator(records, node)
+    if any(key_of(r, fields) is None for r in kept):
+        return "ambiguous_pick"
+    if node["operator"] in ("max", "min", "ge", "le"):
+        with_key = [r for r in records if key_of(r, fields) is not None and _present(r.get(node["field"]))]
+        if mixed_units(with_key):
+            return "mixed_units"
+    return None
 
 
 def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: str, phi: int) -> list[dict[str, Any]]:
@@ -211,12 +300,17 @@ def choose_process_node(
     n = len(distinct_keys(records, fields))
     scalar_fields = sorted({k for r in records for k, v in r.items() if _present(v) and not _id_like(k)})
     valid: list[dict[str, Any]] = []
+    dropped: dict[str, int] = {}  # candidates left out, by reason (the rejection when none is valid)
+    units = mixed_units([r for r in records if key_of(r, fields) is not None])
     for g in scalar_fields:
         best_threshold: dict[str, dict[str, Any]] = {}
         for c in _candidates(records, fields, g, phi):
             kept = apply_operator(records, c)
             m = len(distinct_keys(kept, fields))
             if not 1 <= m <= phi or m == n:
+                continue
+            if problem := node_problem(records, fields, c):
+                dropped[problem] = dropped.get(problem, 0) + 1
                 continue
             node = {**c, "n_in": n, "n_out": m}
             if c["operator"] in ("ge", "le", "date_after"):
@@ -227,6 +321,10 @@ def choose_process_node(
                 valid.append(node)
         valid += best_threshold.values()
     if not valid:
+        if dropped:
+            reason = max(sorted(dropped), key=lambda k: dropped[k])
+            detail = "; ".join(f"{k}: {v} candidate nodes" for k, v in sorted(dropped.items()))
+            raise Rejection(reason, f"no sound operator on {', '.join(fields)} ({detail}; units {units})"[:200])
         raise Rejection("no_valid_pivot", f"no operator keeps 1..{phi} of {n} values of {', '.join(fields)}")
     valid.sort(key=lambda c: (c["field"], c["operator"], str(c["threshold"])))
     return _jsonable(valid[int(rng.integers(len(valid)))])

@@ -41,6 +41,17 @@ Degeneracy (checked before any query is written; each a rejection with its reaso
   parameters; every answer equal to the task's is ``constant_answer`` (CMP: an arm whose count is
   the same in every context, ``always_one`` when it is 1).  These re-runs are real calls, bounded
   per domain by `degeneracy_call_budget` and reported (``degeneracy`` in the value and metadata).
+  A comparison whose compared value is its only argument (no other context) is re-run on other
+  pairs of values.
+
+Soundness of the question's reading (`SOUNDNESS_REASONS`, counted as ``unsound_rejected``): the same
+call twice (``repeated_call``); a search by its records' own name or title that matched the sent
+value as a substring ('Pilot' → 'Pilot (Part 1)', ``substring_bridge``, `exact_search`); a process
+node that keeps records without the bridged field or orders numbers in several units
+(``ambiguous_pick``, ``mixed_units``, `junctions.node_problem`); a junction that silently drops
+records without its field (``unbridged_records``); a bridged value every record of each upstream call
+shares, i.e. the call's own context (``entity_level``); a COND whose then-branch filters its records,
+so the question names the filtered set while the condition counts all of them (``cond_subject``).
 """
 
 import asyncio
@@ -75,7 +86,7 @@ from factory.synthesis.execute import (
     run_chain,
 )
 from factory.synthesis.injection import is_instruction_like
-from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection
+from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection, substring_matches
 from factory.tools.executor import ToolExecutor
 from factory.tools.outcomes import Outcome, is_success_outcome
 from factory.tools.registry import ToolRegistry, executor_factory
@@ -88,6 +99,11 @@ DEGENERATE_REASONS = (
     "unique_key_count", "always_one", "repeated_lookup", "constant_answer", "cond_one_sided",
     "cond_branches_equal", "tie",
 )  # fmt: skip
+SOUNDNESS_REASONS = (
+    "repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
+    "entity_level",
+)  # fmt: skip  # the question would read another record set than the answer counts (junctions.REJECTION_REASONS)
+RERUN_TRIES = 4  # re-run candidates drawn per wanted re-run (a re-run on another seed may be rejected)
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
 
 
@@ -297,6 +313,7 @@ class _Builder:
         self.step += 1
         firsts = []
         for f in fetched:
+            exact_search(self.world, f)
             self.world.observe(f)
             firsts.append(len(self.actions))
             lid = len(set(self.logical))
@@ -305,6 +322,22 @@ class _Builder:
                 self.records.append(list(c.records))
                 self.logical.append(lid)
         return firsts
+
+
+def exact_search(world: World, f: Fetched) -> None:
+    """Rejection('substring_bridge') when a call that searches records by their own name or title (a seed
+    value or a bridged one) matched it as a substring: 'Pilot' finds 'Pilot (Part 1)', 'Eric Clapton' finds
+    'Santana Feat. Eric Clapton', so the records are not the one entity the question names.  A search by
+    another text field (a composer among several) may match by substring."""
+    args = world.semantic_args(f)
+    own = [p for p in args if world.types.names_own_records(f.tool_id, p)]
+    if own and (hits := substring_matches(args, f.records, own)):
+        p, v, got = hits[0]
+        name = world.specs[f.tool_id].name
+        raise Rejection(
+            "substring_bridge",
+            f"{name}({p}={v!r}) matched by substring ({len(hits)} of {len(f.records)} records, e.g. {got!r})"[:200],
+        )
 
 
 async def _acquire_keys(ex: ToolExecutor, world: World, platforms: set[str]) -> list[dict[str, Any]]:
@@ -382,6 +415,10 @@ def _finish(
     sufficient calls (`minimal`), the answer spec referring to calls by step."""
     actions = key_rows + builder.actions
     offset = len(key_rows)
+    calls = [dumps([a["tool_id"], a.get("args") or {}]) for a in actions]
+    if len(set(calls)) < len(calls):
+        twice = next(a for a, c in zip(actions, calls, strict=True) if calls.count(c) > 1)
+        raise Rejection("repeated_call", f"{twice['tool']}({_brief(twice.get('args') or {})}) is called twice")
     records: list[list[dict[str, Any]]] = [[] for _ in key_rows] + builder.records
     mp = minimal.minimal_path(
         actions, records, _shift(answer_spec, offset), junctions, world.specs,
@@ -447,6 +484,10 @@ def _finish(
         "expected_state_hash": state_hash,
         **(extra or {}),
     }
+
+
+def _brief(args: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in args.items() if v != "<KEY>")[:120]
 
 
 def _stated_answer(value: Any, seeds: Sequence[Mapping[str, Any]]) -> str | None:
@@ -605,7 +646,7 @@ async def chain_trajectory(
         key_rows = await _acquire_keys(ex, world, platforms)
         run = await run_chain(
             ex, world.specs, edges, seed_tid, seed, syn.fan_out_budget, syn.max_scan_records, rng,
-            nodes=shape["nodes"] if shape else None,
+            nodes=shape["nodes"] if shape else None, types=world.types,
         )  # fmt: skip
         b = _Builder(world)
         firsts = [b.add_stage(s.fetched) for s in run.stages]
@@ -686,7 +727,7 @@ async def cmp_trajectory(
                 r.stages.append(
                     await junction(
                         ex, world.specs, edge, r.stages[0].fetched, syn.fan_out_budget, syn.max_scan_records, rng, r,
-                        fixed,
+                        fixed, world.types,
                     )
                 )  # fmt: skip
                 fixed = {"process": r.junctions[-1]["process"]}
@@ -795,8 +836,18 @@ async def cond_trajectory(
         threshold = _pick_threshold(observed, f0.total, rng)
         holds = f0.total >= threshold
         run = ChainRun(stages=[Stage(fetched=[f0])])
-        then_stage = await junction(ex, world.specs, edge, [f0], syn.fan_out_budget, syn.max_scan_records, rng, run)
+        then_stage = await junction(
+            ex, world.specs, edge, [f0], syn.fan_out_budget, syn.max_scan_records, rng, run, types=world.types
+        )
         run.stages.append(then_stage)
+    if (node := run.junctions[-1].get("process")) is not None:
+        # the question reads 'the items whose unit is percent: if there are at least 68 of them …' while the
+        # condition counts every item of the seed call (and a name filter can never reach the threshold)
+        raise Rejection(
+            "cond_subject",
+            f"the then-branch keeps {node['n_out']} of {node['n_in']} values ({node['operator']} {node['field']}): "
+            "the condition would be read on the kept records, not on the counted ones",
+        )
     count_guard(world, then_stage.fetched)
     b = _Builder(world)
     cond_first = b.add_stage([f0])
@@ -891,16 +942,17 @@ async def recheck(
 async def check_degeneracy(
     world: World,
     t: dict[str, Any],
-    rerun: Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]],
-    others: Sequence[dict[str, Any]],
+    rerun: Callable[[Any, Any], Awaitable[dict[str, Any]]],
+    others: Sequence[Any],
     rng,
     ledger: Ledger,
 ) -> None:
-    """Re-run a candidate's template (`rerun(seed, shape)`) on other seeds (a seeded draw of at most twice
-    `degeneracy_seeds`); Rejection when it is degenerate, else `t['degeneracy']` records what was checked."""
+    """Re-run a candidate's template (`rerun(seed, shape)`; a CMP's seed is a (seed, other value) pair) on other
+    seeds (a seeded draw of at most `RERUN_TRIES` × `degeneracy_seeds`: a re-run may be rejected); Rejection
+    when it is degenerate, else `t['degeneracy']` records what was checked."""
     shape = t.pop("shape", None)
     k = world.cfg.synthesis.degeneracy_seeds
-    runs = [functools.partial(rerun, s, shape) for s in _shuffled(others, rng)[: 2 * k]]
+    runs = [functools.partial(rerun, s, shape) for s in _shuffled(others, rng)[: RERUN_TRIES * k]]
     t["degeneracy"] = {**(await recheck(t, runs, k, ledger, world)), "shape": shape}
 
 
@@ -951,6 +1003,16 @@ def _binary(t: Mapping[str, Any]) -> bool:
     return t["template"] == "CMP" and (t.get("answer_spec") or {}).get("ask", "winner") == "winner"
 
 
+def other_pairs(
+    world: World, tid: str, seed: Mapping[str, Any], p: str, other: Any
+) -> list[tuple[dict[str, Any], Any]]:
+    """(seed, other value) pairs of a one-parameter comparison with two values of `p` neither of which the task
+    compares: the re-runs that tell whether an arm's count varies at all."""
+    taken = {dumps(seed[p]), dumps(other)}
+    vals = [s for s in world.other_seeds(tid, seed) if dumps(s[p]) not in taken]
+    return [(a, b[p]) for a, b in zip(vals[::2], vals[1::2], strict=False) if dumps(a[p]) != dumps(b[p])]
+
+
 def _shuffled(items: Sequence[Any], rng) -> list[Any]:
     return [items[int(i)] for i in rng.permutation(len(items))] if items else []
 
@@ -989,8 +1051,8 @@ async def _synthesize(
             break
         template = open_t[attempt % len(open_t)]
         info: dict[str, Any] = {"attempt": attempt, "template": template}
-        others: list[dict[str, Any]] = []  # seeds the kept template is re-run on (degeneracy)
-        rerun: Callable[[dict[str, Any], Any], Awaitable[dict[str, Any]]] | None = None
+        others: list[Any] = []  # seeds the kept template is re-run on (degeneracy; CMP: (seed, other) pairs)
+        rerun: Callable[[Any, Any], Awaitable[dict[str, Any]]] | None = None
         try:
             if template == "chain":
                 if not chains:
@@ -1034,10 +1096,14 @@ async def _synthesize(
                 binary_ok = sum(map(_binary, kept)) + 1 <= syn.cmp_binary_share * (len(kept) + 1)
                 ask = "winner" if binary_ok and rng.random() < 0.5 else "difference"
                 t = await cmp_trajectory(world, tid, seed, p, other, edge, rng, ask=ask)
-                others = world.other_seeds(tid, seed, keep=[p])  # other contexts, the same two values
+                # other contexts with the same two values; a comparison with no context (the compared value
+                # is its only argument) is re-run on other pairs of values
+                others = [(s, other) for s in world.other_seeds(tid, seed, keep=[p])] or other_pairs(
+                    world, tid, seed, p, other
+                )
 
-                def rerun(s, shape, tid=tid, p=p, other=other, edge=edge, rrng=rrng):
-                    return cmp_trajectory(world, tid, s, p, other, edge, rrng, shape=shape)
+                def rerun(pair, shape, tid=tid, p=p, edge=edge, rrng=rrng):
+                    return cmp_trajectory(world, tid, pair[0], p, pair[1], edge, rrng, shape=shape)
             else:
                 if not cond_edges:
                     raise Rejection("no_seed", "no edge with a seeded source")
@@ -1185,6 +1251,7 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
             r: reasons.get(r, 0) for r in (*REJECTION_REASONS, *minimal.REJECTIONS) if reasons.get(r)
         },
         "degenerate_rejected": sum(reasons.get(r, 0) for r in DEGENERATE_REASONS),
+        "unsound_rejected": sum(reasons.get(r, 0) for r in SOUNDNESS_REASONS),
         "degeneracy": dict(value.get("degeneracy") or {}),
         "cmp_binary": sum(map(_binary, trajs)),
         "cmp_binary_share": rate(sum(map(_binary, trajs)), len(trajs)),

@@ -773,6 +773,8 @@ def candidates(
     desc = _text(schema)
     closed = described_closed_set(desc) if _closed_set(s) is None else None
     raw: list[Candidate] = [Candidate(v, "schema") for v in schema_values(s)]
+    if s.get("type") == "array" and isinstance(s.get("items"), Mapping):  # an item's enum/default: a one-item list
+        raw += [Candidate([v], "schema") for v in schema_values(effective_schema(s["items"]))]
     raw += [Candidate(v, "description") for v in described_values(desc)]
     if kind == "path":
         raw += [Candidate(v, "server") for v in server_paths(tool, param)]

@@ -31,7 +31,11 @@ Behaviour
   injected (query/header/body per ``key_in``) unless the caller passed one
   (the ``<KEY>`` placeholder counts as "not passed").  Keys come from
   ``api_keys`` or are acquired once per platform and executor by calling the
-  platform's key-acquisition tool (lazily, under a lock).
+  platform's key-acquisition tool (lazily, under a lock).  A bearer/basic security scheme's key
+  (``generic_params.key_scheme``) is the Authorization header's credential (the HTTP transport
+  sends ``Bearer <key>`` / ``Basic base64(<key>)``; the base64 form is a secret too).  Without a
+  key, a tool that requires a bearer/basic credential is not sent (auth_error), and an auth error of
+  a call sent without its key says which environment variable to set (the source's ``api_key_env``).
 - Episodes (`episode`, `in_episode`, `call_many(..., episodes=True)`): calls made inside one
   (in its task and the tasks it starts) see the platform's shared session until the episode's
   first state-changing call on that platform; that call and every later call of the episode on
@@ -109,7 +113,7 @@ from factory.tools.spec import ToolSpec
 from factory.tools.transports import TRANSPORTS, Exchange, NotSent, Transport, TransportOptions
 from factory.tools.transports.base import nonempty as _nonempty
 from factory.tools.transports.base import short as _short
-from factory.tools.transports.http import classify_http_error
+from factory.tools.transports.http import authorization_value, classify_http_error
 
 __all__ = ["KEY_PLACEHOLDER", "CallSpec", "ToolExecutor", "classify_http_error", "run_calls", "run_many"]
 
@@ -188,6 +192,8 @@ class ToolExecutor:
             self.tools[t.qualified_name] = t
         self._keys: dict[str, str] = {p: k for p, k in (api_keys or {}).items() if k}
         self._secrets: set[str] = set(self._keys.values())
+        sources = tuple(sources)
+        self._key_envs = {s.platform: s.api_key_env for s in sources if s.platform and s.api_key_env}
         for key in self._secrets:
             register_secret(key)  # log lines never show it (factory.redaction)
         self._key_locks: dict[str, asyncio.Lock] = {}
@@ -195,7 +201,7 @@ class ToolExecutor:
         self._sems: dict[str, asyncio.Semaphore] = {}
         self._states: dict[str, _ToolState] = {}
         options = TransportOptions(
-            self.cfg, tuple(sources), http_client, str(workdir) if workdir is not None else None, self._episode.get
+            self.cfg, sources, http_client, str(workdir) if workdir is not None else None, self._episode.get
         )
         self._transports: dict[str, Transport] = {kind: cls(options) for kind, cls in TRANSPORTS.items()}
         self._open = False
@@ -239,6 +245,7 @@ class ToolExecutor:
             return self._finish(tool, caller_args, dict(caller_args), refused, t0)
         sent = dict(caller_args)
         key_param = tool.generic_params.key
+        no_key = False  # the tool takes a key and none was sent: an auth error says how to give one
         if key_param and tool.key_acquisition is None:
             given = sent.get(key_param)
             if given in (None, "", KEY_PLACEHOLDER):
@@ -249,15 +256,23 @@ class ToolExecutor:
                     return self._finish(tool, caller_args, sent, ex, t0)
                 if key is not None:
                     sent[key_param] = key
+                    self._add_auth_secret(tool, key)
                 else:
                     sent.pop(key_param, None)
+                    no_key = True
+                    if tool.generic_params.key_scheme and key_param in tool.required_params:
+                        ex = Exchange(outcome=Outcome.AUTH_ERROR, detail=self._key_hint(tool), attempts=0)
+                        return self._finish(tool, caller_args, sent, ex, t0)
             else:
                 self._add_secret(str(given))
+                self._add_auth_secret(tool, str(given))
         self._fill_format_params(tool, sent)
         if not self._open:
             raise RuntimeError("ToolExecutor must be used as `async with ToolExecutor(...) as ex`")
         async with self._sem(tool.platform):
             ex = await self._execute(tool, sent)
+        if no_key and ex.outcome is Outcome.AUTH_ERROR:
+            ex.detail = f"{self._key_hint(tool)} ({ex.detail})"
         if tool.key_acquisition is not None and ex.outcome is None:
             key = dig(ex.body, tool.key_acquisition.output_field)
             if _nonempty(key) and isinstance(key, str | int):
@@ -337,6 +352,27 @@ class ToolExecutor:
         if value and value != KEY_PLACEHOLDER:
             self._secrets.add(value)
             register_secret(value)
+
+    def _add_auth_secret(self, tool: ToolSpec, key: str) -> None:
+        """The credential as the Authorization header carries it (a basic key's base64) is a secret too."""
+        scheme = tool.generic_params.key_scheme
+        if scheme is not None and key != KEY_PLACEHOLDER:
+            self._add_secret(authorization_value(scheme, key).split(" ", 1)[1])
+
+    def _key_hint(self, tool: ToolSpec) -> str:
+        """What to set so that `tool` gets its platform's key (for a call sent without one)."""
+        what = {"bearer": "bearer token", "basic": "user:password for HTTP basic auth"}.get(
+            tool.generic_params.key_scheme or "", "API key"
+        )
+        env = self._key_envs.get(tool.platform)
+        if env:
+            return (
+                f"no {what} for platform {tool.platform}: set the environment variable {env} (its source's api_key_env)"
+            )
+        return (
+            f"no {what} for platform {tool.platform}: name an environment variable in its source's api_key_env"
+            f" (with platform: {tool.platform}) and set it"
+        )
 
     async def _key_for(self, tool: ToolSpec) -> str | None:
         """The key of the session a call goes to: its episode's own one on a platform where the episode

@@ -63,6 +63,7 @@ logger = logging.getLogger(__name__)
 HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 STATE_CHANGING_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
 
+AUTH_HEADER = "Authorization"
 KEY_NAMES = {"servicekey", "service_key", "api_key", "apikey", "key", "api-key", "x-api-key", "access_key", "authkey"}
 PAGE_NAMES = {"page", "pageno", "page_no", "pagenumber", "page_number", "pageindex", "page_index"}
 PAGE_SIZE_NAMES = {
@@ -465,10 +466,12 @@ def _load_operation(
                 content_type = media_type
             _add_body(add, schema, body.get("required", True) is not False, "body")
 
-    # ---- security: apiKey schemes become the key parameter
+    # ---- security: apiKey schemes become the key parameter; bearer/basic schemes (http bearer/basic,
+    # oauth2, openIdConnect) the Authorization header, filled by the executor with the source's token
     generic_ext = op.get("x-generic-params")
-    key_name, key_in = None, "query"
-    for scheme_name in _op_security_names(doc, op):
+    key_name, key_in, key_scheme = None, "query", None
+    scheme_names = _op_security_names(doc, op)
+    for scheme_name in scheme_names:
         scheme = security_schemes.get(scheme_name) or {}
         if scheme.get("type") == "apiKey" and scheme.get("in") in ("query", "header") and scheme.get("name"):
             key_name, key_in = str(scheme["name"]), str(scheme["in"])
@@ -476,6 +479,17 @@ def _load_operation(
                 add(key_name, {"type": "string", "description": str(scheme.get("description") or "API key.")},
                     key_in, True)  # type: ignore[arg-type]  # fmt: skip
             break
+    else:
+        for scheme_name in scheme_names:
+            key_scheme = auth_scheme(security_schemes.get(scheme_name) or {})
+            if key_scheme is not None:
+                key_name, key_in = AUTH_HEADER, "header"
+                if key_name not in properties:
+                    what = "Bearer token" if key_scheme == "bearer" else "HTTP basic credentials (user:password)"
+                    desc = str(security_schemes[scheme_name].get("description") or f"{what}.")
+                    add(key_name, {"type": "string", "description": desc}, "header",
+                        not _security_optional(doc, op))  # fmt: skip
+                break
 
     input_schema: dict[str, Any] = {"type": "object", "properties": properties, "required": required}
     if content_type and any(v == "body" for v in locations.values()):
@@ -496,7 +510,7 @@ def _load_operation(
     total_count_path = op.get("x-total-count-path") or infer_total_count_path(output_schema, records_path)
 
     envelope = _envelope(op, output_schema, loc, where)
-    generic = _generic_params(generic_ext, properties, locations, key_name, key_in, loc, where)
+    generic = _generic_params(generic_ext, properties, locations, key_name, key_in, loc, where, key_scheme)
     key_acq = None
     if isinstance(op.get("x-key-acquisition"), dict):
         try:
@@ -600,6 +614,25 @@ def _op_security_names(doc: dict[str, Any], op: dict[str, Any]) -> list[str]:
     return names
 
 
+def _security_optional(doc: dict[str, Any], op: dict[str, Any]) -> bool:
+    """Whether the operation may be called without credentials (an empty requirement `{}` among its alternatives)."""
+    sec = op.get("security", doc.get("security"))
+    return isinstance(sec, list) and any(isinstance(req, dict) and not req for req in sec)
+
+
+def auth_scheme(scheme: dict[str, Any]) -> str | None:
+    """How a security scheme's credential goes in the Authorization header: ``bearer`` (http bearer, oauth2,
+    openIdConnect), ``basic`` (http basic) or None (apiKey schemes and schemes the executor cannot fill)."""
+    kind = str(scheme.get("type") or "")
+    if kind in ("oauth2", "openIdConnect"):
+        return "bearer"
+    if kind == "http":
+        return {"bearer": "bearer", "basic": "basic"}.get(str(scheme.get("scheme") or "").lower())
+    if kind == "basic":  # Swagger 2.0
+        return "basic"
+    return None
+
+
 def _envelope(op: dict[str, Any], output_schema: dict[str, Any], loc: str, where: str) -> ResultEnvelope | None:
     ext = op.get("x-result-envelope")
     if isinstance(ext, dict):
@@ -625,6 +658,7 @@ def _generic_params(
     key_in: str,
     loc: str,
     where: str,
+    key_scheme: str | None = None,
 ) -> GenericParams:
     if isinstance(ext, dict):
         data = dict(ext)
@@ -655,4 +689,5 @@ def _generic_params(
         values = [str(v).lower() for v in (sch.get("enum") or [])] + [str(sch.get("default", "")).lower()]
         if low in FORMAT_ALWAYS or "json" in values:
             formats.append(real)
-    return GenericParams(key=key_name, key_in=key_in, page=page, page_size=page_size, format=formats)  # type: ignore[arg-type]
+    return GenericParams(key=key_name, key_in=key_in, key_scheme=key_scheme, page=page, page_size=page_size,  # type: ignore[arg-type]
+                         format=formats)  # fmt: skip

@@ -54,6 +54,12 @@ class GenericParams(BaseModel):
 
     key: str | None = Field(default=None, description="Name of the API-key parameter, if the tool needs one.")
     key_in: Literal["query", "header", "body"] = "query"
+    key_scheme: Literal["bearer", "basic"] | None = Field(
+        default=None,
+        description="How the key is sent: None, as it is (an apiKey scheme); bearer: the header value is"
+        " `Bearer <key>` (http bearer, oauth2, openIdConnect schemes); basic: `Basic base64(<key>)`, the key"
+        " being `user:password` (http basic).",
+    )
     page: str | None = Field(default=None, description="Page-number parameter.")
     page_size: str | None = Field(default=None, description="Rows-per-page parameter.")
     format: list[str] = Field(default_factory=list, description="Response-format parameters (e.g. _type=json).")

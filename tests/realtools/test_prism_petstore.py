@@ -29,7 +29,8 @@ SPEC = FIXTURES / "petstore" / "petstore.json"
 # the loader names tools by operationId in snake case
 TOOLS = {"find_pets_by_status", "find_pets_by_tags", "get_pet_by_id", "get_inventory", "get_order_by_id", "login_user",
          "logout_user", "get_user_by_name", "add_pet", "delete_pet", "place_order"}  # fmt: skip
-KEY_ENV = "PETSTORE_API_KEY"
+KEY_ENV = "PETSTORE_API_KEY"  # the api_key header (apiKey scheme) and the oauth2 bearer token alike
+KEY_VALUE = "special-key"  # the document's own sample key; Prism accepts any bearer token
 START_TIMEOUT_S = 60.0
 
 
@@ -80,7 +81,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory, prism: str) -> Iterator[R
         ],
     }
     mp = pytest.MonkeyPatch()
-    mp.setenv(KEY_ENV, "special-key")  # the document's own sample key
+    mp.setenv(KEY_ENV, KEY_VALUE)
     try:
         run = run_project(tmp, domain)
         print("\npetstore:", json.dumps(summary(run), default=str))
@@ -96,22 +97,34 @@ def test_inventory(real_run: RealRun) -> None:
     assert inv["delete_pet"]["destructive"] and not inv["get_pet_by_id"]["destructive"]
 
 
-@needs("argdisc", "bearer tokens for OAuth2 schemes (find_pets_by_status/_tags answer 401)")
+def test_oauth2_operations_get_the_bearer_token_and_never_store_it(real_run: RealRun) -> None:
+    """find_pets_by_status is secured by the document's oauth2 scheme: with `api_key_env` set it is
+    sent `Authorization: Bearer <token>` (Prism answers 401 without one) and the token is in no file of
+    the project folder and no event of the runs; probe rows show the header as <KEY>."""
+    inv = {t["name"]: t for t in real_run.load("tool_inventory", DOMAIN)["tools"]}
+    gp = inv["find_pets_by_status"]["generic_params"]
+    assert (gp["key"], gp["key_in"], gp["key_scheme"]) == ("Authorization", "header", "bearer")
+    rows = [r for r in real_run.load_any("tool_probes", DOMAIN)["rows"] if r["tool"] == "find_pets_by_status"]
+    assert rows and all(r["outcome"] == "semantic_success" for r in rows)
+    assert all(r["args"]["Authorization"] == "<KEY>" for r in rows)
+    leaks = [p for p in real_run.cfg.project_dir.rglob("*") if p.is_file() and KEY_VALUE.encode() in p.read_bytes()]
+    assert leaks == []
+    assert not any(KEY_VALUE in repr(ev) for res in real_run.results.values() for ev in res.all_events)
+
+
 def test_probes_pass_the_gate(real_run: RealRun) -> None:
     assert_probes_pass_gate(real_run)
 
 
-@needs("argdisc", "bearer tokens for OAuth2 schemes")
 def test_expected_edges(real_run: RealRun) -> None:
     assert_edges(real_run, {("find_pets_by_status", "get_pet_by_id")})
 
 
-@needs("argdisc", "observed")
 def test_trajectories(real_run: RealRun) -> None:
     assert_trajectories(real_run)
 
 
-@needs("argdisc", "observed", "gates")
+@needs("query phrasing of the Petstore's labels ('ID of pet that needs to be fetched' is not a noun phrase)")
 def test_judged_and_exports(real_run: RealRun) -> None:
     assert_judged_nonempty(real_run)
     assert_exports_nonempty(real_run)

@@ -77,6 +77,14 @@ def test_an_enum_input_never_receives_a_free_value():
     assert {s["kind"] for s in sets} <= {"a", "b"}
 
 
+def test_an_array_input_takes_its_items_default_and_enum_values_as_one_item_lists():
+    items = {"type": "string", "enum": ["available", "pending", "sold"], "default": "available"}
+    t = _tool("by_status", {"status": {"type": "array", "items": items}}, ["status"])  # the Petstore's findByStatus
+    assert _values(t, "status") == [["available"], ["pending"], ["sold"]]
+    assert _sources(t, "status") == {"schema"}
+    assert av.missing_values(t, av.ValuePool()) == []
+
+
 def test_an_integer_input_never_takes_a_non_integer_string():
     pool = av.ValuePool()
     pool.add_records([{"album_id": "abc"}, {"album_id": "12"}, {"album_id": 7}, {"album_id": 2.5}])

@@ -2,8 +2,11 @@
 
 Parameters go where `ToolSpec.param_locations` says (path, query, header, body); a body is
 sent as JSON, as a form when the input schema's `CONTENT_TYPE_KEY` says so, or whole when a
-property carries `RAW_BODY_FLAG`.  A missing required path parameter or a tool without a base
-URL cannot be sent (`NotSent`).  Retryable: 429, 500/502/504 (with the ``Retry-After``
+property carries `RAW_BODY_FLAG`.  The key of a bearer/basic security scheme
+(`GenericParams.key_scheme`) goes in the Authorization header as ``Bearer <key>`` or
+``Basic base64(user:password)`` (`authorization_value`).  Requests ask for JSON (`ACCEPT`) unless
+the call sets its own Accept header.  A missing required path parameter
+or a tool without a base URL cannot be sent (`NotSent`).  Retryable: 429, 500/502/504 (with the ``Retry-After``
 header, seconds or HTTP date), read/write timeouts and dropped connections; not retried:
 503, other 4xx, refused connections and connect timeouts.  Non-2xx responses are classified
 by `classify_http_error`.
@@ -11,6 +14,7 @@ by `classify_http_error`.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from email.utils import parsedate_to_datetime
@@ -25,6 +29,7 @@ from factory.tools.schema import CONTENT_TYPE_KEY, FORM_CONTENT_TYPES, RAW_BODY_
 from factory.tools.spec import ToolSpec
 from factory.tools.transports.base import Exchange, NotSent, Transport, TransportOptions, nonempty, short
 
+ACCEPT = "application/json, */*;q=0.1"
 RETRY_STATUSES = frozenset({429, 500, 502, 504})
 UNAVAILABLE_STATUSES = frozenset({405, 410, 501, 503})
 
@@ -115,6 +120,7 @@ def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, 
         )
     wire = tool.param_wire_names
     path = tool.path
+    auth_key, scheme = tool.generic_params.key, tool.generic_params.key_scheme
     missing: list[str] = []
     query: dict[str, Any] = {}
     headers: dict[str, str] = {}
@@ -139,7 +145,8 @@ def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, 
             continue
         name = wire.get(pname, pname)
         if loc == "header":
-            headers[name] = str(query_value(v))
+            value = str(query_value(v))
+            headers[name] = authorization_value(scheme, value) if pname == auth_key and scheme else value
         elif loc == "body":
             if non_null_schema(tool.params.get(pname, {})).get(RAW_BODY_FLAG):
                 raw_body, has_raw = v, True
@@ -147,6 +154,8 @@ def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, 
                 body[name] = v
         else:
             query[name] = query_value(v)
+    if not any(h.lower() == "accept" for h in headers):  # JSON first: a service offering XML too picks its first type
+        headers["Accept"] = ACCEPT
     kwargs: dict[str, Any] = {"params": query, "headers": headers}
     content_type = tool.input_schema.get(CONTENT_TYPE_KEY)
     if has_raw:
@@ -157,6 +166,16 @@ def build_request(tool: ToolSpec, sent: dict[str, Any]) -> tuple[str, dict[str, 
         else:
             kwargs["json"] = body
     return base.rstrip("/") + "/" + path.lstrip("/"), kwargs
+
+
+def authorization_value(scheme: str, key: str) -> str:
+    """The Authorization header value for a key: ``Bearer <key>``, or ``Basic base64(<key>)`` for a
+    ``user:password`` key; a value that already names its scheme (``Bearer …``/``Basic …``) is sent as it is."""
+    if key.split(" ", 1)[0].lower() in ("bearer", "basic") and " " in key.strip():
+        return key
+    if scheme == "basic":
+        return "Basic " + base64.b64encode(key.encode("utf-8")).decode("ascii")
+    return "Bearer " + key
 
 
 def read_response(resp: httpx.Response) -> Exchange:

