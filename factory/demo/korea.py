@@ -288,7 +288,8 @@ def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
         name="get_census_statistics",
         summary="센서스 통계 조회",
         description="기준 연도와 (선택) 통계청 행정구역 코드, 통계 유형·항목으로 시군구·읍면동별 센서스 통계를 "
-        "조회합니다. 전국 단위로는 연도당 수십만 건이므로 pageNo/numOfRows로 나누어 조회합니다.",
+        "조회합니다. 행정구역 코드는 모든 기준 연도에 현행 코드 체계로 제공됩니다(과거 연도의 옛 코드는 현행 코드로 "
+        "바뀌어 있음). 전국 단위로는 연도당 수십만 건이므로 pageNo/numOfRows로 나누어 조회합니다.",
         item_model=CensusStatV2 if v2 else CensusStat,
         params=stat_params,
     )

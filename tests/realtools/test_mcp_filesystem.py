@@ -65,22 +65,19 @@ def test_one_server_start_per_run(real_run: RealRun) -> None:
     assert stats["shared_starts"] == 1 and stats["restarts"] == 0, stats
 
 
-@needs("argdisc")
 def test_probes_pass_the_gate(real_run: RealRun) -> None:
     assert_probes_pass_gate(real_run)
 
 
-@needs("argdisc", "observed")
 def test_expected_edges(real_run: RealRun) -> None:
     assert_edges(real_run, {("list_directory", "read_text_file")})
 
 
-@needs("argdisc", "observed")
 def test_trajectories(real_run: RealRun) -> None:
     assert_trajectories(real_run)
 
 
-@needs("argdisc", "observed", "gates")
+@needs("judging keeps no task of this domain (judged_queries_contract fails on the empty set)")
 def test_judged_and_exports(real_run: RealRun) -> None:
     assert_judged_nonempty(real_run)
     assert_exports_nonempty(real_run)

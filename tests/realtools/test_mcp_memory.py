@@ -15,7 +15,6 @@ from tests.realtools.expect import (
     assert_judged_nonempty,
     assert_probes_pass_gate,
     assert_trajectories,
-    needs,
 )
 
 pytestmark = pytest.mark.slow
@@ -63,17 +62,14 @@ def test_probes_pass_the_gate(real_run: RealRun) -> None:
     assert_probes_pass_gate(real_run)
 
 
-@needs("observed: tool_lexicon gate fails, 22 slots typed unknown")
 def test_expected_edges(real_run: RealRun) -> None:
     assert_edges(real_run, {("read_graph", "open_nodes")})
 
 
-@needs("observed")
 def test_trajectories(real_run: RealRun) -> None:
     assert_trajectories(real_run)
 
 
-@needs("observed", "gates")
 def test_judged_and_exports(real_run: RealRun) -> None:
     assert_judged_nonempty(real_run)
     assert_exports_nonempty(real_run)
