@@ -232,8 +232,7 @@ def test_a_chain_whose_tool_has_no_noun_is_unphraseable(specs):
     junctions = [{"from": "search_tracks.track_id", "to": "add_track_to_playlist.track_id", "type": "SEQ", "n": 1,
                   "width": 1, "process": None}]  # fmt: skip
     adds = specs[_tid(specs, "add_track_to_playlist")]
-    if not tool_noun(adds).startswith(("add", "Add")):
-        pytest.skip(f"the demo's add tool now has a noun: {tool_noun(adds)!r}")
+    assert tool_noun(adds).startswith(("add", "Add")), f"the demo's add tool now has a noun: {tool_noun(adds)!r}"
     actions = [_action(specs, "search_tracks", {"name": "Pilot"}), _action(specs, "add_track_to_playlist", {}, 3)]
     t = _traj(
         specs, "chain", ["search_tracks", "add_track_to_playlist"], junctions, [("search_tracks", "name", "Pilot")],
