@@ -56,6 +56,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
+from factory.tools.identifiers import singular, words
 from factory.tools.spec import ToolSpec
 
 UNKNOWN = "unknown"
@@ -93,7 +94,6 @@ TypeCheck = Literal["equal", "subtype", "unknown_overlap", "mismatch", "unverifi
 ADMITTED_CHECKS = ("equal", "subtype", "unknown_overlap")
 
 _TYPE_RE = re.compile(r"^(?:unknown|[a-z][a-z0-9_]*|[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*(?:@[A-Za-z0-9][A-Za-z0-9._-]*)?)$")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 _DATE = re.compile(r"^(19|20)\d{2}-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])$")
 _CODE_VALUE = re.compile(r"^[A-Z0-9][A-Z0-9_-]{0,11}$")
 
@@ -147,24 +147,6 @@ _SCALAR_WORDS = {
     "minutes": "duration", "duration": "duration", "limit": "limit", "path": "path", "filepath": "path",
 }  # fmt: skip
 _QUALIFIERS = {"min", "max", "from", "to", "start", "end", "mean", "avg", "sched", "billing", "first", "last"}
-
-
-def words(name: str) -> list[str]:
-    """Lower-case words of an identifier: camelCase, snake_case, digits split; the last dotted part."""
-    tail = name.rsplit(".", 1)[-1]
-    return [w.lower() for w in re.split(r"[^0-9A-Za-z가-힣]+", _CAMEL.sub(" ", tail)) if w]
-
-
-def singular(word: str) -> str:
-    if word in ("status", "news", "bus", "gas", "series", "species"):
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "shes", "ches", "xes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
 
 
 def is_valid_type(t: Any) -> bool:

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from factory.tools.identifiers import singular, words
 from factory.tools.made_values import object_values
 from factory.tools.spec import ToolSpec
 
@@ -56,27 +57,8 @@ class TypeLookup(Protocol):
     def accepts(self, param_type: str | None, value_type: str | None) -> str | None: ...
 
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 # entity words that name the same thing (semtypes.ALIASES, the ones a tool name may use)
 ALIASES = {"carrier": "airline", "carriers": "airline", "plane": "aircraft", "tz": "timezone"}
-
-
-def words(name: str) -> list[str]:
-    """Lower-case words of an identifier (camelCase, snake_case, digits split; the last dotted part)."""
-    tail = name.rsplit(".", 1)[-1]
-    return [w.lower() for w in re.split(r"[^0-9A-Za-z가-힣]+", _CAMEL.sub(" ", tail)) if w]
-
-
-def singular(word: str) -> str:
-    if word in ("status", "news", "bus", "gas", "series", "species"):
-        return word
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("sses", "shes", "ches", "xes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss") and len(word) > 3:
-        return word[:-1]
-    return word
 
 
 SOURCES = ("schema", "description", "server", "observed", "convention", "made_up", "model", "generated")
