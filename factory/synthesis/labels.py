@@ -67,7 +67,8 @@ def tool_noun(spec: ToolSpec) -> str:
     first = re.split(r"\.\s|\.$|:\s", spec.description.strip(), maxsplit=1)[0]
     s = _VERB_KO.sub("", _VERB_EN.sub("", _PAREN.sub("", first))).strip(" .")
     s = re.sub(r"\s+by\s+.*$", "", s)
-    return _lower_first(s) if 0 < len(s) <= 40 else words(spec.name)
+    # too long or empty: the tool's name without its verb ('list_allowed_directories' → 'allowed directories')
+    return _lower_first(s) if 0 < len(s) <= 40 else _VERB_EN.sub("", words(spec.name))
 
 
 def _lower_first(s: str) -> str:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from factory import prompts
-from factory.synthesis.labels import field_label, param_label, tool_noun
+from factory.synthesis.labels import field_label, param_label, tool_noun, words
 from factory.tools.spec import ToolSpec
 
 _THAT = "\x00that\x00"  # the placeholder of a compared value in a CMP arm's phrase
@@ -146,7 +146,12 @@ def usable(label: str, lang: str) -> str:
 
 
 def _p(spec: ToolSpec, param: str, lang: str) -> str:
-    return usable(param_label(spec, param), lang)
+    """The input's label; when its description is no noun phrase (Petstore's orderId: 'ID of pet that
+    needs to be fetched'), the words of its name ('order id')."""
+    try:
+        return usable(param_label(spec, param), lang)
+    except Unphraseable:
+        return usable(words(param), lang)
 
 
 def _f(spec: ToolSpec, field: str, lang: str) -> str:

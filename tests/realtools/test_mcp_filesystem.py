@@ -14,7 +14,6 @@ from tests.realtools.expect import (
     assert_judged_nonempty,
     assert_probes_pass_gate,
     assert_trajectories,
-    needs,
 )
 
 pytestmark = pytest.mark.slow
@@ -77,7 +76,6 @@ def test_trajectories(real_run: RealRun) -> None:
     assert_trajectories(real_run)
 
 
-@needs("judging keeps no task of this domain (judged_queries_contract fails on the empty set)")
 def test_judged_and_exports(real_run: RealRun) -> None:
     assert_judged_nonempty(real_run)
     assert_exports_nonempty(real_run)

@@ -20,7 +20,6 @@ from tests.realtools.expect import (
     assert_judged_nonempty,
     assert_probes_pass_gate,
     assert_trajectories,
-    needs,
 )
 
 pytestmark = pytest.mark.slow
@@ -124,7 +123,6 @@ def test_trajectories(real_run: RealRun) -> None:
     assert_trajectories(real_run)
 
 
-@needs("query phrasing of the Petstore's labels ('ID of pet that needs to be fetched' is not a noun phrase)")
 def test_judged_and_exports(real_run: RealRun) -> None:
     assert_judged_nonempty(real_run)
     assert_exports_nonempty(real_run)
