@@ -158,7 +158,9 @@ def test_only_nodes_that_drop_records_is_ambiguous_pick():
         choose_process_node(keyed + bare, ["iata"], 5, np.random.default_rng(0))
     assert e.value.reason == "ambiguous_pick"
     node = choose_process_node(keyed, ["iata"], 5, np.random.default_rng(0))  # the same without them: a node
-    assert 1 <= node["n_out"] <= 5
+    kept = apply_operator(keyed, node)
+    assert node["n_in"] == 6 and node["n_out"] == len(kept) < 6  # it selects: not every airport passes
+    assert all(r["iata"] for r in kept)
 
 
 def _census(units: tuple[str, ...]) -> list[dict]:
