@@ -37,7 +37,7 @@ def metrics(queries: list[str]) -> dict[str, Any]:
     }
 
 
-def realize(data: Path) -> tuple[list[dict[str, Any]], Counter]:
+def realize(data: Path, lexicon_dir: Path | None = None) -> tuple[list[dict[str, Any]], Counter]:
     from factory.llm import rules
     from factory.synthesis import phrasing
     from factory.synthesis.queries import unstated_arguments, writer_input
@@ -52,10 +52,12 @@ def realize(data: Path) -> tuple[list[dict[str, Any]], Counter]:
         lex_path = data / "tool_lexicon" / f"{domain}.json"
         lex = json.loads(lex_path.read_text()) if lex_path.is_file() else {}
         frames = (lex.get("nouns") or {}).get("tools") or None
-        if frames is None:
-            from factory.synthesis.frames import build_frames
+        if frames is None or lexicon_dir is not None:  # a run from before the nouns section: the frames built here
+            from factory.synthesis.frames import build_frames, load_lexicon_overrides
 
-            frames = build_frames(specs, (lex.get("value_types") or {}).get("tools") or {})
+            ov_path = (lexicon_dir or Path("lexicon")) / f"{domain}.yaml"
+            ov = load_lexicon_overrides(ov_path) if ov_path.is_file() else None
+            frames = build_frames(specs, (lex.get("value_types") or {}).get("tools") or {}, ov)
         lang = "ko" if domain == "korea" else "en"
         for i, t in enumerate(json.loads(tp.read_text())["trajectories"]):
             if unstated_arguments(t, specs):
@@ -76,12 +78,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("data_dir", type=Path)
     ap.add_argument("--print", action="store_true")
     ap.add_argument("--published", action="store_true")
+    ap.add_argument("--lexicon-dir", type=Path, default=None, help="reviewed lexicon files to build the frames with")
     a = ap.parse_args(argv)
     if a.published:
         rows = [json.loads(line) for p in sorted((a.data_dir / "dataset_splits").glob("*.jsonl")) for line in p.open()]
         rejected: Counter = Counter()
     else:
-        rows, rejected = realize(a.data_dir)
+        rows, rejected = realize(a.data_dir, a.lexicon_dir)
     for lang in sorted({r["language"] for r in rows}):
         qs = [r["query"] for r in rows if r["language"] == lang and r["query"]]
         print(lang, json.dumps(metrics(qs), ensure_ascii=False))

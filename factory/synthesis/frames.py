@@ -43,7 +43,10 @@ _ABBREV = {"dest": "destination", "dep": "departure", "arr": "arrival", "num": "
 _KEY_WORDS = {"id", "code", "cd", "nm", "name", "key", "number", "no", "iata", "icao", "faa", "tailnum"}
 _UNIT = re.compile(r"\bin\s+(kilometres|kilometers|km|miles|statute miles|feet|ft|minutes|seconds|milliseconds|"
                    r"millibars|degrees|knots|usd|bytes|percent|mph)\b", re.IGNORECASE)  # fmt: skip
-_PERSONAL = {"artist", "composer", "customer", "employee", "person", "user"}
+_MASS = ("weather", "information", "data")
+_VERB = re.compile(r"^(list|get|find|show|create|add|delete|update|set|return|remove|search)\b", re.IGNORECASE)
+_MUTATE = re.compile(r"^\s*(create|add|delete|update|set|remove|insert|write|post)\b", re.IGNORECASE)
+_SYNONYMS = {"carrier": "airline", "tz": "timezone", "plane": "aircraft"}
 
 
 class LexiconFileError(ValueError):
@@ -113,7 +116,7 @@ def _ref_words(name: str, t: TypeRef) -> str:
     """The words a reference field adds to its entity: 'origin' (→ origin airport), '' for 'artist_id'."""
     ent = set(entity_words(t.entity or "").split())
     ws = [_ABBREV.get(w, w) for w in words(name).split()]
-    ws = [w for w in ws if w not in _KEY_WORDS and w not in ent and w != t.role]
+    ws = [w for w in ws if w not in _KEY_WORDS and w not in ent and w != t.role and _SYNONYMS.get(w) not in ent]
     return " ".join(ws)
 
 
@@ -131,15 +134,14 @@ def _en_noun(spec: ToolSpec, entity: str) -> str:
     except Exception:  # noqa: BLE001 - a description without a noun
         raw = ""
     raw = re.sub(r"^(all|one|the|an?)\s+", "", raw, flags=re.IGNORECASE)
+    raw = re.sub(r"^\w+'s\s+", "", raw)  # "artist's albums" → 'albums' (the owner is told by the relation)
     raw = re.sub(r"\s+(of|at|for|in|by|on)\s+(an?|the|this|one)\s+.*$", "", raw)
-    if (
-        raw.isascii()
-        and raw
-        and len(raw.split()) <= 4
-        and singular(ew.split()[-1]) in {singular(w) for w in raw.split()}
-    ):
-        head = raw.split(" from ")[0].split(" with ")[0]
-        return singular(head)
+    head = raw.split(" from ")[0].split(" with ")[0]
+    ok = bool(raw) and raw.isascii() and len(raw.split()) <= 4 and not _VERB.search(raw)
+    if ok and singular(ew.split()[-1]) in {singular(w) for w in head.split()}:
+        ew = singular(head)
+    if ew.split()[-1] in _MASS:  # 'hourly weather' is counted in records
+        ew += " record"
     return ew
 
 
@@ -155,7 +157,9 @@ def _ko_noun(spec: ToolSpec) -> str | None:
     return n or None
 
 
-def rule_frame(spec: ToolSpec, types: Mapping[str, Any], ko_nouns: Mapping[str, str]) -> dict[str, Any]:
+def rule_frame(
+    spec: ToolSpec, types: Mapping[str, Any], ko_nouns: Mapping[str, str], en_nouns: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The frame of one tool from rules (value types `types` = {'entity', 'params', 'fields'})."""
     entity = str(types.get("entity") or words(spec.name).split()[-1])
     sing = _en_noun(spec, entity)
@@ -175,7 +179,10 @@ def rule_frame(spec: ToolSpec, types: Mapping[str, Any], ko_nouns: Mapping[str, 
             "label": {"en": param_label(spec, p), "ko": param_label(spec, p)},
         }
         if kind == "reference" and t and t.entity:
-            params[p]["noun"] = {"en": entity_words(t.entity), "ko": ko_nouns.get(t.entity) or None}
+            params[p]["noun"] = {
+                "en": (en_nouns or {}).get(t.entity) or entity_words(t.entity),
+                "ko": ko_nouns.get(t.entity) or None,
+            }
     fields: dict[str, Any] = {}
     for f, fs in spec.output_fields.items():
         t = _type((types.get("fields") or {}).get(f))
@@ -190,7 +197,7 @@ def rule_frame(spec: ToolSpec, types: Mapping[str, Any], ko_nouns: Mapping[str, 
         }
         if kind == "reference" and t and t.entity:
             extra = _ref_words(f, t)
-            base = entity_words(t.entity)
+            base = (en_nouns or {}).get(t.entity) or entity_words(t.entity)
             entry["noun"] = {
                 "en": f"{extra} {base}".strip() if extra and extra not in {"purchased"} else base,
                 "ko": ko_nouns.get(t.entity),
@@ -203,6 +210,7 @@ def rule_frame(spec: ToolSpec, types: Mapping[str, Any], ko_nouns: Mapping[str, 
         "tool": spec.name,
         "entity": entity,
         "lookup": spec.records_path is None,
+        "action": bool(spec.state_changing) or bool(_MUTATE.search(spec.description or "")),
         "noun": {
             "en": {"sing": sing, "plural": plural(sing)},
             "ko": {"noun": ko, "counter": _COUNTERS.get(entity, "개")},
@@ -275,6 +283,9 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
             noun["ko"]["counter"] = src["counter"]
             out["overridden"].append("noun.counter")
     out["noun"] = noun
+    if tool.get("entity"):
+        out["entity"] = tool["entity"]
+        out["overridden"].append("entity")
     if tool.get("relation"):
         out["relation"] = dict(tool["relation"])
         out["overridden"].append("relation")
@@ -301,15 +312,18 @@ def build_frames(
 ) -> dict[str, dict[str, Any]]:
     """{tool_id: frame} for the tools with value types `tools` (`ValueTypes.tools`), the override laid over rules."""
     ko = ko_entity_nouns(specs, tools)
+    en: dict[str, str] = {}
     for ent, entry in ((overrides or {}).get("entities") or {}).items():
         if "ko" in (entry or {}):
             ko[ent] = entry["ko"]
+        if "en" in (entry or {}):
+            en[ent] = entry["en"]
     out: dict[str, dict[str, Any]] = {}
     for tid in sorted(tools):
         spec = specs.get(tid)
         if spec is None:
             continue
-        frame = rule_frame(spec, tools[tid], ko)
+        frame = rule_frame(spec, tools[tid], ko, en)
         out[tid] = _apply(frame, overrides or {}) if overrides else frame
     return out
 

@@ -101,6 +101,8 @@ def _frame(frames: Frames, spec: ToolSpec, tid: str) -> Mapping[str, Any]:
 def _noun(frame: Mapping[str, Any], lang: str) -> tuple[str, str]:
     """(singular, plural) in English; (noun, counter) in Korean; Unphraseable when no noun is left."""
     n = frame["noun"]
+    if frame.get("action"):  # a state-changing call ('Add a track to a playlist') names no records to nest
+        raise Unphraseable(f"{frame['tool']} changes state: its records are no noun phrase")
     if lang == "ko":
         noun = n["ko"]["noun"]
         if not noun or not _HANGUL.search(noun) or _BAD_KO.search(noun) or len(noun.split()) > 3:
@@ -158,14 +160,25 @@ class Ref:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+def _cite(slot: Mapping[str, Any], lang: str) -> str | None:
+    c = slot.get("cite")
+    return c.get(lang) if isinstance(c, Mapping) else None
+
+
 def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -> str:
-    """A record named by one of its own display values or keys: "the track 'Pilot'", 'airport ICN', 'customer 36'."""
+    """A record named by one of its own display values or keys: "the track 'Pilot'", 'airport ICN', 'customer 36'
+    (a reviewed `cite` form wins: 'Germany')."""
     slot = frame["params"].get(p) or {}
     role = slot.get("role") or ""
     val = _display_value(frame, v, lang)
+    cite = _cite(slot, lang)
+    if cite:
+        return cite.format(v=val, noun=ent_noun)
     if lang == "ko":
-        return val if _HANGUL.search(val) else f"{ent_noun} {val}"
-    titled = role == "title" or (role == "name" and frame["entity"] in fr.TITLED)
+        if _HANGUL.search(val):
+            return val
+        return f"{_slot_label(frame, 'params', p, lang)} {val}" if role in ("code", "id") or not ent_noun else f"{ent_noun} {val}"
+    titled = role == "title" or (role == "name" and frame.get("entity") in fr.TITLED)
     if titled:
         return f"the {ent_noun} '{val}'"
     if role == "name":
@@ -174,10 +187,12 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
 
 
 def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: str) -> str:
-    """EN ' with stat type economy and year 2015'; KO '통계 유형이 경제이고 기준 연도가 2015인 ' (empty without values)."""
+    """EN ' with stat type economy and year 2015' (a reviewed `phrase` reads ' on 2013-01-05'); KO '통계 유형이
+    경제이고 기준 연도가 2015인 ' (empty without values)."""
     if not values:
         return ""
     parts: list[str] = []
+    own: list[str] = []  # phrases of their own ('on 2013-01-05', 'within 100 km')
     for p, v in values:
         slot = frame["params"].get(p) or {}
         label = _slot_label(frame, "params", p, lang)
@@ -187,15 +202,19 @@ def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: 
             parts.append(label)
             continue
         val = _display_value(frame, v, lang)
-        if lang == "ko":
+        phrase = (slot.get("phrase") or {}).get(lang) if isinstance(slot.get("phrase"), Mapping) else None
+        if phrase:
+            own.append(phrase.format(v=val))
+        elif lang == "ko":
             parts.append(f"{_josa(label, '이/가')} {val}")
-        elif slot.get("role") == "date":
-            parts.append(f"{label} {val}")
         else:
             parts.append(f"{label} {val}")
     if lang == "ko":
-        return "".join(f"{x}이고 " for x in parts[:-1]) + f"{parts[-1]}인 "
-    return " with " + _join(parts, lang)
+        head = "".join(f"{x} " for x in own)
+        if not parts:
+            return head
+        return head + "".join(f"{x}이고 " for x in parts[:-1]) + f"{parts[-1]}인 "
+    return "".join(f" {x}" for x in own) + (" with " + _join(parts, lang) if parts else "")
 
 
 def stated_defaults(spec: ToolSpec, sent: Mapping[str, Any]) -> dict[str, Any]:
@@ -209,21 +228,34 @@ def stated_defaults(spec: ToolSpec, sent: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _relation(frame: Mapping[str, Any], owner: Ref, lang: str, noun: str, plural_n: str, filt: str) -> str:
-    """The records of a listing that belong to `owner`: 'the albums by X' (the frame's relation), else 'the albums
-    of X'; KO '{owner}의 {noun}'."""
+def _of(owner: Ref, lang: str) -> str:
+    return owner.text
+
+
+def _relation(
+    frame: Mapping[str, Any], owner: Ref, lang: str, noun: str, plural_n: str, values: Sequence[tuple[str, Any]]
+) -> tuple[str, bool, str]:
+    """(phrase, plain, filters) of a listing's records that belong to `owner`: the frame's reviewed relation ('the
+    {plural} within {radius_km} km of {owner}', its placeholders filled with the call's values), else 'the albums of
+    X' / '{owner}의 {noun}' (plain: 'How many albums does X have?' says the same)."""
     rel = (frame.get("relation") or {}).get(lang)
-    if lang == "ko":
-        own = owner.text if owner.one or owner.pronoun else f"{owner.text} 각각"
-        if rel:
-            return rel.format(owner=own, noun=noun, filt=filt)
-        return f"{own}의 {filt}{noun}"
-    if owner.pronoun:
-        return f"its {plural_n}{filt}"
-    own = owner.text if owner.one else f"any of {owner.text}"
+    used: set[str] = set()
     if rel:
-        return rel.format(owner=own, plural=plural_n, filt=filt)
-    return f"the {plural_n}{filt} of {own}"
+        vals = {p: _display_value(frame, v, lang) for p, v in values}
+        used = {p for p in vals if "{" + p + "}" in rel}
+        missing = [m for m in re.findall(r"\{(\w+)\}", rel) if m not in vals and m not in ("owner", "plural", "noun", "filt")]
+        if missing:
+            rel = None  # the relation speaks of a value this call did not send: the plain form
+    filt = _filters(frame, [(p, v) for p, v in values if p not in used], lang)
+    if rel:
+        vals = {p: _display_value(frame, v, lang) for p, v in values}
+        text = rel.format(owner=_of(owner, lang), plural=plural_n, noun=noun, filt=filt, **vals)
+        return text, False, filt
+    if lang == "ko":
+        return f"{_of(owner, lang)}의 {filt}{noun}", True, filt
+    if owner.pronoun:
+        return f"its {plural_n}{filt}", True, filt
+    return f"the {plural_n}{filt} of {owner.text}", True, filt
 
 
 def seed_ref(
@@ -237,36 +269,38 @@ def seed_ref(
     own = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") in ("display", "key")]
     refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"]
     rest = [(p, v) for p, v in vals if (p, v) not in own and (p, v) not in refs]
-    noun_ko = sing
     owner = None
     if refs:  # 'the albums of artist 3': the records belong to the entity the value names
         names = []
         for p, v in refs:
             slot = frame["params"][p]
-            en = (slot.get("noun") or {}).get(lang) or ""
-            ent = en or (words(slot.get("entity") or p) if lang != "ko" else _slot_label(frame, "params", p, lang))
-            sub = {"params": {p: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"]}
+            ent = (slot.get("noun") or {}).get(lang) or ""
+            if not ent and lang != "ko":
+                ent = words(slot.get("entity") or p)
+            sub = {"params": {p: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"],
+                   "tool": frame["tool"]}  # fmt: skip
             names.append(_named(sub, p, v, lang, ent))
-        text = " ".join(names) if lang == "ko" else _join(names, lang)
-        owner = Ref(text, True, "", "", steps=0)
+        owner = Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "")
     if own:
-        nm = [_named(frame, p, v, lang, sing if lang != "ko" else noun_ko) for p, v in own]
+        if lang == "ko" and not one and all(_HANGUL.search(_display_value(frame, v, lang)) for _, v in own):
+            rest, own = [*own, *rest], []  # several records of one name: '읍면동 이름이 창성동인 읍면동'
+    if own:
+        nm = [_named(frame, p, v, lang, sing) for p, v in own]
         filt = _filters(frame, rest, lang)
         if lang == "ko":
-            head = (owner.text + " " if owner else "") + " ".join(nm)
-            text = f"{filt}{head}" if _HANGUL.search(head) else f"{filt}{head}"
+            text = filt + (owner.text + " " if owner else "") + " ".join(nm)
             return Ref(text, one, sing, sing, counter, None, text)
         text = nm[0] + (f" and {_join(nm[1:], lang)}" if len(nm) > 1 else "") + filt
         if owner is not None:
             text += f" of {owner.text}"
         return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text))
-    filt = _filters(frame, rest, lang)
     if owner is not None:
-        text = _relation(frame, owner, lang, sing, pl, filt)
+        text, plain, filt = _relation(frame, owner, lang, sing, pl, rest)
         bare = re.sub(r"^the ", "", text)
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
-        return Ref(text, one, sing, pl, counter, owner, bare, meta={"filt": filt})
+        return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt})
+    filt = _filters(frame, rest, lang)
     if lang == "ko":
         text = f"{filt}{sing}"
         return Ref(text, one, sing, sing, counter, None, text)
@@ -316,6 +350,22 @@ def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str
     return slot.get("entity"), slot.get("kind") or "attribute"
 
 
+def _hop(up: Ref, noun: str, lang: str, steps: int) -> Ref:
+    """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
+    '파장동의 시군구'."""
+    if lang == "ko":
+        text = f"{_of(up, lang)}의 {noun}"
+        return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text)
+    if up.one:
+        text = f"the {noun} of {up.text}"
+        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+    text = f"the {plural(noun)} of {up.text}"
+    return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+
+
+_COUNTER_KO = "개"
+
+
 def link(
     up: Ref, up_frame: Mapping[str, Any], from_fields: Sequence[str], spec: ToolSpec, frame: Mapping[str, Any],
     to_params: Sequence[str], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
@@ -324,58 +374,65 @@ def link(
     sing, pl = _noun(frame, lang)
     counter = pl if lang == "ko" else "개"
     extra = [*values, *((p, v) for p, v in stated_defaults(spec, sent).items() if p not in dict(values))]
-    filt = _filters(frame, extra, lang)
     ents = [_field_entity(up_frame, f) for f in from_fields]
     pents = [(frame["params"].get(p) or {}).get("entity") for p in to_params]
     kinds = [(frame["params"].get(p) or {}).get("kind") for p in to_params]
     target = frame["entity"]
     up_ent = up_frame["entity"]
     steps = up.steps + 1
-    # 1. which entity do the passed fields name?  the upstream record itself, or another one it references
+    fl = [_ref_noun(up_frame, f, lang) or _slot_label(up_frame, "fields", f, lang) for f in from_fields]
+    moved = up
+    key = False
     if len(from_fields) == 1:
         e, kind = ents[0]
-        moved = up
-        if kind == "reference" and e and e != up_ent:
-            noun = _ref_noun(up_frame, from_fields[0], lang) or _slot_label(up_frame, "fields", from_fields[0], lang)
-            if lang == "ko":
-                of = up.text if up.one else f"{up.text} 각각"
-                moved = Ref(f"{of}의 {noun}", up.one, noun, noun, counter, None, "", steps=steps, lead=up.text)
-            else:
-                of = up.text if up.one else f"any of {up.text}"
-                moved = Ref(f"the {noun} of {of}", up.one, noun, plural(noun), counter, None, "", steps=steps,
-                            lead=up.text)  # fmt: skip
-                moved.bare = moved.text[4:]
-            up_ent = e
-        own_key = kind in ("display", "key") or (moved is not up)
-        if own_key and pents[0] == up_ent:
-            if target == up_ent:  # the same record looked up again (its details): it keeps its name
-                text = moved.text if not filt else (f"{filt}{moved.text}" if lang == "ko" else moved.text + filt)
-                one = moved.one and (spec.records_path is None or kinds[0] in ("display", "key"))
-                return replace(moved, text=text, one=one, sing=sing if moved is up else moved.sing,
-                               plural=pl if moved is up else moved.plural, counter=counter, steps=steps)  # fmt: skip
-            # a listing of what belongs to it: 'the albums of the artist …', '… 시군구의 읍면동'
-            text = _relation(frame, moved, lang, sing, pl, filt)
-            one = moved.one and spec.records_path is None
-            if lang != "ko" and one and text.startswith(f"the {pl}"):
-                text = f"the {sing}" + text[len(f"the {pl}") :]
-            return Ref(text, one, sing, pl, counter, moved, re.sub(r"^the ", "", text), steps=steps, lead=moved.text,
-                       meta={"filt": filt})  # fmt: skip
-    # 2. several fields, or attributes: say which values are shared
-    labels = [_slot_label(frame, "params", p, lang) for p in to_params]
-    fl = [_ref_noun(up_frame, f, lang) or _slot_label(up_frame, "fields", f, lang) for f in from_fields]
+        if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
+            moved, up_ent = _hop(up, fl[0], lang, steps), e
+        key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
+        if key and target == up_ent and kinds[0] == "reference":  # a listing around it: 'the airports near …'
+            moved = replace(moved, meta={**moved.meta, "around": True})
+    elif target != up_ent and target in [e for e, _ in ents] and target in pents:
+        # several fields naming one record of another entity (a 읍면동's 시도 and 시군구 names → its 시군구)
+        noun = frame["noun"]["ko"]["noun"] if lang == "ko" else sing
+        moved, up_ent, key = _hop(up, noun, lang, steps), target, True
+    if key:
+        if target == up_ent and not moved.meta.get("around"):  # the same record looked up again: it keeps its name
+            filt = _filters(frame, extra, lang)
+            text = moved.text if not filt else (f"{filt}{moved.text}" if lang == "ko" else moved.text + filt)
+            one = moved.one and (spec.records_path is None or all(k in ("display", "key") for k in kinds))
+            keep = moved is up
+            return replace(moved, text=text, one=one, sing=sing if keep else moved.sing,
+                           plural=pl if keep else moved.plural, counter=counter, steps=steps,
+                           bare=re.sub(r"^the ", "", text))  # fmt: skip
+        # a listing of what belongs to it: 'the albums of the artist …', '… 시군구의 읍면동'
+        text, plain, filt = _relation(frame, moved, lang, sing, pl, extra)
+        one = moved.one and spec.records_path is None
+        if lang != "ko" and one and text.startswith(f"the {pl}"):
+            text = f"the {sing}" + text[len(f"the {pl}") :]
+        return Ref(text, one, sing, pl, counter, moved if plain else None, re.sub(r"^the ", "", text), steps=steps,
+                   lead=moved.text, meta={"filt": filt})  # fmt: skip
+    # attributes of the upstream records: say which values are shared
+    filt = _filters(frame, extra, lang)
+    ftypes = [((up_frame.get("fields") or {}).get(f) or {}).get("type") for f in from_fields]
+    ptypes = [(frame["params"].get(p) or {}).get("type") for p in to_params]
+    pkinds = [(frame["params"].get(p) or {}).get("kind") for p in to_params]
+    same = target == up_frame["entity"] or (all(ftypes) and ftypes == ptypes)
+    named = len(to_params) == 1 and pkinds[0] == "display" and ents[0][1] == "display"
     if lang == "ko":
-        of = up.text if up.one else f"{up.text} 각각"
-        if target in [e for e, _ in ents] and all(p in (None, target) or True for p in pents):
-            text = f"{of}의 {_join(fl, lang)}에 해당하는 {filt}{sing}"
+        if named:  # a record of another entity found by the name: '그 시군구와 이름이 같은 행정구역'
+            text = f"{_josa(up.text, '과/와')} 이름이 같은 {filt}{sing}"
+        elif same:
+            text = f"{_josa(up.text, '과/와')} {_josa(_join(fl, lang), '이/가')} 같은 {filt}{sing}"
         else:
-            text = f"{of}의 {_join(fl, lang)}에 해당하는 {filt}{sing}"
+            text = f"{_of(up, lang)}의 {_join(fl, lang)}에 해당하는 {filt}{sing}"
         return Ref(text, False, sing, sing, counter, None, text, steps=steps, lead=up.text)
-    of = up.text if up.one else f"any of {up.text}"
-    if target == up_ent and len(from_fields) > 1:
-        text = f"the {pl}{filt} with the same {_join(labels, lang)} as {of}"
+    if named:
+        text = f"the {pl}{filt} with the same name as {up.text}"
+    elif same:
+        text = f"the {pl}{filt} with the same {_join(fl, lang)} as {up.text}"
     else:
+        labels = [_slot_label(frame, "params", p, lang) for p in to_params]
         verb = "are" if len(to_params) > 1 else "is"
-        text = f"the {pl}{filt} whose {_join(labels, lang)} {verb} the {_join(fl, lang)} of {of}"
+        text = f"the {pl}{filt} whose {_join(labels, lang)} {verb} the {_join(fl, lang)} of {up.text}"
     one = up.one and spec.records_path is None
     if one:
         text = f"the {sing}" + text[len(f"the {pl}") :]
@@ -515,10 +572,8 @@ def cond_realization(
     if lang != "ko":
         those = replace(those, text=f"those {base.plural}", pronoun=False)
     else:
-        those = replace(those, text=f"그 {base.sing}")
+        those = replace(those, text=f"그 {base.sing}", pronoun=False, one=True)
     then_ref = chain_refs(t, specs, frames, [cid, tid], junctions[:1], lang, start=those)
-    if _frame(frames, specs[tid], tid)["entity"] == cframe["entity"] and then_ref.owner is None and lang != "ko":
-        raise Unphraseable("the then-branch counts the condition's own records")
     total = bool(junctions) and junctions[0]["width"] > 1
     then = _count_parts(then_ref, total, lang)
     cond = _count_parts(base, False, lang)
@@ -575,8 +630,12 @@ def cmp_realization(
         start = Ref("그것" if lang == "ko" else "it", True, sing, pl, pl if lang == "ko" else "개", pronoun=True)
     else:
         it = Ref("각각" if lang == "ko" else "it", True, "", "", pronoun=True)
-        filt = _filters(frame, others, lang)
-        start = Ref(_relation(frame, it, lang, sing, pl, filt), False, sing, pl, pl if lang == "ko" else "개", it)
+        if kind in ("reference",):
+            text, plain, filt = _relation(frame, it, lang, sing, pl, others)
+        else:  # an attribute compared: the records with that value ('the statistics of that type')
+            filt = _filters(frame, others, lang)
+            text, plain = (f"{filt}{sing}" if lang == "ko" else f"the {pl}{filt}"), False
+        start = Ref(text, False, sing, pl, pl if lang == "ko" else "개", it if plain else None, meta={"filt": filt})
     if not arm:
         ref = start
     else:
