@@ -73,16 +73,51 @@ def realize(data: Path, lexicon_dir: Path | None = None) -> tuple[list[dict[str,
     return out, rejected
 
 
+def build(data: Path, config: Path, lexicon_dir: Path | None) -> tuple[list[dict[str, Any]], Counter]:
+    """The generated_queries stage itself over the run's trajectories (grounding checks included), rules only."""
+    from factory.config import load_config
+    from factory.llm.service import LLM
+    from factory.model_config import ModelsConfig
+    from factory.synthesis.frames import build_frames, load_lexicon_overrides
+    from factory.synthesis.queries import build_queries
+    from factory.tools.registry import ToolRegistry
+
+    cfg = load_config(str(config))
+    inventories = {p.stem: json.loads(p.read_text()) for p in (data / "tool_inventory").glob("*.json")}
+    specs = ToolRegistry.from_inventories(inventories)
+    model = LLM(ModelsConfig(roles={}), cache_path=None)
+    rows: list[dict[str, Any]] = []
+    rejected: Counter = Counter()
+    for tp in sorted((data / "trajectories").glob("*.json")):
+        domain = tp.stem
+        lex = json.loads((data / "tool_lexicon" / f"{domain}.json").read_text())
+        if lexicon_dir is not None or not (lex.get("nouns") or {}).get("tools"):
+            ov_path = (lexicon_dir or Path("lexicon")) / f"{domain}.yaml"
+            ov = load_lexicon_overrides(ov_path) if ov_path.is_file() else None
+            lex = {**lex, "nouns": {"tools": build_frames(specs, lex["value_types"]["tools"], ov)}}
+        value, _ = build_queries(domain, json.loads(tp.read_text()), inventories, cfg, model, lexicon=lex)
+        for t in value["tasks"]:
+            rows.append({"domain": domain, "language": t["language"], "pattern": t["pattern"], "query": t["query"]})
+        for r in value["rejected"]:
+            rejected[r["reason"]] += 1
+            if r["reason"] != "unphraseable":
+                print("REJECTED", r["reason"], r["detail"], "|", r["query"])
+    return rows, rejected
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("data_dir", type=Path)
     ap.add_argument("--print", action="store_true")
     ap.add_argument("--published", action="store_true")
+    ap.add_argument("--build", type=Path, default=None, help="a factory.yaml: run build_queries (grounding included)")
     ap.add_argument("--lexicon-dir", type=Path, default=None, help="reviewed lexicon files to build the frames with")
     a = ap.parse_args(argv)
     if a.published:
         rows = [json.loads(line) for p in sorted((a.data_dir / "dataset_splits").glob("*.jsonl")) for line in p.open()]
         rejected: Counter = Counter()
+    elif a.build is not None:
+        rows, rejected = build(a.data_dir, a.build, a.lexicon_dir)
     else:
         rows, rejected = realize(a.data_dir, a.lexicon_dir)
     for lang in sorted({r["language"] for r in rows}):

@@ -210,6 +210,7 @@ def rule_frame(
         "tool": spec.name,
         "entity": entity,
         "lookup": spec.records_path is None,
+        "platform": spec.platform,
         "action": bool(spec.state_changing) or bool(_MUTATE.search(spec.description or "")),
         "noun": {
             "en": {"sing": sing, "plural": plural(sing)},
@@ -283,9 +284,12 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
             noun["ko"]["counter"] = src["counter"]
             out["overridden"].append("noun.counter")
     out["noun"] = noun
-    if tool.get("entity"):
+    if tool.get("entity"):  # the records are another entity for a reader: every slot's kind is told anew
         out["entity"] = tool["entity"]
         out["overridden"].append("entity")
+        for kind in ("params", "fields"):
+            out[kind] = {k: {**v, "kind": slot_kind(_type(v.get("type")), tool["entity"])} for k, v in frame[kind].items()}
+        frame = {**frame, "params": out["params"], "fields": out["fields"]}
     if tool.get("relation"):
         out["relation"] = dict(tool["relation"])
         out["overridden"].append("relation")

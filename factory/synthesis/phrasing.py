@@ -233,22 +233,25 @@ def _of(owner: Ref, lang: str) -> str:
 
 
 def _relation(
-    frame: Mapping[str, Any], owner: Ref, lang: str, noun: str, plural_n: str, values: Sequence[tuple[str, Any]]
+    frame: Mapping[str, Any], owner: Ref, lang: str, noun: str, plural_n: str, values: Sequence[tuple[str, Any]],
+    named: Sequence[tuple[str, Any]] = (),
 ) -> tuple[str, bool, str]:
     """(phrase, plain, filters) of a listing's records that belong to `owner`: the frame's reviewed relation ('the
     {plural} within {radius_km} km of {owner}', its placeholders filled with the call's values), else 'the albums of
     X' / '{owner}의 {noun}' (plain: 'How many albums does X have?' says the same)."""
     rel = (frame.get("relation") or {}).get(lang)
+    if rel and owner.pronoun and lang != "ko" and not re.search(r"\{(?!owner|plural|noun|filt)\w+\}", rel):
+        rel = None  # a compared record's own listing: 'its customers'
     used: set[str] = set()
     if rel:
-        vals = {p: _display_value(frame, v, lang) for p, v in values}
+        vals = {p: _display_value(frame, v, lang) for p, v in [*values, *named]}
         used = {p for p in vals if "{" + p + "}" in rel}
         missing = [m for m in re.findall(r"\{(\w+)\}", rel) if m not in vals and m not in ("owner", "plural", "noun", "filt")]
         if missing:
             rel = None  # the relation speaks of a value this call did not send: the plain form
     filt = _filters(frame, [(p, v) for p, v in values if p not in used], lang)
     if rel:
-        vals = {p: _display_value(frame, v, lang) for p, v in values}
+        vals = {p: _display_value(frame, v, lang) for p, v in [*values, *named]}
         text = rel.format(owner=_of(owner, lang), plural=plural_n, noun=noun, filt=filt, **vals)
         return text, False, filt
     if lang == "ko":
@@ -295,7 +298,7 @@ def seed_ref(
             text += f" of {owner.text}"
         return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text))
     if owner is not None:
-        text, plain, filt = _relation(frame, owner, lang, sing, pl, rest)
+        text, plain, filt = _relation(frame, owner, lang, sing, pl, rest, refs)
         bare = re.sub(r"^the ", "", text)
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
@@ -369,8 +372,10 @@ _COUNTER_KO = "개"
 def link(
     up: Ref, up_frame: Mapping[str, Any], from_fields: Sequence[str], spec: ToolSpec, frame: Mapping[str, Any],
     to_params: Sequence[str], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
+    unique: bool = False,
 ) -> Ref:  # fmt: skip
-    """The records of `spec` called with the `from_fields` of `up` as `to_params`."""
+    """The records of `spec` called with the `from_fields` of `up` as `to_params` (`unique`: every such call
+    returned at most one record)."""
     sing, pl = _noun(frame, lang)
     counter = pl if lang == "ko" else "개"
     extra = [*values, *((p, v) for p, v in stated_defaults(spec, sent).items() if p not in dict(values))]
@@ -394,6 +399,8 @@ def link(
         # several fields naming one record of another entity (a 읍면동's 시도 and 시군구 names → its 시군구)
         noun = frame["noun"]["ko"]["noun"] if lang == "ko" else sing
         moved, up_ent, key = _hop(up, noun, lang, steps), target, True
+    elif target == up_ent and unique and any(k == "display" for _, k in ents):
+        key = True  # the record looked up again by its names (one record each time): the same record
     if key:
         if target == up_ent and not moved.meta.get("around"):  # the same record looked up again: it keeps its name
             filt = _filters(frame, extra, lang)
@@ -416,7 +423,9 @@ def link(
     ptypes = [(frame["params"].get(p) or {}).get("type") for p in to_params]
     pkinds = [(frame["params"].get(p) or {}).get("kind") for p in to_params]
     same = target == up_frame["entity"] or (all(ftypes) and ftypes == ptypes)
-    named = len(to_params) == 1 and pkinds[0] == "display" and ents[0][1] == "display"
+    named = len(to_params) == 1 and pkinds[0] == "display" and ents[0][1] in ("display", "reference")
+    if named and moved is not up:
+        up = moved  # the name of the referenced record: 'the regions with the same name as the district of …'
     if lang == "ko":
         if named:  # a record of another entity found by the name: '그 시군구와 이름이 같은 행정구역'
             text = f"{_josa(up.text, '과/와')} 이름이 같은 {filt}{sing}"
@@ -483,7 +492,9 @@ def chain_refs(
         up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
         ref = select(ref, j.get("process"), up_frame, lang)
         fields, params = _ends(j)
-        ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1]), _sent(t, tids[k + 1]), lang)
+        unique = all(a.get("records", 0) <= 1 for a in t["golden_actions"] if a.get("tool_id") == tids[k + 1])
+        ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1]), _sent(t, tids[k + 1]), lang,
+                   unique)  # fmt: skip
     return ref
 
 
@@ -506,6 +517,11 @@ def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
 
 def _value_parts(ref: Ref, frame: Mapping[str, Any], fname: str, lang: str) -> dict[str, Any]:
     f = _slot_label(frame, "fields", fname, lang)
+    if lang == "ko" and ref.sing and f.startswith(ref.sing + " ") and len(f) > len(ref.sing) + 1:
+        f = f[len(ref.sing) + 1 :]  # '행정구역의 행정구역 영문명' → '행정구역의 영문명'
+    elif lang != "ko" and ref.sing and f.lower().startswith(ref.sing.lower() + " "):
+        f = f[len(ref.sing) + 1 :]  # "the airport's airport name" → 'name'
+
     unit = ((frame.get("fields") or {}).get(fname) or {}).get("unit")
     subject = ref.text if (ref.one or lang == "ko") else f"each of {ref.text}"
     return {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one}
@@ -602,8 +618,7 @@ def _option(spec: ToolSpec, frame: Mapping[str, Any], param: str, value: Any, la
         sub = {"params": {param: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"]}
         return _named(sub, param, value, lang, ent)
     label = _slot_label(frame, "params", param, lang)
-    val = _display_value(frame, value, lang)
-    return val if lang == "ko" and _HANGUL.search(val) else f"{label} {val}"
+    return f"{label} {_display_value(frame, value, lang)}"
 
 
 def cmp_realization(
@@ -624,12 +639,13 @@ def cmp_realization(
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])
     arm = junctions[: len(tids) - 1]
     others = _seeds_of(t, tid, [param])
+    others += [(p, v) for p, v in stated_defaults(spec, _sent(t, tid)).items() if p not in dict(others) and p != param]
     sing, pl = _noun(frame, lang)
     kind = (frame["params"].get(param) or {}).get("kind")
     if kind in ("display", "key") and not others:  # the compared value names the first tool's record: 'it'
         start = Ref("그것" if lang == "ko" else "it", True, sing, pl, pl if lang == "ko" else "개", pronoun=True)
     else:
-        it = Ref("각각" if lang == "ko" else "it", True, "", "", pronoun=True)
+        it = Ref("각각" if lang == "ko" else "each", True, "", "", pronoun=True)
         if kind in ("reference",):
             text, plain, filt = _relation(frame, it, lang, sing, pl, others)
         else:  # an attribute compared: the records with that value ('the statistics of that type')
