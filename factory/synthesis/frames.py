@@ -332,13 +332,23 @@ def build_frames(
     return out
 
 
-def frames_for(specs: Mapping[str, ToolSpec]) -> dict[str, dict[str, Any]]:
-    """Frames from rules alone, the value types inferred from the specs (no probes, no reviewed files): what a
-    caller without a tool_lexicon value gets."""
+def frames_for(
+    specs: Mapping[str, ToolSpec], lexicon_dir: str | Path | None = None
+) -> dict[str, dict[str, Any]]:
+    """Frames with the value types inferred from the specs alone (no probes, no reviewed type files): what a caller
+    without a tool_lexicon value gets; each domain's reviewed lexicon file in `lexicon_dir` laid over the rules."""
     from factory.semtypes import Overrides, infer_types
 
     inf = infer_types(specs, {}, Overrides())
-    return build_frames(specs, {t: inf.tool_types(t) for t in inf.entities})
+    out: dict[str, dict[str, Any]] = {}
+    for domain in sorted({s.domain for s in specs.values()}):
+        mine = {t: s for t, s in specs.items() if s.domain == domain}
+        path = Path(lexicon_dir) / f"{domain}.yaml" if lexicon_dir is not None else None
+        ov = load_lexicon_overrides(path) if path is not None and path.is_file() else None
+        if ov is not None:
+            check_lexicon_overrides(ov, mine)
+        out.update(build_frames(mine, {t: inf.tool_types(t) for t in inf.entities if t in mine}, ov))
+    return out
 
 
 def preview_rows(frames: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:

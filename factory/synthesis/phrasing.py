@@ -385,7 +385,7 @@ def link(
     target = frame["entity"]
     up_ent = up_frame["entity"]
     steps = up.steps + 1
-    fl = [_ref_noun(up_frame, f, lang) or _slot_label(up_frame, "fields", f, lang) for f in from_fields]
+    fl = [_ref_noun(up_frame, f, lang) or _short(_slot_label(up_frame, "fields", f, lang), up.sing) for f in from_fields]
     moved = up
     key = False
     if len(from_fields) == 1:
@@ -429,8 +429,9 @@ def link(
     if lang == "ko":
         if named:  # a record of another entity found by the name: '그 시군구와 이름이 같은 행정구역'
             text = f"{_josa(up.text, '과/와')} 이름이 같은 {filt}{sing}"
-        elif same:
-            text = f"{_josa(up.text, '과/와')} {_josa(_join(fl, lang), '이/가')} 같은 {filt}{sing}"
+        elif same:  # '… 통계 항목과 대분류와 소분류가 같고 기준 연도가 2015인 센서스 통계'
+            same_as = f"{_josa(up.text, '과/와')} {_josa(_join(fl, lang), '이/가')}"
+            text = f"{same_as} 같고 {filt}{sing}" if filt else f"{same_as} 같은 {sing}"
         else:
             text = f"{_of(up, lang)}의 {_join(fl, lang)}에 해당하는 {filt}{sing}"
         return Ref(text, False, sing, sing, counter, None, text, steps=steps, lead=up.text)
@@ -513,6 +514,13 @@ def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
     if ref.owner is not None and not ref.owner.pronoun:
         parts.update(owner=ref.owner.text, owner_one=ref.owner.one, filt=ref.meta.get("filt", ""))
     return parts
+
+
+def _short(label: str, noun: str) -> str:
+    """A field's label without its record's noun: '통계 항목 대분류' of a 통계 항목 → '대분류'."""
+    if noun and label.lower().startswith(noun.lower() + " ") and len(label) > len(noun) + 1:
+        return label[len(noun) + 1 :]
+    return label
 
 
 def _value_parts(ref: Ref, frame: Mapping[str, Any], fname: str, lang: str) -> dict[str, Any]:
