@@ -53,10 +53,6 @@ class LexiconFileError(ValueError):
     """A reviewed lexicon file that cannot be read or names what does not exist."""
 
 
-def _inflect() -> Any:
-    return _engine()
-
-
 @lru_cache(maxsize=1)
 def _engine() -> Any:
     import inflect
@@ -68,7 +64,7 @@ def singular(noun: str) -> str:
     """'airports' → 'airport', 'routes from NYC' → 'route from NYC'; 'aircraft', 'weather' stay."""
     if not noun or not noun.isascii():
         return noun
-    s = _inflect().singular_noun(noun)
+    s = _engine().singular_noun(noun)
     return s if isinstance(s, str) and s else noun
 
 
@@ -78,12 +74,12 @@ def plural(noun: str) -> str:
     sing = singular(noun)
     if sing != noun:  # already plural
         return noun
-    return str(_inflect().plural_noun(noun))
+    return str(_engine().plural_noun(noun))
 
 
 def article(noun: str) -> str:
     """'an album', 'a track' (inflect's a/an)."""
-    return str(_inflect().a(noun))
+    return str(_engine().a(noun))
 
 
 def entity_words(entity: str) -> str:
@@ -166,7 +162,7 @@ def rule_frame(
     ko = ko_nouns.get(entity) or _ko_noun(spec) or entity_words(entity)
     params: dict[str, Any] = {}
     generic = spec.generic_params.names()
-    for p, sch in spec.params.items():
+    for p in spec.params:
         if p in generic:
             continue
         t = _type((types.get("params") or {}).get(p))
@@ -288,7 +284,9 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
         out["entity"] = tool["entity"]
         out["overridden"].append("entity")
         for kind in ("params", "fields"):
-            out[kind] = {k: {**v, "kind": slot_kind(_type(v.get("type")), tool["entity"])} for k, v in frame[kind].items()}
+            out[kind] = {
+                k: {**v, "kind": slot_kind(_type(v.get("type")), tool["entity"])} for k, v in frame[kind].items()
+            }
         frame = {**frame, "params": out["params"], "fields": out["fields"]}
     if tool.get("relation"):
         out["relation"] = dict(tool["relation"])
@@ -332,9 +330,7 @@ def build_frames(
     return out
 
 
-def frames_for(
-    specs: Mapping[str, ToolSpec], lexicon_dir: str | Path | None = None
-) -> dict[str, dict[str, Any]]:
+def frames_for(specs: Mapping[str, ToolSpec], lexicon_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """Frames with the value types inferred from the specs alone (no probes, no reviewed type files): what a caller
     without a tool_lexicon value gets; each domain's reviewed lexicon file in `lexicon_dir` laid over the rules."""
     from factory.semtypes import Overrides, infer_types
@@ -354,7 +350,7 @@ def frames_for(
 def preview_rows(frames: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per tool for the tool_lexicon metadata."""
     rows = []
-    for tid, f in sorted(frames.items()):
+    for _, f in sorted(frames.items()):
         rel = f.get("relation") or {}
         rows.append(
             {

@@ -177,7 +177,11 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
     if lang == "ko":
         if _HANGUL.search(val):
             return val
-        return f"{_slot_label(frame, 'params', p, lang)} {val}" if role in ("code", "id") or not ent_noun else f"{ent_noun} {val}"
+        return (
+            f"{_slot_label(frame, 'params', p, lang)} {val}"
+            if role in ("code", "id") or not ent_noun
+            else f"{ent_noun} {val}"
+        )
     titled = role == "title" or (role == "name" and frame.get("entity") in fr.TITLED)
     if titled:
         return f"the {ent_noun} '{val}'"
@@ -233,7 +237,12 @@ def _of(owner: Ref, lang: str) -> str:
 
 
 def _relation(
-    frame: Mapping[str, Any], owner: Ref, lang: str, noun: str, plural_n: str, values: Sequence[tuple[str, Any]],
+    frame: Mapping[str, Any],
+    owner: Ref,
+    lang: str,
+    noun: str,
+    plural_n: str,
+    values: Sequence[tuple[str, Any]],
     named: Sequence[tuple[str, Any]] = (),
 ) -> tuple[str, bool, str]:
     """(phrase, plain, filters) of a listing's records that belong to `owner`: the frame's reviewed relation ('the
@@ -246,7 +255,9 @@ def _relation(
     if rel:
         vals = {p: _display_value(frame, v, lang) for p, v in [*values, *named]}
         used = {p for p in vals if "{" + p + "}" in rel}
-        missing = [m for m in re.findall(r"\{(\w+)\}", rel) if m not in vals and m not in ("owner", "plural", "noun", "filt")]
+        missing = [
+            m for m in re.findall(r"\{(\w+)\}", rel) if m not in vals and m not in ("owner", "plural", "noun", "filt")
+        ]
         if missing:
             rel = None  # the relation speaks of a value this call did not send: the plain form
     filt = _filters(frame, [(p, v) for p, v in values if p not in used], lang)
@@ -385,7 +396,9 @@ def link(
     target = frame["entity"]
     up_ent = up_frame["entity"]
     steps = up.steps + 1
-    fl = [_ref_noun(up_frame, f, lang) or _short(_slot_label(up_frame, "fields", f, lang), up.sing) for f in from_fields]
+    fl = [
+        _ref_noun(up_frame, f, lang) or _short(_slot_label(up_frame, "fields", f, lang), up.sing) for f in from_fields
+    ]
     moved = up
     key = False
     if len(from_fields) == 1:

@@ -30,8 +30,8 @@ from factory.llm.schemas import AnswerMaterial, QueryParaphraseInput, QueryWrite
 from factory.records import AlternativePath, Answer, GoldenAction, Lineage, RewardBasis, Task, task_id
 from factory.report import counts, md_table, rate
 from factory.synthesis import answers, phrasing
-from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
 from factory.synthesis.frames import frames_for
+from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
 from factory.synthesis.labels import param_label, tool_noun
 from factory.tools.registry import ToolRegistry
 from factory.tools.spec import ToolSpec

@@ -375,7 +375,10 @@ def test_an_entity_is_named_and_referenced_through_its_frames(specs):
 
 
 def test_cmp_asks_which_one_with_the_options_named(specs):
-    actions = [_action(specs, "list_album_tracks", {"album_id": 218}), _action(specs, "list_album_tracks", {"album_id": 221})]
+    actions = [
+        _action(specs, "list_album_tracks", {"album_id": 218}),
+        _action(specs, "list_album_tracks", {"album_id": 221}),
+    ]
     t = _traj(
         specs, "CMP", None, [], [("list_album_tracks", "album_id", 218), ("list_album_tracks", "album_id", 221)],
         actions, {"ask": "count", "tool_id": _tid(specs, "list_album_tracks"),
@@ -400,7 +403,10 @@ def test_cond_and_sem_are_asked_the_way_people_ask(specs):
         {"type": "number", "value": 30, "fields": []}, counterfactual_junctions=j,
     )  # fmt: skip
     q = _query(t, specs, "en")
-    assert q == "If artist 142 has at least 3 albums, how many tracks do those albums have in total? If not, how many albums are there?", q  # noqa: E501
+    assert (
+        q
+        == "If artist 142 has at least 3 albums, how many tracks do those albums have in total? If not, how many albums are there?"
+    ), q  # noqa: E501
     sem = _traj(
         specs, "SEM", None, [], [("list_customer_invoices", "customer_id", 36)],
         [_action(specs, "list_customer_invoices", {"customer_id": 36}), _action(specs, "get_customer", {"customer_id": 36})],
