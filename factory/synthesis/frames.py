@@ -347,6 +347,10 @@ def frames_for(specs: Mapping[str, ToolSpec], lexicon_dir: str | Path | None = N
     return out
 
 
+def _as_list(x: Any) -> list[str]:
+    return [x] if isinstance(x, str) else list(x or [])
+
+
 def preview_rows(frames: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per tool for the tool_lexicon metadata."""
     rows = []
@@ -358,7 +362,7 @@ def preview_rows(frames: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]
                 "entity": f["entity"],
                 "en": f"{f['noun']['en']['sing']} / {f['noun']['en']['plural']}",
                 "ko": f"{f['noun']['ko']['noun']} ({f['noun']['ko']['counter']})",
-                "relation": rel.get("en") or rel.get("ko") or "-",
+                "relation": " / ".join(_as_list(rel.get("en"))) or " / ".join(_as_list(rel.get("ko"))) or "-",
                 "display": ", ".join(k for k, v in f["fields"].items() if v.get("kind") == "display") or "-",
                 "keys": ", ".join(k for k, v in f["fields"].items() if v.get("kind") == "key") or "-",
                 "references": ", ".join(

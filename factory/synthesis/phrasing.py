@@ -236,6 +236,21 @@ def _of(owner: Ref, lang: str) -> str:
     return owner.text
 
 
+_SLOTS = ("owner", "plural", "noun", "filt")
+
+
+def _pick_relation(frame: Mapping[str, Any], lang: str, vals: Mapping[str, str], owner: Ref) -> str | None:
+    """The first of the frame's reviewed relations (one, or a list) whose placeholders the call fills; None: plain."""
+    rels = (frame.get("relation") or {}).get(lang)
+    for rel in [rels] if isinstance(rels, str) else rels or []:
+        names = re.findall(r"\{(\w+)\}", rel)
+        if owner.pronoun and lang != "ko" and all(n in _SLOTS for n in names):
+            return None  # a compared record's own listing: 'its customers'
+        if all(n in vals or n in _SLOTS for n in names):
+            return rel
+    return None
+
+
 def _relation(
     frame: Mapping[str, Any],
     owner: Ref,
@@ -248,21 +263,11 @@ def _relation(
     """(phrase, plain, filters) of a listing's records that belong to `owner`: the frame's reviewed relation ('the
     {plural} within {radius_km} km of {owner}', its placeholders filled with the call's values), else 'the albums of
     X' / '{owner}의 {noun}' (plain: 'How many albums does X have?' says the same)."""
-    rel = (frame.get("relation") or {}).get(lang)
-    if rel and owner.pronoun and lang != "ko" and not re.search(r"\{(?!owner|plural|noun|filt)\w+\}", rel):
-        rel = None  # a compared record's own listing: 'its customers'
-    used: set[str] = set()
-    if rel:
-        vals = {p: _display_value(frame, v, lang) for p, v in [*values, *named]}
-        used = {p for p in vals if "{" + p + "}" in rel}
-        missing = [
-            m for m in re.findall(r"\{(\w+)\}", rel) if m not in vals and m not in ("owner", "plural", "noun", "filt")
-        ]
-        if missing:
-            rel = None  # the relation speaks of a value this call did not send: the plain form
+    vals = {p: _display_value(frame, v, lang) for p, v in [*values, *named]}
+    rel = _pick_relation(frame, lang, vals, owner)
+    used = {p for p in vals if rel and "{" + p + "}" in rel}
     filt = _filters(frame, [(p, v) for p, v in values if p not in used], lang)
     if rel:
-        vals = {p: _display_value(frame, v, lang) for p, v in [*values, *named]}
         text = rel.format(owner=_of(owner, lang), plural=plural_n, noun=noun, filt=filt, **vals)
         return text, False, filt
     if lang == "ko":
@@ -279,6 +284,8 @@ def seed_ref(
     """The records of the seed call, named by their own display values, their owner, or conditions."""
     sing, pl = _noun(frame, lang)
     counter = pl if lang == "ko" else "개"
+    if lang == "ko":
+        pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
     vals = [*values, *((p, v) for p, v in stated_defaults(spec, sent).items() if p not in dict(values))]
     own = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") in ("display", "key")]
     refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"]
@@ -352,7 +359,7 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     if lang != "ko" and ref.one and ref.sing != ref.plural and plural_ref.startswith(f"the {ref.sing}"):
         plural_ref = f"the {ref.plural}" + plural_ref[len(f"the {ref.sing}") :]
     text = op_text.format(
-        sing=ref.sing, plural=ref.plural, f=f, fj=_josa(f, "이/가"), t=_value(node.get("threshold")), ref=plural_ref,
+        sing=ref.sing, plural=ref.plural, f=f, fj=_josa(f, "이/가"), t=_display_value(frame, node.get("threshold"), lang), ref=plural_ref,
         suffix=_josa(f, "을/를")[len(f) :],
     )  # fmt: skip
     return replace(ref, text=text, one=op not in _MULTI, owner=None, bare=re.sub(r"^the ", "", text),
@@ -389,6 +396,8 @@ def link(
     returned at most one record)."""
     sing, pl = _noun(frame, lang)
     counter = pl if lang == "ko" else "개"
+    if lang == "ko":
+        pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
     extra = [*values, *((p, v) for p, v in stated_defaults(spec, sent).items() if p not in dict(values))]
     ents = [_field_entity(up_frame, f) for f in from_fields]
     pents = [(frame["params"].get(p) or {}).get("entity") for p in to_params]
