@@ -53,7 +53,7 @@ def realize(data: Path, lexicon_dir: Path | None = None) -> tuple[list[dict[str,
         lex = json.loads(lex_path.read_text()) if lex_path.is_file() else {}
         frames = (lex.get("nouns") or {}).get("tools") or None
         if frames is None or lexicon_dir is not None:  # a run from before the nouns section: the frames built here
-            from factory.synthesis.frames import build_frames, load_lexicon_overrides
+            from factory.frames import build_frames, load_lexicon_overrides
 
             ov_path = (lexicon_dir or Path("lexicon")) / f"{domain}.yaml"
             ov = load_lexicon_overrides(ov_path) if ov_path.is_file() else None
@@ -76,9 +76,9 @@ def realize(data: Path, lexicon_dir: Path | None = None) -> tuple[list[dict[str,
 def build(data: Path, config: Path, lexicon_dir: Path | None) -> tuple[list[dict[str, Any]], Counter]:
     """The generated_queries stage itself over the run's trajectories (grounding checks included), rules only."""
     from factory.config import load_config
+    from factory.frames import build_frames, load_lexicon_overrides
     from factory.llm.service import LLM
     from factory.model_config import ModelsConfig
-    from factory.synthesis.frames import build_frames, load_lexicon_overrides
     from factory.synthesis.queries import build_queries
     from factory.tools.registry import ToolRegistry
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from factory import frames
 from factory.config import ProjectConfig
 from factory.io import dumps
 from factory.report import Markdown, bar_plot, counts, md_table, rate
@@ -29,7 +30,6 @@ from factory.semtypes import (
     load_overrides,
     root,
 )
-from factory.synthesis import frames
 from factory.tools.observed import schema_source_map
 from factory.tools.registry import ToolRegistry
 
@@ -63,7 +63,7 @@ def tool_nouns(
     cfg: ProjectConfig, domain: str, specs: Mapping[str, Any], tools: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, Any]:
     """The `nouns` section: per tool the entity noun (EN/KO, counter), relation, display/key/reference fields
-    (`factory.synthesis.frames`), the reviewed file laid over the rules (each frame says which)."""
+    (`factory.frames`), the reviewed file laid over the rules (each frame says which)."""
     path = lexicon_file(cfg, domain)
     ov = None
     if path is not None:

@@ -2,7 +2,7 @@
 
 A question is well posed only when a reader can compute its answer from the question alone:
 every call the golden path takes is named, with the values it is sent.  The question is composed
-from the tool frames (`factory.synthesis.frames`: the entity each tool returns, which fields are
+from the tool frames (`factory.frames`: the entity each tool returns, which fields are
 display names, internal keys or references to another entity), from the seed outwards:
 
 - the seed call names its records the way people do: "the track 'Balls to the Wall'", "airport
@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from factory import frames as fr
 from factory import prompts
-from factory.synthesis import frames as fr
-from factory.synthesis.labels import param_label, words
+from factory.labels import param_label, words
 from factory.tools.spec import ToolSpec
 
 MAX_JUNCTIONS = 3  # a nested phrase over more hops is no longer readable

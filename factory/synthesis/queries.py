@@ -23,6 +23,7 @@ from typing import Any
 
 from factory import prompts
 from factory.config import ProjectConfig
+from factory.frames import frames_for
 from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
@@ -30,7 +31,6 @@ from factory.llm.schemas import AnswerMaterial, QueryParaphraseInput, QueryWrite
 from factory.records import AlternativePath, Answer, GoldenAction, Lineage, RewardBasis, Task, task_id
 from factory.report import counts, md_table, rate
 from factory.synthesis import answers, phrasing
-from factory.synthesis.frames import frames_for
 from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
 from factory.synthesis.labels import param_label, tool_noun
 from factory.tools.registry import ToolRegistry

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
+from factory import frames
 from factory.semtypes import Overrides, infer_types
-from factory.synthesis import frames
 from tests.synthesis.test_phrasing import demo_inventories
 
 LEXICON_DIR = Path(__file__).resolve().parents[2] / "lexicon"

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from factory.config import DemoConfig
+from factory.frames import frames_for
+from factory.labels import param_label, tool_noun
 from factory.llm import rules
 from factory.synthesis import phrasing
-from factory.synthesis.frames import frames_for
-from factory.synthesis.labels import param_label, tool_noun
 from factory.synthesis.queries import unstated_arguments, writer_input
 from factory.tools.mcp import tool_to_spec
 from factory.tools.openapi import load_openapi

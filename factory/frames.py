@@ -1,4 +1,4 @@
-"""Tool frames: the nouns and relations a question is composed of (pure; the `nouns` of tool_lexicon).
+"""Tool frames: the nouns and relations a question is composed of (pure; the `nouns` section of tool_lexicon).
 
 For every tool: the entity its records are (English singular/plural by `inflect`, Korean noun and
 counter word), the relation its parameters express ("the albums by {artist_id}", "{sidoCd}의
@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
+from factory.labels import field_label, param_label, tool_noun, words
 from factory.semtypes import DISPLAY_ROLES, STANDARDS, TITLED, TypeRef, is_valid_type
-from factory.synthesis.labels import field_label, param_label, tool_noun, words
 from factory.tools.spec import ToolSpec
 
 SOURCES = ("override", "model", "rules")
