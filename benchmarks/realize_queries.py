@@ -1,6 +1,10 @@
 """Realize every trajectory of a run's data folder with the rules query writer and measure the questions.
 
-    PYTHONPATH=. python benchmarks/realize_queries.py <data_dir> [--print] [--published]
+    PYTHONPATH=. python benchmarks/realize_queries.py <data_dir> [--print] [--published] [--lexicon-dir lexicon]
+    PYTHONPATH=. python benchmarks/realize_queries.py <data_dir> --build <factory.yaml>   # build_queries, grounding
+
+With PYTHONPATH at a checkout from before the tool frames, the same trajectories are realized the old way (the
+"before" figures of a before/after comparison on one run).
 
 Reads trajectories/, tool_inventory/ and tool_lexicon/ of <data_dir> (a project's data folder after a run), writes
 each trajectory's templated question (issue 15 items 1 and 3) and prints the naturalness metrics: share of queries
@@ -10,6 +14,7 @@ published dataset_splits instead (the current run's output, for the "before" fig
 """
 
 import argparse
+import inspect
 import json
 import re
 import sys
@@ -53,18 +58,25 @@ def realize(data: Path, lexicon_dir: Path | None = None) -> tuple[list[dict[str,
         lex = json.loads(lex_path.read_text()) if lex_path.is_file() else {}
         frames = (lex.get("nouns") or {}).get("tools") or None
         if frames is None or lexicon_dir is not None:  # a run from before the nouns section: the frames built here
-            from factory.frames import build_frames, load_lexicon_overrides
+            try:
+                from factory.frames import build_frames, load_lexicon_overrides
+            except ImportError:  # a checkout from before the frames
+                build_frames = load_lexicon_overrides = None  # type: ignore[assignment]
 
-            ov_path = (lexicon_dir or Path("lexicon")) / f"{domain}.yaml"
-            ov = load_lexicon_overrides(ov_path) if ov_path.is_file() else None
-            frames = build_frames(specs, (lex.get("value_types") or {}).get("tools") or {}, ov)
+            if build_frames is not None:
+                ov_path = (lexicon_dir or Path("lexicon")) / f"{domain}.yaml"
+                ov = load_lexicon_overrides(ov_path) if ov_path.is_file() else None
+                frames = build_frames(specs, (lex.get("value_types") or {}).get("tools") or {}, ov)
         lang = "ko" if domain == "korea" else "en"
         for i, t in enumerate(json.loads(tp.read_text())["trajectories"]):
             if unstated_arguments(t, specs):
                 rejected["unstated_argument"] += 1
                 continue
             try:
-                q = rules.query_writer(writer_input(t, specs, lang, i, frames)).query
+                # a checkout from before the frames (PYTHONPATH at another worktree: the "before" figures)
+                args = (t, specs, lang, i, frames) if "frames" in inspect.signature(writer_input).parameters else (
+                    t, specs, lang, i)  # fmt: skip
+                q = rules.query_writer(writer_input(*args)).query
             except phrasing.Unphraseable as e:
                 rejected["unphraseable"] += 1
                 out.append({"domain": domain, "language": lang, "pattern": t["pattern"], "query": "", "error": str(e)})

@@ -245,7 +245,7 @@ def _pick_relation(frame: Mapping[str, Any], lang: str, vals: Mapping[str, str],
     for rel in [rels] if isinstance(rels, str) else rels or []:
         names = re.findall(r"\{(\w+)\}", rel)
         if owner.pronoun and lang != "ko" and all(n in _SLOTS for n in names):
-            return None  # a compared record's own listing: 'its customers'
+            return None  # a compared record's own listing: 'their customers'
         if all(n in vals or n in _SLOTS for n in names):
             return rel
     return None
@@ -273,7 +273,7 @@ def _relation(
     if lang == "ko":
         return f"{_of(owner, lang)}의 {filt}{noun}", True, filt
     if owner.pronoun:
-        return f"its {plural_n}{filt}", True, filt
+        return f"their {plural_n}{filt}", True, filt  # the compared options (two of them)
     return f"the {plural_n}{filt} of {owner.text}", True, filt
 
 
@@ -690,7 +690,7 @@ def cmp_realization(
     if counted in ("it", "그것"):
         raise Unphraseable("the compared records are the counted ones")
     if lang != "ko":
-        counted = re.sub(r"^its\s+", "", counted) if ref.owner is not None and ref.owner.pronoun else counted
+        counted = re.sub(r"^their\s+", "", counted) if ref.owner is not None and ref.owner.pronoun else counted
     else:
         counted = re.sub(r"^각각의\s+", "", counted)
     parts = {"ask": d.get("cmp") or "winner", "counted": _checked(counted, lang), "counter": ref.counter,
