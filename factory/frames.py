@@ -44,6 +44,7 @@ _KEY_WORDS = {"id", "code", "cd", "nm", "name", "key", "number", "no", "iata", "
 _UNIT = re.compile(r"\bin\s+(kilometres|kilometers|km|miles|statute miles|feet|ft|minutes|seconds|milliseconds|"
                    r"millibars|degrees|knots|usd|bytes|percent|mph)\b", re.IGNORECASE)  # fmt: skip
 _MASS = ("weather", "information", "data")
+_PERSONS = {"artist", "composer", "customer", "employee", "person", "user", "passenger", "author", "member"}
 _VERB = re.compile(r"^(list|get|find|show|create|add|delete|update|set|return|remove|search)\b", re.IGNORECASE)
 _MUTATE = re.compile(r"^\s*(create|add|delete|update|set|remove|insert|write|post)\b", re.IGNORECASE)
 _SYNONYMS = {"carrier": "airline", "tz": "timezone", "plane": "aircraft"}
@@ -207,6 +208,7 @@ def rule_frame(
         "entity": entity,
         "lookup": spec.records_path is None,
         "platform": spec.platform,
+        "person": entity in _PERSONS,  # 'they' / 'their' in English
         "action": bool(spec.state_changing) or bool(_MUTATE.search(spec.description or "")),
         "noun": {
             "en": {"sing": sing, "plural": plural(sing)},

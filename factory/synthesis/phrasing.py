@@ -724,7 +724,11 @@ def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames:
         raise Unphraseable(f"the parts read the same: {descs[0]!r}")
     subjects = [p.get("subject") or p.get("owner") for p in out]
     same = len(set(subjects)) == 1 and bool(subjects[0])
-    return Realization("BOTH", _join(descs, lang), {"ask": "both", "parts": out, "same": same})
+    person = any(
+        _frame(frames, specs[p["tool_id"]], p["tool_id"]).get("person") for p in d["parts"] if p.get("ask") == "value"
+    )
+    pron = {"subject": "they", "possessive": "their"} if person else {"subject": "it", "possessive": "its"}
+    return Realization("BOTH", _join(descs, lang), {"ask": "both", "parts": out, "same": same, "pron": pron})
 
 
 def default_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[Any]:

@@ -415,7 +415,7 @@ def test_cond_and_sem_are_asked_the_way_people_ask(specs):
          "shared": {"param": "customer_id", "value": 36}},
         {"type": "judge", "value": [7, "Montréal"], "fields": ["total_count", "city"]},
     )  # fmt: skip
-    assert _query(sem, specs, "en") == "How many invoices does customer 36 have, and what is its city?"
+    assert _query(sem, specs, "en") == "How many invoices does customer 36 have, and what is their city?"  # a person
 
 
 def test_korean_names_particles_and_counters(specs):
