@@ -358,6 +358,9 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     plural_ref = ref.text
     if lang != "ko" and ref.one and ref.sing != ref.plural and plural_ref.startswith(f"the {ref.sing}"):
         plural_ref = f"the {ref.plural}" + plural_ref[len(f"the {ref.sing}") :]
+    if lang != "ko" and op_text.startswith("{ref} ") and re.search(r"\b(whose|dated|among)\b", plural_ref):
+        # a second condition after a nested one reads as the nested one's: the kept records come first
+        op_text = "the {plural} " + op_text[len("{ref} ") :] + " among {ref}"
     text = op_text.format(
         sing=ref.sing, plural=ref.plural, f=f, fj=_josa(f, "이/가"), t=_display_value(frame, node.get("threshold"), lang), ref=plural_ref,
         suffix=_josa(f, "을/를")[len(f) :],
