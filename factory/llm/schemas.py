@@ -183,6 +183,11 @@ class AnswerMaterial(_In):
     options: list[str] = Field(
         default_factory=list, description="CMP: the two alternatives compared, as phrases ('carrier code B6')."
     )
+    parts: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The realization's pieces the templates compose (factory.synthesis.phrasing): the ask, the "
+        "counted noun and its owner, the value's field and subject, COND/CMP/SEM parts.",
+    )
 
 
 class QueryWriterInput(_In):

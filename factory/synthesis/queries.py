@@ -23,6 +23,7 @@ from typing import Any
 
 from factory import prompts
 from factory.config import ProjectConfig
+from factory.frames import frames_for
 from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
@@ -77,31 +78,19 @@ def _seed_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str)
     return out
 
 
-def _realize(t: Mapping[str, Any], specs: ToolRegistry, lang: str) -> tuple[str, str, str, str, list[str]]:
-    """(pattern, answer description, qualifier, otherwise, options) of a trajectory's question, every step of
-    its golden path named (`phrasing`); raises `phrasing.Unphraseable`."""
-    d = t["describe"]
-    asked = _question_junctions(t)
-    if t["template"] == "chain":
-        return "PATH", phrasing.chain_description(t, specs, asked, lang), "", "", []
-    if t["template"] == "COND":
-        every = [*asked, *(t.get("counterfactual_junctions") or [])]
-        cond, then, other = phrasing.cond_description(t, specs, every, lang)
-        return "IF", then, cond, other, []
-    if t["template"] == "CMP":
-        counted, label, values = phrasing.cmp_description(t, specs, asked, lang)
-        options = [f"{_josa(label, '이/가')} {v}인 경우" if lang == "ko" else f"{label} {v}" for v in values]
-        if d.get("cmp") == "difference":
-            return "DIFF", counted, "", "", options
-        more = d["order"] == "more"
-        qual = ("많은" if more else "적은") if lang == "ko" else ("more" if more else "fewer")
-        return "WHICH", counted, qual, "", options
-    if t["template"] == "SEM":
-        return "BOTH", phrasing.sem_description(t, specs, lang), "", "", []
-    raise phrasing.Unphraseable(f"no realization for template {t['template']!r}")
+def _realize(
+    t: Mapping[str, Any], specs: ToolRegistry, lang: str, frames: Mapping[str, Any] | None = None
+) -> phrasing.Realization:
+    """The realization of a trajectory's question from the tool frames (the tool_lexicon's `nouns`, else rules
+    over the specs), every step of its golden path named (`phrasing`); raises `phrasing.Unphraseable`."""
+    fr = frames if frames is not None else frames_for(specs)
+    every_cf = list(t.get("counterfactual_junctions") or [])
+    return phrasing.realize(t, specs, fr, _question_junctions(t), every_cf, lang)
 
 
-def writer_input(t: Mapping[str, Any], specs: ToolRegistry, lang: str, variant: int) -> QueryWriterInput:
+def writer_input(
+    t: Mapping[str, Any], specs: ToolRegistry, lang: str, variant: int, frames: Mapping[str, Any] | None = None
+) -> QueryWriterInput:
     """The query writer's input; raises `phrasing.Unphraseable` when the question cannot be stated clearly."""
     ans = t["answer"]
     steps = [
@@ -109,20 +98,21 @@ def writer_input(t: Mapping[str, Any], specs: ToolRegistry, lang: str, variant: 
         for a in t["golden_actions"]
     ]
     value = ans["value"] if not isinstance(ans["value"], dict) else str(ans["value"])
-    pattern, description, qualifier, otherwise, options = _realize(t, specs, lang)
+    r = _realize(t, specs, lang, frames)
     return QueryWriterInput(
-        pattern=pattern,
+        pattern=r.pattern,
         language=lang,  # type: ignore[arg-type]
         steps=steps,
         seed_values=_seed_values(t, specs, lang),
-        qualifier=qualifier,
+        qualifier=r.qualifier,
         answer=AnswerMaterial(
             type="list" if isinstance(value, list) else "number" if ans["type"] == "number" else "string",
             value=value,
             fields=ans["fields"],
-            description=description,
-            otherwise=otherwise,
-            options=options,
+            description=r.description,
+            otherwise=r.otherwise,
+            options=r.options,
+            parts=r.parts,
         ),
         variant=variant,
     )
@@ -196,11 +186,14 @@ def build_queries(
     cfg: ProjectConfig,
     model: ModelClient,
     run_id: str | None = None,
+    lexicon: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Task rows (query, answer, golden actions, lineage) for every grounded trajectory."""
+    """Task rows (query, answer, golden actions, lineage) for every grounded trajectory; the questions are composed
+    from the tool frames of `lexicon` (the domain's tool_lexicon value), else from rules over the specs."""
     lang = cfg.domain(domain).language
     syn = cfg.synthesis
     specs = ToolRegistry.from_inventories(inventories)
+    frames = ((lexicon or {}).get("nouns") or {}).get("tools") or frames_for(specs)
     names = [s.name for s in specs.values()]
     field_names = {f for s in specs.values() for f in [*s.output_fields, *s.params]}
     vocab = vocabulary(names, field_names)
@@ -219,7 +212,7 @@ def build_queries(
             unstated = unstated_arguments(t, specs)
             if unstated:
                 raise _Reject("unstated_argument", "; ".join(unstated))
-            inputs.append(writer_input(t, specs, lang, i))
+            inputs.append(writer_input(t, specs, lang, i, frames))
         except phrasing.Unphraseable as e:
             rejected.append(
                 {"trajectory_id": t["trajectory_id"], "reason": "unphraseable", "detail": str(e), "query": ""}
