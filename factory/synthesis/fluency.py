@@ -4,7 +4,7 @@ A question has several surface forms (the query writer's variants). They are ran
 log-likelihood under the `fluency_scorer` role (the embedded SmolLM2 behind llama.cpp's
 `/v1/completions` with echoed logprobs, or any OpenAI-compatible endpoint that returns them): the best
 is kept, one below `synthesis.fluency.min_score` is dropped with a reason. SmolLM2 cannot read Korean,
-so Korean candidates pass a rule check instead (English ones pass it too, before scoring):
+so Korean candidates pass a rule check instead:
 
 - no mixed scripts: a Latin word in a Korean question must be a value the question cites (a name, a
   code) — an English enum value or field word left over is not Korean;
@@ -12,6 +12,8 @@ so Korean candidates pass a rule check instead (English ones pass it too, before
   ("을(를)", "이/가");
 - no copied description text: three or more consecutive words (10+ characters) of a tool, parameter or
   field description.
+English candidates are held to grounding's limit instead (no run over 30 characters copied from a description):
+English labels are made from description words ('number of airports'), Korean ones are not.
 
 Where no model is mapped to `fluency_scorer` (or its endpoint cannot score) nothing is scored: the first
 candidate that passes the rule check is kept and the metadata says how the role was served.
@@ -69,9 +71,9 @@ def rule_problems(
         m = _DANGLING.search(text) or _BOTH_FORMS.search(text)
         if m:
             problems.append(f"dangling_particle:{m.group(1)}")
-    copied = copied_description(text, descriptions)
-    if copied:
-        problems.append(f"copied_description:{copied[:40]}")
+        copied = copied_description(text, descriptions)
+        if copied:
+            problems.append(f"copied_description:{copied[:40]}")
     return problems
 
 

@@ -254,7 +254,9 @@ def _sub_inputs(inp: QueryWriterInput) -> list[QueryWriterInput]:
     """Stage one of the two-stage composition (EDGE App. J, Tables 20-21): one sub-question per step of a
     SEM/CMP/COND question (CMP: each side's count; COND: the condition, then each branch; SEM: each part).
     Empty for a sequential question (written in one stage)."""
-    a, pat, ko = inp.answer, main_pattern(inp.pattern), inp.language == "ko"
+    a, ko = inp.answer, inp.language == "ko"
+    pat = main_pattern(inp.pattern)
+    pat = {"CMP": "DIFF" if a.type == "number" else "WHICH", "COND": "IF", "SEM": "BOTH"}.get(pat, pat)
     if pat in ("WHICH", "DIFF") and len(a.options) == 2:
         parts = [f"{o}의 {a.description}" if ko else f"{a.description} for {o}" for o in a.options]
     elif pat == "IF" and inp.qualifier:
