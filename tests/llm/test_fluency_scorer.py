@@ -110,10 +110,12 @@ def test_text_logprob_reads_the_trailing_tokens_of_the_text() -> None:
 def test_fast_sorted_orders_a_vocabulary_row_like_sorted() -> None:
     rng = np.random.default_rng(3)
     row = np.round(rng.normal(size=3000), 1).astype(np.float32)  # many ties
-    fast = fast_sorted(zip(row, range(len(row))), reverse=True)
-    slow = sorted(zip(row.tolist(), range(len(row))), reverse=True)
+    fast = fast_sorted(zip(row, range(len(row)), strict=True), reverse=True)
+    slow = sorted(zip(row.tolist(), range(len(row)), strict=True), reverse=True)
     assert fast == slow
-    assert fast_sorted(zip(row, range(len(row)))) == sorted(zip(row.tolist(), range(len(row))))
+    assert fast_sorted(zip(row, range(len(row)), strict=True)) == sorted(
+        zip(row.tolist(), range(len(row)), strict=True)
+    )
     # anything else is the builtin
     assert fast_sorted([3, 1, 2], reverse=True) == [3, 2, 1]
     assert fast_sorted(zip([2, 1], ["a", "b"])) == [(1, "b"), (2, "a")]
