@@ -263,6 +263,8 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
     COND says whether the condition held and answers that branch; CMP names the side and both counts; SEM
     answers each part. Without a frame the value is stated plainly ('The answer is 41.')."""
     v = ans["value"]
+    if v is None or (isinstance(v, list | str) and not v):
+        return _fmt(v) if v is not None else "None"  # no answer stays recognizably empty (judge_non_gradable)
     typ = str(ans.get("type") or "string")
     frame = frame or {}
     desc = str(frame.get("description") or "")

@@ -120,8 +120,9 @@ def test_answers_are_sentences_in_the_query_language():
     assert answer_text({"type": "number", "value": 57}, "ko", {"pattern": "PATH", "description": "읍면동의 건수"}) == (
         "읍면동의 건수는 57건입니다."
     )
-    # without a frame the value is still a sentence
+    # without a frame the value is still a sentence; no value stays recognizably empty (a CMP tie)
     assert answer_text({"type": "number", "value": 41.0}, "en") == "The answer is 41."
+    assert answer_text({"type": "string", "value": None, "counts": [3, 3]}, "en", FRAMES["which_en"]) == "None"
 
 
 def _task(q: str, source: str = "template", fl: float | None = None) -> dict:
