@@ -9,7 +9,7 @@ import httpx
 import numpy as np
 import pytest
 
-from factory.llm.llama_server import fast_sorted
+from factory.llm.llama_server import fast_sorted, with_known_logprobs
 from factory.llm.schemas import FluencyInput
 from factory.llm.servers import ManagedServer
 from factory.llm.service import LLM, text_logprob
@@ -116,6 +116,17 @@ def test_fast_sorted_orders_a_vocabulary_row_like_sorted() -> None:
     assert fast_sorted(zip(row, range(len(row)), strict=True)) == sorted(
         zip(row.tolist(), range(len(row)), strict=True)
     )
+    # inside a non-streamed completion that asks for k alternatives: exactly the first k of them
+    with_known_logprobs(lambda self, **kw: None)(None, logprobs=3)  # resets the thread's k afterwards
+    seen: list[Any] = []
+
+    def create(self: Any, **kw: Any) -> None:
+        seen.append(fast_sorted(zip(row, range(len(row)), strict=True), reverse=True))
+
+    with_known_logprobs(create)(None, prompt="x", logprobs=3)
+    with_known_logprobs(create)(None, prompt="x", logprobs=0)
+    with_known_logprobs(create)(None, prompt="x", logprobs=3, stream=True)  # streamed: consumed later, all sorted
+    assert [p[0] for p in seen[0]] == [p[0] for p in slow[:3]] and seen[1] == [] and seen[2] == slow
     # anything else is the builtin
     assert fast_sorted([3, 1, 2], reverse=True) == [3, 2, 1]
     assert fast_sorted(zip([2, 1], ["a", "b"], strict=True)) == [(1, "b"), (2, "a")]
