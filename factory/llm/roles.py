@@ -108,14 +108,12 @@ def _intermediate(steps: list[Any]) -> list[Any]:
     return [v for s in steps if s.step != last and not s.feeds_answer for v in s.passed_values]
 
 
-def _memo(v: Any) -> bool:  # a long free-text seed (EDGE: over 30 characters) is generalized, not copied
-    return isinstance(v, str) and len(v) > 30 and bool(re.search(r"[,.;]\s", v))
-
-
 def _guard_query(inp: QueryWriterInput, out: QueryDraft) -> list[str]:
     problems = language_problems(out.query, inp.language)
     if inp.stage != "sub":  # a sub-question asks one step: it need not cite every value of the question
-        missing = [str(v) for v in inp.seed_values.values() if not _memo(v) and not rules.mentions(out.query, v)]
+        missing = [
+            str(v) for v in inp.seed_values.values() if not rules.is_memo(v) and not rules.mentions(out.query, v)
+        ]
         if missing:
             problems.append(f"the query must cite {', '.join(missing)} verbatim")
     leak = rules.answer_leakage(

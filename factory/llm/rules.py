@@ -289,6 +289,18 @@ def fluency_scorer(inp: FluencyInput) -> FluencyScores:
 # --------------------------------------------------------------------------- judges
 
 
+_LOWER_WORD = re.compile(r"(?<![\w])[a-z\uac00-\ud7a3]{3,}")
+
+
+def is_memo(value: Any) -> bool:
+    """A long free-text value (a memo, note, description: over 30 characters, with a sentence break or running
+    lower-case text) that a question generalizes instead of copying (EDGE App. J). A list of names ('Angus
+    Young, Malcolm Young, Brian Johnson') or a long title is no memo: it is cited as it is."""
+    if not isinstance(value, str) or len(value) <= 30:
+        return False
+    return bool(re.search(r"[.;!?]\s", value)) or len(_LOWER_WORD.findall(value)) >= 3
+
+
 def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 

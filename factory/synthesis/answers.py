@@ -229,6 +229,7 @@ def _cap(text: str) -> str:
 
 
 _COUNT_EN = re.compile(r"^the (?:total )?number of (.+)$")
+_DETERMINER = re.compile(r"^(?:those|these|the|this|that|each|every|any|all)\b", re.IGNORECASE)
 
 
 def _counter(frame: Mapping[str, Any], description: str) -> str:
@@ -247,7 +248,7 @@ def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], lan
     if isinstance(v, list):
         return f"{description}: {_listing(v, language)}"
     m = _COUNT_EN.match(description)
-    if typ == "number" and m and not isinstance(v, bool) and v != 1:
+    if typ == "number" and m and not isinstance(v, bool) and v != 1 and not _DETERMINER.match(m.group(1)):
         return f"there are {_fmt(v)} {m.group(1)}"
     return f"{description} is {_fmt(v)}"
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from factory.llm.roles import language_problems
-from factory.llm.rules import mentions
+from factory.llm.rules import is_memo, mentions
 
 JARGON = {
     "en": ["api", "apis", "endpoint", "endpoints", "json", "parameter", "parameters", "param", "schema",
@@ -137,12 +137,6 @@ def self_check_problems(
     if copied:
         problems.append(f"copied_text:{copied[:40]}")
     return problems
-
-
-def is_memo(value: Any) -> bool:
-    """A long free-text seed value (a memo, description or address: over 30 characters with a comma or a
-    sentence break) that a question generalizes instead of copying (EDGE App. J, long memo values)."""
-    return isinstance(value, str) and len(value) > COPY_LIMIT and bool(re.search(r"[,.;]\s", value))
 
 
 def grounding_problems(

@@ -75,6 +75,8 @@ def test_self_check_items_3_to_5():
     title = "For Those About To Rock We Salute You"
     q = f"How many tracks are on {title}?"
     assert grounding_problems(q, language="en", allowed_values=[title]) == []
+    names = "Angus Young, Malcolm Young, Brian Johnson"  # a list of names is cited as it is
+    assert grounding_problems(f"Which tracks did {names} compose?", language="en", allowed_values=[names]) == []
 
 
 FRAMES = {
@@ -100,6 +102,10 @@ def test_answers_are_sentences_in_the_query_language():
     assert answer_text(cond, "en", FRAMES["if_en"]) == "The condition holds, so there are 41 invoices."
     assert answer_text({**cond, "branch": "else"}, "en", FRAMES["if_en"]) == (
         "The condition does not hold, so there are 41 customers."
+    )
+    those = {**FRAMES["if_en"], "otherwise": "the number of those customers"}
+    assert answer_text({**cond, "branch": "else"}, "en", those) == (
+        "The condition does not hold, so the number of those customers is 41."
     )
     assert answer_text({**cond, "branch": "else"}, "ko", FRAMES["if_ko"]) == (
         "조건이 성립하지 않으므로 읍면동 수는 41개입니다."
