@@ -233,9 +233,10 @@ _DETERMINER = re.compile(r"^(?:those|these|the|this|that|each|every|any|all)\b",
 
 
 def _counter(frame: Mapping[str, Any], description: str) -> str:
-    """The Korean counter word of a count answer: the frame's (from the lexicon), else 건 for a '…건수'."""
+    """The Korean counter word of a count answer: the frame's (from the lexicon), else 건 for a '…건수' and the
+    general counter 개 otherwise."""
     c = str(frame.get("counter") or "")
-    return c or ("건" if description.rstrip().endswith("건수") else "")
+    return c or ("건" if description.rstrip().endswith("건수") else "개")
 
 
 def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], language: str) -> str:

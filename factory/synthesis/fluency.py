@@ -6,8 +6,8 @@ log-likelihood under the `fluency_scorer` role (the embedded SmolLM2 behind llam
 is kept, one below `synthesis.fluency.min_score` is dropped with a reason. SmolLM2 cannot read Korean,
 so Korean candidates pass a rule check instead:
 
-- no mixed scripts: a Latin word in a Korean question must be a value the question cites (a name, a
-  code) — an English enum value or field word left over is not Korean;
+- no mixed scripts: a Latin word in a Korean question must be a name or code the question cites ('AC/DC',
+  'N200AA') — an English enum value ('economy', cited or not) or field word left over is not Korean;
 - no dangling particles: a particle standing alone, after a space, or both forms of a pair left in
   ("을(를)", "이/가");
 - no copied description text: three or more consecutive words (10+ characters) of a tool, parameter or
@@ -34,6 +34,7 @@ _DANGLING = re.compile(rf"(?:^|\s)({_PARTICLES})(?=[\s?.!,]|$)")
 _BOTH_FORMS = re.compile(r"(을\s*[/(]\s*를|를\s*[/(]\s*을|은\s*[/(]\s*는|는\s*[/(]\s*은|이\s*[/(]\s*가|가\s*[/(]\s*이|"
                          r"과\s*[/(]\s*와|와\s*[/(]\s*과|\(으\)로)")  # fmt: skip
 _EOJEOL = re.compile(r"\S+")
+_ENUM_WORD = re.compile(r"[a-z]{2,}(?:[-'][a-z]+)*")
 _COPY_WORDS, _COPY_CHARS = 3, 10
 
 
@@ -65,7 +66,9 @@ def rule_problems(
     problems: list[str] = []
     if language == "ko":
         ok = _tokens(allowed)
-        stray = [w for w in _LATIN_WORD.findall(text) if w.casefold() not in ok]
+        # an English word is left over unless it is a cited name or code; a lower-case word ('economy', 'housing')
+        # is an enum value or field word even where it is cited: Korean questions name it in Korean
+        stray = [w for w in _LATIN_WORD.findall(text) if w.casefold() not in ok or _ENUM_WORD.fullmatch(w)]
         if stray:
             problems.append(f"mixed_script:{stray[0]}")
         m = _DANGLING.search(text) or _BOTH_FORMS.search(text)

@@ -27,6 +27,8 @@ def test_korean_rule_check_passes_names_and_flags_copied_descriptions():
     ok = "N200AA 항공기가 운항한 노선은 몇 개인가요?"
     assert fluency.rule_problems(ok, "ko", allowed=["N200AA"]) == []
     assert fluency.rule_problems(ok, "ko", allowed=[]) == ["mixed_script:N200AA"]  # not a cited value
+    enum = "통계 유형이 economy인 항목은 몇 개인가요?"  # a cited enum value is still English
+    assert fluency.rule_problems(enum, "ko", allowed=["economy"]) == ["mixed_script:economy"]
     copied = "2015년 이 통계 유형의 항목만 조회한 건수는 얼마인가요?"
     assert fluency.rule_problems(copied, "ko", allowed=[2015], descriptions=DESC) == [
         "copied_description:이 통계 유형의 항목만"
@@ -125,6 +127,9 @@ def test_answers_are_sentences_in_the_query_language():
     )
     assert answer_text({"type": "number", "value": 57}, "ko", {"pattern": "PATH", "description": "읍면동의 건수"}) == (
         "읍면동의 건수는 57건입니다."
+    )
+    assert answer_text({"type": "number", "value": 5}, "ko", {"pattern": "PATH", "description": "시군구 수"}) == (
+        "시군구 수는 5개입니다."  # the general counter where the lexicon gives none
     )
     # without a frame the value is still a sentence; no value stays recognizably empty (a CMP tie)
     assert answer_text({"type": "number", "value": 41.0}, "en") == "The answer is 41."
