@@ -128,9 +128,17 @@ def score_texts(
     out: list[list[float | None]] = []
     for r, g in zip(results, groups, strict=True):
         out.append(list(r.output.scores) if r.output is not None else [None] * len(g))
-    first = results[0]
-    info: dict[str, Any] = {"implementation": first.implementation, "backend": first.backend, "model": first.model}
+    served = [r for r in results if r.implementation == "model"]
+    first = served[0] if served else results[0]
+    info: dict[str, Any] = {
+        "implementation": first.implementation,
+        "backend": first.backend,
+        "model": first.model,
+        "groups": len(results),
+        "scored_groups": len(served),
+    }
     failed = next((r for r in results if r.failure is not None), None)
     if failed is not None and failed.failure is not None:
         info["failure"] = failed.failure.error
+        info["failed_groups"] = sum(r.failure is not None for r in results)
     return out, info

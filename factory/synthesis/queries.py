@@ -672,7 +672,8 @@ def query_metadata(value: Mapping[str, Any], fallback_reasons: Sequence[str] = (
         "fallback_reasons": counts(fallback_reasons),
         "query_sources": src,
         "fluency_scorer": f"{scorer.get('implementation', 'none')}:{scorer.get('backend', '')}/{scorer.get('model', '')}"
-        + (f" (failed: {scorer['failure']})" if scorer.get("failure") else ""),
+        + (f" ({scorer['scored_groups']}/{scorer['groups']} questions scored)" if "groups" in scorer else "")
+        + (f" (failed {scorer.get('failed_groups')}: {scorer['failure']})" if scorer.get("failure") else ""),
         "fluency_dropped": int(flu.get("dropped", 0)),
         "query_metrics": {lang: language_metrics(ts) for lang, ts in sorted(by_lang.items())},
         "by_category": counts(t["category"] for t in tasks),
