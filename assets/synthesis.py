@@ -64,7 +64,9 @@ def trajectories_contract(project: ProjectResource, trajectories: dict) -> dg.As
     ins={"tool_inventory": all_partitions_in(), "trajectories": dg.AssetIn(), "tool_lexicon": dg.AssetIn()},
     description="One grounded query (configured language) + answer per trajectory, as Task records shared by "
     "later stages: golden actions, junctions, available tools, system state, max_allowed_calls, reward basis, "
-    "lineage. Paraphrases failing the grounding check fall back to the templated query (counted).",
+    "lineage. The rules writer's variants are ranked by the fluency_scorer role (best kept, one below "
+    "synthesis.fluency.min_score dropped); a model-written or paraphrased query failing the grounding check "
+    "falls back to the templated one (query_source template / model / fallback, counted). Answers are sentences.",
 )
 def generated_queries(
     context: dg.AssetExecutionContext,

@@ -24,6 +24,8 @@ from factory.llm.schemas import (
     EdgeProposal,
     EdgeProposalInput,
     FieldBrief,
+    FluencyInput,
+    FluencyScores,
     JudgeVerdict,
     NonGradableInput,
     ParamBrief,
@@ -257,7 +259,6 @@ def main_pattern(pattern: str) -> str:
 
 
 QUERY_TEMPLATE = "query_writer/rules.{lang}"
-PARAPHRASE_TEMPLATE = "query_paraphrase/rules.{lang}"
 
 
 def query_writer(inp: QueryWriterInput) -> QueryDraft:
@@ -275,11 +276,29 @@ def query_writer(inp: QueryWriterInput) -> QueryDraft:
 
 
 def query_paraphrase(inp: QueryParaphraseInput) -> QueryDraft:
-    text = prompts.render(PARAPHRASE_TEMPLATE.format(lang=inp.language), query=inp.query.strip(), variant=inp.variant)
-    return QueryDraft(query=" ".join(text.split()), answer=inp.answer)
+    """Rules do not paraphrase: the question comes back as it was written (the stage records it as `template`;
+    fixed opening phrases around it would only make every query start the same way)."""
+    return QueryDraft(query=" ".join(inp.query.split()), answer=inp.answer)
+
+
+def fluency_scorer(inp: FluencyInput) -> FluencyScores:
+    """Rules cannot measure fluency: no text gets a score (the stage's rule checks still apply)."""
+    return FluencyScores(scores=[None] * len(inp.texts))
 
 
 # --------------------------------------------------------------------------- judges
+
+
+_LOWER_WORD = re.compile(r"(?<![\w])[a-z\uac00-\ud7a3]{3,}")
+
+
+def is_memo(value: Any) -> bool:
+    """A long free-text value (a memo, note, description: over 30 characters, with a sentence break or running
+    lower-case text) that a question generalizes instead of copying (EDGE App. J). A list of names ('Angus
+    Young, Malcolm Young, Brian Johnson') or a long title is no memo: it is cited as it is."""
+    if not isinstance(value, str) or len(value) <= 30:
+        return False
+    return bool(re.search(r"[.;!?]\s", value)) or len(_LOWER_WORD.findall(value)) >= 3
 
 
 def _fold(text: str) -> str:

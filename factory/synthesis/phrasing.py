@@ -572,6 +572,11 @@ class Realization:
     options: list[str] = field(default_factory=list)
 
 
+def part_description(parts: Mapping[str, Any], lang: str) -> str:
+    """The noun phrase of one realized part ('the number of …', 'the city of …')."""
+    return _description(parts, lang)
+
+
 def _description(parts: Mapping[str, Any], lang: str) -> str:
     if parts["ask"] == "value":
         return (
