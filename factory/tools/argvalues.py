@@ -280,6 +280,8 @@ def coerce(value: Any, schema: Mapping[str, Any], kind: str | None = None) -> tu
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`|‘([^’\n]{1,80})’|“([^”\n]{1,80})”")
 _EXAMPLE_LIST = re.compile(r"(?:\be\.g\.|\beg\.|\bfor example\b|\bsuch as\b|\bfor instance\b|예:|예시:|\bex\.)\s*:?,?\s*"
                            r"([^)\n;]+)", re.I)  # fmt: skip
+# "Use tag1, tag2, tag3 for testing." / "Use user1 for testing": values a document offers to try
+_TESTING_LIST = re.compile(r"\b(?:use|try)\s+([^.;\n]{1,120}?)\s+(?:for testing|to test|when testing|for a test)\b", re.I)
 _CLOSED_HINT = re.compile(r"\bwhether\b|\bone of\b|\beither\b|\bor\b|\bmust be\b|\ballowed\b|\bvalid values\b", re.I)
 _EXAMPLE_HINT = re.compile(r"\be\.g\.|\beg\.|\bexample\b|\bsuch as\b|\bfor instance\b|예:|예시", re.I)
 
@@ -297,9 +299,35 @@ def described_values(text: str) -> list[str]:
             item = item.strip().strip("'\"`‘’“” .")
             if item and len(item) <= 60 and len(item.split()) <= 4:
                 out.append(item)
+    out += testing_values(text)
     out += _IANA.findall(text)
     out += _ISO_DATE.findall(text)
     return list(dict.fromkeys(v for v in out if v))
+
+
+def testing_values(text: str) -> list[str]:
+    """The values a description offers for testing: "Use tag1, tag2, tag3 for testing" → tag1, tag2, tag3."""
+    out: list[str] = []
+    for m in _TESTING_LIST.finditer(text):
+        for item in re.split(r",|\bor\b|\band\b", m.group(1)):
+            item = item.strip().strip("'\"`‘’“” ")
+            if item and len(item) <= 60 and len(item.split()) == 1:
+                out.append(item)
+    return out
+
+
+def tool_described_values(tool: ToolSpec, param: str) -> list[str]:
+    """Values the tool's own description offers for testing ("Use tag1, tag2, tag3 for testing") that
+    name input `param`: a value's word stem is a word of the input's name, singular (tag1 → `tags`),
+    or begins or ends it (user1 → `username`)."""
+    pws = {singular(w) for w in words(param)}
+    key = _norm(param)
+    out = []
+    for v in testing_values(tool.description or ""):
+        stems = [w for w in words(v) if not w.isdigit() and len(w) >= 3]
+        if any(w in pws or key.startswith(w) or key.endswith(w) for w in stems):
+            out.append(v)
+    return out
 
 
 def described_closed_set(text: str) -> list[str] | None:
@@ -758,6 +786,7 @@ def candidates(
     if s.get("type") == "array" and isinstance(s.get("items"), Mapping):  # an item's enum/default: a one-item list
         raw += [Candidate([v], "schema") for v in schema_values(effective_schema(s["items"]))]
     raw += [Candidate(v, "description") for v in described_values(desc)]
+    raw += [Candidate(v, "description") for v in tool_described_values(tool, param)]
     if kind == "path":
         raw += [Candidate(v, "server") for v in server_paths(tool, param)]
     raw += [Candidate(v, "observed") for v in pool.lookup(param, schema, tool=tool, types=types, kind=kind)]

@@ -352,3 +352,39 @@ def test_pool_checkpoints_round_trip_and_read_the_older_plain_map():
 )
 def test_kinds_accept_their_values_only(kind, good, bad):
     assert av.kind_ok(kind, good) and not av.kind_ok(kind, bad)
+
+
+# --------------------------------------------------------------------------- values offered for testing
+
+
+def test_values_a_description_offers_for_testing():
+    """Petstore: "Use user1 for testing" (the input's description) and "Use tag1, tag2, tag3 for testing"
+    (the tool's), for the inputs they name; "try integer IDs with value >= 1" offers no value."""
+    by_name = _tool("get_user_by_name", {"username": {"type": "string", "description":
+                    "The name that needs to be fetched. Use user1 for testing. "}}, ["username"])  # fmt: skip
+    assert _values(by_name, "username") == ["user1"] and _sources(by_name, "username") == {"description"}
+    by_tags = _tool(
+        "find_pets_by_tags",
+        {"tags": {"type": "array", "items": {"type": "string"}}, "limit": {"type": "integer"}},
+        ["tags"],
+        description="Muliple tags can be provided with comma separated strings. Use tag1, tag2, tag3 for testing.",
+    )
+    assert _values(by_tags, "tags") == [["tag1"], ["tag2"], ["tag3"]]
+    assert av.is_ready(by_tags, av.ValuePool())
+    assert not any(isinstance(v, str) and v.startswith("tag") for v in _values(by_tags, "limit"))
+    order = _tool("get_order_by_id", {"orderId": {"type": "integer", "minimum": 1, "maximum": 10}}, ["orderId"],
+                  description="For valid response try integer IDs with value >= 1 and <= 10.")  # fmt: skip
+    assert _sources(order, "orderId") == {"generated"}
+    assert av.testing_values("Use user1 or user2 to test the login") == ["user1", "user2"]
+
+
+def test_login_takes_the_username_and_password_a_user_lookup_returned():
+    login = _tool("login_user", {"username": {"type": "string", "description": "The user name for login"},
+                                 "password": {"type": "string", "description": "The password for login in clear text"}},
+                  ["username", "password"])  # fmt: skip
+    pool = av.ValuePool()
+    assert not av.is_ready(login, pool) and av.missing_values(login, pool) == ["username", "password"]
+    pool.add_records([{"id": 10, "username": "theUser", "password": "12345", "email": "john@email.com"}],
+                     "d/p.get_user_by_name", {"username": "user1"})  # fmt: skip
+    assert _strong(login, "username", pool) == ["theUser"] and _strong(login, "password", pool) == ["12345"]
+    assert av.is_ready(login, pool)
