@@ -85,8 +85,11 @@ def resource_records(content: Any) -> list[dict[str, Any]]:
 
     A ``resource_link`` block (a reference the client may read later) gives ``{uri, name, title,
     description, mimeType, size}``; an embedded ``resource`` block (the resource's contents) gives
-    ``{uri, mimeType, text}`` for text contents and ``{uri, mimeType, size}`` (bytes of the base64
-    blob) for binary ones.  Keys whose value the server left out are omitted."""
+    ``{uri, mimeType}`` and the ``name``/``title``/``description`` its contents carry.  The contents
+    themselves are not a field: servers write them anew on each read (server-everything stamps the
+    time into every text resource), which would make the same call's records differ between the
+    synthesis run and the export's replay; the uri names the resource.  Keys whose value the server
+    left out are omitted."""
     out: list[dict[str, Any]] = []
     for c in content or []:
         kind = getattr(c, "type", None)
@@ -94,11 +97,7 @@ def resource_records(content: Any) -> list[dict[str, Any]]:
             rec = {k: _block_attr(c, k) for k in RESOURCE_LINK_KEYS}
         elif kind == "resource" and getattr(c, "resource", None) is not None:
             r = c.resource
-            rec = {"uri": _block_attr(r, "uri"), "mimeType": _block_attr(r, "mimeType")}
-            if getattr(r, "text", None) is not None:
-                rec["text"] = str(r.text)
-            elif getattr(r, "blob", None) is not None:
-                rec["size"] = len(str(r.blob)) * 3 // 4
+            rec = {k: _block_attr(r, k) for k in ("uri", "name", "title", "description", "mimeType")}
         else:
             continue
         rec = {k: v for k, v in rec.items() if v is not None and v != ""}
