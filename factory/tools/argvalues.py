@@ -826,6 +826,19 @@ def is_ready(tool: ToolSpec, pool: ValuePool, types: TypeLookup | None = None) -
     return True
 
 
+def _bounded_variety(schema: Mapping[str, Any], strong: list[Candidate], cands: list[Candidate]) -> list[Candidate]:
+    """For a number input with a declared range and a single good candidate (``count``: default 3,
+    1..10), the range's own values as alternatives: every value in it is valid, and calls that differ
+    only there (3 links, then 1) are what chains and conditions start from; later sets draw among them,
+    the first keeps the good one."""
+    s = effective_schema(schema)
+    if len(strong) != 1 or s.get("type") not in ("integer", "number"):
+        return []
+    if not any(isinstance(s.get(k), int | float) and not isinstance(s.get(k), bool) for k in ("minimum", "maximum")):
+        return []
+    return [c for c in cands if c.source in WEAK and c.value != strong[0].value]
+
+
 def probe_argument_sets(
     tool: ToolSpec,
     pool: ValuePool,
@@ -866,7 +879,7 @@ def probe_argument_plans(
         cands = candidates(tool, p, pool, types, (extra or {}).get(p, ()))
         strong = [c for c in cands if c.source not in WEAK]
         if strong:
-            options[p] = strong
+            options[p] = strong + _bounded_variety(schema, strong, cands)
         elif cands and p in required:
             options[p] = cands
     sets: list[tuple[dict[str, Any], dict[str, str]]] = []

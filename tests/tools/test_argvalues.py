@@ -388,3 +388,13 @@ def test_login_takes_the_username_and_password_a_user_lookup_returned():
                      "d/p.get_user_by_name", {"username": "user1"})  # fmt: skip
     assert _strong(login, "username", pool) == ["theUser"] and _strong(login, "password", pool) == ["12345"]
     assert av.is_ready(login, pool)
+
+
+def test_a_bounded_number_with_one_good_value_is_probed_across_its_range_too():
+    """get-resource-links(count: default 3, 1..10): the default first, the range's own bound later, so
+    two calls differ in `count` (a chain or a condition has another seed); an unbounded one keeps its value."""
+    links = _tool("get-resource-links", {"count": {"type": "number", "default": 3, "minimum": 1, "maximum": 10}})
+    sets = av.probe_argument_sets(links, av.ValuePool(), 3, random.Random(0))
+    assert sets[0] == {} and {"count": 3} in sets and {"count": 1} in sets
+    free = _tool("t", {"n": {"type": "integer", "default": 3}})
+    assert av.probe_argument_sets(free, av.ValuePool(), 3, random.Random(0)) == [{}, {"n": 3}]
