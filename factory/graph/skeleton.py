@@ -112,7 +112,9 @@ def type_filter(
             check, why = check_uri_id(types, src, f, tgt, p, kg.field_values(src, f))
             passed = types.param_type(tgt, p)  # the id the URIs end with has the parameter's type
         else:
-            check, why = check_binding(types, src, f, tgt, p, kg.field_values(src, f), target_values(kg, tgt, t_spec, p))
+            check, why = check_binding(
+                types, src, f, tgt, p, kg.field_values(src, f), target_values(kg, tgt, t_spec, p)
+            )
             passed = types.field_type(src, f)
         if check in ADMITTED_CHECKS:
             kept.append({**b, "type_check": check, "value_type": passed})

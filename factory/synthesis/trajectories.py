@@ -989,13 +989,21 @@ def _sem_pairs(world: World) -> list[tuple[str, str, str, str]]:
 
 
 def _cmp_options(world: World) -> list[tuple[str, str]]:
+    """(tool, parameter) pairs a comparison can vary: two known values, and a count that is not 1 by
+    construction for some seed, or an edge to follow (whose count is compared instead)."""
     out = []
     for tid in sorted(world.seeds):
         vals: dict[str, set[str]] = {}
         for s in world.seeds[tid]:
             for p, v in s.items():
                 vals.setdefault(p, set()).add(dumps(v))
-        out += [(tid, p) for p, vs in sorted(vals.items()) if len(vs) >= 2]
+        follow = any(not world.specs[e.target_tool_id].state_changing for e in world.out.get(tid, []))
+        out += [
+            (tid, p)
+            for p, vs in sorted(vals.items())
+            if len(vs) >= 2
+            and (follow or any(world.degenerate_count(tid, list(s)) is None for s in world.seeds[tid] if p in s))
+        ]
     return out
 
 
@@ -1047,7 +1055,7 @@ async def _synthesize(
     impossible = {
         "chain": None if chains else "no chain starts at a tool with known arguments",
         "SEM": None if sem else "no two tools share an input",
-        "CMP": None if cmp_opts else "no tool with two known values of an input",
+        "CMP": None if cmp_opts else "no tool with two known values of an input and a count to compare",
         "COND": None if cond_edges else "no edge whose source has two seeds with the same parameters",
     }
     world.not_drawn = {t: why for t in templates if (why := impossible.get(t))}
@@ -1102,7 +1110,10 @@ async def _synthesize(
                 values = [s[p] for s in seeds if dumps(s[p]) != dumps(seed[p])]
                 other = values[int(rng.integers(len(values)))]
                 out = world.out.get(tid, [])
-                edge = out[int(rng.integers(len(out)))] if out and rng.random() < 0.5 else None
+                follow = bool(out) and rng.random() < 0.5
+                if out and not follow and world.degenerate_count(tid, list(seed)) is not None:
+                    follow = True  # the seed's own count is 1 by construction: compare what an edge gives
+                edge = out[int(rng.integers(len(out)))] if follow else None
                 if edge is not None and world.specs[edge.target_tool_id].state_changing:
                     edge = None
                 info["tools"] = [tid] + ([edge.target_tool] if edge else [])

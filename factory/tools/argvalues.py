@@ -281,7 +281,9 @@ _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`|‘
 _EXAMPLE_LIST = re.compile(r"(?:\be\.g\.|\beg\.|\bfor example\b|\bsuch as\b|\bfor instance\b|예:|예시:|\bex\.)\s*:?,?\s*"
                            r"([^)\n;]+)", re.I)  # fmt: skip
 # "Use tag1, tag2, tag3 for testing." / "Use user1 for testing": values a document offers to try
-_TESTING_LIST = re.compile(r"\b(?:use|try)\s+([^.;\n]{1,120}?)\s+(?:for testing|to test|when testing|for a test)\b", re.I)
+_TESTING_LIST = re.compile(
+    r"\b(?:use|try)\s+([^.;\n]{1,120}?)\s+(?:for testing|to test|when testing|for a test)\b", re.I
+)
 _CLOSED_HINT = re.compile(r"\bwhether\b|\bone of\b|\beither\b|\bor\b|\bmust be\b|\ballowed\b|\bvalid values\b", re.I)
 _EXAMPLE_HINT = re.compile(r"\be\.g\.|\beg\.|\bexample\b|\bsuch as\b|\bfor instance\b|예:|예시", re.I)
 

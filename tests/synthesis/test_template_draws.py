@@ -23,7 +23,7 @@ def _tool(name: str, props: dict, fields: dict) -> dict:
     ).model_dump(mode="json")  # fmt: skip
 
 
-def _world(seeds: list[dict], with_edge: bool = True) -> T.World:
+def _world(seeds: list[dict], with_edge: bool = True, n: int = 2) -> T.World:
     tools = [_tool("search_nodes", {"query": {"type": "string"}}, {"name": {}}),
              _tool("open_nodes", {"names": {"type": "string"}}, {"entityType": {}})]  # fmt: skip
     inv = {DOMAIN: {"tools": tools}}
@@ -35,8 +35,8 @@ def _world(seeds: list[dict], with_edge: bool = True) -> T.World:
         feasibility=1.0, reason="", alpha=5.0, beta=1.0, prior_alpha=1.0, prior_beta=1.0, trials=5, successes=5,
         proposal_provenance={},
     ).model_dump(mode="json")  # fmt: skip
-    rows = [{"tool_id": src, "args": s, "outcome": "semantic_success", "record_count": 2,
-             "records": [{"name": "A"}, {"name": "B"}]} for s in seeds]  # fmt: skip
+    rows = [{"tool_id": src, "args": s, "outcome": "semantic_success", "record_count": n,
+             "records": [{"name": f"{s['query']} {i}"} for i in range(n)]} for s in seeds]  # fmt: skip
     graph = {"edges": [edge] if with_edge else [], "observations": []}
     return T.World(DOMAIN, graph, inv, {DOMAIN: {"rows": rows}}, load_config())
 
@@ -62,3 +62,12 @@ def test_cond_needs_a_second_seed_with_the_same_parameters() -> None:
     two = _world([{"query": "Ada"}, {"query": "Babbage"}])
     assert T.admits(two)["COND"]
     assert T._split_seeds(two, two.edges[0]) == [{"query": "Ada"}, {"query": "Babbage"}]
+
+
+def test_cmp_needs_a_count_that_is_not_one_by_construction_or_an_edge_to_follow() -> None:
+    seeds = [{"query": "Ada"}, {"query": "Babbage"}]
+    alone = _world(seeds, with_edge=False, n=1)  # one record for every observed query, nothing to follow
+    assert alone.degenerate_count(f"{DOMAIN}/memory/search_nodes", ["query"])[0] == "always_one"
+    assert T._cmp_options(alone) == [] and not T.admits(alone)["CMP"]
+    assert T._cmp_options(_world(seeds, with_edge=True, n=1)) == [(f"{DOMAIN}/memory/search_nodes", "query")]
+    assert T._cmp_options(_world(seeds, with_edge=False, n=2)) == [(f"{DOMAIN}/memory/search_nodes", "query")]
