@@ -758,6 +758,24 @@ def convention_values(tool: ToolSpec, param: str, schema: Mapping[str, Any], kin
 # --------------------------------------------------------------------------- per-tool plans
 
 
+_WAIT_WORDS = {"duration", "delay", "sleep", "wait", "pause"}
+
+
+def wait_values(param: str, schema: Mapping[str, Any]) -> list[Any]:
+    """How long a probe lets a tool wait: an input that sets a duration (``duration``, ``delay``,
+    ``sleep``...: a number) takes the shortest sensible one, 1 second (100 when its description
+    counts milliseconds; its minimum when that is longer), before its default: trigger-long-running-
+    operation's default of 10 s outlasts a probe's timeout."""
+    s = effective_schema(schema)
+    if s.get("type") not in ("integer", "number") or not set(words(param)) & _WAIT_WORDS:
+        return []
+    v: int | float = 100 if re.search(r"\bms\b|millisecond", _text(s), re.I) else 1
+    lo = s.get("minimum")
+    if isinstance(lo, int | float) and not isinstance(lo, bool) and lo > v:
+        v = lo
+    return [v]
+
+
 def generic_value(tool: ToolSpec, param: str, schema: Mapping[str, Any]) -> Any | None:
     """The value of a paging/format input (the DEFAULT branch of a source plan)."""
     g = tool.generic_params
@@ -784,7 +802,8 @@ def candidates(
     kind = param_kind(tool, param, schema)
     desc = _text(schema)
     closed = described_closed_set(desc) if _closed_set(s) is None else None
-    raw: list[Candidate] = [Candidate(v, "schema") for v in schema_values(s)]
+    raw: list[Candidate] = [Candidate(v, "convention") for v in wait_values(param, s)]  # a short wait first
+    raw += [Candidate(v, "schema") for v in schema_values(s)]
     if s.get("type") == "array" and isinstance(s.get("items"), Mapping):  # an item's enum/default: a one-item list
         raw += [Candidate([v], "schema") for v in schema_values(effective_schema(s["items"]))]
     raw += [Candidate(v, "description") for v in described_values(desc)]
@@ -870,6 +889,7 @@ def probe_argument_plans(
     generic = tool.generic_params.names()
     fixed: dict[str, Any] = {}
     options: dict[str, list[Candidate]] = {}
+    cycled: set[str] = set()  # inputs whose values are taken in turn (a range's values), not drawn
     for p, schema in tool.params.items():
         if p == tool.generic_params.key:
             continue  # injected by the executor
@@ -882,16 +902,22 @@ def probe_argument_plans(
         strong = [c for c in cands if c.source not in WEAK]
         if strong:
             options[p] = strong + _bounded_variety(schema, strong, cands)
+            if len(options[p]) > len(strong):
+                cycled.add(p)
         elif cands and p in required:
             options[p] = cands
     sets: list[tuple[dict[str, Any], dict[str, str]]] = []
     seen: set[str] = set()
+    turns = dict.fromkeys(cycled, 0)
     for i in range(n * 4):
         args = dict(fixed)
         sources = dict.fromkeys(fixed, "generic")
         for p, cands in options.items():
             if p in required or i % 2 == 1:  # optional filters in every other attempt
-                c = cands[0] if i == 0 else rng.choice(cands)
+                if p in cycled:
+                    c, turns[p] = cands[turns[p] % len(cands)], turns[p] + 1
+                else:
+                    c = cands[0] if i == 0 else rng.choice(cands)
                 args[p] = c.value
                 sources[p] = c.source
         key = _dumps(args)

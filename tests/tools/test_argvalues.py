@@ -398,3 +398,28 @@ def test_a_bounded_number_with_one_good_value_is_probed_across_its_range_too():
     assert sets[0] == {} and {"count": 3} in sets and {"count": 1} in sets
     free = _tool("t", {"n": {"type": "integer", "default": 3}})
     assert av.probe_argument_sets(free, av.ValuePool(), 3, random.Random(0)) == [{}, {"n": 3}]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_range_values_are_taken_in_turn_whatever_the_draws(seed):
+    links = _tool("get-resource-links", {"count": {"type": "number", "default": 3, "minimum": 1, "maximum": 10}})
+    assert av.probe_argument_sets(links, av.ValuePool(), 3, random.Random(seed)) == [{}, {"count": 3}, {"count": 1}]
+    need = _tool("t", {"n": {"type": "integer", "default": 3, "minimum": 1, "maximum": 10}}, ["n"])
+    assert av.probe_argument_sets(need, av.ValuePool(), 3, random.Random(seed)) == [{"n": 3}, {"n": 1}]
+
+
+def test_a_duration_input_is_probed_with_a_short_wait_before_its_default():
+    """trigger-long-running-operation(duration: default 10 s) timed out every probe."""
+    op = _tool("trigger-long-running-operation", {
+        "duration": {"type": "number", "default": 10, "description": "Duration of the operation in seconds"},
+        "steps": {"type": "number", "default": 5, "description": "Number of steps in the operation"},
+        "delay_ms": {"type": "integer", "description": "Delay in milliseconds"},
+        "wait_s": {"type": "integer", "minimum": 5},
+        "sleep": {"type": "string"},
+    })  # fmt: skip
+    assert _values(op, "duration")[:2] == [1, 10] and av.candidates(op, "duration", av.ValuePool())[0].source == (
+        "convention"
+    )
+    assert _values(op, "steps")[0] == 5  # not a duration
+    assert _values(op, "delay_ms")[0] == 100 and _values(op, "wait_s")[0] == 5
+    assert 1 not in _values(op, "sleep")
