@@ -848,12 +848,12 @@ def is_ready(tool: ToolSpec, pool: ValuePool, types: TypeLookup | None = None) -
 
 
 def _bounded_variety(schema: Mapping[str, Any], strong: list[Candidate], cands: list[Candidate]) -> list[Candidate]:
-    """For a number input with a declared range and a single good candidate (``count``: default 3,
-    1..10), the range's own values as alternatives: every value in it is valid, and calls that differ
-    only there (3 links, then 1) are what chains and conditions start from; later sets draw among them,
-    the first keeps the good one."""
+    """For an optional number input with a declared range whose only good candidate is its default
+    (``count``: default 3, 1..10), the range's own bound as an alternative: a call with the default is
+    the call without it, so nothing else would vary it, while every value in the range is valid and
+    calls that differ there (3 links, then 1) are what chains and conditions start from."""
     s = effective_schema(schema)
-    if len(strong) != 1 or s.get("type") not in ("integer", "number"):
+    if len(strong) != 1 or s.get("type") not in ("integer", "number") or strong[0].value != s.get("default"):
         return []
     if not any(isinstance(s.get(k), int | float) and not isinstance(s.get(k), bool) for k in ("minimum", "maximum")):
         return []
@@ -901,7 +901,7 @@ def probe_argument_plans(
         cands = candidates(tool, p, pool, types, (extra or {}).get(p, ()))
         strong = [c for c in cands if c.source not in WEAK]
         if strong:
-            options[p] = strong + _bounded_variety(schema, strong, cands)
+            options[p] = strong + (_bounded_variety(schema, strong, cands) if p not in required else [])
             if len(options[p]) > len(strong):
                 cycled.add(p)
         elif cands and p in required:

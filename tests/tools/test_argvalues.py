@@ -404,8 +404,11 @@ def test_a_bounded_number_with_one_good_value_is_probed_across_its_range_too():
 def test_the_range_values_are_taken_in_turn_whatever_the_draws(seed):
     links = _tool("get-resource-links", {"count": {"type": "number", "default": 3, "minimum": 1, "maximum": 10}})
     assert av.probe_argument_sets(links, av.ValuePool(), 3, random.Random(seed)) == [{}, {"count": 3}, {"count": 1}]
+    # a required input, or one whose good value is not its default (an example id), keeps its value
     need = _tool("t", {"n": {"type": "integer", "default": 3, "minimum": 1, "maximum": 10}}, ["n"])
-    assert av.probe_argument_sets(need, av.ValuePool(), 3, random.Random(seed)) == [{"n": 3}, {"n": 1}]
+    assert av.probe_argument_sets(need, av.ValuePool(), 3, random.Random(seed)) == [{"n": 3}]
+    ex = _tool("t", {"artist_id": {"type": "integer", "examples": [90], "minimum": 1}})
+    assert av.probe_argument_sets(ex, av.ValuePool(), 3, random.Random(seed)) == [{}, {"artist_id": 90}]
 
 
 def test_a_duration_input_is_probed_with_a_short_wait_before_its_default():
