@@ -997,13 +997,27 @@ def _cmp_options(world: World) -> list[tuple[str, str]]:
         for s in world.seeds[tid]:
             for p, v in s.items():
                 vals.setdefault(p, set()).add(dumps(v))
-        follow = any(not world.specs[e.target_tool_id].state_changing for e in world.out.get(tid, []))
+        follow = bool(_countable_edges(world, tid))
         out += [
             (tid, p)
             for p, vs in sorted(vals.items())
             if len(vs) >= 2
             and (follow or any(world.degenerate_count(tid, list(s)) is None for s in world.seeds[tid] if p in s))
         ]
+    return out
+
+
+def _countable_edges(world: World, tid: str) -> list[Edge]:
+    """Edges from `tid` a comparison may follow when `tid`'s own count is 1 by construction: a read-only
+    target whose count is not 1 by construction either for the inputs the edge fills (a name search
+    followed by another name search compares nothing)."""
+    out = []
+    for e in world.out.get(tid, []):
+        if world.specs[e.target_tool_id].state_changing:
+            continue
+        filled = [p for p, st in e.plan.items() if st["kind"] == plans.UPSTREAM or st.get("required")]
+        if world.degenerate_count(e.target_tool_id, filled) is None:
+            out.append(e)
     return out
 
 
@@ -1111,8 +1125,9 @@ async def _synthesize(
                 other = values[int(rng.integers(len(values)))]
                 out = world.out.get(tid, [])
                 follow = bool(out) and rng.random() < 0.5
-                if out and not follow and world.degenerate_count(tid, list(seed)) is not None:
-                    follow = True  # the seed's own count is 1 by construction: compare what an edge gives
+                if not follow and world.degenerate_count(tid, list(seed)) is not None:
+                    out = _countable_edges(world, tid)  # the seed's own count is 1 by construction:
+                    follow = bool(out)  # compare what an edge gives
                 edge = out[int(rng.integers(len(out)))] if follow else None
                 if edge is not None and world.specs[edge.target_tool_id].state_changing:
                     edge = None

@@ -23,7 +23,7 @@ def _tool(name: str, props: dict, fields: dict) -> dict:
     ).model_dump(mode="json")  # fmt: skip
 
 
-def _world(seeds: list[dict], with_edge: bool = True, n: int = 2) -> T.World:
+def _world(seeds: list[dict], with_edge: bool = True, n: int = 2, target_rows: tuple = ()) -> T.World:
     tools = [_tool("search_nodes", {"query": {"type": "string"}}, {"name": {}}),
              _tool("open_nodes", {"names": {"type": "string"}}, {"entityType": {}})]  # fmt: skip
     inv = {DOMAIN: {"tools": tools}}
@@ -37,6 +37,8 @@ def _world(seeds: list[dict], with_edge: bool = True, n: int = 2) -> T.World:
     ).model_dump(mode="json")  # fmt: skip
     rows = [{"tool_id": src, "args": s, "outcome": "semantic_success", "record_count": n,
              "records": [{"name": f"{s['query']} {i}"} for i in range(n)]} for s in seeds]  # fmt: skip
+    rows += [{"tool_id": tgt, "args": {"names": name}, "outcome": "semantic_success", "record_count": 1,
+              "records": [{"entityType": "person"}]} for name in target_rows]  # fmt: skip
     graph = {"edges": [edge] if with_edge else [], "observations": []}
     return T.World(DOMAIN, graph, inv, {DOMAIN: {"rows": rows}}, load_config())
 
@@ -71,3 +73,10 @@ def test_cmp_needs_a_count_that_is_not_one_by_construction_or_an_edge_to_follow(
     assert T._cmp_options(alone) == [] and not T.admits(alone)["CMP"]
     assert T._cmp_options(_world(seeds, with_edge=True, n=1)) == [(f"{DOMAIN}/memory/search_nodes", "query")]
     assert T._cmp_options(_world(seeds, with_edge=False, n=2)) == [(f"{DOMAIN}/memory/search_nodes", "query")]
+    # the edge's target is itself 1 record per observed call: following it compares nothing either
+    one_each = _world(seeds, with_edge=True, n=1, target_rows=("Ada 0", "Babbage 0"))
+    assert T._countable_edges(one_each, f"{DOMAIN}/memory/search_nodes") == []
+    assert T._cmp_options(one_each) == [] and not T.admits(one_each)["CMP"]
+    # an edge to a target that counts several records is followed instead
+    several = _world(seeds, with_edge=True, n=1, target_rows=())
+    assert [e.target_tool for e in T._countable_edges(several, f"{DOMAIN}/memory/search_nodes")] == ["open_nodes"]
