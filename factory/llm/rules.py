@@ -37,6 +37,7 @@ from factory.llm.schemas import (
     SourceArgumentsInput,
     ToolCallRecord,
 )
+from factory.tools.identifiers import singular, uri_id, uri_words, words
 
 RULES_VERSION = "rules-v2"
 
@@ -166,15 +167,39 @@ def _element_view(param: ParamBrief) -> ParamBrief | None:
     return param.model_copy(update={"name": name, "type": param.items_type, "enum": None, "examples": []})
 
 
+_ID_WORDS = {"id", "key", "no", "number", "num"}
+
+
+def _uri_id_view(f: FieldBrief, p: ParamBrief) -> FieldBrief | None:
+    """A field of URIs seen as the ids they end with, named as the parameter, when the parameter is an
+    id of something every URI names (``resourceId`` ← ``demo://resource/dynamic/text/2``: 2); None
+    otherwise (transform ``uri_id``)."""
+    if p.type not in _SCALAR_TYPES or f.type != "string" or not f.samples:
+        return None
+    pw = [singular(w) for w in words(p.name)]
+    if len(pw) < 2 or pw[-1] not in _ID_WORDS:
+        return None
+    ids = [uri_id(s) for s in f.samples]
+    if any(i is None for i in ids) or not all(set(pw[:-1]) & uri_words(s) for s in f.samples):
+        return None
+    typ = "integer" if all(isinstance(i, int) for i in ids) else "string"
+    return f.model_copy(update={"name": p.name, "type": typ, "samples": ids})
+
+
 def _score_pair(f: FieldBrief, p: ParamBrief) -> tuple[float, str | None]:
     """(binding score, transform) of field `f` filling parameter `p`; array-of-scalar parameters take one
-    scalar value wrapped in a list (transform ``wrap``)."""
+    scalar value wrapped in a list (transform ``wrap``); an id parameter may take the id a URI field ends
+    with (transform ``uri_id``)."""
     element = _element_view(p)
     if element is not None:
         if f.type not in _SCALAR_TYPES:
             return 0.0, None
         return binding_score(f, element), "wrap"
-    return binding_score(f, p), None
+    direct = binding_score(f, p)
+    view = _uri_id_view(f, p)
+    if view is not None and (by_id := binding_score(view, p)) > direct:
+        return by_id, "uri_id"
+    return direct, None
 
 
 def edge_proposal(inp: EdgeProposalInput) -> EdgeProposal:
