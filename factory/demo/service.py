@@ -245,10 +245,12 @@ class DemoService:
         return pid
 
     def detach(self) -> None:
-        """Leave the service running (it outlives us and its other owners); release the client."""
+        """Leave a service this object started running (it outlives us and its other owners); release
+        the client. A service it only reused keeps its owners (e.g. the `factory run` around a Dagster
+        run whose resource reused it): it still stops once they are all gone."""
         if self.process is not None:
             log.info("leaving demo service at %s running (pid %d)", self.url, self.process.pid)
-        self._own(detach=True)
+            self._own(detach=True)
         self.process = None
         self._client.close()
 

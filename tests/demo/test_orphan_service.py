@@ -89,8 +89,10 @@ def test_service_stops_once_every_run_using_it_is_killed(tmp_path):
     first, pid = _run(port, str(tmp_path))
     second = None
     try:
-        second, reused = _run(port, str(tmp_path))
-        assert reused == pid  # the second run reuses the first run's service
+        # the second run reuses the first run's service and "detaches" it as a Dagster run's resource does
+        # (keep_alive): only a service it started would be kept up, so the first run still owns this one
+        second, reused = _run(port, str(tmp_path), "detach")
+        assert reused == pid
         _kill9(first)
         time.sleep(3)  # several owner polls
         assert _answers(port), "the service stopped while a run still used it"
