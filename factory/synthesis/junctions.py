@@ -60,7 +60,7 @@ REJECTION_REASONS = (
     # soundness of the question's reading (issue 14, round 3)
     "repeated_call",  # the same call (tool and arguments) twice in one golden path
     "substring_bridge",  # a search matched the value it was sent as a substring ('Pilot' -> 'Pilot (Part 1)')
-    "ambiguous_pick",  # a process node's qualifying records are not all carried on (some lack the bridged field)
+    "ambiguous_pick",  # a process node's records are not all carried on (some lack the bridged field), or a max/min tie
     "unbridged_records",  # upstream records without the bridged field are silently dropped by a junction
     "cond_subject",  # a COND whose then-branch filters its records: the question names the filtered set
     "mixed_units",  # max/min/threshold over a number whose records come in different units
@@ -249,10 +249,14 @@ def node_problem(records: Sequence[Mapping[str, Any]], fields: Sequence[str], no
 
     - ``ambiguous_pick``: a record it keeps has no junction value, so the question ('the airports whose
       longitude is at most θ') names records the chain silently leaves out (airports without an IATA code);
+      and a max/min that several records with different junction values share (a tie: 'the flight with the
+      highest air_time' where two flights have 135 minutes is no single flight);
     - ``mixed_units``: it orders or thresholds a number whose records (among those with a junction value)
       come in several units (the largest 'value' over kg/day and m³/day rows)."""
     kept = apply_operator(records, node)
     if any(key_of(r, fields) is None for r in kept):
+        return "ambiguous_pick"
+    if node["operator"] in ("max", "min") and len(distinct_keys(kept, fields)) > 1:
         return "ambiguous_pick"
     if node["operator"] in ("max", "min", "ge", "le"):
         with_key = [r for r in records if key_of(r, fields) is not None and _present(r.get(node["field"]))]

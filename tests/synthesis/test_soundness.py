@@ -325,3 +325,36 @@ def test_a_shared_value_that_converts_the_calls_own_argument_is_the_same_entity(
     assert not execute.converts_own_argument(types, emd, ["sidoNm"], ["서울특별시"])
     assert not execute.converts_own_argument(types, tracks, ["album_id"], [1])
     assert not execute.converts_own_argument(T.ValueTypes({}, {}), sigungu, ["sidoNm"], ["울산광역시"])  # untyped
+
+
+def test_a_max_that_two_flights_share_is_ambiguous_pick(demo):
+    """Audit round 3 #30: two of N969AT's flights share its highest air_time (135 minutes, 10-19 and 11-17), so
+    'the weather on the day the flight with the highest air_time departed' names no single flight: never a node."""
+    w = _world(demo, "aviation", [("list_flights", "list_daily_weather", {})], [])
+    tid = w.edges[0].source_tool_id
+
+    async def go():
+        async with w.session() as ex:
+            return await execute.fetch(ex, w.specs[tid], tid, {"tailnum": "N969AT"}, 500)
+
+    flights = _run(demo, go).records
+    bridge = ["origin", "date"]
+    top = max(r["air_time"] for r in flights if r.get("air_time") is not None)
+    tied = [r for r in flights if r.get("air_time") == top]
+    assert top == 135 and sorted(r["date"] for r in tied) == ["2013-10-19", "2013-11-17"]  # the raw data's tie
+    assert len({key_of(r, bridge) for r in tied}) == 2
+    max_air = {"field": "air_time", "operator": "max", "threshold": top}
+    assert node_problem(flights, bridge, max_air) == "ambiguous_pick"
+    # a tie on one junction value is no ambiguity: flights from one airport on one day pick one day's weather
+    assert node_problem([{**r, "date": "2013-10-19"} for r in tied], bridge, max_air) is None
+    nodes = [choose_process_node(flights, bridge, 5, np.random.default_rng(s)) for s in range(40)]
+    for node in nodes:  # every node drawn keeps one junction value for max/min: the question's 'the flight'
+        if node["operator"] in ("max", "min"):
+            assert len({key_of(r, bridge) for r in apply_operator(flights, node)}) == 1, node
+    assert not any(n["field"] == "air_time" and n["operator"] == "max" for n in nodes)
+    assert any(n["operator"] in ("max", "min") for n in nodes)  # unique extremes remain nodes
+    with pytest.raises(Rejection) as e:  # a re-run of a max template on this aircraft's flights
+        from factory.synthesis.junctions import reapply_node
+
+        reapply_node(flights, bridge, max_air, 5)
+    assert e.value.reason == "ambiguous_pick"
