@@ -28,10 +28,11 @@ MAX_ENUM_VALUES = 12  # a string field with more distinct values is not an enum
 class Rejection(Exception):
     """A trajectory that cannot be built; `reason` is a code from REJECTION_REASONS."""
 
-    def __init__(self, reason: str, detail: str = ""):
+    def __init__(self, reason: str, detail: str = "", *, call: tuple[str, dict[str, Any], int] | None = None):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.call = call  # response_too_large: (tool id, arguments sent, reported total) of the call
 
 
 REJECTION_REASONS = (

@@ -168,6 +168,7 @@ class World:
         # tool id → (semantic args, record count, looked up by key) of every successful observed call
         self.observed: dict[str, list[tuple[str, int, bool]]] = {}
         self.calls_made = 0  # tool calls of every executor session of this world (keys included)
+        self.seeds_too_large = 0  # observed calls not used as seeds: their total is above max_scan_records
         rows = [*(graph.get("observations") or []), *(probes.get(domain, {}).get("rows") or [])]
         for r in rows:
             tid = r.get("tool_id") or f"{domain}/{r.get('platform')}/{r.get('tool')}"
@@ -189,6 +190,9 @@ class World:
                 n = len(recs)
             self._note(tid, raw, int(n or 0), recs[0] if recs else None)
             if not n:
+                continue
+            if n > syn.max_scan_records:  # its call would be rejected (response_too_large): never drawn
+                self.seeds_too_large += 1
                 continue
             if any(is_instruction_like(v) for v in raw.values()):  # never a seed
                 continue
@@ -212,13 +216,37 @@ class World:
 
     def semantic_args(self, f: Fetched) -> dict[str, Any]:
         """The arguments of an executed call without keys, paging and format parameters."""
-        spec = self.specs.get(f.tool_id)
+        return self._semantic(f.tool_id, f.args)
+
+    def _semantic(self, tid: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        spec = self.specs.get(tid)
         generic = spec.generic_params.names() if spec is not None else set()
-        return {k: v for k, v in f.args.items() if k not in generic and v != "<KEY>" and v not in (None, "")}
+        return {k: v for k, v in args.items() if k not in generic and v != "<KEY>" and v not in (None, "")}
 
     def observe(self, f: Fetched) -> None:
         """Add an executed logical call to the observed counts of its tool."""
         self._note(f.tool_id, self.semantic_args(f), f.total, f.records[0] if f.records else None)
+
+    def observe_too_large(self, r: Rejection) -> None:
+        """Add the call of a response_too_large rejection to the observed counts of its tool."""
+        if r.call is not None:
+            tid, args, total = r.call
+            self._note(tid, self._semantic(tid, args), int(total), None)
+
+    def oversized(self) -> set[str]:
+        """Tools whose size does not depend on their arguments and is above `max_scan_records`: at least two
+        different argument sets reported one and the same total above it (the airports nearest to a point are
+        every airport, whatever the point), so every call of the tool is a response_too_large rejection."""
+        bound = self.cfg.synthesis.max_scan_records
+        out = set()
+        for tid, obs in self.observed.items():
+            big: dict[int, set[str]] = {}
+            for a, n, _ in obs:
+                if n > bound:
+                    big.setdefault(n, set()).add(a)
+            if any(len(args) >= 2 for args in big.values()):
+                out.add(tid)
+        return out
 
     def degenerate_count(self, tid: str, params: Sequence[str] | None = None) -> tuple[str, str] | None:
         """(reason, detail) when counting this tool's records is 1 by construction, from its observed calls
@@ -773,6 +801,8 @@ class Ledger:
     unchecked: int = 0  # kept candidates with no other seed to re-run (or no budget left)
     by_template: dict[str, int] = field(default_factory=dict)  # calls spent per template
     excluded: dict[str, int] = field(default_factory=dict)  # COND edges never drawn, by reason
+    seeds_too_large: int = 0  # observed calls above max_scan_records, never drawn as seeds
+    tools_too_large: list[str] = field(default_factory=list)  # tools no template drew once found oversized
 
     def spend(self, template: str, n: int) -> None:
         self.spent += n
@@ -790,6 +820,8 @@ class Ledger:
             "unchecked": self.unchecked,
             "calls_by_template": dict(sorted(self.by_template.items())),
             "cond_edges_excluded": dict(sorted(self.excluded.items())),
+            "seeds_too_large": self.seeds_too_large,
+            "tools_too_large": self.tools_too_large,
         }
 
 
@@ -1039,9 +1071,16 @@ async def _synthesize(
             ledger.excluded[bad[0]] = ledger.excluded.get(bad[0], 0) + 1
     cond_edges = [e for e in cond_edges if world.degenerate_count(e.source_tool_id) is None and cond_seeds(world, e)]
     templates = [t for t in TEMPLATES if t == "chain" or quotas.get(t, 0) > 0]
+    big: set[str] = set()
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
             break
+        if (now := world.oversized()) != big:  # a tool too large for any call: no template draws it again
+            big = now
+            chains = [c for c in chains if not big & {c[0].source_tool_id, *(e.target_tool_id for e in c)}]
+            sem = [x for x in sem if x[0] not in big and x[2] not in big]
+            cmp_opts = [x for x in cmp_opts if x[0] not in big]
+            cond_edges = [e for e in cond_edges if not big & {e.source_tool_id, e.target_tool_id}]
         rng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt])
         rrng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt, 1])  # re-runs only
         open_t = [t for t in templates if t != "chain" and have[t] < quotas[t]]
@@ -1088,7 +1127,7 @@ async def _synthesize(
                 seed = seeds[int(rng.integers(len(seeds)))]
                 values = [s[p] for s in seeds if dumps(s[p]) != dumps(seed[p])]
                 other = values[int(rng.integers(len(values)))]
-                out = world.out.get(tid, [])
+                out = [e for e in world.out.get(tid, []) if e.target_tool_id not in big]
                 edge = out[int(rng.integers(len(out)))] if out and rng.random() < 0.5 else None
                 if edge is not None and world.specs[edge.target_tool_id].state_changing:
                     edge = None
@@ -1123,9 +1162,11 @@ async def _synthesize(
             kept.append(t)
         except Rejection as r:
             rejected.append({**info, "reason": r.reason, "detail": r.detail})
+            world.observe_too_large(r)
         except Exception as e:  # noqa: BLE001 - one broken attempt never stops the stage
             log.warning("trajectory attempt %d failed unexpectedly: %s", attempt, e)
             rejected.append({**info, "reason": "call_failed", "detail": f"{type(e).__name__}: {e}"[:200]})
+    ledger.seeds_too_large, ledger.tools_too_large = world.seeds_too_large, sorted(world.oversized())
     progress(
         f"{world.domain}: {len(kept)} trajectories kept, {len(rejected)} rejected ({have}); "
         f"{ledger.spent} calls on degeneracy checks"
