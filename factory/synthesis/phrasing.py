@@ -450,7 +450,10 @@ def cmp_description(
     if arm:  # the compared value is sent to the first tool: its records are named 'with that <label>'
         s0 = specs[tid]
         others = _seeds_of(t, tid, [param])
-        first_one = arm[0]["n"] == 1 and not arm[0].get("process")
+        # 'the album with that artist id' only when every arm passes on one record (an artist of two albums
+        # in the other arm makes it 'the albums'): the arms' junctions follow each other in `junctions`
+        firsts = junctions[:: len(arm)]
+        first_one = all(j["n"] == 1 and not j.get("process") for j in firsts)
         start = seed_ref(s0, [*others, (param, _THAT)], _sent(t, tid), lang, first_one)
         that = f"{_josa(label, '이/가')} 해당 값인" if lang == "ko" else f"that {label}"
         start = Ref(start.text.replace(f"{_josa(label, '이/가')} {_THAT}인", that).replace(f"{label} {_THAT}", that),

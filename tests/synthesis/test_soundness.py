@@ -358,3 +358,35 @@ def test_a_max_that_two_flights_share_is_ambiguous_pick(demo):
 
         reapply_node(flights, bridge, max_air, 5)
     assert e.value.reason == "ambiguous_pick"
+
+
+# --------------------------------------------------------------------------- CMP arms of several records
+
+
+def test_a_cmp_arm_of_several_albums_is_not_named_as_one_album():
+    """Audit round 3 #33: 'the number of tracks of the album with that artist id for artist id 158 and for 2':
+    artist 158 has one album (24 tracks), artist 2 two (1 + 3).  The arms' records are named in the plural when
+    either arm's first junction passes on several records, not from the first arm alone."""
+    from factory.synthesis.phrasing import cmp_description
+    from tests.synthesis.test_phrasing import _action, _tid, _traj, demo_specs
+
+    specs = demo_specs()
+    actions = [_action(specs, "list_artist_albums", {"artist_id": a}, 1) for a in (158, 2)]
+    actions += [_action(specs, "list_album_tracks", {"album_id": b}) for b in (217, 2, 3)]
+
+    def counted(n_second: int) -> str:
+        junctions = [{"from": "list_artist_albums.album_id", "to": "list_album_tracks.album_id", "type": t, "n": n,
+                      "width": n, "process": None} for t, n in (("SEQ", 1), ("SEQ" if n_second == 1 else "FAN", n_second))]  # fmt: skip
+        t = _traj(
+            specs, "CMP", None, junctions,
+            [("list_artist_albums", "artist_id", 158), ("list_artist_albums", "artist_id", 2)], actions,
+            {"ask": "count", "tool_id": _tid(specs, "list_album_tracks"),
+             "compare": {"param": "artist_id", "tool_id": _tid(specs, "list_artist_albums")}, "order": "more",
+             "cmp": "difference"},
+            {"type": "number", "value": 20, "fields": ["total_count"]},
+        )  # fmt: skip
+        return cmp_description(t, specs, junctions, "en")[0]
+
+    both_one, second_two = counted(1), counted(2)
+    assert "albums" not in both_one and "album" in both_one, both_one  # one album in each arm: 'the album'
+    assert "albums" in second_two, second_two
