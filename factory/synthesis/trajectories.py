@@ -169,6 +169,7 @@ class World:
         self.observed: dict[str, list[tuple[str, int, bool]]] = {}
         self.calls_made = 0  # tool calls of every executor session of this world (keys included)
         self.seeds_too_large = 0  # observed calls not used as seeds: their total is above max_scan_records
+        self._above: dict[str, dict[int, set[str]]] = {}  # tool → total above max_scan_records → argument sets
         rows = [*(graph.get("observations") or []), *(probes.get(domain, {}).get("rows") or [])]
         for r in rows:
             tid = r.get("tool_id") or f"{domain}/{r.get('platform')}/{r.get('tool')}"
@@ -212,7 +213,10 @@ class World:
     # ----------------------------------------------------------------- observed cardinality
 
     def _note(self, tid: str, args: Mapping[str, Any], n: int, record: Mapping[str, Any] | None) -> None:
-        self.observed.setdefault(tid, []).append((dumps(dict(args)), n, n == 1 and looked_up_by_key(args, record)))
+        a = dumps(dict(args))
+        self.observed.setdefault(tid, []).append((a, n, n == 1 and looked_up_by_key(args, record)))
+        if n > self.cfg.synthesis.max_scan_records:
+            self._above.setdefault(tid, {}).setdefault(n, set()).add(a)
 
     def semantic_args(self, f: Fetched) -> dict[str, Any]:
         """The arguments of an executed call without keys, paging and format parameters."""
@@ -237,16 +241,7 @@ class World:
         """Tools whose size does not depend on their arguments and is above `max_scan_records`: at least two
         different argument sets reported one and the same total above it (the airports nearest to a point are
         every airport, whatever the point), so every call of the tool is a response_too_large rejection."""
-        bound = self.cfg.synthesis.max_scan_records
-        out = set()
-        for tid, obs in self.observed.items():
-            big: dict[int, set[str]] = {}
-            for a, n, _ in obs:
-                if n > bound:
-                    big.setdefault(n, set()).add(a)
-            if any(len(args) >= 2 for args in big.values()):
-                out.add(tid)
-        return out
+        return {tid for tid, totals in self._above.items() if any(len(args) >= 2 for args in totals.values())}
 
     def degenerate_count(self, tid: str, params: Sequence[str] | None = None) -> tuple[str, str] | None:
         """(reason, detail) when counting this tool's records is 1 by construction, from its observed calls
