@@ -170,6 +170,7 @@ class World:
         self.calls_made = 0  # tool calls of every executor session of this world (keys included)
         self.seeds_too_large = 0  # observed calls not used as seeds: their total is above max_scan_records
         self._above: dict[str, dict[int, set[str]]] = {}  # tool → total above max_scan_records → argument sets
+        self._fits: set[str] = set()  # tools with an observed total (not a sample's length) within the bound
         rows = [*(graph.get("observations") or []), *(probes.get(domain, {}).get("rows") or [])]
         for r in rows:
             tid = r.get("tool_id") or f"{domain}/{r.get('platform')}/{r.get('tool')}"
@@ -189,7 +190,7 @@ class World:
                 n = r.get("total_count") if r.get("total_count") is not None else r.get("record_count")
             else:
                 n = len(recs)
-            self._note(tid, raw, int(n or 0), recs[0] if recs else None)
+            self._note(tid, raw, int(n or 0), recs[0] if recs else None, exact="record_count" in r)
             if not n:
                 continue
             if n > syn.max_scan_records:  # its call would be rejected (response_too_large): never drawn
@@ -212,11 +213,16 @@ class World:
 
     # ----------------------------------------------------------------- observed cardinality
 
-    def _note(self, tid: str, args: Mapping[str, Any], n: int, record: Mapping[str, Any] | None) -> None:
+    def _note(
+        self, tid: str, args: Mapping[str, Any], n: int, record: Mapping[str, Any] | None, exact: bool = True
+    ) -> None:
+        """An observed call of `tid` and its record count (`exact`: its total, not a sample's length)."""
         a = dumps(dict(args))
         self.observed.setdefault(tid, []).append((a, n, n == 1 and looked_up_by_key(args, record)))
         if n > self.cfg.synthesis.max_scan_records:
             self._above.setdefault(tid, {}).setdefault(n, set()).add(a)
+        elif exact and n > 0:
+            self._fits.add(tid)
 
     def semantic_args(self, f: Fetched) -> dict[str, Any]:
         """The arguments of an executed call without keys, paging and format parameters."""
@@ -240,8 +246,14 @@ class World:
     def oversized(self) -> set[str]:
         """Tools whose size does not depend on their arguments and is above `max_scan_records`: at least two
         different argument sets reported one and the same total above it (the airports nearest to a point are
-        every airport, whatever the point), so every call of the tool is a response_too_large rejection."""
-        return {tid for tid, totals in self._above.items() if any(len(args) >= 2 for args in totals.values())}
+        every airport, whatever the point) and no call reported a total within it (Chinook's two playlists
+        named 'Music' both hold 3,290 tracks, the others fewer than 500), so every call of the tool is a
+        response_too_large rejection."""
+        return {
+            tid
+            for tid, totals in self._above.items()
+            if tid not in self._fits and any(len(args) >= 2 for args in totals.values())
+        }
 
     def degenerate_count(self, tid: str, params: Sequence[str] | None = None) -> tuple[str, str] | None:
         """(reason, detail) when counting this tool's records is 1 by construction, from its observed calls

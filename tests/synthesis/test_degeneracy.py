@@ -334,3 +334,11 @@ def test_calls_known_to_be_too_large_are_never_drawn(demo):
     w._note(flights, {"carrier": "UA"}, 58665, None)
     w._note(flights, {"origin": "EWR"}, 120835, None)  # totals that change with the arguments: a filter narrows it
     assert flights not in w.oversized()
+    # the music scaled run: Chinook's playlists 1 and 8 (both 'Music') hold the same 3,290 tracks, playlist 2
+    # none over 500: one shared total above the bound is no size of the tool when another call fits
+    w._note(flights, {"carrier": "UA", "origin": "EWR"}, 46087, None)
+    w._note(flights, {"carrier": "UA", "origin": "EWR", "dest": None}, 46087, None)
+    assert flights not in w.oversized()  # list_flights(carrier=AA, origin=LGA) reported 5
+    w._note(near, {"lat": 0.0, "lon": 0.0}, 7884, None, exact=False)  # a sample's length says nothing of a total
+    w._note(near, {"lat": 1.0, "lon": 1.0}, 10, None, exact=False)
+    assert w.oversized() == {near}
