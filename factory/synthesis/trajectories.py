@@ -1078,6 +1078,15 @@ async def _synthesize(
             ledger.excluded[bad[0]] = ledger.excluded.get(bad[0], 0) + 1
     cond_edges = [e for e in cond_edges if world.degenerate_count(e.source_tool_id) is None and cond_seeds(world, e)]
     templates = [t for t in TEMPLATES if t == "chain" or quotas.get(t, 0) > 0]
+    # a template the graph cannot instantiate at all is recorded once, not drawn on every turn (korea: no SEM
+    # partner, 693 of 2,400 attempts of a per_pattern-40 run)
+    cannot = {"chain": (chains, "no_seed", "no chain starts at a tool with known arguments"),
+              "SEM": (sem, "no_partner", "no two tools share an input"),
+              "CMP": (cmp_opts, "no_partner", "no tool with two known values of an input"),
+              "COND": (cond_edges, "no_seed", "no edge with a seeded source")}  # fmt: skip
+    for t in [t for t in templates if not cannot[t][0]]:
+        templates.remove(t)
+        rejected.append({"attempt": -1, "template": t, "reason": cannot[t][1], "detail": cannot[t][2]})
     big: set[str] = set()
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
@@ -1091,7 +1100,7 @@ async def _synthesize(
         rng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt])
         rrng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt, 1])  # re-runs only
         open_t = [t for t in templates if t != "chain" and have[t] < quotas[t]]
-        if any(have[c] < quotas[c] for c in ("SEQ", "FAN", "DRV", "MIXED")):
+        if "chain" in templates and any(have[c] < quotas[c] for c in ("SEQ", "FAN", "DRV", "MIXED")):
             open_t.append("chain")
         if not open_t:
             break
