@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -294,6 +295,24 @@ def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: 
     return [{"field": g, **c} for c in out]
 
 
+def _threshold_counts(
+    records: Sequence[Mapping[str, Any]], g: str, keys: Mapping[int, tuple | None]
+) -> dict[tuple[str, Any], int]:
+    """(operator, θ) → the distinct junction values `apply_operator` keeps for ≥ θ and ≤ θ on the number `g`, for
+    every observed θ in one sorted pass (a node per θ re-read every record: O(values × records)); empty when a
+    present value of `g` is not a number."""
+    rows = [(r[g], keys[id(r)]) for r in records if _present(r.get(g))]
+    if not rows or not all(_is_number(v) for v, _ in rows):
+        return {}
+    out: dict[tuple[str, Any], int] = {}
+    for op, desc in (("ge", True), ("le", False)):
+        seen: set[tuple] = set()
+        for v, grp in groupby(sorted(rows, key=lambda x: x[0], reverse=desc), key=lambda x: x[0]):
+            seen.update(k for _, k in grp if k is not None)
+            out[(op, v)] = len(seen)
+    return out
+
+
 def choose_process_node(
     records: Sequence[Mapping[str, Any]], fields: Sequence[str], phi: int, rng: np.random.Generator
 ) -> dict[str, Any]:
@@ -303,15 +322,24 @@ def choose_process_node(
     equality are kept whenever they pass at most φ values.  The choice among valid nodes is a seeded draw.
     """
     n = len(distinct_keys(records, fields))
+    keys = {
+        id(r): key_of(r, fields) for r in records
+    }  # once per record: candidates re-read them (aviation: 3/4 of the stage)
+
+    def n_keys(rows: Sequence[Mapping[str, Any]]) -> int:
+        return len({k for r in rows if (k := keys[id(r)]) is not None})
+
     scalar_fields = sorted({k for r in records for k, v in r.items() if _present(v) and not _id_like(k)})
     valid: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}  # candidates left out, by reason (the rejection when none is valid)
     units = mixed_units([r for r in records if key_of(r, fields) is not None])
     for g in scalar_fields:
         best_threshold: dict[str, dict[str, Any]] = {}
+        m_at = _threshold_counts(records, g, keys)
         for c in _candidates(records, fields, g, phi):
-            kept = apply_operator(records, c)
-            m = len(distinct_keys(kept, fields))
+            m = m_at.get((c["operator"], c["threshold"])) if c["operator"] in ("ge", "le") else None
+            if m is None:
+                m = n_keys(apply_operator(records, c))
             if not 1 <= m <= phi or m == n:
                 continue
             if problem := node_problem(records, fields, c):
