@@ -232,8 +232,8 @@ def reapply_node(
         out["threshold"] = max(vals) if op == "max" else min(vals)
     elif op in ("ge", "le") and not all(_is_number(v) for v in vals):
         raise Rejection("no_valid_pivot", f"{f} is not a number here")
-    elif op == "most_frequent":
-        top = Counter(str(v) for v in vals).most_common(2)
+    elif op == "most_frequent":  # over every listed record, as `_candidates` reads it
+        top = Counter(str(v) for r in records if _present(v := r.get(f)) and not is_instruction_like(v)).most_common(2)
         if len(top) == 2 and top[0][1] == top[1][1]:
             raise Rejection("no_valid_pivot", f"no single most common {f}")
         out["threshold"] = top[0][0]
@@ -287,7 +287,10 @@ def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: 
     elif kind == "enum":
         for v in sorted({str(x) for x in present}):
             out.append({"operator": "eq", "threshold": v})
-    counts = Counter(str(v) for v in present)
+    # the mode over every listed record, as the question reads it ('the most common city among the airports'),
+    # not over those with a junction value only (audit of the scaled run: Milwaukee among airports with an IATA
+    # code, Mosinee among all of Wisconsin's); a mode carried by records without one is then ambiguous_pick
+    counts = Counter(str(v) for r in records if _present(v := r.get(g)) and not is_instruction_like(v))
     top = counts.most_common(2)
     # the most frequent value of a category (a genre), never of a number (the mode of track counts)
     if kind != "number" and (len(top) == 1 or (len(top) == 2 and top[0][1] > top[1][1])):

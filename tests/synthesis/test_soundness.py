@@ -390,3 +390,25 @@ def test_a_cmp_arm_of_several_albums_is_not_named_as_one_album():
     both_one, second_two = counted(1), counted(2)
     assert "albums" not in both_one and "album" in both_one, both_one  # one album in each arm: 'the album'
     assert "albums" in second_two, second_two
+
+
+def test_the_most_common_value_is_read_over_every_listed_record():
+    """Scaled-run audit (428d82d9): 'the airports with the most common city among the airports of Wisconsin' picked
+    Milwaukee, the most common city among the airports with an IATA code; among all of them it is Mosinee, whose
+    airports mostly have none.  The mode is read over every record, and a mode whose records lack the bridged
+    field is ambiguous_pick."""
+    recs = [{"icao": f"KM{i}", "iata": f"M{i}X", "city": "Milwaukee", "elevation_ft": 600 + i} for i in range(2)]
+    recs += [{"icao": "KCWA", "iata": "CWA", "city": "Mosinee", "elevation_ft": 1277}]
+    recs += [{"icao": f"WI{i}", "iata": None, "city": "Mosinee", "elevation_ft": 1200 + i} for i in range(2)]
+    recs += [{"icao": f"KO{i}", "iata": f"O{i}X", "city": f"Other {i}", "elevation_ft": 700 + 50 * i} for i in range(5)]
+    for seed in range(30):
+        node = choose_process_node(recs, ["iata"], 5, np.random.default_rng(seed))
+        assert not (node["operator"] == "most_frequent" and node["field"] == "city"), node
+    from factory.synthesis.junctions import reapply_node
+
+    mode = {"field": "city", "operator": "most_frequent", "threshold": "Milwaukee"}
+    with pytest.raises(Rejection) as e:
+        reapply_node(recs, ["iata"], mode, 5)
+    assert e.value.reason == "ambiguous_pick"
+    keyed = [r for r in recs if r["iata"]]  # without the unkeyed airports Milwaukee is the mode, and a node
+    assert reapply_node(keyed, ["iata"], mode, 5)["threshold"] == "Milwaukee"
