@@ -290,7 +290,7 @@ def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: 
     # the mode over every listed record, as the question reads it ('the most common city among the airports'),
     # not over those with a junction value only (audit of the scaled run: Milwaukee among airports with an IATA
     # code, Mosinee among all of Wisconsin's); a mode carried by records without one is then ambiguous_pick
-    counts = Counter(str(v) for r in records if _present(v := r.get(g)) and not is_instruction_like(v))
+    counts = Counter(str(x) for r in records if _present(x := r.get(g)) and not is_instruction_like(x))
     top = counts.most_common(2)
     # the most frequent value of a category (a genre), never of a number (the mode of track counts)
     if kind != "number" and (len(top) == 1 or (len(top) == 2 and top[0][1] > top[1][1])):

@@ -1084,9 +1084,9 @@ async def _synthesize(
               "SEM": (sem, "no_partner", "no two tools share an input"),
               "CMP": (cmp_opts, "no_partner", "no tool with two known values of an input"),
               "COND": (cond_edges, "no_seed", "no edge with a seeded source")}  # fmt: skip
-    for t in [t for t in templates if not cannot[t][0]]:
-        templates.remove(t)
-        rejected.append({"attempt": -1, "template": t, "reason": cannot[t][1], "detail": cannot[t][2]})
+    for name in [x for x in templates if not cannot[x][0]]:
+        templates.remove(name)
+        rejected.append({"attempt": -1, "template": name, "reason": cannot[name][1], "detail": cannot[name][2]})
     big: set[str] = set()
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
