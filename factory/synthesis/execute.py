@@ -104,7 +104,9 @@ async def fetch(ex: ToolExecutor, spec: ToolSpec, tid: str, args: Mapping[str, A
     records = list(res.records)
     total = res.total_count if res.total_count is not None else res.record_count
     if total > bound:
-        raise Rejection("response_too_large", f"{spec.name} reports {total} records (bound {bound})")
+        raise Rejection(
+            "response_too_large", f"{spec.name} reports {total} records (bound {bound})", call=(tid, dict(args), total)
+        )
     calls = [res]
     if total > len(records):
         g = spec.generic_params

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 import numpy as np
@@ -28,10 +29,11 @@ MAX_ENUM_VALUES = 12  # a string field with more distinct values is not an enum
 class Rejection(Exception):
     """A trajectory that cannot be built; `reason` is a code from REJECTION_REASONS."""
 
-    def __init__(self, reason: str, detail: str = ""):
+    def __init__(self, reason: str, detail: str = "", *, call: tuple[str, dict[str, Any], int] | None = None):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+        self.call = call  # response_too_large: (tool id, arguments sent, reported total) of the call
 
 
 REJECTION_REASONS = (
@@ -60,7 +62,7 @@ REJECTION_REASONS = (
     # soundness of the question's reading (issue 14, round 3)
     "repeated_call",  # the same call (tool and arguments) twice in one golden path
     "substring_bridge",  # a search matched the value it was sent as a substring ('Pilot' -> 'Pilot (Part 1)')
-    "ambiguous_pick",  # a process node's qualifying records are not all carried on (some lack the bridged field)
+    "ambiguous_pick",  # a process node's records are not all carried on (some lack the bridged field), or a max/min tie
     "unbridged_records",  # upstream records without the bridged field are silently dropped by a junction
     "cond_subject",  # a COND whose then-branch filters its records: the question names the filtered set
     "mixed_units",  # max/min/threshold over a number whose records come in different units
@@ -230,8 +232,8 @@ def reapply_node(
         out["threshold"] = max(vals) if op == "max" else min(vals)
     elif op in ("ge", "le") and not all(_is_number(v) for v in vals):
         raise Rejection("no_valid_pivot", f"{f} is not a number here")
-    elif op == "most_frequent":
-        top = Counter(str(v) for v in vals).most_common(2)
+    elif op == "most_frequent":  # over every listed record, as `_candidates` reads it
+        top = Counter(str(v) for r in records if _present(v := r.get(f)) and not is_instruction_like(v)).most_common(2)
         if len(top) == 2 and top[0][1] == top[1][1]:
             raise Rejection("no_valid_pivot", f"no single most common {f}")
         out["threshold"] = top[0][0]
@@ -249,10 +251,14 @@ def node_problem(records: Sequence[Mapping[str, Any]], fields: Sequence[str], no
 
     - ``ambiguous_pick``: a record it keeps has no junction value, so the question ('the airports whose
       longitude is at most θ') names records the chain silently leaves out (airports without an IATA code);
+      and a max/min that several records with different junction values share (a tie: 'the flight with the
+      highest air_time' where two flights have 135 minutes is no single flight);
     - ``mixed_units``: it orders or thresholds a number whose records (among those with a junction value)
       come in several units (the largest 'value' over kg/day and m³/day rows)."""
     kept = apply_operator(records, node)
     if any(key_of(r, fields) is None for r in kept):
+        return "ambiguous_pick"
+    if node["operator"] in ("max", "min") and len(distinct_keys(kept, fields)) > 1:
         return "ambiguous_pick"
     if node["operator"] in ("max", "min", "ge", "le"):
         with_key = [r for r in records if key_of(r, fields) is not None and _present(r.get(node["field"]))]
@@ -281,12 +287,33 @@ def _candidates(records: Sequence[Mapping[str, Any]], fields: Sequence[str], g: 
     elif kind == "enum":
         for v in sorted({str(x) for x in present}):
             out.append({"operator": "eq", "threshold": v})
-    counts = Counter(str(v) for v in present)
+    # the mode over every listed record, as the question reads it ('the most common city among the airports'),
+    # not over those with a junction value only (audit of the scaled run: Milwaukee among airports with an IATA
+    # code, Mosinee among all of Wisconsin's); a mode carried by records without one is then ambiguous_pick
+    counts = Counter(str(x) for r in records if _present(x := r.get(g)) and not is_instruction_like(x))
     top = counts.most_common(2)
     # the most frequent value of a category (a genre), never of a number (the mode of track counts)
     if kind != "number" and (len(top) == 1 or (len(top) == 2 and top[0][1] > top[1][1])):
         out.append({"operator": "most_frequent", "threshold": top[0][0]})
     return [{"field": g, **c} for c in out]
+
+
+def _threshold_counts(
+    records: Sequence[Mapping[str, Any]], g: str, keys: Mapping[int, tuple | None]
+) -> dict[tuple[str, Any], int]:
+    """(operator, θ) → the distinct junction values `apply_operator` keeps for ≥ θ and ≤ θ on the number `g`, for
+    every observed θ in one sorted pass (a node per θ re-read every record: O(values × records)); empty when a
+    present value of `g` is not a number."""
+    rows = [(r[g], keys[id(r)]) for r in records if _present(r.get(g))]
+    if not rows or not all(_is_number(v) for v, _ in rows):
+        return {}
+    out: dict[tuple[str, Any], int] = {}
+    for op, desc in (("ge", True), ("le", False)):
+        seen: set[tuple] = set()
+        for v, grp in groupby(sorted(rows, key=lambda x: x[0], reverse=desc), key=lambda x: x[0]):
+            seen.update(k for _, k in grp if k is not None)
+            out[(op, v)] = len(seen)
+    return out
 
 
 def choose_process_node(
@@ -298,15 +325,24 @@ def choose_process_node(
     equality are kept whenever they pass at most φ values.  The choice among valid nodes is a seeded draw.
     """
     n = len(distinct_keys(records, fields))
+    keys = {
+        id(r): key_of(r, fields) for r in records
+    }  # once per record: candidates re-read them (aviation: 3/4 of the stage)
+
+    def n_keys(rows: Sequence[Mapping[str, Any]]) -> int:
+        return len({k for r in rows if (k := keys[id(r)]) is not None})
+
     scalar_fields = sorted({k for r in records for k, v in r.items() if _present(v) and not _id_like(k)})
     valid: list[dict[str, Any]] = []
     dropped: dict[str, int] = {}  # candidates left out, by reason (the rejection when none is valid)
     units = mixed_units([r for r in records if key_of(r, fields) is not None])
     for g in scalar_fields:
         best_threshold: dict[str, dict[str, Any]] = {}
+        m_at = _threshold_counts(records, g, keys)
         for c in _candidates(records, fields, g, phi):
-            kept = apply_operator(records, c)
-            m = len(distinct_keys(kept, fields))
+            m = m_at.get((c["operator"], c["threshold"])) if c["operator"] in ("ge", "le") else None
+            if m is None:
+                m = n_keys(apply_operator(records, c))
             if not 1 <= m <= phi or m == n:
                 continue
             if problem := node_problem(records, fields, c):

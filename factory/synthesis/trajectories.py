@@ -169,6 +169,9 @@ class World:
         self.observed: dict[str, list[tuple[str, int, bool]]] = {}
         self.calls_made = 0  # tool calls of every executor session of this world (keys included)
         self.not_drawn: dict[str, str] = {}  # template → why the graph cannot instantiate it (never drawn)
+        self.seeds_too_large = 0  # observed calls not used as seeds: their total is above max_scan_records
+        self._above: dict[str, dict[int, set[str]]] = {}  # tool → total above max_scan_records → argument sets
+        self._fits: set[str] = set()  # tools with an observed total (not a sample's length) within the bound
         rows = [*(graph.get("observations") or []), *(probes.get(domain, {}).get("rows") or [])]
         for r in rows:
             tid = r.get("tool_id") or f"{domain}/{r.get('platform')}/{r.get('tool')}"
@@ -188,8 +191,11 @@ class World:
                 n = r.get("total_count") if r.get("total_count") is not None else r.get("record_count")
             else:
                 n = len(recs)
-            self._note(tid, raw, int(n or 0), recs[0] if recs else None)
+            self._note(tid, raw, int(n or 0), recs[0] if recs else None, exact="record_count" in r)
             if not n:
+                continue
+            if n > syn.max_scan_records:  # its call would be rejected (response_too_large): never drawn
+                self.seeds_too_large += 1
                 continue
             if any(is_instruction_like(v) for v in raw.values()):  # never a seed
                 continue
@@ -208,18 +214,47 @@ class World:
 
     # ----------------------------------------------------------------- observed cardinality
 
-    def _note(self, tid: str, args: Mapping[str, Any], n: int, record: Mapping[str, Any] | None) -> None:
-        self.observed.setdefault(tid, []).append((dumps(dict(args)), n, n == 1 and looked_up_by_key(args, record)))
+    def _note(
+        self, tid: str, args: Mapping[str, Any], n: int, record: Mapping[str, Any] | None, exact: bool = True
+    ) -> None:
+        """An observed call of `tid` and its record count (`exact`: its total, not a sample's length)."""
+        a = dumps(dict(args))
+        self.observed.setdefault(tid, []).append((a, n, n == 1 and looked_up_by_key(args, record)))
+        if n > self.cfg.synthesis.max_scan_records:
+            self._above.setdefault(tid, {}).setdefault(n, set()).add(a)
+        elif exact and n > 0:
+            self._fits.add(tid)
 
     def semantic_args(self, f: Fetched) -> dict[str, Any]:
         """The arguments of an executed call without keys, paging and format parameters."""
-        spec = self.specs.get(f.tool_id)
+        return self._semantic(f.tool_id, f.args)
+
+    def _semantic(self, tid: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        spec = self.specs.get(tid)
         generic = spec.generic_params.names() if spec is not None else set()
-        return {k: v for k, v in f.args.items() if k not in generic and v != "<KEY>" and v not in (None, "")}
+        return {k: v for k, v in args.items() if k not in generic and v != "<KEY>" and v not in (None, "")}
 
     def observe(self, f: Fetched) -> None:
         """Add an executed logical call to the observed counts of its tool."""
         self._note(f.tool_id, self.semantic_args(f), f.total, f.records[0] if f.records else None)
+
+    def observe_too_large(self, r: Rejection) -> None:
+        """Add the call of a response_too_large rejection to the observed counts of its tool."""
+        if r.call is not None:
+            tid, args, total = r.call
+            self._note(tid, self._semantic(tid, args), int(total), None)
+
+    def oversized(self) -> set[str]:
+        """Tools whose size does not depend on their arguments and is above `max_scan_records`: at least two
+        different argument sets reported one and the same total above it (the airports nearest to a point are
+        every airport, whatever the point) and no call reported a total within it (Chinook's two playlists
+        named 'Music' both hold 3,290 tracks, the others fewer than 500), so every call of the tool is a
+        response_too_large rejection."""
+        return {
+            tid
+            for tid, totals in self._above.items()
+            if tid not in self._fits and any(len(args) >= 2 for args in totals.values())
+        }
 
     def degenerate_count(self, tid: str, params: Sequence[str] | None = None) -> tuple[str, str] | None:
         """(reason, detail) when counting this tool's records is 1 by construction, from its observed calls
@@ -774,6 +809,8 @@ class Ledger:
     unchecked: int = 0  # kept candidates with no other seed to re-run (or no budget left)
     by_template: dict[str, int] = field(default_factory=dict)  # calls spent per template
     excluded: dict[str, int] = field(default_factory=dict)  # COND edges never drawn, by reason
+    seeds_too_large: int = 0  # observed calls above max_scan_records, never drawn as seeds
+    tools_too_large: list[str] = field(default_factory=list)  # tools no template drew once found oversized
 
     def spend(self, template: str, n: int) -> None:
         self.spent += n
@@ -791,6 +828,8 @@ class Ledger:
             "unchecked": self.unchecked,
             "calls_by_template": dict(sorted(self.by_template.items())),
             "cond_edges_excluded": dict(sorted(self.excluded.items())),
+            "seeds_too_large": self.seeds_too_large,
+            "tools_too_large": self.tools_too_large,
         }
 
 
@@ -1074,9 +1113,16 @@ async def _synthesize(
     }
     world.not_drawn = {t: why for t in templates if (why := impossible.get(t))}
     templates = [t for t in templates if t not in world.not_drawn]
+    big: set[str] = set()
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
             break
+        if (now := world.oversized()) != big:  # a tool too large for any call: no template draws it again
+            big = now
+            chains = [c for c in chains if not big & {c[0].source_tool_id, *(e.target_tool_id for e in c)}]
+            sem = [x for x in sem if x[0] not in big and x[2] not in big]
+            cmp_opts = [x for x in cmp_opts if x[0] not in big]
+            cond_edges = [e for e in cond_edges if not big & {e.source_tool_id, e.target_tool_id}]
         rng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt])
         rrng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt, 1])  # re-runs only
         open_t = [t for t in templates if t != "chain" and have[t] < quotas[t]]
@@ -1123,10 +1169,12 @@ async def _synthesize(
                 seed = seeds[int(rng.integers(len(seeds)))]
                 values = [s[p] for s in seeds if dumps(s[p]) != dumps(seed[p])]
                 other = values[int(rng.integers(len(values)))]
-                out = world.out.get(tid, [])
+                out = [e for e in world.out.get(tid, []) if e.target_tool_id not in big]
                 follow = bool(out) and rng.random() < 0.5
                 if not follow and world.degenerate_count(tid, list(seed)) is not None:
-                    out = _countable_edges(world, tid)  # the seed's own count is 1 by construction:
+                    out = [
+                        e for e in _countable_edges(world, tid) if e.target_tool_id not in big
+                    ]  # the seed's own count is 1 by construction:
                     follow = bool(out)  # compare what an edge gives
                 edge = out[int(rng.integers(len(out)))] if follow else None
                 if edge is not None and world.specs[edge.target_tool_id].state_changing:
@@ -1162,9 +1210,11 @@ async def _synthesize(
             kept.append(t)
         except Rejection as r:
             rejected.append({**info, "reason": r.reason, "detail": r.detail})
+            world.observe_too_large(r)
         except Exception as e:  # noqa: BLE001 - one broken attempt never stops the stage
             log.warning("trajectory attempt %d failed unexpectedly: %s", attempt, e)
             rejected.append({**info, "reason": "call_failed", "detail": f"{type(e).__name__}: {e}"[:200]})
+    ledger.seeds_too_large, ledger.tools_too_large = world.seeds_too_large, sorted(world.oversized())
     progress(
         f"{world.domain}: {len(kept)} trajectories kept, {len(rejected)} rejected ({have}); "
         f"{ledger.spent} calls on degeneracy checks"

@@ -298,3 +298,47 @@ def test_a_template_junction_keeps_its_process_node(demo):
     assert out[(90, "none")] == "no_valid_pivot"  # 21 values and no node: not this template
     assert out[(1, "node")] == "no_valid_pivot"  # 2 values: no DRV here
     assert out[(1, "none")] == (None, [10, 8])
+
+
+def test_calls_known_to_be_too_large_are_never_drawn(demo):
+    """Audit round 3 run: 56 of 218 aviation attempts were response_too_large (bound 500): list_flights without a
+    filter reports 336,776 flights, and find_nearest_airports every airport with an IATA code (7,884) whatever
+    the point.  A seed observed above the bound is never drawn; a tool whose total stays one value above it for
+    two argument sets is found after its first rejected call and no template draws it again."""
+    nearest = ("get_airport_by_iata", "find_nearest_airports", {"lat": _up("lat"), "lon": _up("lon")})
+    rows = [("list_flights", {}, 336776), ("list_flights", {"carrier": "AA", "origin": "LGA"}, 5),
+            ("find_nearest_airports", {"lat": 37.46, "lon": 126.44}, 7884), ("get_airport_by_iata", {"iata": "JFK"}, 1)]  # fmt: skip
+    w = _world(demo, "aviation", [nearest], rows)
+    flights = next(t for t in w.seeds if t.endswith("/list_flights"))
+    near = w.edges[0].target_tool_id
+    assert w.seeds[flights] == [{"carrier": "AA", "origin": "LGA"}] and near not in w.seeds
+    assert w.seeds_too_large == 2 and w.oversized() == set()  # one point seen: its total may be the point's
+
+    async def go():
+        out = []
+        async with w.session() as ex:
+            for args in ({"lat": 40.64, "lon": -73.78}, {"lat": 40.64, "lon": -73.78, "with_iata_only": False}):
+                try:
+                    await execute.fetch(ex, w.specs[near], near, args, 500)
+                except Rejection as r:
+                    out.append(r)
+        return out
+
+    rejections = _run(demo, go)
+    assert [r.reason for r in rejections] == ["response_too_large"] * 2
+    assert rejections[0].call is not None and rejections[0].call[0] == near and rejections[0].call[2] == 7884
+    w.observe_too_large(rejections[1])  # every airport (with or without a code): another total
+    assert w.oversized() == set()
+    w.observe_too_large(rejections[0])  # New York: 7884 again, as at Incheon
+    assert w.oversized() == {near}
+    w._note(flights, {"carrier": "UA"}, 58665, None)
+    w._note(flights, {"origin": "EWR"}, 120835, None)  # totals that change with the arguments: a filter narrows it
+    assert flights not in w.oversized()
+    # the music scaled run: Chinook's playlists 1 and 8 (both 'Music') hold the same 3,290 tracks, playlist 2
+    # none over 500: one shared total above the bound is no size of the tool when another call fits
+    w._note(flights, {"carrier": "UA", "origin": "EWR"}, 46087, None)
+    w._note(flights, {"carrier": "UA", "origin": "EWR", "dest": None}, 46087, None)
+    assert flights not in w.oversized()  # list_flights(carrier=AA, origin=LGA) reported 5
+    w._note(near, {"lat": 0.0, "lon": 0.0}, 7884, None, exact=False)  # a sample's length says nothing of a total
+    w._note(near, {"lat": 1.0, "lon": 1.0}, 10, None, exact=False)
+    assert w.oversized() == {near}

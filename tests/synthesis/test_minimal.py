@@ -425,3 +425,47 @@ def test_a_selection_by_the_value_the_query_states_leaves_the_question_seeds_uns
     p, spec, junctions = _lost_chain(with_lookup=False)
     mp, _ = p.minimal(spec, junctions)  # the album ids select the records the answer reads: they are used
     assert unsent(mp, [229, 261, "Lost", 7]) == [7]
+
+
+QUN_NEAR = [("WJU", "Wonju Airport", 53.9), ("SSN", "Seoul Air Base", 72.1), ("YNY", "Yangyang International Airport", 85.7),
+            ("GMP", "Gimpo International Airport", 89.2), ("SWU", "Suwon Airport", 95.2), ("JWO", "Jungwon Air Base", 96.1)]  # fmt: skip
+
+
+@pytest.mark.parametrize("field,needed", [("name", False), ("subdivision", True)])
+def test_coordinates_of_nearby_airports_are_needed_only_for_what_the_listing_lacks(field, needed):
+    """Audit round 3 #6: airports_near(QUN) lists each airport's name; airport_coordinates for the five within
+    95.2 km adds nothing to 'their names' (the path is one call, and the chain template then collapses), but
+    it is the only source of their subdivisions."""
+    near = _tool("aviation", "geo-mcp", "airports_near", {"iata": {"type": "string"}, "radius_km": {"type": "number"},
+                 "limit": {"type": "integer"}}, records_path="airports")  # fmt: skip
+    specs = ToolRegistry([*(SPECS[t] for t in TID.values()), near])
+    ids = {s.name: t for t, s in specs.items()}
+    recs = [{"iata": i, "name": n, "city": "", "country": "KR", "distance_km": d} for i, n, d in QUN_NEAR]
+    actions: list[dict[str, Any]] = []
+    records: list[list[dict[str, Any]]] = []
+
+    def call(step: int, tool: str, args: dict[str, Any], rs: list[dict[str, Any]]) -> int:
+        actions.append({"step": step, "tool": tool, "tool_id": ids[tool], "platform": "geo-mcp", "args": args,
+                        "records": len(rs), "total_count": None, "outcome": "semantic_success"})  # fmt: skip
+        records.append(rs)
+        return len(actions) - 1
+
+    call(1, "airports_near", {"iata": "QUN"}, recs)
+    firsts = [
+        call(2, "airport_coordinates", {"iata": r["iata"]},
+             [{"iata": r["iata"], "name": r["name"], "subdivision": f"region of {r['iata']}", "tz": "Asia/Seoul"}])
+        for r in recs[:5]
+    ]  # fmt: skip
+    node = {"field": "distance_km", "operator": "le", "threshold": 95.2, "n_in": 6, "n_out": 5}
+    junctions = [j("airports_near.iata", "airport_coordinates.iata", "DRV", 6, node)]
+    spec = {"kind": "value", "calls": firsts, "field": field}
+    mp = minimal_path(actions, records, spec, junctions, specs, phi=5, given=[("iata", "QUN")])
+    full = answers.compute(mp.original[1], with_records(mp.original[0], records, range(len(actions))))
+    got = answers.compute(mp.answer_spec, with_records(mp.actions, records, mp.keep))
+    assert got["value"] == full["value"] and len(full["value"]) == 5
+    if needed:
+        assert [a["tool"] for a in mp.actions] == ["airports_near"] + ["airport_coordinates"] * 5 and not mp.removed
+    else:
+        assert [a["tool"] for a in mp.actions] == ["airports_near"]
+        assert [r["reason"] for r in mp.removed] == ["answer_present"] * 5
+        assert mp.junctions == [] and pattern_of("chain", mp.junctions, "DRV") == ""  # no junction: it collapses

@@ -325,3 +325,90 @@ def test_a_shared_value_that_converts_the_calls_own_argument_is_the_same_entity(
     assert not execute.converts_own_argument(types, emd, ["sidoNm"], ["서울특별시"])
     assert not execute.converts_own_argument(types, tracks, ["album_id"], [1])
     assert not execute.converts_own_argument(T.ValueTypes({}, {}), sigungu, ["sidoNm"], ["울산광역시"])  # untyped
+
+
+def test_a_max_that_two_flights_share_is_ambiguous_pick(demo):
+    """Audit round 3 #30: two of N969AT's flights share its highest air_time (135 minutes, 10-19 and 11-17), so
+    'the weather on the day the flight with the highest air_time departed' names no single flight: never a node."""
+    w = _world(demo, "aviation", [("list_flights", "list_daily_weather", {})], [])
+    tid = w.edges[0].source_tool_id
+
+    async def go():
+        async with w.session() as ex:
+            return await execute.fetch(ex, w.specs[tid], tid, {"tailnum": "N969AT"}, 500)
+
+    flights = _run(demo, go).records
+    bridge = ["origin", "date"]
+    top = max(r["air_time"] for r in flights if r.get("air_time") is not None)
+    tied = [r for r in flights if r.get("air_time") == top]
+    assert top == 135 and sorted(r["date"] for r in tied) == ["2013-10-19", "2013-11-17"]  # the raw data's tie
+    assert len({key_of(r, bridge) for r in tied}) == 2
+    max_air = {"field": "air_time", "operator": "max", "threshold": top}
+    assert node_problem(flights, bridge, max_air) == "ambiguous_pick"
+    # a tie on one junction value is no ambiguity: flights from one airport on one day pick one day's weather
+    assert node_problem([{**r, "date": "2013-10-19"} for r in tied], bridge, max_air) is None
+    nodes = [choose_process_node(flights, bridge, 5, np.random.default_rng(s)) for s in range(40)]
+    for node in nodes:  # every node drawn keeps one junction value for max/min: the question's 'the flight'
+        if node["operator"] in ("max", "min"):
+            assert len({key_of(r, bridge) for r in apply_operator(flights, node)}) == 1, node
+    assert not any(n["field"] == "air_time" and n["operator"] == "max" for n in nodes)
+    assert any(n["operator"] in ("max", "min") for n in nodes)  # unique extremes remain nodes
+    with pytest.raises(Rejection) as e:  # a re-run of a max template on this aircraft's flights
+        from factory.synthesis.junctions import reapply_node
+
+        reapply_node(flights, bridge, max_air, 5)
+    assert e.value.reason == "ambiguous_pick"
+
+
+# --------------------------------------------------------------------------- CMP arms of several records
+
+
+def test_a_cmp_arm_of_several_albums_is_not_named_as_one_album():
+    """Audit round 3 #33: 'the number of tracks of the album with that artist id for artist id 158 and for 2':
+    artist 158 has one album (24 tracks), artist 2 two (1 + 3).  The arms' records are named in the plural when
+    either arm's first junction passes on several records, not from the first arm alone."""
+    from factory.synthesis.phrasing import cmp_description
+    from tests.synthesis.test_phrasing import _action, _tid, _traj, demo_specs
+
+    specs = demo_specs()
+    actions = [_action(specs, "list_artist_albums", {"artist_id": a}, 1) for a in (158, 2)]
+    actions += [_action(specs, "list_album_tracks", {"album_id": b}) for b in (217, 2, 3)]
+
+    def counted(n_second: int) -> str:
+        junctions = [{"from": "list_artist_albums.album_id", "to": "list_album_tracks.album_id", "type": t, "n": n,
+                      "width": n, "process": None} for t, n in (("SEQ", 1), ("SEQ" if n_second == 1 else "FAN", n_second))]  # fmt: skip
+        t = _traj(
+            specs, "CMP", None, junctions,
+            [("list_artist_albums", "artist_id", 158), ("list_artist_albums", "artist_id", 2)], actions,
+            {"ask": "count", "tool_id": _tid(specs, "list_album_tracks"),
+             "compare": {"param": "artist_id", "tool_id": _tid(specs, "list_artist_albums")}, "order": "more",
+             "cmp": "difference"},
+            {"type": "number", "value": 20, "fields": ["total_count"]},
+        )  # fmt: skip
+        return cmp_description(t, specs, junctions, "en")[0]
+
+    both_one, second_two = counted(1), counted(2)
+    assert "albums" not in both_one and "album" in both_one, both_one  # one album in each arm: 'the album'
+    assert "albums" in second_two, second_two
+
+
+def test_the_most_common_value_is_read_over_every_listed_record():
+    """Scaled-run audit (428d82d9): 'the airports with the most common city among the airports of Wisconsin' picked
+    Milwaukee, the most common city among the airports with an IATA code; among all of them it is Mosinee, whose
+    airports mostly have none.  The mode is read over every record, and a mode whose records lack the bridged
+    field is ambiguous_pick."""
+    recs = [{"icao": f"KM{i}", "iata": f"M{i}X", "city": "Milwaukee", "elevation_ft": 600 + i} for i in range(2)]
+    recs += [{"icao": "KCWA", "iata": "CWA", "city": "Mosinee", "elevation_ft": 1277}]
+    recs += [{"icao": f"WI{i}", "iata": None, "city": "Mosinee", "elevation_ft": 1200 + i} for i in range(2)]
+    recs += [{"icao": f"KO{i}", "iata": f"O{i}X", "city": f"Other {i}", "elevation_ft": 700 + 50 * i} for i in range(5)]
+    for seed in range(30):
+        node = choose_process_node(recs, ["iata"], 5, np.random.default_rng(seed))
+        assert not (node["operator"] == "most_frequent" and node["field"] == "city"), node
+    from factory.synthesis.junctions import reapply_node
+
+    mode = {"field": "city", "operator": "most_frequent", "threshold": "Milwaukee"}
+    with pytest.raises(Rejection) as e:
+        reapply_node(recs, ["iata"], mode, 5)
+    assert e.value.reason == "ambiguous_pick"
+    keyed = [r for r in recs if r["iata"]]  # without the unkeyed airports Milwaukee is the mode, and a node
+    assert reapply_node(keyed, ["iata"], mode, 5)["threshold"] == "Milwaukee"
