@@ -28,6 +28,10 @@ def write_config(tmp: Path, *, domains: list[dict] | None = None, **overrides) -
     data["demo"]["port"] = overrides.pop("port", None) or free_port()
     data["models"]["cache"]["path"] = str(tmp / "cache" / "llm.sqlite")
     data["models"]["embeddings"]["cache_path"] = str(tmp / "cache" / "embeddings.sqlite")
+    # the project ranks English questions with the embedded model (a llama.cpp server per session); tests
+    # that are not about fluency keep the first grounded variant (tests/synthesis/test_fluency.py,
+    # tests/llm/test_fluency_scorer.py map the role themselves)
+    data["models"]["roles"]["fluency_scorer.en"] = "rules"
     if domains is not None:
         data["domains"] = domains
     for k, v in overrides.items():
