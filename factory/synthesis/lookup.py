@@ -44,7 +44,6 @@ from factory.tools.executor import ToolExecutor
 from factory.tools.spec import ToolSpec
 
 INTERNAL, CODE = "internal", "code"
-LOOKUP = "lookup"  # the `role` of a junction record that resolves a stated name into a key
 
 #: Trajectory rejections of name-first grounding (recorded by the trajectories stage beside its own reasons).
 REJECTIONS = {
@@ -54,6 +53,7 @@ REJECTIONS = {
 DISPLAY_ROLES = ("name", "title")
 COMPOSED = ("first_name", "last_name")  # a person's name from two fields: 'Luís Gonçalves'
 DESCRIBE_TOOLS = 3  # tools called at most to read a key's display value
+_ADMITTED = ("equal", "subtype")
 
 
 def _ref(t: str | None) -> TypeRef | None:
@@ -144,6 +144,7 @@ class Grounding:
     steps: list[Step] = field(default_factory=list)
     extra_junctions: list[dict[str, Any]] = field(default_factory=list)  # a lookup feeding a second target
     resolved: dict[tuple[int, str], Step] = field(default_factory=dict)  # (target, param) → its lookup
+    to: dict[tuple[int, str], str] = field(default_factory=dict)  # (target, param) → 'tool.param' it feeds
     kept_codes: list[str] = field(default_factory=list)  # codes cited as they are (no lookup picked one record)
 
     def stages(self) -> list[list[Fetched]]:
@@ -171,6 +172,19 @@ class Grounding:
     def bridges(self) -> list[Any]:
         return [s.key for s in self.steps]
 
+    def records(self) -> list[dict[str, Any]]:
+        """What the trajectory keeps of its lookups (`lookups`): each junction with the name it states."""
+        out = []
+        for (i, p), s in sorted(self.resolved.items()):
+            out.append({**s.stated, "name": s.name, "key": s.key, "target": i, "resolves": p,
+                                "from": s.junction["from"], "to": self.to[(i, p)], "depth": s.depth})  # fmt: skip
+        for s in self.steps:
+            if s.depth > 0:
+                out.append({**s.stated, "name": s.name, "key": s.key, "target": None,
+                            "resolves": s.junction["to"].split(".", 1)[1], "from": s.junction["from"],
+                            "to": s.junction["to"], "depth": s.depth})  # fmt: skip
+        return out
+
     def label(self, target: int, param: str) -> Any:
         """The value the question states for a target's argument: the display name when it was resolved."""
         s = self.resolved.get((target, param))
@@ -191,7 +205,9 @@ class Names:
 
     def note(self, tid: str, records: Sequence[Mapping[str, Any]]) -> None:
         fields = (self.types.tools.get(tid) or {}).get("fields") or {}
-        keys = [(f, t) for f, t in fields.items() if (r := _ref(t)) and r.entity and r.system and r.role in ("id", "code")]
+        keys = [
+            (f, t) for f, t in fields.items() if (r := _ref(t)) and r.entity and r.system and r.role in ("id", "code")
+        ]
         if not keys:
             return
         for rec in records:
@@ -284,7 +300,13 @@ class Grounder:
             for p in spec.required_params:
                 if p in generic or p == name_param:
                     continue
-                if key_kind(self.types, src, p) is not None and self.plans(src, p, depth - 1):
+                nref = _ref(self.types.param_type(src, p))
+                if (  # the lookup's own key of another entity (an album among its artist's albums), not the same key
+                    key_kind(self.types, src, p) is not None
+                    and nref is not None
+                    and nref.entity != ref.entity
+                    and self.plans(src, p, depth - 1)
+                ):
                     nested.append(p)
                 else:
                     ok = False
@@ -314,18 +336,19 @@ class Grounder:
                 if kind is None:
                     continue
                 name = self.specs[tid].name
-                if isinstance(v, list) or not self.plans(tid, p):
-                    if kind == INTERNAL:
-                        raise Rejection("internal_seed", self.groundable(tid, {p: v}) or f"{name}.{p}={v!r}")
-                    g.kept_codes.append(f"{name}.{p}={v}")
-                    continue
                 ktype = str(self.types.param_type(tid, p))
-                prior = done.get((ktype, _canon(v)))
+                prior = done.get((ktype, _canon(v))) if not isinstance(v, list) else None
                 if prior is not None:  # the same key for a second target (SEM): one lookup feeds both
                     j = {**prior.junction, "to": f"{name}.{p}"}
                     g.extra_junctions.append(j)
                     g.resolved[(i, p)] = prior
+                    g.to[(i, p)] = j["to"]
                     g.args[i][p] = self._typed(tid, p, prior.key)
+                    continue
+                if isinstance(v, list) or not self.plans(tid, p):
+                    if kind == INTERNAL:
+                        raise Rejection("internal_seed", self.groundable(tid, {p: v}) or f"{name}.{p}={v!r}")
+                    g.kept_codes.append(f"{name}.{p}={v}")
                     continue
                 try:
                     steps = await self._resolve(ex, tid, p, v, self.depth)
@@ -337,6 +360,7 @@ class Grounder:
                 g.steps += steps
                 done[(ktype, _canon(v))] = steps[-1]
                 g.resolved[(i, p)] = steps[-1]
+                g.to[(i, p)] = steps[-1].junction["to"]
                 g.args[i][p] = self._typed(tid, p, steps[-1].key)
         return g
 
@@ -352,21 +376,21 @@ class Grounder:
         hit = self.names.find(key_type, value)
         if hit is not None:
             return hit
-        tried = 0
+        calls: list[tuple[int, str, dict[str, Any]]] = []  # a tool taking the key first, then a full listing
         for tid in sorted(self.usable):
             spec = self.specs.get(tid)
-            if spec is None or spec.state_changing or tried >= DESCRIBE_TOOLS:
+            if spec is None or spec.state_changing:
                 continue
             generic = spec.generic_params.names()
             req = [p for p in spec.required_params if p not in generic]
-            if len(req) != 1 or self.types.accepts(self.types.param_type(tid, req[0]), key_type) not in (
-                "equal",
-                "subtype",
-            ):
-                continue
-            tried += 1
+            if len(req) == 1 and self.types.accepts(self.types.param_type(tid, req[0]), key_type) in _ADMITTED:
+                calls.append((0, tid, {req[0]: value}))
+            fields = (self.types.tools.get(tid) or {}).get("fields") or {}
+            if not req and any(self.types.accepts(key_type, t) in _ADMITTED for t in fields.values()):
+                calls.append((1, tid, {}))
+        for _, tid, args in sorted(calls, key=lambda c: (c[0], c[1]))[:DESCRIBE_TOOLS]:
             try:
-                f = await fetch(ex, spec, tid, {req[0]: value}, self.bound)
+                f = await fetch(ex, self.specs[tid], tid, args, self.bound)
             except Rejection:
                 continue
             self.names.note(tid, f.records)
@@ -441,7 +465,6 @@ class Grounder:
             "n": 1,
             "width": 1,
             "process": node,
-            "role": LOOKUP,
         }
         stated = {"tool_id": plan.tool_id, "param": plan.name_param or plan.display[0]}
         step = Step(fetched=f, junction=junction, key=key, name=name, stated=stated)
