@@ -150,12 +150,26 @@ class Grounding:
     def stages(self) -> list[list[Fetched]]:
         """The lookup calls by golden step, outermost first (a nested lookup runs before the one it feeds)."""
         depth = max((s.depth for s in self.steps), default=-1)
-        return [[s.fetched for s in self.steps if s.depth == d] for d in range(depth, -1, -1)]
+        out: list[list[Fetched]] = []
+        seen: set[int] = set()  # one listing call picks several names (both arms of a comparison)
+        for d in range(depth, -1, -1):
+            stage = []
+            for s in self.steps:
+                if s.depth == d and id(s.fetched) not in seen:
+                    seen.add(id(s.fetched))
+                    stage.append(s.fetched)
+            out.append(stage)
+        return out
 
     @property
     def junctions(self) -> list[dict[str, Any]]:
-        ordered = sorted(self.steps, key=lambda s: -s.depth)
-        return [s.junction for s in ordered] + self.extra_junctions
+        out: list[dict[str, Any]] = []
+        seen: list[tuple[int, dict[str, Any]]] = []
+        for s in sorted(self.steps, key=lambda s: -s.depth):
+            if (id(s.fetched), s.junction) not in seen:  # one call feeding one argument (an artist of two albums)
+                seen.append((id(s.fetched), s.junction))
+                out.append(s.junction)
+        return out + self.extra_junctions
 
     @property
     def seeds(self) -> list[dict[str, Any]]:
@@ -329,6 +343,7 @@ class Grounder:
         """Resolve the keys of each (tool, arguments) target into lookups; Rejection('internal_seed' or
         'ambiguous_name') when an internal key cannot be stated by name."""
         g = Grounding(args=[dict(a) for _, a in targets])
+        calls: dict[str, Fetched] = {}  # lookup calls by tool and arguments: a listing is called once
         done: dict[tuple[str, str], Step] = {}  # (key type, value) → the lookup that already resolved it
         for i, (tid, args) in enumerate(targets):
             for p, v in sorted(args.items()):
@@ -351,7 +366,7 @@ class Grounder:
                     g.kept_codes.append(f"{name}.{p}={v}")
                     continue
                 try:
-                    steps = await self._resolve(ex, tid, p, v, self.depth)
+                    steps = await self._resolve(ex, tid, p, v, self.depth, calls)
                 except Rejection:
                     if kind == INTERNAL:
                         raise
@@ -398,18 +413,22 @@ class Grounder:
                 return hit
         return None
 
-    async def _resolve(self, ex: ToolExecutor, tid: str, param: str, value: Any, depth: int) -> list[Step]:
+    async def _resolve(
+        self, ex: ToolExecutor, tid: str, param: str, value: Any, depth: int, calls: dict[str, Fetched]
+    ) -> list[Step]:
         """The lookups (outermost first) whose last one passes `value` into `param` of `tid` from a stated name."""
         ktype = str(self.types.param_type(tid, param))
         last: Rejection | None = None
         for plan in self.plans(tid, param, depth):
             try:
-                return await self._run(ex, plan, tid, ktype, value, depth)
+                return await self._run(ex, plan, tid, ktype, value, depth, calls)
             except Rejection as r:
                 last = r
         raise last or Rejection("internal_seed", f"no lookup resolves {self.specs[tid].name}.{param}={value!r}")
 
-    async def _run(self, ex: ToolExecutor, plan: Plan, tid: str, ktype: str, value: Any, depth: int) -> list[Step]:
+    async def _run(
+        self, ex: ToolExecutor, plan: Plan, tid: str, ktype: str, value: Any, depth: int, calls: dict[str, Fetched]
+    ) -> list[Step]:
         lspec = self.specs[plan.tool_id]
         target = self.specs[tid].name
         described = await self.describe(ex, ktype, value)
@@ -436,11 +455,14 @@ class Grounder:
             )
             if src is None:
                 raise Rejection("internal_seed", f"no {p} of {lspec.name} beside {target}.{plan.param}={value!r}")
-            inner = await self._resolve(ex, plan.tool_id, p, rec[src], depth - 1)
+            inner = await self._resolve(ex, plan.tool_id, p, rec[src], depth - 1, calls)
             steps += [Step(**{**s.__dict__, "depth": s.depth + 1}) for s in inner]
             args[p] = self._typed(plan.tool_id, p, inner[-1].key)
-        f = await fetch(ex, lspec, plan.tool_id, args, self.bound)
-        self.names.note(plan.tool_id, f.records)
+        sent = dumps([plan.tool_id, args])
+        if sent not in calls:
+            calls[sent] = await fetch(ex, lspec, plan.tool_id, args, self.bound)
+            self.names.note(plan.tool_id, calls[sent].records)
+        f = calls[sent]
         picked = [r for r in f.records if display_of(r, plan.display) == name]
         keys = distinct_keys(picked, [plan.key_field])
         if len(keys) != 1:

@@ -197,6 +197,16 @@ def test_a_name_that_picks_several_records_is_ambiguous_and_a_unique_one_resolve
     assert g.label(0, "playlist_id") == "Classical" and g.seeds == [] and g.thresholds == ["Classical"]
 
 
+def test_one_listing_call_names_both_compared_playlists(demo):
+    """A CMP of two playlists: list_playlists is called once and picks each name with its own eq node."""
+    w = _world(demo, "music", MUSIC_EDGES, [])
+    targets = [("list_playlist_tracks", {"playlist_id": 12}), ("list_playlist_tracks", {"playlist_id": 16})]
+    g = asyncio.run(_ground(w, targets))
+    assert [[f.tool_id.rsplit("/", 1)[1] for f in st] for st in g.stages()] == [["list_playlists"]]
+    assert [j["process"]["threshold"] for j in g.junctions] == ["Classical", "Grunge"]
+    assert g.args == [{"playlist_id": 12}, {"playlist_id": 16}]
+
+
 def test_an_internal_key_without_a_lookup_is_an_internal_seed_rejection(demo):
     w = _world(demo, "music", MUSIC_EDGES, [])
     with pytest.raises(Rejection) as e:
