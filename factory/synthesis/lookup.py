@@ -186,6 +186,17 @@ class Grounding:
     def bridges(self) -> list[Any]:
         return [s.key for s in self.steps]
 
+    def path(self) -> list[str]:
+        """The lookup tools in call order when they form one line into the first target (one lookup per step: a
+        chain's question reads them as its first hops, 'the albums of the artist AC/DC'); else empty."""
+        by_depth = [
+            [s for s in self.steps if s.depth == d]
+            for d in range(max((s.depth for s in self.steps), default=-1), -1, -1)
+        ]
+        if any(len({id(s.fetched) for s in st}) != 1 for st in by_depth):
+            return []
+        return [st[0].fetched.tool_id for st in by_depth]
+
     def records(self) -> list[dict[str, Any]]:
         """What the trajectory keeps of its lookups (`lookups`): each junction with the name it states."""
         out = []

@@ -432,6 +432,15 @@ async def _ground(world: World, ex: ToolExecutor, targets: Sequence[tuple[str, M
     return await world.grounder.ground(ex, targets)
 
 
+def _looked_up(world: World, tid: str, param: str) -> bool:
+    """Whether name-first grounding states `param` of `tid` through a lookup (when the lookup picks one record)."""
+    return (
+        world.name_first
+        and lookup.key_kind(world.types, tid, param) is not None
+        and bool(world.grounder.plans(tid, param))
+    )
+
+
 def _named(g: lookup.Grounding, target: int) -> list[str]:
     return [p for i, p in g.resolved if i == target]
 
@@ -740,7 +749,7 @@ async def chain_trajectory(
         junctions=g.junctions + run.junctions,
         seeds=g.seeds + _seed_entries(world, seed_tid, g.args[0], _named(g, 0)) + run.constants,
         thresholds=g.thresholds + run.thresholds, bridges=g.bridges + run.bridge_values, edges=edges,
-        describe={"chain": tids, **ask}, state_hash=state, lookups=g.records(),
+        describe={"chain": [*g.path(), *tids], **ask}, state_hash=state, lookups=g.records(),
     )  # fmt: skip
     t["shape"] = {"nodes": [j["process"] for j in run.junctions], "terminal": _answer_shape(spec)}
     return t
@@ -840,8 +849,8 @@ async def cmp_trajectory(
     for r in runs:
         seeds += [c for c in r.constants if c not in seeds]
     compare: dict[str, Any] = {"param": param, "tool_id": tid}
-    if (named := g.lookup_of(0, param)) is not None:
-        compare["lookup"] = named
+    if (named := g.lookup_of(0, param)) is not None:  # the compared values are the names the lookups are sent
+        compare = {**named, "resolves": compare}
     nodes = [j["process"] for j in junctions if j.get("process")]
     t = _finish(
         world, "CMP", pattern, key_rows, b, spec,
@@ -1188,6 +1197,8 @@ async def _synthesize(
                 edge = out[int(rng.integers(len(out)))] if out and rng.random() < 0.5 else None
                 if edge is not None and world.specs[edge.target_tool_id].state_changing:
                     edge = None
+                if edge is not None and _looked_up(world, tid, p):
+                    edge = None  # a compared name is a lookup's argument: the question counts the looked-up records
                 info["tools"] = [tid] + ([edge.target_tool] if edge else [])
                 binary_ok = sum(map(_binary, kept)) + 1 <= syn.cmp_binary_share * (len(kept) + 1)
                 ask = "winner" if binary_ok and rng.random() < 0.5 else "difference"

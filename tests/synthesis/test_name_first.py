@@ -147,10 +147,26 @@ def test_a_cmp_of_artist_ids_states_artist_names_and_resolves_them(demo):
     assert [s["value"] for s in t["seeds"]] == ["AC/DC", "Led Zeppelin"]
     assert t["answer_spec"]["labels"] == ["AC/DC", "Led Zeppelin"] and t["answer"]["value"] in ("AC/DC", "Led Zeppelin")
     assert sorted(t["bridge_values"]) == [1, 22]  # the keys pass between calls, never stated
-    assert t["pattern"] == "CMP" and t["describe"]["compare"]["lookup"]["param"] == "name"
+    assert t["pattern"] == "CMP"  # the lookups are no part of the pattern
+    assert t["describe"]["compare"] == {"tool_id": _tid(w, "search_artists"), "param": "name",
+                                        "resolves": {"tool_id": tid, "param": "artist_id"}}  # fmt: skip
     assert [j["from"] for j in t["junctions"]] == ["search_artists.artist_id"] * 2
     assert not t["pruning"]["removed"]  # the lookups are necessary: the ids are stated nowhere
     assert [x["name"] for x in t["lookups"]] == ["AC/DC", "Led Zeppelin"]
+
+
+def test_a_chain_from_a_customer_id_starts_from_the_customer_name(demo):
+    w = _world(demo, "music", MUSIC_EDGES, [("get_customer", {"customer_id": 1})])
+    edge = next(e for e in w.edges if e.source_tool == "get_customer")
+    t = asyncio.run(T.chain_trajectory(w, [edge], {"customer_id": 1}, np.random.default_rng(0)))
+    assert t["describe"]["chain"] == [
+        _tid(w, n) for n in ("search_customers", "get_customer", "list_customer_invoices")
+    ]
+    assert t["seeds"] == [{"tool_id": _tid(w, "search_customers"), "param": "name", "value": "Luís Gonçalves"}]
+    first = next(a for a in t["golden_actions"] if a["step"] == 2)
+    assert first["tool"] == "search_customers" and first["args"]["name"] == "Luís Gonçalves"
+    assert t["pattern"] in ("SEQ", "FAN") and 1 in t["bridge_values"]
+    assert all(a["args"].get("customer_id") in (None, 1) for a in t["golden_actions"])
 
 
 def test_an_album_id_is_stated_by_its_title_looked_up_among_its_artists_albums(demo):
