@@ -15,6 +15,13 @@ Templates, each executed for real in its own executor session (fresh API keys, f
   the golden actions are the taken branch's calls, the other branch's calls are recorded as
   ``counterfactual_actions`` and both branch answers as ``answer.branches``.
 
+Name-first grounding (`lookup`, issue 15 item 2): a seed argument that is an internal key (``artist_id``
+1) is stated by its display name ('AC/DC') and the lookup call that resolves it (``search_artists(name=
+'AC/DC')``, found through G*) is prepended as a golden step of every template; its junction is golden (minimal
+pruning keeps it: the key is stated nowhere) but no part of the pattern, and ``lookups`` records what it
+resolved.  A seed whose internal key no lookup can state is never drawn (``grounding.seeds_dropped_internal``);
+a name that picks no record or several is ``ambiguous_name``.
+
 Every golden action is recorded with its step (key acquisition is step 1 for every keyed
 platform of the trajectory; pages and FAN calls share a step).  Answer material comes from
 `answers.compute` over the executed rows.  The executed path is then pruned to its minimal
