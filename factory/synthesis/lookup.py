@@ -277,6 +277,7 @@ class Grounder:
         for e in edges:
             self.into.setdefault(e.target_tool_id, []).append(e)
         self.names = Names(types)
+        self.unnameable: set[tuple[str, str, str]] = set()  # (tool, param, value) whose key no lookup names
         self._plans: dict[tuple[str, str, int], list[Plan]] = {}
 
     # ----------------------------------------------------------------- static plans
@@ -348,6 +349,10 @@ class Grounder:
                 return f"{name}.{p}={v!r} is an internal key ({self.types.param_type(tid, p)}) and no lookup states it"
         return None
 
+    def nameable(self, tid: str, args: Mapping[str, Any]) -> bool:
+        """False when an internal key of `args` was found to have no name that picks it (`ambiguous_name`)."""
+        return not any((tid, p, _canon(v)) in self.unnameable for p, v in args.items() if not isinstance(v, list))
+
     # ----------------------------------------------------------------- execution
 
     async def ground(self, ex: ToolExecutor, targets: Sequence[tuple[str, Mapping[str, Any]]]) -> Grounding:
@@ -378,8 +383,10 @@ class Grounder:
                     continue
                 try:
                     steps = await self._resolve(ex, tid, p, v, self.depth, calls)
-                except Rejection:
+                except Rejection as r:
                     if kind == INTERNAL:
+                        if r.reason in REJECTIONS:  # a property of the value, not of this attempt: not drawn again
+                            self.unnameable.add((tid, p, _canon(v)))
                         raise
                     g.kept_codes.append(f"{name}.{p}={v}")
                     continue

@@ -217,6 +217,8 @@ class World:
         self.internal_drops: list[str] = []  # seeds not used: an internal key with no lookup (`internal_seed`)
         for r in rows:
             tid = r.get("tool_id") or f"{domain}/{r.get('platform')}/{r.get('tool')}"
+            if tid not in self.specs or self.specs[tid].state_changing:  # a probe's new playlist is no name
+                continue
             recs = r.get("records") if isinstance(r.get("records"), list) else None
             self.grounder.names.note(
                 tid, recs if recs is not None else [r["first_record"]] if r.get("first_record") else []
@@ -250,7 +252,8 @@ class World:
     def observe(self, f: Fetched) -> None:
         """Add an executed logical call to the observed counts of its tool."""
         self._note(f.tool_id, self.semantic_args(f), f.total, f.records[0] if f.records else None)
-        self.grounder.names.note(f.tool_id, f.records)
+        if not self.specs[f.tool_id].state_changing:  # records a fresh session may not have are never names
+            self.grounder.names.note(f.tool_id, f.records)
 
     def degenerate_count(self, tid: str, params: Sequence[str] | None = None) -> tuple[str, str] | None:
         """(reason, detail) when counting this tool's records is 1 by construction, from its observed calls
@@ -276,11 +279,16 @@ class World:
             return "always_one", f"{name} returned exactly 1 record for each of {len(hits)} observed arguments"
         return None
 
+    def drawable(self, tid: str) -> list[dict[str, Any]]:
+        """The seeds of `tid` still worth drawing: not those whose internal key turned out to have no name that
+        picks it (two playlists called 'Music': `lookup.Grounder.unnameable`)."""
+        return [s for s in self.seeds.get(tid, []) if self.grounder.nameable(tid, s)]
+
     def other_seeds(self, tid: str, seed: Mapping[str, Any], keep: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Seeds of `tid` with the same parameters as `seed` and other values (those in `keep` set to `seed`'s)."""
         out: list[dict[str, Any]] = []
         base = dumps(dict(seed))
-        for s in self.seeds.get(tid, []):
+        for s in self.drawable(tid):
             if set(s) != set(seed):
                 continue
             s2 = {**s, **{k: seed[k] for k in keep}}
@@ -1170,7 +1178,9 @@ async def _synthesize(
                 if not chains:
                     raise Rejection("no_seed", "no chain starts at a tool with known arguments")
                 edges = chains[int(rng.integers(len(chains)))]
-                seeds = world.seeds[edges[0].source_tool_id]
+                seeds = world.drawable(edges[0].source_tool_id)
+                if not seeds:
+                    raise Rejection("no_seed", f"no seed of {edges[0].source_tool} names its keys")
                 seed = seeds[int(rng.integers(len(seeds)))]
                 info["tools"] = [edges[0].source_tool, *(e.target_tool for e in edges)]
                 t = await chain_trajectory(world, edges, seed, rng)
@@ -1182,7 +1192,7 @@ async def _synthesize(
                 if not sem:
                     raise Rejection("no_partner", "no two tools share an input")
                 a, pa, b, pb = sem[int(rng.integers(len(sem)))]
-                seeds = [s for s in world.seeds[a] if pa in s]
+                seeds = [s for s in world.drawable(a) if pa in s]
                 if not seeds:
                     raise Rejection("no_seed", f"no known {pa} for {a}")
                 info["tools"] = [a, b]
@@ -1196,7 +1206,9 @@ async def _synthesize(
                 if not cmp_opts:
                     raise Rejection("no_partner", "no tool with two known values of an input")
                 tid, p = cmp_opts[int(rng.integers(len(cmp_opts)))]
-                seeds = [s for s in world.seeds[tid] if p in s]
+                seeds = [s for s in world.drawable(tid) if p in s]
+                if len({dumps(s[p]) for s in seeds}) < 2:
+                    raise Rejection("no_partner", f"fewer than two values of {p} name their keys")
                 seed = seeds[int(rng.integers(len(seeds)))]
                 values = [s[p] for s in seeds if dumps(s[p]) != dumps(seed[p])]
                 other = values[int(rng.integers(len(values)))]
@@ -1223,6 +1235,8 @@ async def _synthesize(
                     raise Rejection("no_seed", "no edge with a seeded source")
                 edge = cond_edges[int(rng.integers(len(cond_edges)))]
                 seeds = cond_seeds(world, edge)
+                if not seeds:
+                    raise Rejection("no_seed", f"no seed of {edge.source_tool} names its keys")
                 info["tools"] = [edge.source_tool, edge.target_tool]
                 t = await cond_trajectory(world, edge, seeds[int(rng.integers(len(seeds)))], rng, ledger)
             if t["trajectory_id"] in seen:
@@ -1289,7 +1303,7 @@ def cond_seeds(world: World, edge: Edge) -> list[dict[str, Any]]:
     """Seeds of the edge's source whose count can be a condition (not 1 by construction for them,
     e.g. not a search by the records' own name)."""
     src = edge.source_tool_id
-    return [s for s in world.seeds.get(src, []) if world.degenerate_count(src, list(s)) is None]
+    return [s for s in world.drawable(src) if world.degenerate_count(src, list(s)) is None]
 
 
 # --------------------------------------------------------------------------- statistics and gates

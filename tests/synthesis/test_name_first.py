@@ -205,10 +205,13 @@ def test_a_substring_search_picks_the_equal_name_with_an_eq_node(demo):
 
 
 def test_a_name_that_picks_several_records_is_ambiguous_and_a_unique_one_resolves(demo):
-    w = _world(demo, "music", MUSIC_EDGES, [])
+    w = _world(demo, "music", MUSIC_EDGES, [("list_playlist_tracks", {"playlist_id": i}) for i in (1, 12)])
+    tid = _tid(w, "list_playlist_tracks")
+    assert w.drawable(tid) == [{"playlist_id": 1}, {"playlist_id": 12}]
     with pytest.raises(Rejection) as e:  # playlists 1 and 8 are both called 'Music'
         asyncio.run(_ground(w, [("list_playlist_tracks", {"playlist_id": 1})]))
     assert e.value.reason == "ambiguous_name" and "'Music'" in e.value.detail
+    assert w.drawable(tid) == [{"playlist_id": 12}]  # never drawn again
     g = asyncio.run(_ground(w, [("list_playlist_tracks", {"playlist_id": 12})]))
     assert g.label(0, "playlist_id") == "Classical" and g.seeds == [] and g.thresholds == ["Classical"]
 
