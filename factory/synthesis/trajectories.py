@@ -538,13 +538,12 @@ def _finish(
     orphans = minimal.unsent(mp, [s["value"] for s in seeds]) if mp.removed else []
     if orphans:
         raise Rejection("seed_unused", f"no call of the minimal path sends {orphans!r} ({mp.summary()})")
-    looked = {x["from"].split(".", 1)[0] for x in lookups}
-    kept = [a for a in mp.actions if not world.specs[a["tool_id"]].key_acquisition and a["tool"] not in looked]
+    kept = [a for a in mp.actions if not world.specs[a["tool_id"]].key_acquisition]
     if template == "chain" and own(junctions) and not own(mp.junctions):
-        raise Rejection(
-            "collapsed", f"the answer is already in the records of {(kept or mp.actions)[0]['tool']} ({mp.summary()})"
-        )
-    if template == "SEM" and len({a["tool_id"] for a in kept}) < 2:
+        raise Rejection("collapsed", f"the answer is already in the records of {kept[0]['tool']} ({mp.summary()})")
+    # the tools the answer reads (a lookup's record may answer a part: the city of the customer it found)
+    read = {mp.actions[i]["tool_id"] for i in answers.positions(mp.answer_spec, mp.actions)}
+    if template == "SEM" and len(read) < 2:
         raise Rejection("collapsed", f"one tool answers every part ({mp.summary()})")
     actions = mp.actions
     ans = answers.compute(mp.answer_spec, minimal.with_records(actions, records, mp.keep))

@@ -194,6 +194,20 @@ def test_a_customer_is_named_by_first_and_last_name_and_one_lookup_feeds_both_se
     assert [j["to"] for j in g.junctions] == ["get_customer.customer_id", "list_customer_invoices.customer_id"]
 
 
+def test_a_sem_part_answered_by_the_lookup_record_keeps_two_tools(demo):
+    """'Where does Luís Gonçalves live and how many invoices has he?': the city is in the search's record, so
+    get_customer is pruned; the parts are still answered by two tools (the search and the invoice listing)."""
+    w = _world(demo, "music", MUSIC_EDGES, [])
+    a, b = _tid(w, "get_customer"), _tid(w, "list_customer_invoices")
+    shape = {"parts": [{"kind": "value", "field": "city"}, {"kind": "count"}]}
+    t = asyncio.run(T.sem_trajectory(w, a, "customer_id", b, "customer_id", {"customer_id": 1}, None, shape=shape))
+    assert [a["tool"] for a in t["golden_actions"] if a["step"] > 1] == ["search_customers", "list_customer_invoices"]
+    assert t["answer"]["value"] == ["São José dos Campos", 7]
+    assert t["describe"]["shared"] == {"param": "customer_id", "value": "Luís Gonçalves",
+                                       "lookup": {"tool_id": _tid(w, "search_customers"), "param": "name"}}  # fmt: skip
+    assert {x["reason"] for x in t["pruning"]["removed"]} >= {"answer_present"}
+
+
 def test_a_substring_search_picks_the_equal_name_with_an_eq_node(demo):
     """search_artists('Santana') also finds 'Santana Feat. Eric Clapton' and seven more."""
     w = _world(demo, "music", MUSIC_EDGES, [])
