@@ -186,17 +186,6 @@ class Grounding:
     def bridges(self) -> list[Any]:
         return [s.key for s in self.steps]
 
-    def path(self) -> list[str]:
-        """The lookup tools in call order when they form one line into the first target (one lookup per step: a
-        chain's question reads them as its first hops, 'the albums of the artist AC/DC'); else empty."""
-        by_depth = [
-            [s for s in self.steps if s.depth == d]
-            for d in range(max((s.depth for s in self.steps), default=-1), -1, -1)
-        ]
-        if any(len({id(s.fetched) for s in st}) != 1 for st in by_depth):
-            return []
-        return [st[0].fetched.tool_id for st in by_depth]
-
     def records(self) -> list[dict[str, Any]]:
         """What the trajectory keeps of its lookups (`lookups`): each junction with the name it states."""
         out = []
@@ -508,8 +497,10 @@ class Grounder:
         }
         stated = {"tool_id": plan.tool_id, "param": plan.name_param or plan.display[0]}
         step = Step(fetched=f, junction=junction, key=key, name=name, stated=stated)
-        if plan.name_param:
-            step.seeds.append({"tool_id": plan.tool_id, "param": plan.name_param, "value": name})
+        # the question states the name for the key it names ('the albums of artist AC/DC'); `via` is the lookup it
+        # is sent to (`picked`: a listing's record picked by that name, the name sent to no call)
+        via = {**stated, **({} if plan.name_param else {"picked": True})}
+        step.seeds.append({"tool_id": tid, "param": plan.param, "value": name, "via": via})
         if node is not None or not plan.name_param:
             step.thresholds.append(name)
         return [*steps, step]

@@ -447,15 +447,6 @@ async def _ground(world: World, ex: ToolExecutor, targets: Sequence[tuple[str, M
     return await world.grounder.ground(ex, targets)
 
 
-def _looked_up(world: World, tid: str, param: str) -> bool:
-    """Whether name-first grounding states `param` of `tid` through a lookup (when the lookup picks one record)."""
-    return (
-        world.name_first
-        and lookup.key_kind(world.types, tid, param) is not None
-        and bool(world.grounder.plans(tid, param))
-    )
-
-
 def _named(g: lookup.Grounding, target: int) -> list[str]:
     return [p for i, p in g.resolved if i == target]
 
@@ -535,7 +526,8 @@ def _finish(
     problem = minimal.disagreement(mp, records, ans)
     if problem:
         raise Rejection("prune_mismatch", problem)
-    orphans = minimal.unsent(mp, [s["value"] for s in seeds]) if mp.removed else []
+    sent_seeds = [s["value"] for s in seeds if not (s.get("via") or {}).get("picked")]  # a picked name is read
+    orphans = minimal.unsent(mp, sent_seeds) if mp.removed else []
     if orphans:
         raise Rejection("seed_unused", f"no call of the minimal path sends {orphans!r} ({mp.summary()})")
     kept = [a for a in mp.actions if not world.specs[a["tool_id"]].key_acquisition]
@@ -550,7 +542,9 @@ def _finish(
     ans = typed_answer(world, mp.answer_spec, actions, ans)
     if mp.junctions_changed:
         pattern = minimal.pattern_of(template, own(mp.junctions), pattern)
-        describe = {**describe, "question_junctions": junctions}
+        describe = {**describe, "question_junctions": own(junctions)}
+    elif lookups:  # the question speaks of the template's path from the named entity, not of its lookups
+        describe = {**describe, "question_junctions": own(junctions)}
     if mp.moved:
         describe = {**describe, "answer_from": mp.moved}
     tools = sorted({a["tool_id"] for a in actions})
@@ -763,7 +757,7 @@ async def chain_trajectory(
         junctions=g.junctions + run.junctions,
         seeds=g.seeds + _seed_entries(world, seed_tid, g.args[0], _named(g, 0)) + run.constants,
         thresholds=g.thresholds + run.thresholds, bridges=g.bridges + run.bridge_values, edges=edges,
-        describe={"chain": [*g.path(), *tids], **ask}, state_hash=state, lookups=g.records(),
+        describe={"chain": tids, **ask}, state_hash=state, lookups=g.records(),
     )  # fmt: skip
     t["shape"] = {"nodes": [j["process"] for j in run.junctions], "terminal": _answer_shape(spec)}
     return t
@@ -863,8 +857,8 @@ async def cmp_trajectory(
     for r in runs:
         seeds += [c for c in r.constants if c not in seeds]
     compare: dict[str, Any] = {"param": param, "tool_id": tid}
-    if (named := g.lookup_of(0, param)) is not None:  # the compared values are the names the lookups are sent
-        compare = {**named, "resolves": compare}
+    if (named := g.lookup_of(0, param)) is not None:  # the compared values are names (seeds with `via`)
+        compare["lookup"] = named
     nodes = [j["process"] for j in junctions if j.get("process")]
     t = _finish(
         world, "CMP", pattern, key_rows, b, spec,
@@ -1215,8 +1209,6 @@ async def _synthesize(
                 edge = out[int(rng.integers(len(out)))] if out and rng.random() < 0.5 else None
                 if edge is not None and world.specs[edge.target_tool_id].state_changing:
                     edge = None
-                if edge is not None and _looked_up(world, tid, p):
-                    edge = None  # a compared name is a lookup's argument: the question counts the looked-up records
                 info["tools"] = [tid] + ([edge.target_tool] if edge else [])
                 binary_ok = sum(map(_binary, kept)) + 1 <= syn.cmp_binary_share * (len(kept) + 1)
                 ask = "winner" if binary_ok and rng.random() < 0.5 else "difference"

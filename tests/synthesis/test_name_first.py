@@ -144,12 +144,14 @@ def test_a_cmp_of_artist_ids_states_artist_names_and_resolves_them(demo):
         (3, "list_artist_albums", {"artist_id": 1}),
         (3, "list_artist_albums", {"artist_id": 22}),
     ]
-    assert [s["value"] for s in t["seeds"]] == ["AC/DC", "Led Zeppelin"]
+    assert [(s["param"], s["value"], s["via"]["param"]) for s in t["seeds"]] == [
+        ("artist_id", "AC/DC", "name"), ("artist_id", "Led Zeppelin", "name")]  # fmt: skip
     assert t["answer_spec"]["labels"] == ["AC/DC", "Led Zeppelin"] and t["answer"]["value"] in ("AC/DC", "Led Zeppelin")
     assert sorted(t["bridge_values"]) == [1, 22]  # the keys pass between calls, never stated
     assert t["pattern"] == "CMP"  # the lookups are no part of the pattern
-    assert t["describe"]["compare"] == {"tool_id": _tid(w, "search_artists"), "param": "name",
-                                        "resolves": {"tool_id": tid, "param": "artist_id"}}  # fmt: skip
+    assert t["describe"]["compare"] == {"tool_id": tid, "param": "artist_id",
+                                        "lookup": {"tool_id": _tid(w, "search_artists"), "param": "name"}}  # fmt: skip
+    assert t["describe"]["question_junctions"] == []  # the question compares the two artists, not their lookups
     assert [j["from"] for j in t["junctions"]] == ["search_artists.artist_id"] * 2
     assert not t["pruning"]["removed"]  # the lookups are necessary: the ids are stated nowhere
     assert [x["name"] for x in t["lookups"]] == ["AC/DC", "Led Zeppelin"]
@@ -159,10 +161,11 @@ def test_a_chain_from_a_customer_id_starts_from_the_customer_name(demo):
     w = _world(demo, "music", MUSIC_EDGES, [("get_customer", {"customer_id": 1})])
     edge = next(e for e in w.edges if e.source_tool == "get_customer")
     t = asyncio.run(T.chain_trajectory(w, [edge], {"customer_id": 1}, np.random.default_rng(0)))
-    assert t["describe"]["chain"] == [
-        _tid(w, n) for n in ("search_customers", "get_customer", "list_customer_invoices")
-    ]
-    assert t["seeds"] == [{"tool_id": _tid(w, "search_customers"), "param": "name", "value": "Luís Gonçalves"}]
+    assert t["describe"]["chain"] == [_tid(w, n) for n in ("get_customer", "list_customer_invoices")]
+    via = {"tool_id": _tid(w, "search_customers"), "param": "name"}
+    assert t["seeds"] == [{"tool_id": _tid(w, "get_customer"), "param": "customer_id", "value": "Luís Gonçalves",
+                           "via": via}]  # fmt: skip
+    assert [j["from"] for j in t["describe"]["question_junctions"]] == ["get_customer.customer_id"]
     first = next(a for a in t["golden_actions"] if a["step"] == 2)
     assert first["tool"] == "search_customers" and first["args"]["name"] == "Luís Gonçalves"
     assert t["pattern"] in ("SEQ", "FAN") and 1 in t["bridge_values"]
@@ -182,7 +185,8 @@ def test_an_album_id_is_stated_by_its_title_looked_up_among_its_artists_albums(d
     # AC/DC has two albums: the lookup keeps the one whose title equals the name
     assert inner.junction["process"] == {"field": "title", "operator": "eq", "threshold": "Let There Be Rock",
                                          "n_in": 2, "n_out": 1}  # fmt: skip
-    assert [s["value"] for s in g.seeds] == ["AC/DC"] and g.thresholds == ["Let There Be Rock"]
+    assert [(s["param"], s["value"]) for s in g.seeds] == [("artist_id", "AC/DC"), ("album_id", "Let There Be Rock")]
+    assert g.seeds[1]["via"]["picked"] and g.thresholds == ["Let There Be Rock"]
     assert sorted(g.bridges) == [1, 4]
 
 
@@ -227,7 +231,8 @@ def test_a_name_that_picks_several_records_is_ambiguous_and_a_unique_one_resolve
     assert e.value.reason == "ambiguous_name" and "'Music'" in e.value.detail
     assert w.drawable(tid) == [{"playlist_id": 12}]  # never drawn again
     g = asyncio.run(_ground(w, [("list_playlist_tracks", {"playlist_id": 12})]))
-    assert g.label(0, "playlist_id") == "Classical" and g.seeds == [] and g.thresholds == ["Classical"]
+    assert g.label(0, "playlist_id") == "Classical" and g.thresholds == ["Classical"]
+    assert g.seeds[0]["value"] == "Classical" and g.seeds[0]["via"]["picked"]  # sent to no call: picked by name
 
 
 def test_one_listing_call_names_both_compared_playlists(demo):
