@@ -585,9 +585,14 @@ def _stated_answer(value: Any, seeds: Sequence[Mapping[str, Any]]) -> str | None
     """A text answer (or part of one) equal to a seed value: the question would already hold it
     (a CMP's winning label is the exception, handled by the caller)."""
     stated = {str(s["value"]).strip().casefold() for s in seeds if isinstance(s.get("value"), str)}
+    # a stated name holds its parts: 'Leonie Köhler' states the last name 'Köhler' (name-first grounding)
+    names = [str(s["value"]).casefold().split() for s in seeds if s.get("via") and isinstance(s.get("value"), str)]
     for v in value if isinstance(value, list) else [value]:
         if isinstance(v, str) and v.strip().casefold() in stated:
             return v
+        if isinstance(v, str) and (w := v.strip().casefold().split()):
+            if any(n[i : i + len(w)] == w for n in names for i in range(len(n))):
+                return v
     return None
 
 

@@ -212,6 +212,16 @@ def test_a_sem_part_answered_by_the_lookup_record_keeps_two_tools(demo):
     assert {x["reason"] for x in t["pruning"]["removed"]} >= {"answer_present"}
 
 
+def test_a_part_of_the_stated_name_is_no_answer(demo):
+    """'What is the last name of Leonie Köhler?' states its answer."""
+    w = _world(demo, "music", MUSIC_EDGES, [])
+    a, b = _tid(w, "get_customer"), _tid(w, "list_customer_invoices")
+    shape = {"parts": [{"kind": "value", "field": "last_name"}, {"kind": "count"}]}
+    with pytest.raises(Rejection) as e:
+        asyncio.run(T.sem_trajectory(w, a, "customer_id", b, "customer_id", {"customer_id": 2}, None, shape=shape))
+    assert e.value.reason == "answer_in_query" and "Köhler" in e.value.detail
+
+
 def test_a_substring_search_picks_the_equal_name_with_an_eq_node(demo):
     """search_artists('Santana') also finds 'Santana Feat. Eric Clapton' and seven more."""
     w = _world(demo, "music", MUSIC_EDGES, [])
