@@ -61,10 +61,12 @@ def trajectories_contract(project: ProjectResource, trajectories: dict) -> dg.As
     + role_prompts_version("query_writer")
     + role_prompts_version("query_paraphrase"),
     kinds={"python"},
-    ins={"tool_inventory": all_partitions_in(), "trajectories": dg.AssetIn()},
+    ins={"tool_inventory": all_partitions_in(), "trajectories": dg.AssetIn(), "tool_lexicon": dg.AssetIn()},
     description="One grounded query (configured language) + answer per trajectory, as Task records shared by "
     "later stages: golden actions, junctions, available tools, system state, max_allowed_calls, reward basis, "
-    "lineage. Paraphrases failing the grounding check fall back to the templated query (counted).",
+    "lineage. The rules writer's variants are ranked by the fluency_scorer role (best kept, one below "
+    "synthesis.fluency.min_score dropped); a model-written or paraphrased query failing the grounding check "
+    "falls back to the templated one (query_source template / model / fallback, counted). Answers are sentences.",
 )
 def generated_queries(
     context: dg.AssetExecutionContext,
@@ -72,12 +74,13 @@ def generated_queries(
     llm: LLMResource,
     trajectories: dict,
     tool_inventory: dict,
+    tool_lexicon: dict,
 ) -> dg.Output[dict]:
     cfg = project.load()
     model = llm.get()
     with model.track() as acct:
         value, meta = queries.build_queries(
-            context.partition_key, trajectories, tool_inventory, cfg, model, run_id=context.run_id
+            context.partition_key, trajectories, tool_inventory, cfg, model, run_id=context.run_id, lexicon=tool_lexicon
         )
     return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
 

@@ -1,6 +1,6 @@
 """Draw a random sample of published tasks for a blind audit (a reader who never sees the code).
 
-    python benchmarks/blind_sample.py DATA_DIR OUT.jsonl [--n 60] [--seed 20261201]
+    python benchmarks/blind_sample.py DATA_DIR OUT.jsonl [--n 60] [--seed 20261201] [--min-lang ko=20]
 
 Each line holds only what a careful annotator needs: the query, the gold answer, the golden
 calls (tool, platform, step, arguments; the API key and paging left out) and the documentation
@@ -81,14 +81,33 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--n", type=int, default=60)
     ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument(
+        "--min-lang",
+        action="append",
+        default=[],
+        metavar="LANG=K",
+        help="at least K tasks in LANG (drawn first, at random); repeatable",
+    )
     a = ap.parse_args(argv)
     tasks = published(a.data_dir)
     if not tasks:
         print(f"no published tasks under {a.data_dir / 'dataset_splits'}", file=sys.stderr)
         return 2
     random.Random(a.seed).shuffle(tasks)
+    chosen: list[dict] = []
+    for spec in a.min_lang:
+        lang, _, k = spec.partition("=")
+        if not k.isdigit():
+            print(f"--min-lang expects LANG=K, got {spec!r}", file=sys.stderr)
+            return 2
+        of_lang = [t for t in tasks if t["language"] == lang and t not in chosen]
+        if len(of_lang) < int(k):
+            print(f"only {len(of_lang)} published {lang} tasks, fewer than the {k} asked for", file=sys.stderr)
+        chosen += of_lang[: int(k)]
+    chosen += [t for t in tasks if t not in chosen][: max(0, a.n - len(chosen))]
+    random.Random(a.seed + 1).shuffle(chosen)  # languages interleaved, not in blocks
     docs = tool_docs(a.data_dir)
-    sample = [blind_row(t, docs) for t in tasks[: a.n]]
+    sample = [blind_row(t, docs) for t in chosen]
     a.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in sample), encoding="utf-8")
     print(f"{len(sample)} of {len(tasks)} published tasks -> {a.out}")
     return 0

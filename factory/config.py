@@ -301,6 +301,23 @@ ATTEMPTS_PER_QUOTA = 60  # synthesis.attempts when unset: per_pattern × this
 DEGENERACY_CALLS_PER_QUOTA = 200  # synthesis.degeneracy_call_budget when unset: per_pattern × this
 
 
+class FluencyConfig(_Frozen):
+    """Candidate realizations of a question ranked by the `fluency_scorer` role (issue 15 item 4;
+    factory.synthesis.fluency)."""
+
+    candidates: int = Field(
+        default=3,
+        ge=1,
+        description="Surface forms (query writer variants) written per question; the rules writer's are scored "
+        "and the best kept (a model-written question is one candidate).",
+    )
+    min_score: float = Field(
+        default=-6.0,
+        description="Mean token log-likelihood below which the best candidate is dropped (`disfluent`). With the "
+        "embedded SmolLM2: fluent demo questions score about -2 to -5, word salad below -7.",
+    )
+
+
 class SynthesisConfig(_Frozen):
     """EDGE Phase B (paper §3.3, Appendix G): typed trajectories over G*, queries and task records."""
 
@@ -354,7 +371,12 @@ class SynthesisConfig(_Frozen):
         default=2.5, ge=1.0, description="max_allowed_calls = ceil(golden calls × headroom) (paper: ~2.45)."
     )
     current_date: str = Field(default="2025-06-30", description="system_state.current_date of every task.")
-    paraphrase: bool = Field(default=True, description="Ask the query_paraphrase role; a failed check falls back.")
+    paraphrase: bool = Field(
+        default=True,
+        description="Ask the query_paraphrase role where a model serves it (rules do not paraphrase); a failed "
+        "check falls back to the templated query.",
+    )
+    fluency: FluencyConfig = Field(default_factory=FluencyConfig)
     patterns: list[Pattern] = Field(
         default_factory=_all_patterns,
         description="Patterns synthesised (Table 12 categories).",

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from factory import frames
 from factory.config import ProjectConfig
 from factory.io import dumps
 from factory.report import Markdown, bar_plot, counts, md_table, rate
@@ -50,6 +51,26 @@ def project_overrides(cfg: ProjectConfig, specs: Mapping[str, Any]) -> tuple[Ove
         merged = merged.merged(ov)
         files.append(path)
     return merged, files
+
+
+def lexicon_file(cfg: ProjectConfig, domain: str) -> str | None:
+    """The domain's reviewed lexicon file: lexicon/<domain>.yaml in the project folder (beside types/), if any."""
+    path = cfg.project_dir / "lexicon" / f"{domain}.yaml"
+    return str(path) if path.is_file() else None
+
+
+def tool_nouns(
+    cfg: ProjectConfig, domain: str, specs: Mapping[str, Any], tools: Mapping[str, Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The `nouns` section: per tool the entity noun (EN/KO, counter), relation, display/key/reference fields
+    (`factory.frames`), the reviewed file laid over the rules (each frame says which)."""
+    path = lexicon_file(cfg, domain)
+    ov = None
+    if path is not None:
+        ov = frames.load_lexicon_overrides(path)
+        frames.check_lexicon_overrides(ov, specs)
+    built = frames.build_frames(specs, tools, ov)
+    return {"tools": built, "files": [path] if path else [], "sources": counts(f["source"] for f in built.values())}
 
 
 def build_lexicon(
@@ -113,7 +134,7 @@ def build_lexicon(
             },
         },
         "output_schema_sources": schema_source_map((specs[t] for t in tids), probes),  # declared | inferred | none
-        "nouns": {},  # entity nouns and relation frames per tool: issue 15
+        "nouns": tool_nouns(cfg, domain, {t: specs[t] for t in tids}, tools),
     }
     return value, lexicon_metadata(value)
 
@@ -188,6 +209,9 @@ def lexicon_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
             or [{"family": "-", "verdict": "no two platforms share an entity family with observed pairs"}],
             limit=30,
         ),
+        "noun_sources": (value.get("nouns") or {}).get("sources") or {},
+        "lexicon_files": (value.get("nouns") or {}).get("files") or [],
+        "nouns_preview": md_table(frames.preview_rows((value.get("nouns") or {}).get("tools") or {}), limit=60),
         "unknown_preview": Markdown(
             "\n".join(f"- {s['tool_id'].split('/', 1)[1]} {s['kind']} `{s['name']}`" for s in unknown[:30]) or "_none_"
         ),

@@ -27,6 +27,7 @@ RoleName = Literal[
     "judge_non_gradable",
     "judge_decorative_chain",
     "agent_resolver",
+    "fluency_scorer",
 ]
 ROLE_NAMES: tuple[str, ...] = RoleName.__args__  # type: ignore[attr-defined]
 
@@ -42,7 +43,7 @@ def _english_only() -> list[Language]:
 
 
 # Roles whose model output is text read by users: they are routed per language.
-LANGUAGE_ROLES: frozenset[str] = frozenset({"query_writer", "query_paraphrase", "agent_resolver"})
+LANGUAGE_ROLES: frozenset[str] = frozenset({"query_writer", "query_paraphrase", "agent_resolver", "fluency_scorer"})
 # Roles whose model implementation needs OpenAI tool calls.
 TOOL_ROLES: frozenset[str] = frozenset({"agent_resolver"})
 
@@ -75,6 +76,11 @@ class _ChatBackendBase(_Frozen):
         default=2, ge=0, description="Retries (with backoff) of a request that could not connect or timed out."
     )
     concurrency: int = Field(default=4, ge=1, description="Requests in flight against this backend.")
+    score_prefix: str = Field(
+        default="",
+        description="fluency_scorer: text put before a scored sentence in the /v1/completions request (its "
+        "tokens are not scored), e.g. a chat template's user-turn opening.",
+    )
 
 
 class LocalBackendConfig(_ChatBackendBase):
@@ -105,6 +111,11 @@ class LocalBackendConfig(_ChatBackendBase):
     structured_mode: StructuredMode = "json_object_schema"
     max_tokens: int = Field(default=384, ge=1)
     concurrency: int = Field(default=1, ge=1, description="llama.cpp's server answers one request at a time.")
+    score_prefix: str = Field(
+        default="<|im_start|>user\n",
+        description="fluency_scorer: SmolLM2's user-turn opening. Its first token is the model's BOS token, which "
+        "llama-cpp-python needs to pair each echoed token with the logprob that predicted it.",
+    )
 
     @property
     def base_url(self) -> str:
@@ -166,9 +177,11 @@ def _default_backends() -> dict[str, BackendConfig]:
 
 def _default_roles() -> dict[str, str]:
     # The embedded model writes weak English and no Korean: it paraphrases English queries
-    # (behind guards, falling back to rules) and rules serve everything else.
+    # (behind guards, falling back to rules) and scores English candidate questions; rules serve
+    # everything else.
     roles = {r: RULES for r in ROLE_NAMES}
     roles["query_paraphrase.en"] = "local"
+    roles["fluency_scorer.en"] = "local"  # it cannot write, but it can tell a fluent English question
     return roles
 
 

@@ -55,12 +55,20 @@ class Junction(_Row):
 class Answer(_Row):
     type: AnswerType
     value: Any
-    text: str = Field(description="The gold answer as the agent should state it.")
+    text: str = Field(
+        description="The gold answer as a sentence in the query's language, value with what it is (units, "
+        "counters); `value` is what scorers compare."
+    )
     fields: list[str] = Field(default_factory=list)
     branch: Literal["then", "else"] | None = None
     branches: dict[str, Any] | None = Field(
         default=None,
         description="COND: the answer of each branch for the task's seed (both executed); `branch` says which holds.",
+    )
+    frame: dict[str, Any] | None = Field(
+        default=None,
+        description="What `text` states the value as (pattern, description, otherwise, options, qualifier, "
+        "counter: the query writer's answer material), so a re-computed answer is phrased the same way.",
     )
 
 
@@ -109,7 +117,16 @@ class Task(_Row):
     language: Literal["ko", "en"]
     query: str
     templated_query: str = Field(description="The rules writer's query (the fallback).")
-    query_source: Literal["rules", "paraphrase", "fallback"] = "rules"
+    query_source: Literal["template", "model", "fallback"] = Field(
+        default="template",
+        description="template: the rules writer's query as written; model: a model wrote or paraphrased it and "
+        "the text passed the grounding check; fallback: a model was asked but failed, the templated query went out.",
+    )
+    fluency: float | None = Field(
+        default=None,
+        description="Mean token log-likelihood of the query under the fluency scorer (English, a model mapped); "
+        "None where no model scores (Korean: the rule check; see lineage.models.fluency).",
+    )
     answer: Answer
     pattern: str = Field(description="Ordered junction types, e.g. 'SEQ+FAN', or SEM / CMP / COND(+...).")
     category: Literal["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]

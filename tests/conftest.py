@@ -16,13 +16,14 @@ def free_port() -> int:
 
 def write_config(tmp: Path, *, domains: list[dict] | None = None, **overrides) -> Path:
     """The project's factory.yaml with its own demo port, data folder and caches under `tmp`, and
-    the project's reviewed value-type files (types/) beside it."""
+    the project's reviewed value-type and lexicon files (types/, lexicon/) beside it."""
     import shutil
 
     project = load_config()
     data = project.model_dump(mode="json", exclude_none=True)
-    if (project.project_dir / "types").is_dir() and not (tmp / "types").exists():
-        shutil.copytree(project.project_dir / "types", tmp / "types")
+    for reviewed in ("types", "lexicon"):  # reviewed value types and tool lexicon files
+        if (project.project_dir / reviewed).is_dir() and not (tmp / reviewed).exists():
+            shutil.copytree(project.project_dir / reviewed, tmp / reviewed)
     data["data_dir"] = str(tmp / "data")
     data["demo"]["port"] = overrides.pop("port", None) or free_port()
     data["models"]["cache"]["path"] = str(tmp / "cache" / "llm.sqlite")

@@ -20,6 +20,12 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--host", default=None, help="Bind address (default: demo.host of the config).")
     parser.add_argument("--port", type=int, default=None, help="Port (default: demo.port of the config).")
+    parser.add_argument(
+        "--owner-pid",
+        type=int,
+        default=None,
+        help="Shut down once this process (and every process that reused the service since) is gone.",
+    )
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     args = parser.parse_args(argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -30,7 +36,13 @@ def main(argv: list[str] | None = None) -> None:
             raise
         demo = DemoConfig()  # no project here (an installed package): whoever starts it applies its settings
     demo = demo.model_copy(update={k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None})
-    uvicorn.run(create_app(demo), host=demo.host, port=demo.port, log_level=args.log_level, access_log=False)
+    uvicorn.run(
+        create_app(demo, owner_pid=args.owner_pid),
+        host=demo.host,
+        port=demo.port,
+        log_level=args.log_level,
+        access_log=False,
+    )
 
 
 if __name__ == "__main__":

@@ -106,6 +106,7 @@ class DemoService:
             health = self._wait_healthy()
         else:
             log.info("reusing demo service at %s", self.url)
+            self._own()
         self._apply_config(health["platforms"])
         return self.healthy() or health
 
@@ -144,6 +145,8 @@ class DemoService:
             str(self.cfg.port),
             "--log-level",
             "warning",
+            "--owner-pid",  # a run killed with -9 leaves no service behind (it stops once we are gone)
+            str(os.getpid()),
         ]
         if self.config_path is not None:
             cmd += ["--config", str(self.config_path)]
@@ -161,6 +164,15 @@ class DemoService:
                 start_new_session=True,
             )
 
+    def _own(self, detach: bool = False) -> None:
+        """Tell the service that this process uses it too (a run-owned service stays up while we live),
+        or with `detach` that it stays up whatever happens to its owners."""
+        body: dict[str, Any] = {"detach": True} if detach else {"pid": os.getpid()}
+        try:
+            self._client.post("/_admin/owner", json=body, timeout=5.0)
+        except httpx.HTTPError as e:
+            log.warning("demo service at %s: could not register as its user: %s", self.url, e)
+
     def _wait_healthy(self) -> dict[str, Any]:
         deadline = time.monotonic() + self.cfg.startup_timeout_s
         while time.monotonic() < deadline:
@@ -169,6 +181,7 @@ class DemoService:
                 if health is not None:  # another run won the race for the port: share its service
                     log.info("demo service at %s was started concurrently by another process; reusing it", self.url)
                     self.process = None
+                    self._own()
                     return health
                 raise DemoServiceError(
                     f"demo service at {self.url} exited with code {self.process.returncode} during startup; "
@@ -232,9 +245,12 @@ class DemoService:
         return pid
 
     def detach(self) -> None:
-        """Leave a service this object started running (it outlives us); release the client."""
+        """Leave a service this object started running (it outlives us and its other owners); release
+        the client. A service it only reused keeps its owners (e.g. the `factory run` around a Dagster
+        run whose resource reused it): it still stops once they are all gone."""
         if self.process is not None:
             log.info("leaving demo service at %s running (pid %d)", self.url, self.process.pid)
+            self._own(detach=True)
         self.process = None
         self._client.close()
 

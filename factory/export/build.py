@@ -31,7 +31,7 @@ import pyarrow.parquet as pq
 from factory.config import ProjectConfig
 from factory.export import formats
 from factory.export.card import render_card, split_order
-from factory.export.publish import ExportError, Staging, cleanup, sha256_bytes
+from factory.export.publish import EXPORTS_DIR, ExportError, Staging, cleanup, sha256_bytes
 from factory.export.results import TaskResults, recorded_all, replay_all
 from factory.export.tools import TaskTools
 from factory.io import RELEASE, Store, data_store, dumps, register_release
@@ -242,7 +242,9 @@ def build_exports(
             "files": staging.files,
             "keep_versions": ex.keep_versions,
         }
-    meta = export_metadata(manifest, [t for t, _, _ in kept], rows["chat"], replay_s, removed)
+    # the metadata names where the files will be once the gates publish them, not the staging folder
+    shown = publish_paths(store, manifest, f"{EXPORTS_DIR}/{version}") if stage_only else manifest
+    meta = export_metadata(shown, [t for t, _, _ in kept], rows["chat"], replay_s, removed)
     return manifest, meta
 
 
@@ -267,6 +269,12 @@ def publish_release(store: Store, manifest: dict[str, Any]) -> dict[str, Any]:
     removed = cleanup(store, int(release["keep_versions"]), version)
     if removed:
         log.info("export cleanup removed %s", ", ".join(removed))
+    return publish_paths(store, manifest, root, old_root)
+
+
+def publish_paths(store: Store, manifest: Mapping[str, Any], root: str, old_root: str | None = None) -> dict[str, Any]:
+    """`manifest` with its staged paths moved under the published folder `root` (no `release`)."""
+    old_root = old_root or store.path(str(manifest[RELEASE]["staged"]))
     new_root = store.path(root)
 
     def moved(path: Any) -> Any:

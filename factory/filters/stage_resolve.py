@@ -149,12 +149,14 @@ def _failure(out: Mapping[str, Any]) -> str:
 
 def _replace(task: dict[str, Any], fresh: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], source: str) -> None:
     lang = task.get("language", "en")
+    frame = task["answer"].get("frame")
     task["answer"] = {
         "type": fresh["type"],
         "value": fresh["value"],
-        "text": answers.answer_text(fresh, lang),
+        "text": answers.answer_text(fresh, lang, frame),
         "fields": list(fresh.get("fields") or []),
         "branch": fresh.get("branch"),
+        "frame": frame,
     }
     task["answer_source"] = source
     for a, r in zip(task["golden_actions"], rows, strict=False):

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from factory.io import dumps
+from factory.tools.identifiers import uri_id
 from factory.tools.spec import ToolSpec
 
 UPSTREAM, DEFAULT, CLARIFY = "UPSTREAM", "DEFAULT", "CLARIFY"
@@ -29,9 +30,12 @@ TRANSFORMS = (
     "date:YYYY-MM-DD",
     "first_token",
     "wrap",
+    "uri_id",
 )
 # `wrap`: the upstream record's value as a one-element list, for an array input whose items have the
 # field's type (open_nodes(names: string[]) ← read_graph.name); a list value is sent as it is.
+# `uri_id`: the id a URI ends with (get-resource-reference(resourceId) ← get-resource-links.uri,
+# test://static/resource/12 → 12; `factory.tools.identifiers.uri_id`).
 
 
 def edge_id(source: str, target: str, bindings: Sequence[Mapping[str, Any]]) -> str:
@@ -117,6 +121,9 @@ def apply_transform(value: Any, transform: str | None) -> Any:
         return value
     if transform == "wrap":
         return list(value) if isinstance(value, list | tuple) else [value]
+    if transform == "uri_id":
+        tail = uri_id(value)
+        return value if tail is None else tail
     s = str(value)
     try:
         if transform == "upper":

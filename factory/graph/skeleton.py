@@ -39,7 +39,8 @@ from factory.kg.graph import KnowledgeGraph
 from factory.lexicon import infer_value_types
 from factory.llm.schemas import EdgeProposalInput, ToolBrief
 from factory.report import Markdown, bar_plot, md_table, rate
-from factory.semtypes import ADMITTED_CHECKS, ValueTypes, check_binding
+from factory.semtypes import ADMITTED_CHECKS, UNKNOWN, TypeCheck, TypeRef, ValueTypes, check_binding, is_valid_type
+from factory.tools.identifiers import singular, uri_id, uri_words, words
 from factory.tools.observed import schema_source_map
 from factory.tools.registry import ToolRegistry
 from factory.tools.safety import refusal
@@ -107,9 +108,16 @@ def type_filter(
     rejected: list[dict[str, Any]] = []
     for b in bindings:
         f, p = b["source_field"], b["target_param"]
-        check, why = check_binding(types, src, f, tgt, p, kg.field_values(src, f), target_values(kg, tgt, t_spec, p))
+        if b.get("transform") == "uri_id":
+            check, why = check_uri_id(types, src, f, tgt, p, kg.field_values(src, f))
+            passed = types.param_type(tgt, p)  # the id the URIs end with has the parameter's type
+        else:
+            check, why = check_binding(
+                types, src, f, tgt, p, kg.field_values(src, f), target_values(kg, tgt, t_spec, p)
+            )
+            passed = types.field_type(src, f)
         if check in ADMITTED_CHECKS:
-            kept.append({**b, "type_check": check, "value_type": types.field_type(src, f)})
+            kept.append({**b, "type_check": check, "value_type": passed})
         else:
             rejected.append(
                 {
@@ -124,6 +132,31 @@ def type_filter(
                 }
             )
     return kept, rejected
+
+
+def check_uri_id(
+    types: ValueTypes, src: str, field: str, tgt: str, param: str, source_values: list[Any]
+) -> tuple[TypeCheck, str]:
+    """May the ids that `field`'s URIs end with (transform ``uri_id``) fill `param`?  (check, reason)
+
+    'equal' when every observed value of the field is a URI ending in an id and naming, in its host or
+    path, the entity of the parameter (its value type's entity, else the words of its name before
+    ``id``: ``resourceId`` → resource); 'mismatch' when the parameter is typed as something other than
+    an id or code; 'unverified' when no observed value shows it."""
+    pt = types.param_type(tgt, param)
+    ref = TypeRef.parse(pt) if pt and is_valid_type(pt) else None
+    if ref is not None and ref.role != UNKNOWN and not ref.is_code:
+        return "mismatch", f"{param} takes {pt}, not an id a URI ends with"
+    uris = [v for v in source_values if isinstance(v, str)]
+    if not uris or any(uri_id(v) is None for v in uris):
+        return "unverified", f"no observed value of {field} is a URI ending in an id"
+    if ref is not None and ref.entity:
+        entity = {singular(w) for w in words(ref.entity)}
+    else:
+        entity = {singular(w) for w in words(param)[:-1]}
+    if not entity or not all(entity & uri_words(v) for v in uris):
+        return "unverified", f"the URIs of {field} do not name {'/'.join(sorted(entity)) or param}"
+    return "equal", f"the ids the URIs of {field} end with ({'/'.join(sorted(entity))}) fill {pt or param}"
 
 
 def _unit(vecs: np.ndarray) -> np.ndarray:

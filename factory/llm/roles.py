@@ -26,6 +26,8 @@ from factory.llm.schemas import (
     DecorativeChainInput,
     EdgeProposal,
     EdgeProposalInput,
+    FluencyInput,
+    FluencyScores,
     JudgeVerdict,
     NonGradableInput,
     QueryDraft,
@@ -108,9 +110,12 @@ def _intermediate(steps: list[Any]) -> list[Any]:
 
 def _guard_query(inp: QueryWriterInput, out: QueryDraft) -> list[str]:
     problems = language_problems(out.query, inp.language)
-    missing = [str(v) for v in inp.seed_values.values() if not rules.mentions(out.query, v)]
-    if missing:
-        problems.append(f"the query must cite {', '.join(missing)} verbatim")
+    if inp.stage != "sub":  # a sub-question asks one step: it need not cite every value of the question
+        missing = [
+            str(v) for v in inp.seed_values.values() if not rules.is_memo(v) and not rules.mentions(out.query, v)
+        ]
+        if missing:
+            problems.append(f"the query must cite {', '.join(missing)} verbatim")
     leak = rules.answer_leakage(
         AnswerLeakageInput(
             query=out.query,
@@ -264,7 +269,6 @@ ROLES: dict[str, RoleSpec] = {
             input_model=QueryParaphraseInput,
             output_model=QueryDraft,
             rules=rules.query_paraphrase,
-            rules_templates=(rules.PARAPHRASE_TEMPLATE,),
             guard=_guard_paraphrase,
             finalize=_final_paraphrase,
         ),
@@ -297,6 +301,15 @@ ROLES: dict[str, RoleSpec] = {
             rules=rules.agent_resolver,
             prompt_stems=("system",),
             extra_stems=("feedback", "judge"),
+        ),
+        RoleSpec(
+            name="fluency_scorer",
+            description="Mean token log-likelihood of candidate sentences (model: /v1/completions with echoed "
+            "logprobs; rules: no score).",
+            input_model=FluencyInput,
+            output_model=FluencyScores,
+            rules=rules.fluency_scorer,
+            prompt_stems=(),
         ),
     ]
 }

@@ -24,6 +24,8 @@ from factory.llm.schemas import (
     EdgeProposal,
     EdgeProposalInput,
     FieldBrief,
+    FluencyInput,
+    FluencyScores,
     JudgeVerdict,
     NonGradableInput,
     ParamBrief,
@@ -35,6 +37,7 @@ from factory.llm.schemas import (
     SourceArgumentsInput,
     ToolCallRecord,
 )
+from factory.tools.identifiers import singular, uri_id, uri_words, words
 
 RULES_VERSION = "rules-v2"
 
@@ -164,15 +167,39 @@ def _element_view(param: ParamBrief) -> ParamBrief | None:
     return param.model_copy(update={"name": name, "type": param.items_type, "enum": None, "examples": []})
 
 
+_ID_WORDS = {"id", "key", "no", "number", "num"}
+
+
+def _uri_id_view(f: FieldBrief, p: ParamBrief) -> FieldBrief | None:
+    """A field of URIs seen as the ids they end with, named as the parameter, when the parameter is an
+    id of something every URI names (``resourceId`` ← ``demo://resource/dynamic/text/2``: 2); None
+    otherwise (transform ``uri_id``)."""
+    if p.type not in _SCALAR_TYPES or f.type != "string" or not f.samples:
+        return None
+    pw = [singular(w) for w in words(p.name)]
+    if len(pw) < 2 or pw[-1] not in _ID_WORDS:
+        return None
+    ids = [uri_id(s) for s in f.samples]
+    if any(i is None for i in ids) or not all(set(pw[:-1]) & uri_words(s) for s in f.samples):
+        return None
+    typ = "integer" if all(isinstance(i, int) for i in ids) else "string"
+    return f.model_copy(update={"name": p.name, "type": typ, "samples": ids})
+
+
 def _score_pair(f: FieldBrief, p: ParamBrief) -> tuple[float, str | None]:
     """(binding score, transform) of field `f` filling parameter `p`; array-of-scalar parameters take one
-    scalar value wrapped in a list (transform ``wrap``)."""
+    scalar value wrapped in a list (transform ``wrap``); an id parameter may take the id a URI field ends
+    with (transform ``uri_id``)."""
     element = _element_view(p)
     if element is not None:
         if f.type not in _SCALAR_TYPES:
             return 0.0, None
         return binding_score(f, element), "wrap"
-    return binding_score(f, p), None
+    direct = binding_score(f, p)
+    view = _uri_id_view(f, p)
+    if view is not None and (by_id := binding_score(view, p)) > direct:
+        return by_id, "uri_id"
+    return direct, None
 
 
 def edge_proposal(inp: EdgeProposalInput) -> EdgeProposal:
@@ -257,7 +284,6 @@ def main_pattern(pattern: str) -> str:
 
 
 QUERY_TEMPLATE = "query_writer/rules.{lang}"
-PARAPHRASE_TEMPLATE = "query_paraphrase/rules.{lang}"
 
 
 def query_writer(inp: QueryWriterInput) -> QueryDraft:
@@ -275,11 +301,29 @@ def query_writer(inp: QueryWriterInput) -> QueryDraft:
 
 
 def query_paraphrase(inp: QueryParaphraseInput) -> QueryDraft:
-    text = prompts.render(PARAPHRASE_TEMPLATE.format(lang=inp.language), query=inp.query.strip(), variant=inp.variant)
-    return QueryDraft(query=" ".join(text.split()), answer=inp.answer)
+    """Rules do not paraphrase: the question comes back as it was written (the stage records it as `template`;
+    fixed opening phrases around it would only make every query start the same way)."""
+    return QueryDraft(query=" ".join(inp.query.split()), answer=inp.answer)
+
+
+def fluency_scorer(inp: FluencyInput) -> FluencyScores:
+    """Rules cannot measure fluency: no text gets a score (the stage's rule checks still apply)."""
+    return FluencyScores(scores=[None] * len(inp.texts))
 
 
 # --------------------------------------------------------------------------- judges
+
+
+_LOWER_WORD = re.compile(r"(?<![\w])[a-z\uac00-\ud7a3]{3,}")
+
+
+def is_memo(value: Any) -> bool:
+    """A long free-text value (a memo, note, description: over 30 characters, with a sentence break or running
+    lower-case text) that a question generalizes instead of copying (EDGE App. J). A list of names ('Angus
+    Young, Malcolm Young, Brian Johnson') or a long title is no memo: it is cited as it is."""
+    if not isinstance(value, str) or len(value) <= 30:
+        return False
+    return bool(re.search(r"[.;!?]\s", value)) or len(_LOWER_WORD.findall(value)) >= 3
 
 
 def _fold(text: str) -> str:

@@ -183,6 +183,16 @@ class AnswerMaterial(_In):
     options: list[str] = Field(
         default_factory=list, description="CMP: the two alternatives compared, as phrases ('carrier code B6')."
     )
+    parts: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The realization's pieces the templates compose (factory.synthesis.phrasing): the ask, the "
+        "counted noun and its owner, the value's field and subject, COND/CMP/SEM parts.",
+    )
+    sem_parts: list[str] = Field(
+        default_factory=list,
+        description="SEM: the noun phrase of each part asked for (two-stage composition: one sub-question each).",
+    )
+    counter: str = Field(default="", description="Korean counter word of a count answer (곡, 명, 개, 건, …).")
 
 
 class QueryWriterInput(_In):
@@ -197,6 +207,12 @@ class QueryWriterInput(_In):
     )
     answer: AnswerMaterial
     variant: int = Field(default=0, ge=0, description="Template variant (deterministic choice among phrasings).")
+    stage: Literal["single", "sub", "compose"] = Field(
+        default="single",
+        description="Two-stage composition (SEM/CMP/COND with a model writer): 'sub' asks one step's sub-question, "
+        "'compose' joins `sub_questions` into one question; 'single' writes the question at once.",
+    )
+    sub_questions: list[str] = Field(default_factory=list, description="compose: the sub-question of each step.")
 
 
 class QueryDraft(_Out):
@@ -213,6 +229,22 @@ class QueryParaphraseInput(_In):
         default_factory=list, description="Values that must not appear (the answer, intermediate junction values)."
     )
     variant: int = Field(default=0, ge=0)
+
+
+# --------------------------------------------------------------------------- fluency
+
+
+class FluencyInput(_In):
+    """Candidate sentences of one language to score (e.g. the realizations of one question)."""
+
+    texts: list[str] = Field(min_length=1)
+    language: Language = "en"
+
+
+class FluencyScores(_Out):
+    scores: list[float | None] = Field(
+        description="Mean token log-likelihood of each text (higher: more fluent); None where nothing scored it."
+    )
 
 
 # --------------------------------------------------------------------------- judges

@@ -56,7 +56,7 @@ def local_command(cfg: LocalBackendConfig) -> list[str]:
     cmd = [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "factory.llm.llama_server",  # llama_cpp.server with fast echoed logprobs
         "--model",
         str(model),
         "--model_alias",

@@ -40,7 +40,7 @@ from factory.llm.cache import ResponseCache, request_key, sha256_json
 from factory.llm.client import Executor
 from factory.llm.errors import BackendUnavailableError, LLMError
 from factory.llm.roles import ROLES, RoleSpec, role
-from factory.llm.schemas import AgentResult, AgentTaskInput
+from factory.llm.schemas import AgentResult, AgentTaskInput, FluencyInput, FluencyScores
 from factory.llm.servers import ManagedServer, local_command, vllm_command
 from factory.model_config import (
     RULES,
@@ -407,6 +407,74 @@ class ChatBackend:
         self._count(role_name, requests=1, prompt_tokens=pt, completion_tokens=ct)
         return message, False
 
+    async def score(self, role_name: str, text: str) -> tuple[float | None, bool]:
+        """(mean token log-likelihood of `text`, cache_hit): one `/v1/completions` request that echoes the
+        prompt with each token's logprob (`echo`, `logprobs: 0`, `max_tokens: 1`). The prompt is
+        `score_prefix + text`; only the tokens of `text` are averaged. None when the endpoint returns no
+        logprobs for it. Cached like a chat reply."""
+        prompt = self.cfg.score_prefix + text
+        params: dict[str, Any] = {"echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0.0}
+        key = request_key(
+            endpoint=self.endpoint,
+            model=self.model,
+            messages=[{"role": "completion", "content": prompt}],
+            params=params | {"kind": "score"},
+            schema=None,
+            tools=None,
+        )
+        if self._cache is not None:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._count(role_name, cache_hits=1)
+                return hit.message.get("score"), True
+        await asyncio.to_thread(self.start)
+        client, sem = self._client()
+        async with sem:
+            try:
+                resp = await client.completions.create(model=self.model, prompt=prompt, **params)
+            except openai.APIConnectionError as e:
+                raise BackendUnavailableError(self.name, self.url, f"{type(e).__name__}: {e}") from e
+            except openai.APIStatusError as e:
+                body = (e.response.text or "")[:300] if e.response is not None else ""
+                raise LLMError(
+                    f"LLM backend {self.name!r} at {self.url} answered HTTP {e.status_code} to a /completions "
+                    f"request with echoed logprobs (role {role_name}): {body}"
+                ) from e
+        choice = resp.choices[0]
+        pt = resp.usage.prompt_tokens if resp.usage else 0
+        ct = resp.usage.completion_tokens if resp.usage else 0
+        lp = choice.logprobs
+        value = text_logprob(list(lp.tokens or []), list(lp.token_logprobs or []), text, ct) if lp else None
+        if self._cache is not None:
+            self._cache.put(
+                key,
+                endpoint=self.endpoint,
+                model=self.model,
+                role=role_name,
+                message={"content": None, "score": value},
+                prompt_tokens=pt,
+                completion_tokens=ct,
+            )
+        self._count(role_name, requests=1, prompt_tokens=pt, completion_tokens=ct)
+        return value, False
+
+
+def text_logprob(tokens: list[str], logprobs: list[float | None], text: str, generated: int) -> float | None:
+    """Mean logprob of the trailing prompt tokens that spell `text`, from an echoed completion: the echoed
+    tokens are the prompt's (a leading BOS may be left out) followed by `generated` new ones; the tokens of
+    `text` are found from the end of the prompt by their lengths (offsets differ between servers)."""
+    n = len(tokens) - max(generated, 0)
+    if n <= 0 or len(logprobs) < n:
+        return None
+    want, have, picked = len(text), 0, []
+    for i in range(n - 1, -1, -1):
+        picked.append(logprobs[i])
+        have += len(tokens[i])
+        if have >= want:
+            break
+    vals = [v for v in picked if v is not None]
+    return sum(vals) / len(vals) if vals else None
+
 
 # --------------------------------------------------------------------------- the interface
 
@@ -442,6 +510,7 @@ class LLM:
             cache_path = self.config.cache.path if self.config.cache.enabled else None
         self.cache: ResponseCache | None = ResponseCache(resolve_path(cache_path)) if cache_path is not None else None
         self._trackers: list[Accounting] = []
+        self._score_down: dict[str, str] = {}  # backend → why it cannot score (fluency_scorer)
         self.accounting = Accounting()
         self._lock = threading.Lock()
         sdir = Path(state_dir) if state_dir else None
@@ -530,7 +599,49 @@ class LLM:
             self._count(spec.name, rules_calls=1)
             return self._rules_result(spec, inp, language)
         self._count(spec.name, model_calls=1)
+        if spec.name == "fluency_scorer":
+            return await self._fluency(spec, inp, language, self.backends[bname])
         return await self._structured(spec, inp, language, self.backends[bname])
+
+    async def _fluency(
+        self, spec: RoleSpec, inp: BaseModel, language: str | None, backend: ChatBackend
+    ) -> RoleResult[Any]:
+        """Scores from the backend's /v1/completions logprobs. An endpoint that cannot score (unreachable, no
+        server, no echoed logprobs) is recorded as the failure of every later request too (no restart per
+        text); its texts get the rules' None scores with `fallback` set."""
+        assert isinstance(inp, FluencyInput)
+        error = self._score_down.get(backend.name)
+        requests = hits = 0
+        scores: list[float | None] = []
+        if error is None:
+            try:
+                for text in inp.texts:
+                    v, hit = await backend.score(spec.name, text)
+                    scores.append(v)
+                    hits += hit
+                    requests += not hit
+            except LLMError as e:
+                error = self._score_down.setdefault(backend.name, _short_error(e))
+        base: dict[str, Any] = {
+            "role": spec.name,
+            "language": language,
+            "backend": backend.name,
+            "model": backend.model,
+            "requests": requests,
+            "cache_hits": hits,
+            "attempts": 1,
+        }
+        if error is None:
+            return RoleResult(output=FluencyScores(scores=scores), implementation="model", **base)
+        failure = CallFailure(backend=backend.name, model=backend.model, error=error, raw_text=None, attempts=1)
+        self._count(spec.name, failures=1, fallbacks=1, rules_calls=1)
+        return RoleResult(
+            output=rules.fluency_scorer(inp),
+            implementation="rules",
+            failure=failure,
+            fallback=True,
+            **base | {"backend": RULES, "model": rules.RULES_VERSION},
+        )
 
     async def _structured(
         self, spec: RoleSpec, inp: BaseModel, language: str | None, backend: ChatBackend

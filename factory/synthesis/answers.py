@@ -26,9 +26,12 @@ from the stored ``sample`` (the first records).
 """
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from factory.prompts import josa
 
 
 class SpecError(ValueError):
@@ -214,17 +217,101 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def answer_text(ans: Mapping[str, Any], language: str, cond_label: str = "") -> str:
-    """The gold answer as text (COND: the branch sentence first, then the result)."""
+def _listing(values: Sequence[Any], language: str) -> str:
+    items = [_fmt(x) for x in values]
+    if language == "ko" or len(items) < 2:
+        return ", ".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _cap(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+_COUNT_EN = re.compile(r"^the (?:total )?number of (.+)$")
+_DETERMINER = re.compile(r"^(?:those|these|the|this|that|each|every|any|all)\b", re.IGNORECASE)
+
+
+def _counter(frame: Mapping[str, Any], description: str) -> str:
+    """The Korean counter word of a count answer: the frame's (from the lexicon), else 건 for a '…건수' and the
+    general counter 개 otherwise."""
+    c = str(frame.get("counter") or "")
+    return c or ("건" if description.rstrip().endswith("건수") else "개")
+
+
+def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], language: str) -> str:
+    """'<description> is <value>' as a clause of the query's language (no final period)."""
+    if language == "ko":
+        if isinstance(v, list):
+            return f"{josa(description, '은/는')} {_listing(v, language)}입니다"
+        unit = _counter(frame, description) if typ == "number" else ""
+        return f"{josa(description, '은/는')} {_fmt(v)}{unit}입니다"
+    if isinstance(v, list):
+        return f"{description}: {_listing(v, language)}"
+    m = _COUNT_EN.match(description)
+    if typ == "number" and m and not isinstance(v, bool) and v != 1 and not _DETERMINER.match(m.group(1)):
+        return f"there are {_fmt(v)} {m.group(1)}"
+    return f"{description} is {_fmt(v)}"
+
+
+def _sentence(clause: str, language: str) -> str:
+    clause = clause.strip()
+    return (clause if language == "ko" else _cap(clause)) + ("" if clause.endswith((".", "?", "!")) else ".")
+
+
+def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] | None = None) -> str:
+    """The gold answer as a sentence in the query's language: its value stated with what it is (the
+    question's `frame`: pattern, description, otherwise, options, counter, from the query writer's input).
+    COND says whether the condition held and answers that branch; CMP names the side and both counts; SEM
+    answers each part. Without a frame the value is stated plainly ('The answer is 41.')."""
     v = ans["value"]
+    if v is None or (isinstance(v, list | str) and not v):
+        return _fmt(v) if v is not None else "None"  # no answer stays recognizably empty (judge_non_gradable)
+    typ = str(ans.get("type") or "string")
+    frame = frame or {}
+    desc = str(frame.get("description") or "")
+    pattern = str(frame.get("pattern") or "")
+    ko = language == "ko"
+    counts = ans.get("counts")
+    if pattern in ("WHICH", "DIFF") and counts and v is not None and len(counts) == 2:
+        a, b = counts
+        unit = _counter(frame, desc) if ko else ""
+        if pattern == "DIFF":
+            if ko:
+                return f"{desc}의 차이는 {_fmt(v)}{unit}입니다({_fmt(a)}{unit} 대 {_fmt(b)}{unit})."
+            opts = list(frame.get("options") or [])
+            sides = (
+                f"{_fmt(a)} for {opts[0]} against {_fmt(b)} for {opts[1]}"
+                if len(opts) == 2
+                else f"{_fmt(a)} against {_fmt(b)}"
+            )
+            return f"The difference is {_fmt(v)}: {sides}."
+        more = str(frame.get("qualifier") or "more") in ("more", "많은")
+        win = 0 if (a > b) == more else 1
+        cw, cl = (a, b) if win == 0 else (b, a)
+        if ko:
+            word = "많습니다" if more else "적습니다"
+            return f"{josa(desc, '은/는')} {josa(_fmt(v), '이/가')} {josa(f'{_fmt(cw)}{unit}', '으로/로')} 더 {word}(다른 쪽은 {_fmt(cl)}{unit})."
+        opts = list(frame.get("options") or [])
+        who = opts[win] if len(opts) == 2 and _fmt(v).casefold() in opts[win].casefold() else _fmt(v)
+        return f"{_cap(who)} has {'more' if more else 'fewer'} {desc}: {_fmt(cw)} against {_fmt(cl)}."
+    if "branch" in ans and ans.get("branch") in ("then", "else"):
+        holds = ans["branch"] == "then"
+        d = desc if holds else str(frame.get("otherwise") or "")
+        if ko:
+            head = "조건이 성립하므로" if holds else "조건이 성립하지 않으므로"
+            body = _statement(d, v, typ, frame, language) if d else f"답은 {_fmt(v)}입니다"
+            return f"{head} {body}."
+        head = "The condition holds, so" if holds else "The condition does not hold, so"
+        body = _statement(d, v, typ, frame, language) if d else f"the answer is {_fmt(v)}"
+        return f"{head} {body}."
+    if pattern == "BOTH" and desc and isinstance(v, list):
+        if ko:
+            return f"{josa(desc, '은/는')} 각각 {_listing(v, language)}입니다."
+        return f"{_cap(desc)} are {_listing(v, language)}, respectively."
+    if desc:
+        return _sentence(_statement(desc, v, typ, frame, language), language)
     body = _fmt(v)
-    if "counts" in ans and ans.get("value") is not None:
-        a, b = ans["counts"]
-        body = f"{body} ({_fmt(a)} vs {_fmt(b)})"
-    if "branch" in ans:
-        if language == "ko":
-            head = "조건이 성립합니다." if ans["branch"] == "then" else "조건이 성립하지 않습니다."
-        else:
-            head = "The condition holds." if ans["branch"] == "then" else "The condition does not hold."
-        return f"{head} {body}"
-    return body
+    if counts and v is not None:
+        body = f"{body} ({_fmt(counts[0])} vs {_fmt(counts[1])})"
+    return f"답은 {body}입니다." if ko else f"The answer is {body}."

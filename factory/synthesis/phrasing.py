@@ -1,45 +1,48 @@
-"""Realization of a trajectory as noun phrases that name every step of its golden path (pure).
+"""Realization of a trajectory from the tool frames: entity references composed hop by hop (pure).
 
 A question is well posed only when a reader can compute its answer from the question alone:
-every call the golden path takes is named, with the values it is sent.  A chain
-``T₀ → T₁ → … → T_m`` is therefore realized as one nested noun phrase, built from the seed
-outwards:
+every call the golden path takes is named, with the values it is sent.  The question is composed
+from the tool frames (`factory.frames`: the entity each tool returns, which fields are
+display names, internal keys or references to another entity), from the seed outwards:
 
-- the seed call's records: "the census statistics with stat type economy and year 2015"
-  (every seed value and every documented default that shapes the result is stated);
-- a process node picks among them: "the census statistic with the highest statistic value
-  among …";
-- a junction passes fields of the picked records to the next tool's parameters, and says which:
-  "the districts whose province code is the province code of …" (the upstream *field* is named,
-  so a flight's origin is "the origin airport code of the flight", never "the airport");
-- the answer: "the number of …", "the total number of …" over several calls, or
-  "the elevation of …".
+- the seed call names its records the way people do: "the track 'Balls to the Wall'", "airport
+  ICN", "서울특별시 성동구"; values that are no name are stated as conditions ("with stat type
+  economy", "통계 유형이 경제인");
+- a junction over a reference field moves to the referenced entity: "the artist of the track
+  'Balls to the Wall'"; a junction over the record's own key lists what belongs to it: "the albums
+  of the artist …", "… 시군구의 읍면동"; a junction over other attributes says which are shared
+  ("the tracks with the same composer and genre as …");
+- a process node picks among the records: "the flight with the highest air time among …";
+- the ask is told by the templates (prompts/query_writer) from the parts given here: the counted
+  noun and its owner ("How many albums does … have?"), the value's field ("What is the elevation
+  of …?"), and for COND/CMP/SEM the condition, the compared options and the parts.
 
-Korean builds the same phrase with modifiers before the noun ("… 중 통계값이 가장 높은 센서스
-통계의 시도 코드에 해당하는 시군구의 수").  COND, CMP and SEM questions are composed of the same
-pieces.  Where a label is not a usable noun phrase (a sentence copied from a description, a
-verb phrase, an identifier) or the chain is too long to read, `Unphraseable` is raised: the
-trajectory is rejected rather than published with a question that does not say what it asks.
+Where a label is not a usable noun phrase or the chain is too long to read, `Unphraseable` is
+raised: the trajectory is rejected rather than published with a question that does not say what
+it asks.
 """
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from factory import frames as fr
 from factory import prompts
-from factory.synthesis.labels import field_label, param_label, tool_noun, words
+from factory.labels import param_label, words
 from factory.tools.spec import ToolSpec
 
-_THAT = "\x00that\x00"  # the placeholder of a compared value in a CMP arm's phrase
 MAX_JUNCTIONS = 3  # a nested phrase over more hops is no longer readable
-MAX_PHRASE_CHARS = {"en": 420, "ko": 260}
+MAX_PHRASE_CHARS = {"en": 300, "ko": 200}
 
-# a noun that still reads like a verb phrase, a label that reads like a sentence or an instruction
-_VERB_START = re.compile(r"^(list|get|find|show|create|add|delete|update|set|return|remove)\b", re.IGNORECASE)
+# a label that reads like a sentence or an instruction
 _BAD_EN = re.compile(r"\b(given|this|these|that|when|if)$|\bwhen\b|^only\b", re.IGNORECASE)
 _BAD_KO = re.compile(r"(조회|검색|합니다|입니다|제한|발급|만\b|할\s)")
 _IDENT = re.compile(r"[a-z][A-Z]|_")
+_VERB_START = re.compile(r"^(list|get|find|show|create|add|delete|update|set|return|remove)\b", re.IGNORECASE)
+_HANGUL = re.compile(r"[가-힣]")
+
+Frames = Mapping[str, Mapping[str, Any]]
 
 
 class Unphraseable(Exception):
@@ -50,91 +53,12 @@ def _josa(word: str, pair: str) -> str:
     return prompts.josa(word, pair)
 
 
-# --------------------------------------------------------------------------- nouns
-
-
-@dataclass(frozen=True)
-class Noun:
-    sing: str
-    plural: str
-
-
-_MASS = ("weather", "information", "data")
-_UNCOUNTED = ("aircraft", "statistics", "weather", "facts", "information", "data", "series")
-
-
-_PREP = re.compile(r"\s+(?=(from|of|in|with|at|for|near|to|by|on|within)\s)")
-
-
-def _head(noun: str) -> tuple[str, str]:
-    """('routes', ' from NYC'): the head of a noun phrase and what follows it."""
-    parts = _PREP.split(noun, maxsplit=1)
-    return (parts[0], noun[len(parts[0]) :]) if len(parts) > 1 else (noun, "")
-
-
 def singular(noun: str) -> str:
-    """'airports' → 'airport', 'countries' → 'country', 'routes from NYC' → 'route from NYC'; words that do not
-    inflect stay (and non-Latin words)."""
-    noun, tail = _head(noun)
-    return _singular(noun) + tail
+    return fr.singular(noun)
 
 
 def plural(noun: str) -> str:
-    noun, tail = _head(noun)
-    return _plural(noun) + tail
-
-
-def _singular(noun: str) -> str:
-    head, _, last = noun.rpartition(" ")
-    if not last.isascii():
-        return noun
-    if last.endswith(_UNCOUNTED) or not last.endswith("s") or last.endswith("ss"):
-        return noun
-    if last.endswith("ies"):
-        last = last[:-3] + "y"
-    elif last.endswith(("ches", "shes", "xes", "sses")):
-        last = last[:-2]
-    else:
-        last = last[:-1]
-    return f"{head} {last}".strip()
-
-
-def _plural(noun: str) -> str:
-    head, _, last = noun.rpartition(" ")
-    if not last.isascii():
-        return noun
-    if last.endswith(_UNCOUNTED) or last.endswith("s") and not last.endswith("ss"):
-        return noun
-    if last.endswith("y") and last[-2:-1] not in "aeiou":
-        last = last[:-1] + "ies"
-    elif last.endswith(("ch", "sh", "x", "ss")):
-        last += "es"
-    else:
-        last += "s"
-    return f"{head} {last}".strip()
-
-
-def entity(spec: ToolSpec, lang: str) -> Noun:
-    """The entity a tool's records are: 'airports', '시군구' (Unphraseable when no noun phrase is left)."""
-    raw = tool_noun(spec)
-    if lang == "ko":
-        n = re.sub(r"\s+\S+(으로|로)\s+.*$", "", raw).strip()  # '행정구역 이름으로 코드' → '행정구역'
-        n = re.sub(r"\s*목록$", "", n)
-        if not n or _BAD_KO.search(n) or _IDENT.search(n) or len(n.split()) > 4:
-            raise Unphraseable(f"no Korean noun for {spec.name}: {raw!r}")
-        return Noun(n, n)
-    n = re.sub(r"^(all|one|the|an?)\s+", "", raw, flags=re.IGNORECASE)
-    n = re.sub(r"^\w+'s\s+", "", n)  # "artist's albums" → 'albums' (the owner is named by the junction)
-    about = re.search(r"\s+of\s+an?\s+(\w+)\b", n)
-    if about and spec.records_path is None:  # a one-record lookup 'location facts of an airport' is about the airport
-        n = about.group(1)
-    n = re.sub(r"\s+(of|at|for|in)\s+(an?|the|this|one)\s+.*$", "", n)  # 'airports of a country' → 'airports'
-    n = re.sub(r"\s+given$", "", n)
-    if n.split()[-1:] and n.split()[-1].lower() in _MASS:  # 'hourly weather' is counted in records
-        n += " records"
-    if not n or _VERB_START.search(n) or _BAD_EN.search(n) or _IDENT.search(n) or len(n.split()) > 5:
-        raise Unphraseable(f"no English noun for {spec.name}: {raw!r}")
-    return Noun(singular(n), plural(n))
+    return fr.plural(noun)
 
 
 def usable(label: str, lang: str) -> str:
@@ -142,20 +66,9 @@ def usable(label: str, lang: str) -> str:
     bad = _BAD_KO if lang == "ko" else _BAD_EN
     if not label or bad.search(label) or _IDENT.search(label) or len(label.split()) > (5 if lang == "ko" else 7):
         raise Unphraseable(f"label {label!r} is not a noun phrase")
+    if lang != "ko" and _HANGUL.search(label):
+        raise Unphraseable(f"label {label!r} is not English")
     return label
-
-
-def _p(spec: ToolSpec, param: str, lang: str) -> str:
-    """The input's label; when its description is no noun phrase (Petstore's orderId: 'ID of pet that
-    needs to be fetched'), the words of its name ('order id')."""
-    try:
-        return usable(param_label(spec, param), lang)
-    except Unphraseable:
-        return usable(words(param), lang)
-
-
-def _f(spec: ToolSpec, field: str, lang: str) -> str:
-    return usable(field_label(spec, field), lang)
 
 
 def _value(v: Any) -> str:
@@ -165,6 +78,7 @@ def _value(v: Any) -> str:
 
 
 def _join(items: Sequence[str], lang: str) -> str:
+    items = [x for x in items if x]
     if lang == "ko":
         if len(items) <= 1:
             return "".join(items)
@@ -174,7 +88,137 @@ def _join(items: Sequence[str], lang: str) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-# --------------------------------------------------------------------------- the pieces
+# --------------------------------------------------------------------------- frames and labels
+
+
+def _frame(frames: Frames, spec: ToolSpec, tid: str) -> Mapping[str, Any]:
+    f = frames.get(tid)
+    if f is None:
+        raise Unphraseable(f"no frame for {spec.name}")
+    return f
+
+
+def _noun(frame: Mapping[str, Any], lang: str) -> tuple[str, str]:
+    """(singular, plural) in English; (noun, counter) in Korean; Unphraseable when no noun is left."""
+    n = frame["noun"]
+    if frame.get("action"):  # a state-changing call ('Add a track to a playlist') names no records to nest
+        raise Unphraseable(f"{frame['tool']} changes state: its records are no noun phrase")
+    if lang == "ko":
+        noun = n["ko"]["noun"]
+        if not noun or not _HANGUL.search(noun) or _BAD_KO.search(noun) or len(noun.split()) > 3:
+            raise Unphraseable(f"no Korean noun for {frame['tool']}: {noun!r}")
+        return noun, n["ko"]["counter"]
+    sing, pl = n["en"]["sing"], n["en"]["plural"]
+    if not sing or _VERB_START.search(sing) or _IDENT.search(sing) or _HANGUL.search(sing) or len(sing.split()) > 5:
+        raise Unphraseable(f"no English noun for {frame['tool']}: {sing!r}")
+    return sing, pl
+
+
+def _slot_label(frame: Mapping[str, Any], kind: str, name: str, lang: str) -> str:
+    slot = (frame.get(kind) or {}).get(name) or {}
+    label = (slot.get("label") or {}).get(lang)
+    try:
+        return usable(label or words(name), lang)
+    except Unphraseable:
+        return usable(words(name), lang)
+
+
+def _ref_noun(frame: Mapping[str, Any], fname: str, lang: str) -> str | None:
+    """The noun a reference field names ('artist', 'origin airport', '시도'), None when it has none."""
+    slot = (frame.get("fields") or {}).get(fname) or {}
+    noun = (slot.get("noun") or {}).get(lang)
+    return noun or None
+
+
+def _display_value(frame: Mapping[str, Any], v: Any, lang: str) -> str:
+    """An enum value as the reader knows it (the lexicon's `values`: economy → 경제)."""
+    tr = (frame.get("values") or {}).get(_value(v))
+    if isinstance(tr, Mapping) and tr.get(lang):
+        return str(tr[lang])
+    return _value(v)
+
+
+# --------------------------------------------------------------------------- references
+
+
+@dataclass
+class Ref:
+    """A phrase naming some records.  `text`: English definite noun phrase ('the albums by the artist AC/DC') or
+    Korean noun phrase ('AC/DC의 앨범'); `owner`: the records they belong to when the relation is a plain one
+    ("How many albums does <owner> have?"); `bare`: the English phrase without its article."""
+
+    text: str
+    one: bool
+    sing: str
+    plural: str
+    counter: str = "개"
+    owner: "Ref | None" = None
+    bare: str = ""
+    pronoun: bool = False
+    steps: int = 0  # hops and selections composed into the phrase
+    lead: str = ""  # the phrase a two-sentence form may state first ('the invoices of customer 3 dated after …')
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+def _cite(slot: Mapping[str, Any], lang: str) -> str | None:
+    c = slot.get("cite")
+    return c.get(lang) if isinstance(c, Mapping) else None
+
+
+def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -> str:
+    """A record named by one of its own display values or keys: "the track 'Pilot'", 'airport ICN', 'customer 36'
+    (a reviewed `cite` form wins: 'Germany')."""
+    slot = frame["params"].get(p) or {}
+    role = slot.get("role") or ""
+    val = _display_value(frame, v, lang)
+    cite = _cite(slot, lang)
+    if cite:
+        return cite.format(v=val, noun=ent_noun)
+    if lang == "ko":
+        if _HANGUL.search(val):
+            return val
+        return (
+            f"{_slot_label(frame, 'params', p, lang)} {val}"
+            if role in ("code", "id") or not ent_noun
+            else f"{ent_noun} {val}"
+        )
+    titled = role == "title" or (role == "name" and frame.get("entity") in fr.TITLED)
+    if titled:
+        return f"the {ent_noun} '{val}'"
+    if role == "name":
+        return f"the {ent_noun} {val}"
+    return f"{ent_noun} {val}"  # a code or an id: 'airport ICN', 'customer 36'
+
+
+def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: str) -> str:
+    """EN ' with stat type economy and year 2015' (a reviewed `phrase` reads ' on 2013-01-05'); KO '통계 유형이
+    경제이고 기준 연도가 2015인 ' (empty without values)."""
+    if not values:
+        return ""
+    parts: list[str] = []
+    own: list[str] = []  # phrases of their own ('on 2013-01-05', 'within 100 km')
+    for p, v in values:
+        slot = frame["params"].get(p) or {}
+        label = _slot_label(frame, "params", p, lang)
+        if isinstance(v, bool) or slot.get("role") == "boolean":
+            if not v:
+                raise Unphraseable(f"{frame['tool']}.{p}=false cannot be stated")
+            parts.append(label)
+            continue
+        val = _display_value(frame, v, lang)
+        phrase = (slot.get("phrase") or {}).get(lang) if isinstance(slot.get("phrase"), Mapping) else None
+        if phrase:
+            own.append(phrase.format(v=val))
+        elif lang == "ko":
+            parts.append(f"{_josa(label, '이/가')} {val}")
+        else:
+            parts.append(f"{label} {val}")
+    if lang == "ko":
+        head = "".join(f"{x} " for x in own)
+        if not parts:
+            return head
+        return head + "".join(f"{x}이고 " for x in parts[:-1]) + f"{parts[-1]}인 "
+    return "".join(f" {x}" for x in own) + (" with " + _join(parts, lang) if parts else "")
 
 
 def stated_defaults(spec: ToolSpec, sent: Mapping[str, Any]) -> dict[str, Any]:
@@ -188,32 +232,108 @@ def stated_defaults(spec: ToolSpec, sent: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def constraints(spec: ToolSpec, values: Sequence[tuple[str, Any]], lang: str) -> str:
-    """'with stat type economy and year 2015' / '통계 유형이 economy이고 기준 연도가 2015인 ' (empty without values)."""
-    if not values:
-        return ""
-    parts = []
-    for p, v in values:
-        sch = spec.params.get(p, {})
-        label = _p(spec, p, lang)
-        if sch.get("type") == "boolean" or isinstance(v, bool):
-            if not v:
-                raise Unphraseable(f"{spec.name}.{p}=false cannot be stated")
-            parts.append(label)  # 'only airports that have an IATA code' reads as a condition of its own
-            continue
-        parts.append(f"{_josa(label, '이/가')} {_value(v)}" if lang == "ko" else f"{label} {_value(v)}")
+def _of(owner: Ref, lang: str) -> str:
+    return owner.text
+
+
+_SLOTS = ("owner", "plural", "noun", "filt")
+
+
+def _pick_relation(frame: Mapping[str, Any], lang: str, vals: Mapping[str, str], owner: Ref) -> str | None:
+    """The first of the frame's reviewed relations (one, or a list) whose placeholders the call fills; None: plain."""
+    rels = (frame.get("relation") or {}).get(lang)
+    for rel in [rels] if isinstance(rels, str) else rels or []:
+        names = re.findall(r"\{(\w+)\}", rel)
+        if owner.pronoun and lang != "ko" and all(n in _SLOTS for n in names):
+            return None  # a compared record's own listing: 'their customers'
+        if all(n in vals or n in _SLOTS for n in names):
+            return rel
+    return None
+
+
+def _relation(
+    frame: Mapping[str, Any],
+    owner: Ref,
+    lang: str,
+    noun: str,
+    plural_n: str,
+    values: Sequence[tuple[str, Any]],
+    named: Sequence[tuple[str, Any]] = (),
+) -> tuple[str, bool, str]:
+    """(phrase, plain, filters) of a listing's records that belong to `owner`: the frame's reviewed relation ('the
+    {plural} within {radius_km} km of {owner}', its placeholders filled with the call's values), else 'the albums of
+    X' / '{owner}의 {noun}' (plain: 'How many albums does X have?' says the same)."""
+    vals = {p: _display_value(frame, v, lang) for p, v in [*values, *named]}
+    rel = _pick_relation(frame, lang, vals, owner)
+    used = {p for p in vals if rel and "{" + p + "}" in rel}
+    filt = _filters(frame, [(p, v) for p, v in values if p not in used], lang)
+    if rel:
+        text = rel.format(owner=_of(owner, lang), plural=plural_n, noun=noun, filt=filt, **vals)
+        return text, False, filt
     if lang == "ko":
-        return "".join(f"{x}이고 " for x in parts[:-1]) + f"{parts[-1]}인 "
-    return " with " + _join(parts, lang)
+        return f"{_of(owner, lang)}의 {filt}{noun}", True, filt
+    if owner.pronoun:
+        return f"their {plural_n}{filt}", True, filt  # the compared options (two of them)
+    return f"the {plural_n}{filt} of {owner.text}", True, filt
+
+
+def seed_ref(
+    spec: ToolSpec, frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
+    one: bool,
+) -> Ref:  # fmt: skip
+    """The records of the seed call, named by their own display values, their owner, or conditions."""
+    sing, pl = _noun(frame, lang)
+    counter = pl if lang == "ko" else "개"
+    if lang == "ko":
+        pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
+    vals = [*values, *((p, v) for p, v in stated_defaults(spec, sent).items() if p not in dict(values))]
+    own = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") in ("display", "key")]
+    refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"]
+    rest = [(p, v) for p, v in vals if (p, v) not in own and (p, v) not in refs]
+    owner = None
+    if refs:  # 'the albums of artist 3': the records belong to the entity the value names
+        names = []
+        for p, v in refs:
+            slot = frame["params"][p]
+            ent = (slot.get("noun") or {}).get(lang) or ""
+            if not ent and lang != "ko":
+                ent = words(slot.get("entity") or p)
+            sub = {"params": {p: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"],
+                   "tool": frame["tool"]}  # fmt: skip
+            names.append(_named(sub, p, v, lang, ent))
+        owner = Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "")
+    if own:
+        if lang == "ko" and not one and all(_HANGUL.search(_display_value(frame, v, lang)) for _, v in own):
+            rest, own = [*own, *rest], []  # several records of one name: '읍면동 이름이 창성동인 읍면동'
+    if own:
+        nm = [_named(frame, p, v, lang, sing) for p, v in own]
+        filt = _filters(frame, rest, lang)
+        if lang == "ko":
+            text = filt + (owner.text + " " if owner else "") + " ".join(nm)
+            return Ref(text, one, sing, sing, counter, None, text)
+        text = nm[0] + (f" and {_join(nm[1:], lang)}" if len(nm) > 1 else "") + filt
+        if owner is not None:
+            text += f" of {owner.text}"
+        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text))
+    if owner is not None:
+        text, plain, filt = _relation(frame, owner, lang, sing, pl, rest, refs)
+        bare = re.sub(r"^the ", "", text)
+        if lang != "ko" and one and text.startswith(f"the {pl}"):
+            text = f"the {sing}" + text[len(f"the {pl}") :]
+        return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt})
+    filt = _filters(frame, rest, lang)
+    if lang == "ko":
+        text = f"{filt}{sing}"
+        return Ref(text, one, sing, sing, counter, None, text)
+    text = f"the {sing if one else pl}{filt}"
+    return Ref(text, one, sing, pl, counter, None, f"{pl}{filt}")
 
 
 _SELECT = {
     "en": {
         "max": "the {sing} with the highest {f} among {ref}", "min": "the {sing} with the lowest {f} among {ref}",
-        "ge": "the {plural} whose {f} is at least {t} among {ref}",
-        "le": "the {plural} whose {f} is at most {t} among {ref}", "eq": "the {plural} whose {f} is {t} among {ref}",
-        "date_after": "the {plural} whose {f} is after {t} among {ref}",
-        "most_frequent": "the {plural} with the most common {f} among {ref}",
+        "ge": "{ref} whose {f} is at least {t}", "le": "{ref} whose {f} is at most {t}", "eq": "{ref} whose {f} is {t}",
+        "date_after": "{ref} dated after {t}", "most_frequent": "the {plural} with the most common {f} among {ref}",
     },
     "ko": {
         "max": "{ref} 중 {fj} 가장 높은 {sing}", "min": "{ref} 중 {fj} 가장 낮은 {sing}",
@@ -225,126 +345,133 @@ _SELECT = {
 _MULTI = ("ge", "le", "eq", "date_after", "most_frequent")
 
 
-@dataclass
-class Ref:
-    """A phrase naming some records: `text` ('the airport with IATA code OSN') and whether it names one."""
-
-    text: str
-    one: bool
-    noun: Noun
-
-
-def seed_ref(spec: ToolSpec, values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str, one: bool) -> Ref:
-    n = entity(spec, lang)
-    defaults = [(p, v) for p, v in stated_defaults(spec, sent).items()]
-    cons = constraints(spec, [*values, *defaults], lang)
-    if lang == "ko":
-        return Ref(f"{cons}{n.sing}", one, n)
-    return Ref(f"the {n.sing if one else n.plural}{cons}", one, n)
-
-
-def select(ref: Ref, node: Mapping[str, Any] | None, spec: ToolSpec, lang: str) -> Ref:
+def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], lang: str) -> Ref:
     """The records a process node keeps among `ref` (unchanged without a node)."""
     if not node:
         return ref
     op = node["operator"]
-    f = _f(spec, node["field"], lang)
-    text = _SELECT[lang][op].format(
-        sing=ref.noun.sing,
-        plural=ref.noun.plural,
-        f=f,
-        fj=_josa(f, "이/가"),
-        t=_value(node.get("threshold")),
-        ref=ref.text,
+    f = _slot_label(frame, "fields", node["field"], lang)
+    if lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
+        op_text = "{ref} whose {f} is after {t}"
+    else:
+        op_text = _SELECT[lang][op]
+    plural_ref = ref.text
+    if lang != "ko" and ref.one and ref.sing != ref.plural and plural_ref.startswith(f"the {ref.sing}"):
+        plural_ref = f"the {ref.plural}" + plural_ref[len(f"the {ref.sing}") :]
+    if lang != "ko" and op_text.startswith("{ref} ") and re.search(r"\b(whose|dated|among)\b", plural_ref):
+        # a second condition after a nested one reads as the nested one's: the kept records come first
+        op_text = "the {plural} " + op_text[len("{ref} ") :] + " among {ref}"
+    text = op_text.format(
+        sing=ref.sing, plural=ref.plural, f=f, fj=_josa(f, "이/가"), t=_display_value(frame, node.get("threshold"), lang), ref=plural_ref,
         suffix=_josa(f, "을/를")[len(f) :],
-    )
-    return Ref(text, op not in _MULTI, ref.noun)
+    )  # fmt: skip
+    return replace(ref, text=text, one=op not in _MULTI, owner=None, bare=re.sub(r"^the ", "", text),
+                   steps=ref.steps + 1, lead=plural_ref)  # fmt: skip
 
 
-def _own_key(up: "Ref", from_label: str) -> bool:
-    """The field is the upstream record's own key ('IATA code' of an airport, '시도 코드' of a 시도), not a
-    reference to another entity ('purchased track id' of an invoice line, 'country code' of an airport)."""
-    words = set(re.findall(r"[\w/-]+", from_label.lower())) - _KEY_WORDS - set(up.noun.sing.lower().split())
-    return not words
+def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str]:
+    slot = (frame.get("fields") or {}).get(fname) or {}
+    return slot.get("entity"), slot.get("kind") or "attribute"
 
 
-def same_entity(
-    up: "Ref", from_label: str, from_fields: Sequence[str], spec: ToolSpec, to_params: Sequence[str]
-) -> bool:
-    """The next call looks the same entity up by its own key ('iata' of a nearby airport → airport_timezone(iata)):
-    a one-record lookup (no records list) whose key parameter has the name of the upstream record's own key."""
-    norm = [re.sub(r"[^a-z0-9]", "", x.lower()) for x in (*from_fields, *to_params)]
-    k = len(from_fields)
-    return spec.records_path is None and k == len(to_params) and norm[:k] == norm[k:] and _own_key(up, from_label)
+def _hop(up: Ref, noun: str, lang: str, steps: int) -> Ref:
+    """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
+    '파장동의 시군구'."""
+    if lang == "ko":
+        text = f"{_of(up, lang)}의 {noun}"
+        return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text)
+    if up.one:
+        text = f"the {noun} of {up.text}"
+        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+    text = f"the {plural(noun)} of {up.text}"
+    return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
 
 
-_KEY_WORDS = {"code", "id", "identifier", "name", "number", "key", "iata", "icao", "faa", "two-character",
-              "three-letter", "코드", "이름", "번호"}  # fmt: skip
-
-
-def key_link(up: Ref, from_label: str, from_fields: Sequence[str], spec: ToolSpec, to_params: Sequence[str]) -> bool:
-    """The upstream records' own key is sent to a listing under the same name ('iata' of an airport → the nearby
-    airports of that airport; '시도 코드' of a 시도 → its 시군구): the listing belongs to the upstream entity."""
-    norm = [re.sub(r"[^a-z0-9]", "", x.lower()) for x in (*from_fields, *to_params)]
-    k = len(from_fields)
-    return (
-        spec.records_path is not None and k == len(to_params) == 1 and norm[:k] == norm[k:] and _own_key(up, from_label)
-    )
+_COUNTER_KO = "개"
 
 
 def link(
-    up: Ref, up_spec: ToolSpec, from_fields: Sequence[str], spec: ToolSpec, to_params: Sequence[str],
-    values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
+    up: Ref, up_frame: Mapping[str, Any], from_fields: Sequence[str], spec: ToolSpec, frame: Mapping[str, Any],
+    to_params: Sequence[str], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
+    unique: bool = False,
 ) -> Ref:  # fmt: skip
-    """The records of `spec` whose `to_params` are the `from_fields` of `up`."""
-    n = entity(spec, lang)
-    cons_vals = [*values, *stated_defaults(spec, sent).items()]
-    fl = _join([_f(up_spec, f, lang) for f in from_fields], lang)
-    if same_entity(up, fl, from_fields, spec, to_params) and not cons_vals:
-        if lang == "ko":
-            return Ref(up.text, up.one, n)
-        text = up.text if up.one or up.text.startswith("each of ") else f"each of {up.text}"
-        return Ref(text, up.one, n)
-    pl = _join([_p(spec, p, lang) for p in to_params], lang)
-    if key_link(up, fl, from_fields, spec, to_params):  # 'the nearby airports of the airport …', '… 시도의 시군구'
-        cons = constraints(spec, cons_vals, lang)
-        if lang == "ko":
-            return Ref(f"{up.text}{'' if up.one else ' 각각'}의 {cons}{n.sing}", False, n)
-        upt = up.text[len("each of ") :] if up.text.startswith("each of ") else up.text
-        return Ref(f"the {n.plural}{cons} of {'' if up.one else 'any of '}{upt}", False, n)
+    """The records of `spec` called with the `from_fields` of `up` as `to_params` (`unique`: every such call
+    returned at most one record)."""
+    sing, pl = _noun(frame, lang)
+    counter = pl if lang == "ko" else "개"
     if lang == "ko":
-        cons = constraints(spec, cons_vals, lang)
-        each = " 각각" if not up.one else ""
-        return Ref(f"{up.text}{each}의 {fl}에 해당하는 {cons}{n.sing}", False, n)
-    cons = constraints(spec, cons_vals, lang)
-    verb = "are" if len(to_params) > 1 else "is"
-    of = "of" if up.one else "of any of"
-    upt = up.text[len("each of ") :] if up.text.startswith("each of ") else up.text
-    one = up.one and spec.records_path is None  # a lookup of one record for one upstream record
-    return Ref(f"the {n.sing if one else n.plural}{cons} whose {pl} {verb} the {fl} {of} {upt}", one, n)
-
-
-def ask(ref: Ref, spec: ToolSpec, what: Mapping[str, Any], total: bool, lang: str) -> str:
-    """The answer phrase over the terminal records."""
-    if what.get("ask") == "value":
-        f = _f(spec, what["field"], lang)
-        if lang == "ko":
-            return f"{ref.text}의 {f}"
-        return (
-            f"the {f} of {ref.text}" if ref.one or ref.text.startswith("each of") else f"the {f} of each of {ref.text}"
-        )
+        pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
+    extra = [*values, *((p, v) for p, v in stated_defaults(spec, sent).items() if p not in dict(values))]
+    ents = [_field_entity(up_frame, f) for f in from_fields]
+    pents = [(frame["params"].get(p) or {}).get("entity") for p in to_params]
+    kinds = [(frame["params"].get(p) or {}).get("kind") for p in to_params]
+    target = frame["entity"]
+    up_ent = up_frame["entity"]
+    steps = up.steps + 1
+    fl = [
+        _ref_noun(up_frame, f, lang) or _short(_slot_label(up_frame, "fields", f, lang), up.sing) for f in from_fields
+    ]
+    moved = up
+    key = False
+    if len(from_fields) == 1:
+        e, kind = ents[0]
+        if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
+            moved, up_ent = _hop(up, fl[0], lang, steps), e
+        key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
+        if key and target == up_ent and kinds[0] == "reference":  # a listing around it: 'the airports near …'
+            moved = replace(moved, meta={**moved.meta, "around": True})
+    elif target != up_ent and target in [e for e, _ in ents] and target in pents:
+        # several fields naming one record of another entity (a 읍면동's 시도 and 시군구 names → its 시군구)
+        noun = frame["noun"]["ko"]["noun"] if lang == "ko" else sing
+        moved, up_ent, key = _hop(up, noun, lang, steps), target, True
+    elif target == up_ent and unique and any(k == "display" for _, k in ents):
+        key = True  # the record looked up again by its names (one record each time): the same record
+    if key:
+        if target == up_ent and not moved.meta.get("around"):  # the same record looked up again: it keeps its name
+            filt = _filters(frame, extra, lang)
+            text = moved.text if not filt else (f"{filt}{moved.text}" if lang == "ko" else moved.text + filt)
+            one = moved.one and (spec.records_path is None or all(k in ("display", "key") for k in kinds))
+            keep = moved is up
+            return replace(moved, text=text, one=one, sing=sing if keep else moved.sing,
+                           plural=pl if keep else moved.plural, counter=counter, steps=steps,
+                           bare=re.sub(r"^the ", "", text))  # fmt: skip
+        # a listing of what belongs to it: 'the albums of the artist …', '… 시군구의 읍면동'
+        text, plain, filt = _relation(frame, moved, lang, sing, pl, extra)
+        one = moved.one and spec.records_path is None
+        if lang != "ko" and one and text.startswith(f"the {pl}"):
+            text = f"the {sing}" + text[len(f"the {pl}") :]
+        return Ref(text, one, sing, pl, counter, moved if plain else None, re.sub(r"^the ", "", text), steps=steps,
+                   lead=moved.text, meta={"filt": filt})  # fmt: skip
+    # attributes of the upstream records: say which values are shared
+    filt = _filters(frame, extra, lang)
+    ftypes = [((up_frame.get("fields") or {}).get(f) or {}).get("type") for f in from_fields]
+    ptypes = [(frame["params"].get(p) or {}).get("type") for p in to_params]
+    pkinds = [(frame["params"].get(p) or {}).get("kind") for p in to_params]
+    same = target == up_frame["entity"] or (all(ftypes) and ftypes == ptypes)
+    named = len(to_params) == 1 and pkinds[0] == "display" and ents[0][1] in ("display", "reference")
+    if named and moved is not up:
+        up = moved  # the name of the referenced record: 'the regions with the same name as the district of …'
     if lang == "ko":
-        return f"{ref.text}의 {'총 ' if total else ''}수"
-    return f"the {'total ' if total else ''}number of {re.sub(r'^the ', '', _plural_ref(ref))}"
-
-
-def _plural_ref(ref: Ref) -> str:
-    t = ref.text
-    if t.startswith("each of "):
-        return t[len("each of ") :]
-    if t.startswith(f"the {ref.noun.sing} ") and ref.noun.sing != ref.noun.plural:
-        return f"the {ref.noun.plural} " + t[len(f"the {ref.noun.sing} ") :]
-    return t
+        if named:  # a record of another entity found by the name: '그 시군구와 이름이 같은 행정구역'
+            text = f"{_josa(up.text, '과/와')} 이름이 같은 {filt}{sing}"
+        elif same:  # '… 통계 항목과 대분류와 소분류가 같고 기준 연도가 2015인 센서스 통계'
+            same_as = f"{_josa(up.text, '과/와')} {_josa(_join(fl, lang), '이/가')}"
+            text = f"{same_as} 같고 {filt}{sing}" if filt else f"{same_as} 같은 {sing}"
+        else:
+            text = f"{_of(up, lang)}의 {_join(fl, lang)}에 해당하는 {filt}{sing}"
+        return Ref(text, False, sing, sing, counter, None, text, steps=steps, lead=up.text)
+    if named:
+        text = f"the {pl}{filt} with the same name as {up.text}"
+    elif same:
+        text = f"the {pl}{filt} with the same {_join(fl, lang)} as {up.text}"
+    else:
+        labels = [_slot_label(frame, "params", p, lang) for p in to_params]
+        verb = "are" if len(to_params) > 1 else "is"
+        text = f"the {pl}{filt} whose {_join(labels, lang)} {verb} the {_join(fl, lang)} of {up.text}"
+    one = up.one and spec.records_path is None
+    if one:
+        text = f"the {sing}" + text[len(f"the {pl}") :]
+    return Ref(text, one, sing, pl, counter, None, text[4:], steps=steps, lead=up.text)
 
 
 # --------------------------------------------------------------------------- whole trajectories
@@ -374,8 +501,8 @@ def _sent(t: Mapping[str, Any], tid: str) -> dict[str, Any]:
 
 
 def chain_refs(
-    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], tids: Sequence[str], junctions: Sequence[Mapping[str, Any]],
-    lang: str, start: Ref | None = None, seed_skip: Sequence[str] = (),
+    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, tids: Sequence[str],
+    junctions: Sequence[Mapping[str, Any]], lang: str, start: Ref | None = None, seed_skip: Sequence[str] = (),
 ) -> Ref:  # fmt: skip
     """The phrase naming the terminal records of the chain `tids` (its seed phrase `start`, if given)."""
     if len(tids) != len(junctions) + 1:
@@ -384,12 +511,16 @@ def chain_refs(
         raise Unphraseable(f"{len(junctions)} hops are too many for one question")
     s0 = specs[tids[0]]
     first_one = bool(junctions) and junctions[0]["n"] == 1 and not junctions[0].get("process")
-    ref = start or seed_ref(s0, _seeds_of(t, tids[0], seed_skip), _sent(t, tids[0]), lang, first_one)
+    f0 = _frame(frames, s0, tids[0])
+    ref = start or seed_ref(s0, f0, _seeds_of(t, tids[0], seed_skip), _sent(t, tids[0]), lang, first_one)
     for k, j in enumerate(junctions):
         up_spec, spec = specs[tids[k]], specs[tids[k + 1]]
-        ref = select(ref, j.get("process"), up_spec, lang)
+        up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
+        ref = select(ref, j.get("process"), up_frame, lang)
         fields, params = _ends(j)
-        ref = link(ref, up_spec, fields, spec, params, _seeds_of(t, tids[k + 1]), _sent(t, tids[k + 1]), lang)
+        unique = all(a.get("records", 0) <= 1 for a in t["golden_actions"] if a.get("tool_id") == tids[k + 1])
+        ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1]), _sent(t, tids[k + 1]), lang,
+                   unique)  # fmt: skip
     return ref
 
 
@@ -399,93 +530,213 @@ def _checked(text: str, lang: str) -> str:
     return text
 
 
-def chain_description(
-    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], junctions: Sequence[Mapping[str, Any]], lang: str
-) -> str:
-    """The whole question of a chain as one noun phrase: 'the number of … of … with …'."""
+def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
+    """What a count question needs: the noun counted, its owner when the records belong to one, the full phrase."""
+    parts: dict[str, Any] = {
+        "ask": "total" if total else "count", "noun": ref.plural, "counter": ref.counter,
+        "np": _checked(ref.bare or ref.text, lang), "owner": "", "owner_one": True, "filt": "",
+    }  # fmt: skip
+    if ref.owner is not None and not ref.owner.pronoun:
+        parts.update(owner=ref.owner.text, owner_one=ref.owner.one, filt=ref.meta.get("filt", ""))
+    return parts
+
+
+def _short(label: str, noun: str) -> str:
+    """A field's label without its record's noun: '통계 항목 대분류' of a 통계 항목 → '대분류'."""
+    if noun and label.lower().startswith(noun.lower() + " ") and len(label) > len(noun) + 1:
+        return label[len(noun) + 1 :]
+    return label
+
+
+def _value_parts(ref: Ref, frame: Mapping[str, Any], fname: str, lang: str) -> dict[str, Any]:
+    f = _slot_label(frame, "fields", fname, lang)
+    if lang == "ko" and ref.sing and f.startswith(ref.sing + " ") and len(f) > len(ref.sing) + 1:
+        f = f[len(ref.sing) + 1 :]  # '행정구역의 행정구역 영문명' → '행정구역의 영문명'
+    elif lang != "ko" and ref.sing and f.lower().startswith(ref.sing.lower() + " "):
+        f = f[len(ref.sing) + 1 :]  # "the airport's airport name" → 'name'
+
+    unit = ((frame.get("fields") or {}).get(fname) or {}).get("unit")
+    subject = ref.text if (ref.one or lang == "ko") else f"each of {ref.text}"
+    return {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one}
+
+
+@dataclass
+class Realization:
+    """What the query templates are given: the pattern they choose by and the parts they compose."""
+
+    pattern: str
+    description: str  # the whole answer as one noun phrase (for a model writer and the records)
+    parts: dict[str, Any]
+    qualifier: str = ""
+    otherwise: str = ""
+    options: list[str] = field(default_factory=list)
+
+
+def part_description(parts: Mapping[str, Any], lang: str) -> str:
+    """The noun phrase of one realized part ('the number of …', 'the city of …')."""
+    return _description(parts, lang)
+
+
+def _description(parts: Mapping[str, Any], lang: str) -> str:
+    if parts["ask"] == "value":
+        return (
+            f"{parts['subject']}의 {parts['field']}" if lang == "ko" else f"the {parts['field']} of {parts['subject']}"
+        )
+    if lang == "ko":
+        return f"{parts['np']}의 {'총 ' if parts['ask'] == 'total' else ''}수"
+    return f"the {'total ' if parts['ask'] == 'total' else ''}number of {parts['np']}"
+
+
+def chain_realization(
+    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, junctions: Sequence[Mapping[str, Any]],
+    lang: str,
+) -> Realization:  # fmt: skip
     d = t["describe"]
     tids = list(d["chain"])
-    ref = chain_refs(t, specs, tids, junctions, lang)
-    total = bool(junctions) and junctions[-1]["width"] > 1 and d.get("ask") != "value"
-    return _checked(ask(ref, specs[tids[-1]], d, total, lang), lang)
+    ref = chain_refs(t, specs, frames, tids, junctions, lang)
+    last = _frame(frames, specs[tids[-1]], tids[-1])
+    if d.get("ask") == "value":
+        parts = _value_parts(ref, last, d["field"], lang)
+    else:
+        total = bool(junctions) and junctions[-1]["width"] > 1
+        parts = _count_parts(ref, total, lang)
+    parts["steps"] = ref.steps
+    return Realization("PATH", _description(parts, lang), parts)
 
 
-def cond_description(
-    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], junctions: Sequence[Mapping[str, Any]], lang: str
-) -> tuple[str, str, str]:
-    """(condition, then-phrase, else-phrase) of a COND: 'there are at least 5 …' / '… 5건 이상이면'."""
+def chain_description(
+    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], junctions: Sequence[Mapping[str, Any]], lang: str,
+    frames: Frames | None = None,
+) -> str:  # fmt: skip
+    """The whole question of a chain as one noun phrase: 'the number of … of … with …'."""
+    return chain_realization(t, specs, frames or fr.frames_for(specs), junctions, lang).description
+
+
+def cond_realization(
+    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, junctions: Sequence[Mapping[str, Any]],
+    lang: str,
+) -> Realization:  # fmt: skip
+    """COND: 'if there are at least k <records>, <then-count>; otherwise <their count>'."""
     d = t["describe"]
     cid, tid = d["cond_tool_id"], d["then_tool_id"]
     cs = specs[cid]
-    base = seed_ref(cs, _seeds_of(t, cid), _sent(t, cid), lang, False)
-    if lang == "ko":
-        cond = f"{_josa(base.text, '이/가')} {_value(d['threshold'])}건 이상이면"
-        those = Ref(f"그 {base.noun.sing}", False, base.noun)
+    cframe = _frame(frames, cs, cid)
+    base = seed_ref(cs, cframe, _seeds_of(t, cid), _sent(t, cid), lang, False)
+    those = Ref("그" if lang == "ko" else "those", False, base.sing, base.plural, base.counter, pronoun=True)
+    if lang != "ko":
+        those = replace(those, text=f"those {base.plural}", pronoun=False)
     else:
-        cond = f"there are at least {_value(d['threshold'])} {base.text[len('the ') :]}"
-        those = Ref(f"those {base.noun.plural}", False, base.noun)
-    then_ref = chain_refs(t, specs, [cid, tid], junctions[:1], lang, start=those)
+        those = replace(those, text=f"그 {base.sing}", pronoun=False, one=True)
+    then_ref = chain_refs(t, specs, frames, [cid, tid], junctions[:1], lang, start=those)
     total = bool(junctions) and junctions[0]["width"] > 1
-    then = ask(then_ref, specs[tid], {"ask": "count"}, total, lang)
-    other = ask(those, cs, {"ask": "count"}, False, lang)
-    if then == other:
-        raise Unphraseable(f"both branches read {then!r}")
-    return _checked(cond, lang), _checked(then, lang), other
+    then = _count_parts(then_ref, total, lang)
+    cond = _count_parts(base, False, lang)
+    cond["threshold"] = _value(d["threshold"])
+    parts = {"ask": "cond", "cond": cond, "then": then}
+    then_d, other_d = _description(then, lang), _description(cond, lang)
+    if then_d == other_d:
+        raise Unphraseable(f"both branches read {then_d!r}")
+    qual = (f"{_josa(base.text, '이/가')} {cond['threshold']}{base.counter} 이상이면" if lang == "ko"
+            else f"there are at least {cond['threshold']} {base.bare}")  # fmt: skip
+    return Realization("IF", then_d, parts, qualifier=_checked(qual, lang), otherwise=other_d)
 
 
-def cmp_description(
-    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], junctions: Sequence[Mapping[str, Any]], lang: str
-) -> tuple[str, str, list[str]]:
-    """(what is counted, the compared parameter's label, the two labelled values) of a CMP."""
+def _option(spec: ToolSpec, frame: Mapping[str, Any], param: str, value: Any, lang: str) -> str:
+    """A compared value as a reader names it: 'album 218', 'the artist AC/DC', '대전광역시', '시도 코드 41'."""
+    slot = frame["params"].get(param) or {}
+    kind = slot.get("kind")
+    if kind in ("display", "key"):
+        sing, _ = _noun(frame, lang)
+        return _named(frame, param, value, lang, sing)
+    if kind == "reference":
+        ent = (slot.get("noun") or {}).get(lang) or (words(slot.get("entity") or param) if lang != "ko" else "")
+        val = _display_value(frame, value, lang)
+        if lang == "ko":
+            return val if _HANGUL.search(val) else f"{_slot_label(frame, 'params', param, lang)} {val}"
+        sub = {"params": {param: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"]}
+        return _named(sub, param, value, lang, ent)
+    label = _slot_label(frame, "params", param, lang)
+    return f"{label} {_display_value(frame, value, lang)}"
+
+
+def cmp_realization(
+    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, junctions: Sequence[Mapping[str, Any]],
+    lang: str,
+) -> Realization:  # fmt: skip
+    """CMP: the two compared values as options and what is counted for each ('tracks', 'its albums' tracks')."""
     d = t["describe"]
     tid, param = d["compare"]["tool_id"], d["compare"]["param"]
     spec = specs[tid]
-    label = _p(spec, param, lang)
+    frame = _frame(frames, spec, tid)
     values = [s["value"] for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param]
     if len(values) != 2:
         raise Unphraseable(f"{len(values)} compared values of {param}")
+    options = [_option(spec, frame, param, v, lang) for v in values]
+    if options[0] == options[1]:
+        raise Unphraseable(f"both options read {options[0]!r}")
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])
     arm = junctions[: len(tids) - 1]
-    start = None
-    if arm:  # the compared value is sent to the first tool: its records are named 'with that <label>'
-        s0 = specs[tid]
-        others = _seeds_of(t, tid, [param])
-        first_one = arm[0]["n"] == 1 and not arm[0].get("process")
-        start = seed_ref(s0, [*others, (param, _THAT)], _sent(t, tid), lang, first_one)
-        that = f"{_josa(label, '이/가')} 해당 값인" if lang == "ko" else f"that {label}"
-        start = Ref(start.text.replace(f"{_josa(label, '이/가')} {_THAT}인", that).replace(f"{label} {_THAT}", that),
-                    start.one, start.noun)  # fmt: skip
-        if _THAT in start.text:
-            raise Unphraseable(f"the compared {label!r} cannot be referred to")
-    ref = chain_refs(t, specs, tids, arm, lang, start=start, seed_skip=[param])
-    counted = ref.text if lang == "ko" else re.sub(r"^the\s+", "", _plural_ref(ref))
-    return _checked(counted, lang), label, [_value(v) for v in values]
+    others = _seeds_of(t, tid, [param])
+    others += [(p, v) for p, v in stated_defaults(spec, _sent(t, tid)).items() if p not in dict(others) and p != param]
+    sing, pl = _noun(frame, lang)
+    kind = (frame["params"].get(param) or {}).get("kind")
+    if kind in ("display", "key") and not others:  # the compared value names the first tool's record: 'it'
+        start = Ref("그것" if lang == "ko" else "it", True, sing, pl, pl if lang == "ko" else "개", pronoun=True)
+    else:
+        it = Ref("각각" if lang == "ko" else "each", True, "", "", pronoun=True)
+        if kind in ("reference",):
+            text, plain, filt = _relation(frame, it, lang, sing, pl, others)
+        else:  # an attribute compared: the records with that value ('the statistics of that type')
+            filt = _filters(frame, others, lang)
+            text, plain = (f"{filt}{sing}" if lang == "ko" else f"the {pl}{filt}"), False
+        start = Ref(text, False, sing, pl, pl if lang == "ko" else "개", it if plain else None, meta={"filt": filt})
+    if not arm:
+        ref = start
+    else:
+        ref = chain_refs(t, specs, frames, tids, arm, lang, start=start, seed_skip=[param])
+    counted = ref.text if lang == "ko" else re.sub(r"^the\s+", "", ref.text)
+    if counted in ("it", "그것"):
+        raise Unphraseable("the compared records are the counted ones")
+    if lang != "ko":
+        counted = re.sub(r"^their\s+", "", counted) if ref.owner is not None and ref.owner.pronoun else counted
+    else:
+        counted = re.sub(r"^각각의\s+", "", counted)
+    parts = {"ask": d.get("cmp") or "winner", "counted": _checked(counted, lang), "counter": ref.counter,
+             "more": d.get("order") == "more"}  # fmt: skip
+    if d.get("cmp") == "difference":
+        return Realization("DIFF", counted, parts, options=options)
+    qual = ("많은" if parts["more"] else "적은") if lang == "ko" else ("more" if parts["more"] else "fewer")
+    return Realization("WHICH", counted, parts, qualifier=qual, options=options)
 
 
-def sem_description(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str) -> str:
-    """Both parts of a SEM question, each with the shared value it is asked for."""
+def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, lang: str) -> Realization:
+    """SEM: two facts asked at once, each with the shared value; one subject when both are of the same record."""
     d = t["describe"]
     shared = d["shared"]["value"]
-    phrases, refs, fields = [], [], []
+    out: list[dict[str, Any]] = []
     for part in d["parts"]:
         tid = part["tool_id"]
         spec = specs[tid]
+        frame = _frame(frames, spec, tid)
         sent = _sent(t, tid)
         values = _seeds_of(t, tid)
         if not any(v == shared for _, v in values):
             values = [(p, v) for p, v in sent.items() if v == shared and p in spec.params][:1] + values
-        ref = seed_ref(spec, values, sent, lang, part.get("ask") == "value")
-        phrases.append(ask(ref, spec, part, False, lang))
-        refs.append(ref.text)
-        fields.append(_f(spec, part["field"], lang) if part.get("ask") == "value" else None)
-    if len(set(phrases)) < len(phrases):
-        raise Unphraseable(f"the parts read the same: {phrases[0]!r}")
-    if len(set(refs)) == 1 and all(fields) and len(set(fields)) == len(fields):  # two facts of one entity
-        f = [x for x in fields if x]
-        if lang == "ko":
-            return _checked(f"{refs[0]}의 {_join(f, lang)}", lang)
-        return _checked(f"the {' and the '.join(f)} of {refs[0]}", lang)
-    return _checked(_join(phrases, lang), lang)
+        ref = seed_ref(spec, frame, values, sent, lang, part.get("ask") == "value")
+        if part.get("ask") == "value":
+            out.append(_value_parts(ref, frame, part["field"], lang))
+        else:
+            out.append(_count_parts(ref, False, lang))
+    descs = [_description(p, lang) for p in out]
+    if len(set(descs)) < len(descs):
+        raise Unphraseable(f"the parts read the same: {descs[0]!r}")
+    subjects = [p.get("subject") or p.get("owner") for p in out]
+    same = len(set(subjects)) == 1 and bool(subjects[0])
+    person = any(
+        _frame(frames, specs[p["tool_id"]], p["tool_id"]).get("person") for p in d["parts"] if p.get("ask") == "value"
+    )
+    pron = {"subject": "they", "possessive": "their"} if person else {"subject": "it", "possessive": "its"}
+    return Realization("BOTH", _join(descs, lang), {"ask": "both", "parts": out, "same": same, "pron": pron})
 
 
 def default_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[Any]:
@@ -501,3 +752,22 @@ def default_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[
         if spec is not None:
             out += [v for v in stated_defaults(spec, _sent(t, tid)).values() if v not in out]
     return out
+
+
+def realize(
+    t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, junctions: Sequence[Mapping[str, Any]],
+    counterfactual: Sequence[Mapping[str, Any]], lang: str,
+) -> Realization:  # fmt: skip
+    """The realization of trajectory `t` (every step of its golden path named); raises Unphraseable."""
+    if t["template"] == "chain":
+        return chain_realization(t, specs, frames, junctions, lang)
+    if t["template"] == "COND":
+        return cond_realization(t, specs, frames, [*junctions, *counterfactual], lang)
+    if t["template"] == "CMP":
+        return cmp_realization(t, specs, frames, junctions, lang)
+    if t["template"] == "SEM":
+        return sem_realization(t, specs, frames, lang)
+    raise Unphraseable(f"no realization for template {t['template']!r}")
+
+
+__all__ = ["Realization", "Ref", "Unphraseable", "param_label", "realize", "usable"]

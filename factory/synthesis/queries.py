@@ -18,18 +18,23 @@ Before any text is written a trajectory is rejected (recorded, with its reason) 
 
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from factory import prompts
 from factory.config import ProjectConfig
+from factory.frames import frames_for
+from factory.llm import rules
 from factory.llm.client import ModelClient
 from factory.llm.errors import LLMError
 from factory.llm.roles import role
-from factory.llm.schemas import AnswerMaterial, QueryParaphraseInput, QueryWriterInput, TrajectoryStep
+from factory.llm.rules import main_pattern
+from factory.llm.schemas import AnswerMaterial, QueryDraft, QueryParaphraseInput, QueryWriterInput, TrajectoryStep
 from factory.records import AlternativePath, Answer, GoldenAction, Lineage, RewardBasis, Task, task_id
 from factory.report import counts, md_table, rate
-from factory.synthesis import answers, phrasing
+from factory.synthesis import answers, fluency, phrasing
+from factory.synthesis.fluency import rule_problems
 from factory.synthesis.grounding import code_like, description_words, grounding_problems, vocabulary
 from factory.synthesis.labels import param_label, tool_noun
 from factory.tools.registry import ToolRegistry
@@ -77,31 +82,19 @@ def _seed_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], lang: str)
     return out
 
 
-def _realize(t: Mapping[str, Any], specs: ToolRegistry, lang: str) -> tuple[str, str, str, str, list[str]]:
-    """(pattern, answer description, qualifier, otherwise, options) of a trajectory's question, every step of
-    its golden path named (`phrasing`); raises `phrasing.Unphraseable`."""
-    d = t["describe"]
-    asked = _question_junctions(t)
-    if t["template"] == "chain":
-        return "PATH", phrasing.chain_description(t, specs, asked, lang), "", "", []
-    if t["template"] == "COND":
-        every = [*asked, *(t.get("counterfactual_junctions") or [])]
-        cond, then, other = phrasing.cond_description(t, specs, every, lang)
-        return "IF", then, cond, other, []
-    if t["template"] == "CMP":
-        counted, label, values = phrasing.cmp_description(t, specs, asked, lang)
-        options = [f"{_josa(label, '이/가')} {v}인 경우" if lang == "ko" else f"{label} {v}" for v in values]
-        if d.get("cmp") == "difference":
-            return "DIFF", counted, "", "", options
-        more = d["order"] == "more"
-        qual = ("많은" if more else "적은") if lang == "ko" else ("more" if more else "fewer")
-        return "WHICH", counted, qual, "", options
-    if t["template"] == "SEM":
-        return "BOTH", phrasing.sem_description(t, specs, lang), "", "", []
-    raise phrasing.Unphraseable(f"no realization for template {t['template']!r}")
+def _realize(
+    t: Mapping[str, Any], specs: ToolRegistry, lang: str, frames: Mapping[str, Any] | None = None
+) -> phrasing.Realization:
+    """The realization of a trajectory's question from the tool frames (the tool_lexicon's `nouns`, else rules
+    over the specs), every step of its golden path named (`phrasing`); raises `phrasing.Unphraseable`."""
+    fr = frames if frames is not None else frames_for(specs)
+    every_cf = list(t.get("counterfactual_junctions") or [])
+    return phrasing.realize(t, specs, fr, _question_junctions(t), every_cf, lang)
 
 
-def writer_input(t: Mapping[str, Any], specs: ToolRegistry, lang: str, variant: int) -> QueryWriterInput:
+def writer_input(
+    t: Mapping[str, Any], specs: ToolRegistry, lang: str, variant: int, frames: Mapping[str, Any] | None = None
+) -> QueryWriterInput:
     """The query writer's input; raises `phrasing.Unphraseable` when the question cannot be stated clearly."""
     ans = t["answer"]
     steps = [
@@ -109,23 +102,51 @@ def writer_input(t: Mapping[str, Any], specs: ToolRegistry, lang: str, variant: 
         for a in t["golden_actions"]
     ]
     value = ans["value"] if not isinstance(ans["value"], dict) else str(ans["value"])
-    pattern, description, qualifier, otherwise, options = _realize(t, specs, lang)
+    r = _realize(t, specs, lang, frames)
     return QueryWriterInput(
-        pattern=pattern,
+        pattern=r.pattern,
         language=lang,  # type: ignore[arg-type]
         steps=steps,
         seed_values=_seed_values(t, specs, lang),
-        qualifier=qualifier,
+        qualifier=r.qualifier,
         answer=AnswerMaterial(
             type="list" if isinstance(value, list) else "number" if ans["type"] == "number" else "string",
             value=value,
             fields=ans["fields"],
-            description=description,
-            otherwise=otherwise,
-            options=options,
+            description=r.description,
+            otherwise=r.otherwise,
+            options=r.options,
+            parts=r.parts,
+            sem_parts=[phrasing.part_description(x, lang) for x in r.parts.get("parts", [])]
+            if r.pattern == "BOTH"
+            else [],
+            counter=str(r.parts.get("counter") or "") if lang == "ko" else "",
         ),
         variant=variant,
     )
+
+
+class _RulesDraft:
+    """The rules writer's question where a model serves `query_writer` (the template it falls back to), with
+    the provenance a role result records."""
+
+    def __init__(self, inp: QueryWriterInput) -> None:
+        self.output: QueryDraft = rules.query_writer(inp)
+        self.language = inp.language
+
+    def provenance(self) -> dict[str, Any]:
+        name = rules.QUERY_TEMPLATE.format(lang=self.language)
+        return {
+            "role": "query_writer",
+            "implementation": "rules",
+            "backend": "rules",
+            "model": rules.RULES_VERSION,
+            "prompts": {name: f"sha256:{prompts.template_hash(name)}"},
+        }
+
+
+def rules_writer_result(inp: QueryWriterInput) -> _RulesDraft:
+    return _RulesDraft(inp)
 
 
 class _Reject(Exception):
@@ -172,21 +193,113 @@ def _check(
     t: Mapping[str, Any],
     specs: Mapping[str, ToolSpec],
     lang: str,
-    vocab: Sequence[str],
-    plain: Sequence[str],
-    words: Iterable[str] = frozenset(),
+    ctx: "_Context",
 ) -> list[str]:
-    allowed = [x for s in t["seeds"] for x in _seed_scalars(s["value"])]
-    allowed += list(t["thresholds"]) + phrasing.default_values(t, specs)
     return grounding_problems(
         query,
         language=lang,
-        allowed_values=allowed,
+        allowed_values=_allowed(t, specs),
         bridge_values=t["bridge_values"],
-        forbidden_identifiers=vocab,
-        plain_field_names=plain,
-        vocabulary_words=words,
+        forbidden_identifiers=ctx.vocab,
+        plain_field_names=ctx.plain,
+        vocabulary_words=ctx.words,
+        descriptions=ctx.descriptions,
+        prefixes=ctx.prefixes,
     )
+
+
+def _allowed(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[Any]:
+    allowed = [x for s in t["seeds"] for x in _seed_scalars(s["value"])]
+    return allowed + list(t["thresholds"]) + phrasing.default_values(t, specs)
+
+
+class _Context:
+    """What every check of a domain's queries needs: API vocabulary, descriptions, organisation prefixes."""
+
+    def __init__(self, specs: ToolRegistry) -> None:
+        names = [s.name for s in specs.values()]
+        field_names = {f for s in specs.values() for f in [*s.output_fields, *s.params]}
+        self.vocab = vocabulary(names, field_names)
+        self.plain = sorted(f for f in field_names if not code_like(f))
+        self.descriptions = sorted(
+            {s.description for s in specs.values()}
+            | {f.description for s in specs.values() for f in s.output_fields.values()}
+            | {str(p.get("description", "")) for s in specs.values() for p in s.params.values()} - {""}
+        )
+        self.words = description_words(self.descriptions)
+        # an organisation prefix: a platform's name words ('chinook', 'kostat census') said twice in one query
+        self.prefixes = sorted({s.platform.replace("-", " ").replace("_", " ") for s in specs.values() if s.platform})
+
+
+def answer_frame(inp: QueryWriterInput) -> dict[str, Any]:
+    """What the answer sentence states the value as (`answers.answer_text`), from the query writer's input."""
+    a = inp.answer
+    return {
+        "pattern": main_pattern(inp.pattern),
+        "description": a.description,
+        "otherwise": a.otherwise,
+        "options": list(a.options),
+        "qualifier": inp.qualifier,
+        "counter": a.counter,
+    }
+
+
+def _sub_inputs(inp: QueryWriterInput) -> list[QueryWriterInput]:
+    """Stage one of the two-stage composition (EDGE App. J, Tables 20-21): one sub-question per step of a
+    SEM/CMP/COND question (CMP: each side's count; COND: the condition, then each branch; SEM: each part).
+    Empty for a sequential question (written in one stage)."""
+    a, ko = inp.answer, inp.language == "ko"
+    pat = main_pattern(inp.pattern)
+    pat = {"CMP": "DIFF" if a.type == "number" else "WHICH", "COND": "IF", "SEM": "BOTH"}.get(pat, pat)
+    if pat in ("WHICH", "DIFF") and len(a.options) == 2:
+        parts = [f"{o}의 {a.description}" if ko else f"{a.description} for {o}" for o in a.options]
+    elif pat == "IF" and inp.qualifier:
+        cond = f"{inp.qualifier}인지 여부" if ko else f"whether {inp.qualifier}"
+        parts = [cond, a.description] + ([a.otherwise] if a.otherwise else [])
+    elif pat == "BOTH" and len(a.sem_parts) >= 2:
+        parts = list(a.sem_parts)
+    else:
+        return []
+    return [
+        inp.model_copy(
+            update={
+                "pattern": "PATH",
+                "stage": "sub",
+                "qualifier": "",
+                "answer": a.model_copy(
+                    update={"description": p, "otherwise": "", "options": [], "parts": {}, "sem_parts": []}
+                ),
+            }
+        )
+        for p in parts
+    ]
+
+
+def _model_queries(model: ModelClient, inputs: Sequence[QueryWriterInput]) -> list[tuple[str, Any]]:
+    """The model writer's question for each input: ('' on a failure) with the final role result. SEM/CMP/COND
+    go in two stages (sub-questions, then one composed question); a failed sub-question fails the question."""
+    subs = [_sub_inputs(inp) for inp in inputs]
+    flat = [s for group in subs for s in group]
+    sub_res = model.map("query_writer", flat) if flat else []
+    composed: list[QueryWriterInput] = []
+    failed: set[int] = set()
+    k = 0
+    for i, (inp, group) in enumerate(zip(inputs, subs, strict=True)):
+        if not group:
+            composed.append(inp)
+            continue
+        res = sub_res[k : k + len(group)]
+        k += len(group)
+        if any(r.output is None or r.implementation != "model" for r in res):
+            failed.add(i)
+        questions = [r.output.query if r.output is not None else "" for r in res]
+        composed.append(inp.model_copy(update={"stage": "compose", "sub_questions": questions}))
+    final = model.map("query_writer", composed) if composed else []
+    out: list[tuple[str, Any]] = []
+    for i, r in enumerate(final):
+        ok = i not in failed and r.output is not None and r.implementation == "model"
+        out.append((r.output.query if ok and r.output is not None else "", r))
+    return out
 
 
 def build_queries(
@@ -196,30 +309,34 @@ def build_queries(
     cfg: ProjectConfig,
     model: ModelClient,
     run_id: str | None = None,
+    lexicon: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Task rows (query, answer, golden actions, lineage) for every grounded trajectory."""
+    """Task rows (query, answer, golden actions, lineage) for every grounded trajectory; the questions are composed
+    from the tool frames of `lexicon` (the domain's tool_lexicon value), else from rules over the specs.
+
+    Per trajectory the rules writer's variants (`synthesis.fluency.candidates`) are checked (grounding, the
+    rule check of `fluency`) and ranked by the `fluency_scorer` role; the best is the templated query. A model
+    mapped to `query_writer` then writes the question (two stages for SEM/CMP/COND) and one mapped to
+    `query_paraphrase` rephrases it; their text goes out only when it passes the same checks
+    (`query_source`: template, model, or fallback where a model was asked and the template went out)."""
     lang = cfg.domain(domain).language
     syn = cfg.synthesis
+    flu = syn.fluency
     specs = ToolRegistry.from_inventories(inventories)
-    names = [s.name for s in specs.values()]
-    field_names = {f for s in specs.values() for f in [*s.output_fields, *s.params]}
-    vocab = vocabulary(names, field_names)
-    plain = sorted(f for f in field_names if not code_like(f))
-    words = description_words(
-        [s.description for s in specs.values()]
-        + [f.description for s in specs.values() for f in s.output_fields.values()]
-        + [str(p.get("description", "")) for s in specs.values() for p in s.params.values()]
-    )
+    frames = ((lexicon or {}).get("nouns") or {}).get("tools") or frames_for(specs)
+    ctx = _Context(specs)
     rows: list[dict[str, Any]] = []
     rejected: list[dict[str, Any]] = []
     trajs: list[Mapping[str, Any]] = []
-    inputs: list[QueryWriterInput] = []
+    groups: list[list[QueryWriterInput]] = []
+    model_writes = model.uses_model("query_writer", lang)
+    n_cand = 1 if model_writes else flu.candidates
     for i, t in enumerate(trajectories["trajectories"]):
         try:
             unstated = unstated_arguments(t, specs)
             if unstated:
                 raise _Reject("unstated_argument", "; ".join(unstated))
-            inputs.append(writer_input(t, specs, lang, i))
+            groups.append([writer_input(t, specs, lang, i + k, frames) for k in range(n_cand)])
         except phrasing.Unphraseable as e:
             rejected.append(
                 {"trajectory_id": t["trajectory_id"], "reason": "unphraseable", "detail": str(e), "query": ""}
@@ -229,64 +346,136 @@ def build_queries(
             rejected.append({"trajectory_id": t["trajectory_id"], "reason": e.reason, "detail": e.detail, "query": ""})
             continue
         trajs.append(t)
-    written = model.map("query_writer", inputs) if inputs else []
-    templated: list[tuple[Mapping[str, Any], str, Any]] = []
-    for t, res in zip(trajs, written, strict=True):
-        q = res.output.query if res.output is not None else ""
-        problems = _check(q, t, specs, lang, vocab, plain, words)
-        if problems:
+    # the templated candidates: the rules writer's variants (the role's rules implementation, also where a model
+    # writes: the template is what goes out when the model's question fails its checks)
+    if model_writes:
+        written: list[Any] = [rules_writer_result(g[0]) for g in groups]
+    else:
+        written = model.map("query_writer", [x for g in groups for x in g]) if groups else []
+    per: list[list[Any]] = []
+    k = 0
+    for g in groups:
+        per.append(written[k : k + len(g)])
+        k += len(g)
+    # grounding, then the rule check, then the scorer
+    kept: list[tuple[Mapping[str, Any], QueryWriterInput, list[str], list[Any], list[list[str]]]] = []
+    for t, g, res in zip(trajs, groups, per, strict=True):
+        texts: list[str] = []
+        results: list[Any] = []
+        first_problems: list[str] = []
+        for r in res:
+            q = r.output.query if r.output is not None else ""
+            problems = _check(q, t, specs, lang, ctx)
+            if problems:
+                first_problems = first_problems or [q, ", ".join(problems)]
+            elif q not in texts:
+                texts.append(q)
+                results.append(r)
+        if not texts:
             rejected.append(
                 {
                     "trajectory_id": t["trajectory_id"],
                     "reason": "ungrounded_template",
-                    "detail": ", ".join(problems),
-                    "query": q,
+                    "detail": first_problems[1],
+                    "query": first_problems[0],
                 }
             )
             continue
-        templated.append((t, q, res))
-    paraphrased: list[Any] = [None] * len(templated)
-    if syn.paraphrase and templated:
+        allowed = _allowed(t, specs)
+        checks = [rule_problems(q, lang, allowed=allowed, descriptions=ctx.descriptions) for q in texts]
+        kept.append((t, g[0], texts, results, checks))
+    scored, scorer = fluency.score_texts(model, [texts for _, _, texts, _, _ in kept], lang)
+    chosen: list[tuple[Mapping[str, Any], QueryWriterInput, str, Any, float | None]] = []
+    fluency_drops = 0
+    for (t, inp, texts, results, checks), scores in zip(kept, scored, strict=True):
+        c = fluency.choose(texts, scores, checks, flu.min_score)
+        if c.index is None:
+            fluency_drops += 1
+            rejected.append(
+                {"trajectory_id": t["trajectory_id"], "reason": c.reason, "detail": c.detail, "query": texts[0]}
+            )
+            continue
+        chosen.append((t, inp, texts[c.index], results[c.index], c.score))
+    # the model path: a model-written question, then a paraphrase, each kept only when it passes every check
+    n = len(chosen)
+    finals: list[str] = [q for _, _, q, _, _ in chosen]
+    sources: list[str] = ["template"] * n
+    model_res: list[Any] = [None] * n
+    para_res: list[Any] = [None] * n
+    fallback_reasons: list[str] = []
+    pending: list[int] = []  # tasks whose final text is a model's (scored below)
+
+    def accept(i: int, text: str, failure: str | None) -> bool:
+        t = chosen[i][0]
+        problems = [failure] if failure else _check(text, t, specs, lang, ctx)
+        if not problems:
+            problems = rule_problems(text, lang, allowed=_allowed(t, specs), descriptions=ctx.descriptions)
+        if problems:
+            fallback_reasons.extend(p.split(":", 1)[0] for p in problems)
+            return False
+        return True
+
+    if model_writes and chosen:
+        for i, (q, r) in enumerate(_model_queries(model, [inp for _, inp, _, _, _ in chosen])):
+            model_res[i] = r
+            if accept(i, q, None if q else "writer_failed"):
+                finals[i], sources[i] = q, "model"
+                pending.append(i)
+            else:
+                sources[i] = "fallback"
+    if syn.paraphrase and chosen and model.uses_model("query_paraphrase", lang):
         para_inputs = [
             QueryParaphraseInput(
-                query=q,
-                answer=answers.answer_text(t["answer"], lang),
+                query=finals[i],
+                answer=answers.answer_text(t["answer"], lang, answer_frame(inp)),
                 language=lang,
                 must_keep=[s["value"] for s in t["seeds"] if isinstance(s["value"], str | int | float)],
                 forbidden=[v for v in t["bridge_values"] if isinstance(v, str | int | float)],
                 variant=i,
             )
-            for i, (t, q, _) in enumerate(templated)
+            for i, (t, inp, _, _, _) in enumerate(chosen)
         ]
         try:
             paraphrased = model.map("query_paraphrase", para_inputs)
-        except LLMError as e:  # the paraphrase is optional: every query keeps its templated form, counted
-            log.warning("query_paraphrase unavailable, templated queries kept: %s", e)
-            paraphrased = [_UNAVAILABLE] * len(templated)
-    fallbacks = 0
-    fallback_reasons: list[str] = []
-    for (t, q, wres), pres in zip(templated, paraphrased, strict=True):
-        query, source = q, "rules"
-        if pres is _UNAVAILABLE:
-            fallbacks += 1
-            fallback_reasons.append("paraphrase_unavailable")
-            source = "fallback"
-            pres = None
-        elif pres is not None:
-            pq = pres.output.query if pres.output is not None and not pres.failure else ""
-            problems = _check(pq, t, specs, lang, vocab, plain, words) if pq else ["paraphrase_failed"]
-            if problems:
-                fallbacks += 1
-                fallback_reasons.extend(p.split(":", 1)[0] for p in problems)
-                source = "fallback"
-            else:
-                query, source = pq, "paraphrase"
+        except LLMError as e:  # the paraphrase is optional: every query keeps its text, counted
+            log.warning("query_paraphrase unavailable, queries kept as written: %s", e)
+            fallback_reasons.extend(["paraphrase_unavailable"] * n)
+            sources = [s if s == "model" else "fallback" for s in sources]
+        else:
+            for i, pres in enumerate(paraphrased):
+                para_res[i] = pres
+                pq = pres.output.query if pres.output is not None and not pres.failure else ""
+                if accept(i, pq, None if pq else "paraphrase_failed"):
+                    finals[i], sources[i] = pq, "model"
+                    if i not in pending:
+                        pending.append(i)
+                elif sources[i] != "model":
+                    sources[i] = "fallback"
+    scores_out = [c[4] for c in chosen]
+    if pending:  # a model's text is scored like a template: one below the threshold is not sent
+        rescored, _ = fluency.score_texts(model, [[finals[i]] for i in pending], lang)
+        for i, (s,) in zip(pending, rescored, strict=True):
+            if s is not None and s < flu.min_score:
+                fallback_reasons.append("disfluent")
+                finals[i], sources[i], s = chosen[i][2], "fallback", chosen[i][4]
+            scores_out[i] = s
+    for i, (t, inp, templated, wres, _) in enumerate(chosen):
         rows.append(
-            _task(t, query, q, source, lang, cfg, specs, wres, pres, run_id, trajectories).model_dump(
-                by_alias=True, mode="json"
-            )
-        )
-    value = {"domain": domain, "language": lang, "tasks": rows, "rejected": rejected, "fallbacks": fallbacks}
+            _task(
+                t, finals[i], templated, sources[i], lang, cfg, specs,
+                model_res[i] or wres, para_res[i], run_id, trajectories,
+                frame=answer_frame(inp), fluency_score=scores_out[i], scorer=scorer,
+            ).model_dump(by_alias=True, mode="json")
+        )  # fmt: skip
+    fallbacks = sum(s == "fallback" for s in sources)
+    value = {
+        "domain": domain,
+        "language": lang,
+        "tasks": rows,
+        "rejected": rejected,
+        "fallbacks": fallbacks,
+        "fluency": {"scorer": scorer, "min_score": flu.min_score, "candidates": n_cand, "dropped": fluency_drops},
+    }
     meta = query_metadata(value, fallback_reasons)
     return value, meta
 
@@ -294,7 +483,9 @@ def build_queries(
 _GOLDEN = ("step", "tool", "platform", "args", "result_digest", "records", "total_count", "call_digest")
 
 
-def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, trajectories) -> Task:
+def _task(
+    t, query, templated, source, lang, cfg, specs, wres, pres, run_id, trajectories, *, frame, fluency_score, scorer
+) -> Task:
     syn = cfg.synthesis
     actions = t["golden_actions"]
     golden = [{k: a[k] for k in _GOLDEN} for a in actions]
@@ -328,6 +519,8 @@ def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, tra
     basis: list[RewardBasis] = ["RESPONSE", "ACTION", "ENVIRONMENT"] if t["state_changing"] else ["RESPONSE", "ACTION"]
     prompts_used: dict[str, str] = {}
     models: dict[str, Any] = {}
+    if scorer.get("implementation") not in (None, "none"):
+        models["fluency_scorer"] = scorer
     for name, res in (("query_writer", wres), ("query_paraphrase", pres)):
         if res is None:
             continue
@@ -346,13 +539,15 @@ def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, tra
         query=query,
         templated_query=templated,
         query_source=source,
+        fluency=fluency_score,
         answer=Answer(
             type=ans["type"],
             value=ans["value"],
-            text=answers.answer_text(ans, lang),
+            text=answers.answer_text(ans, lang, frame),
             fields=ans["fields"],
             branch=ans.get("branch"),
             branches=ans.get("branches"),
+            frame=frame,
         ),
         pattern=t["pattern"],
         category=t["category"],
@@ -382,17 +577,104 @@ def _task(t, query, templated, source, lang, cfg, specs, wres, pres, run_id, tra
     )
 
 
+_INTERNAL_ID = re.compile(r"\bid\b\W{0,3}\d|[A-Za-z0-9]_id\b|\bID\b\W{0,3}\d", re.IGNORECASE)
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+\b")
+_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+
+
+def _words(text: str) -> list[str]:
+    return [w.casefold() for w in _TOKEN.findall(text)]
+
+
+def _surface(task: Mapping[str, Any]) -> str:
+    """The query's surface form: every cited value and number masked, so two questions about different seeds
+    with the same wording count once."""
+    q = task["query"]
+    values = sorted({str(v) for v in _cited_values(task) if str(v).strip()}, key=len, reverse=True)
+    for v in values:
+        q = re.sub(re.escape(v), "<v>", q, flags=re.IGNORECASE)
+    return re.sub(r"\d+(?:[.,]\d+)*", "<n>", q)
+
+
+def _cited_values(task: Mapping[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for a in task["golden_actions"]:
+        for v in (a.get("args") or {}).values():
+            out.extend(v if isinstance(v, list) else [v])
+    return out
+
+
+def _quantiles(xs: Sequence[float]) -> dict[str, float]:
+    if not xs:
+        return {}
+    v = sorted(xs)
+
+    def q(p: float) -> float:
+        return round(float(v[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))]), 3)
+
+    return {
+        "min": q(0),
+        "p25": q(0.25),
+        "median": q(0.5),
+        "p75": q(0.75),
+        "max": q(1),
+        "mean": round(sum(v) / len(v), 3),
+    }
+
+
+def language_metrics(tasks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Issue 15 item 7, for one language's tasks: share citing internal ids (`id 5`, `album_id`) or snake_case
+    names (goal 0), distinct surface forms, distinct-2, lengths, fluency scores, model vs template share, and
+    the most common opening (the first three words) with its share (goal: at most 10%)."""
+    n = len(tasks)
+    queries = [t["query"] for t in tasks]
+    ids = sum(bool(_INTERNAL_ID.search(q)) for q in queries)
+    snake = sum(bool(_SNAKE.search(q)) for q in queries)
+    bigrams = [tuple(w[i : i + 2]) for w in map(_words, queries) for i in range(len(w) - 1)]
+    openers = counts(" ".join(_words(q)[:3]) for q in queries)
+    top = max(openers.items(), key=lambda kv: kv[1]) if openers else ("", 0)
+    src = counts(t["query_source"] for t in tasks)
+    scores = [float(t["fluency"]) for t in tasks if t.get("fluency") is not None]
+    return {
+        "queries": n,
+        "internal_id_share": rate(ids, n),
+        "snake_case_share": rate(snake, n),
+        "distinct_surface_forms": len({_surface(t) for t in tasks}),
+        "distinct_surface_share": rate(len({_surface(t) for t in tasks}), n),
+        "distinct_2": rate(len(set(bigrams)), len(bigrams)),
+        "length_words": _quantiles([len(_words(q)) for q in queries]),
+        "length_chars": _quantiles([len(q) for q in queries]),
+        "fluency": {"scored": len(scores), **_quantiles(scores)},
+        "model_share": rate(src.get("model", 0), n),
+        "template_share": rate(src.get("template", 0), n),
+        "fallback_share": rate(src.get("fallback", 0), n),
+        "top_opening": top[0],
+        "top_opening_share": rate(top[1], n),
+    }
+
+
 def query_metadata(value: Mapping[str, Any], fallback_reasons: Sequence[str] = ()) -> dict[str, Any]:
     tasks = value["tasks"]
     src = counts(t["query_source"] for t in tasks)
+    by_lang: dict[str, list[Mapping[str, Any]]] = {}
+    for t in tasks:
+        by_lang.setdefault(t["language"], []).append(t)
+    flu = value.get("fluency") or {}
+    scorer = flu.get("scorer") or {}
     return {
         "tasks": len(tasks),
         "language": value["language"],
         "rejected": len(value["rejected"]),
+        "rejection_reasons": counts(r["reason"] for r in value["rejected"]),
         "grounding_fallbacks": value["fallbacks"],
         "fallback_rate": rate(value["fallbacks"], len(tasks)),
         "fallback_reasons": counts(fallback_reasons),
         "query_sources": src,
+        "fluency_scorer": f"{scorer.get('implementation', 'none')}:{scorer.get('backend', '')}/{scorer.get('model', '')}"
+        + (f" ({scorer['scored_groups']}/{scorer['groups']} questions scored)" if "groups" in scorer else "")
+        + (f" (failed {scorer.get('failed_groups')}: {scorer['failure']})" if scorer.get("failure") else ""),
+        "fluency_dropped": int(flu.get("dropped", 0)),
+        "query_metrics": {lang: language_metrics(ts) for lang, ts in sorted(by_lang.items())},
         "by_category": counts(t["category"] for t in tasks),
         "answer_types": counts(t["answer"]["type"] for t in tasks),
         "environment_tasks": sum("ENVIRONMENT" in t["reward_basis"] for t in tasks),
@@ -400,6 +682,8 @@ def query_metadata(value: Mapping[str, Any], fallback_reasons: Sequence[str] = (
             [
                 {
                     "category": t["category"],
+                    "source": t["query_source"],
+                    "fluency": "" if t.get("fluency") is None else f"{t['fluency']:.2f}",
                     "query": t["query"],
                     "answer": t["answer"]["text"],
                     "calls": len(t["golden_actions"]),

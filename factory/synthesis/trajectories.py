@@ -175,6 +175,7 @@ class World:
         # tool id → (semantic args, record count, looked up by key) of every successful observed call
         self.observed: dict[str, list[tuple[str, int, bool]]] = {}
         self.calls_made = 0  # tool calls of every executor session of this world (keys included)
+        self.not_drawn: dict[str, str] = {}  # template → why the graph cannot instantiate it (never drawn)
         rows = [*(graph.get("observations") or []), *(probes.get(domain, {}).get("rows") or [])]
         for r in rows:
             tid = r.get("tool_id") or f"{domain}/{r.get('platform')}/{r.get('tool')}"
@@ -1106,13 +1107,35 @@ def _sem_pairs(world: World) -> list[tuple[str, str, str, str]]:
 
 
 def _cmp_options(world: World) -> list[tuple[str, str]]:
+    """(tool, parameter) pairs a comparison can vary: two known values, and a count that is not 1 by
+    construction for some seed, or an edge to follow (whose count is compared instead)."""
     out = []
     for tid in sorted(world.seeds):
         vals: dict[str, set[str]] = {}
         for s in world.seeds[tid]:
             for p, v in s.items():
                 vals.setdefault(p, set()).add(dumps(v))
-        out += [(tid, p) for p, vs in sorted(vals.items()) if len(vs) >= 2]
+        follow = bool(_countable_edges(world, tid))
+        out += [
+            (tid, p)
+            for p, vs in sorted(vals.items())
+            if len(vs) >= 2
+            and (follow or any(world.degenerate_count(tid, list(s)) is None for s in world.seeds[tid] if p in s))
+        ]
+    return out
+
+
+def _countable_edges(world: World, tid: str) -> list[Edge]:
+    """Edges from `tid` a comparison may follow when `tid`'s own count is 1 by construction: a read-only
+    target whose count is not 1 by construction either for the inputs the edge fills (a name search
+    followed by another name search compares nothing)."""
+    out = []
+    for e in world.out.get(tid, []):
+        if world.specs[e.target_tool_id].state_changing:
+            continue
+        filled = [p for p, st in e.plan.items() if st["kind"] == plans.UPSTREAM or st.get("required")]
+        if world.degenerate_count(e.target_tool_id, filled) is None:
+            out.append(e)
     return out
 
 
@@ -1156,14 +1179,26 @@ async def _synthesize(
         if (bad := world.degenerate_count(e.source_tool_id)) is not None:
             ledger.excluded[bad[0]] = ledger.excluded.get(bad[0], 0) + 1
     cond_edges = [e for e in cond_edges if world.degenerate_count(e.source_tool_id) is None and cond_seeds(world, e)]
+    # a condition needs another seed with the same parameters to split the counts (else cond_one_sided)
+    cond_edges = [e for e in cond_edges if _split_seeds(world, e)]
     templates = [t for t in TEMPLATES if t == "chain" or quotas.get(t, 0) > 0]
+    # a template the graph cannot instantiate at all is not drawn: its attempts would all be rejected for
+    # the same structural reason and take the attempt budget from the templates that can succeed
+    impossible = {
+        "chain": None if chains else "no chain starts at a tool with known arguments",
+        "SEM": None if sem else "no two tools share an input",
+        "CMP": None if cmp_opts else "no tool with two known values of an input and a count to compare",
+        "COND": None if cond_edges else "no edge whose source has two seeds with the same parameters",
+    }
+    world.not_drawn = {t: why for t in templates if (why := impossible.get(t))}
+    templates = [t for t in templates if t not in world.not_drawn]
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
             break
         rng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt])
         rrng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt, 1])  # re-runs only
         open_t = [t for t in templates if t != "chain" and have[t] < quotas[t]]
-        if any(have[c] < quotas[c] for c in ("SEQ", "FAN", "DRV", "MIXED")):
+        if "chain" in templates and any(have[c] < quotas[c] for c in ("SEQ", "FAN", "DRV", "MIXED")):
             open_t.append("chain")
         if not open_t:
             break
@@ -1211,7 +1246,11 @@ async def _synthesize(
                 values = [s[p] for s in seeds if dumps(s[p]) != dumps(seed[p])]
                 other = values[int(rng.integers(len(values)))]
                 out = world.out.get(tid, [])
-                edge = out[int(rng.integers(len(out)))] if out and rng.random() < 0.5 else None
+                follow = bool(out) and rng.random() < 0.5
+                if not follow and world.degenerate_count(tid, list(seed)) is not None:
+                    out = _countable_edges(world, tid)  # the seed's own count is 1 by construction:
+                    follow = bool(out)  # compare what an edge gives
+                edge = out[int(rng.integers(len(out)))] if follow else None
                 if edge is not None and world.specs[edge.target_tool_id].state_changing:
                     edge = None
                 info["tools"] = [tid] + ([edge.target_tool] if edge else [])
@@ -1230,7 +1269,7 @@ async def _synthesize(
                 if not cond_edges:
                     raise Rejection("no_seed", "no edge with a seeded source")
                 edge = cond_edges[int(rng.integers(len(cond_edges)))]
-                seeds = cond_seeds(world, edge)
+                seeds = _split_seeds(world, edge)
                 if not seeds:
                     raise Rejection("no_seed", f"no seed of {edge.source_tool} names its keys")
                 info["tools"] = [edge.source_tool, edge.target_tool]
@@ -1275,6 +1314,7 @@ def build_trajectories(
         "trajectories": kept,
         "rejected": rejected,
         "admits": admits(world),
+        "not_drawn": world.not_drawn,
         "degeneracy": {**ledger.summary(), "calls_total": world.calls_made, "seed_drops": world.seed_drops},
         "grounding": {
             "name_first": world.name_first,
@@ -1291,8 +1331,13 @@ def admits(world: World) -> dict[str, bool]:
         "chain": bool(world.chains(1)),
         "SEM": bool(_sem_pairs(world)),
         "CMP": bool(_cmp_options(world)),
-        "COND": any(world.degenerate_count(e.source_tool_id) is None and cond_seeds(world, e) for e in world.edges),
+        "COND": any(world.degenerate_count(e.source_tool_id) is None and _split_seeds(world, e) for e in world.edges),
     }
+
+
+def _split_seeds(world: World, edge: Edge) -> list[dict[str, Any]]:
+    """`cond_seeds` that have another seed with the same parameters (a threshold can split their counts)."""
+    return [s for s in cond_seeds(world, edge) if world.other_seeds(edge.source_tool_id, s)]
 
 
 def cond_seeds(world: World, edge: Edge) -> list[dict[str, Any]]:
@@ -1407,6 +1452,7 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "cmp_binary_share": rate(sum(map(_binary, trajs)), len(trajs)),
         "cond_both_branches": sum(1 for t in trajs if t["template"] == "COND" and "branches" in t["answer"]),
         "admits": value["admits"],
+        "not_drawn": dict(value.get("not_drawn") or {}),
         "state_changing": sum(bool(t["state_changing"]) for t in trajs),
         "table12": md_table(
             [{"type": c, "count": n, "%": round(100 * rate(n, len(trajs)), 1)} for c, n in st["by_category"].items()],

@@ -280,6 +280,10 @@ def coerce(value: Any, schema: Mapping[str, Any], kind: str | None = None) -> tu
 _QUOTED = re.compile(r"'([^'\n]{1,80})'|\"([^\"\n]{1,80})\"|`([^`\n]{1,80})`|‘([^’\n]{1,80})’|“([^”\n]{1,80})”")
 _EXAMPLE_LIST = re.compile(r"(?:\be\.g\.|\beg\.|\bfor example\b|\bsuch as\b|\bfor instance\b|예:|예시:|\bex\.)\s*:?,?\s*"
                            r"([^)\n;]+)", re.I)  # fmt: skip
+# "Use tag1, tag2, tag3 for testing." / "Use user1 for testing": values a document offers to try
+_TESTING_LIST = re.compile(
+    r"\b(?:use|try)\s+([^.;\n]{1,120}?)\s+(?:for testing|to test|when testing|for a test)\b", re.I
+)
 _CLOSED_HINT = re.compile(r"\bwhether\b|\bone of\b|\beither\b|\bor\b|\bmust be\b|\ballowed\b|\bvalid values\b", re.I)
 _EXAMPLE_HINT = re.compile(r"\be\.g\.|\beg\.|\bexample\b|\bsuch as\b|\bfor instance\b|예:|예시", re.I)
 
@@ -297,9 +301,35 @@ def described_values(text: str) -> list[str]:
             item = item.strip().strip("'\"`‘’“” .")
             if item and len(item) <= 60 and len(item.split()) <= 4:
                 out.append(item)
+    out += testing_values(text)
     out += _IANA.findall(text)
     out += _ISO_DATE.findall(text)
     return list(dict.fromkeys(v for v in out if v))
+
+
+def testing_values(text: str) -> list[str]:
+    """The values a description offers for testing: "Use tag1, tag2, tag3 for testing" → tag1, tag2, tag3."""
+    out: list[str] = []
+    for m in _TESTING_LIST.finditer(text):
+        for item in re.split(r",|\bor\b|\band\b", m.group(1)):
+            item = item.strip().strip("'\"`‘’“” ")
+            if item and len(item) <= 60 and len(item.split()) == 1:
+                out.append(item)
+    return out
+
+
+def tool_described_values(tool: ToolSpec, param: str) -> list[str]:
+    """Values the tool's own description offers for testing ("Use tag1, tag2, tag3 for testing") that
+    name input `param`: a value's word stem is a word of the input's name, singular (tag1 → `tags`),
+    or begins or ends it (user1 → `username`)."""
+    pws = {singular(w) for w in words(param)}
+    key = _norm(param)
+    out = []
+    for v in testing_values(tool.description or ""):
+        stems = [w for w in words(v) if not w.isdigit() and len(w) >= 3]
+        if any(w in pws or key.startswith(w) or key.endswith(w) for w in stems):
+            out.append(v)
+    return out
 
 
 def described_closed_set(text: str) -> list[str] | None:
@@ -728,6 +758,24 @@ def convention_values(tool: ToolSpec, param: str, schema: Mapping[str, Any], kin
 # --------------------------------------------------------------------------- per-tool plans
 
 
+_WAIT_WORDS = {"duration", "delay", "sleep", "wait", "pause"}
+
+
+def wait_values(param: str, schema: Mapping[str, Any]) -> list[Any]:
+    """How long a probe lets a tool wait: an input that sets a duration (``duration``, ``delay``,
+    ``sleep``...: a number) takes the shortest sensible one, 1 second (100 when its description
+    counts milliseconds; its minimum when that is longer), before its default: trigger-long-running-
+    operation's default of 10 s outlasts a probe's timeout."""
+    s = effective_schema(schema)
+    if s.get("type") not in ("integer", "number") or not set(words(param)) & _WAIT_WORDS:
+        return []
+    v: int | float = 100 if re.search(r"\bms\b|millisecond", _text(s), re.I) else 1
+    lo = s.get("minimum")
+    if isinstance(lo, int | float) and not isinstance(lo, bool) and lo > v:
+        v = lo
+    return [v]
+
+
 def generic_value(tool: ToolSpec, param: str, schema: Mapping[str, Any]) -> Any | None:
     """The value of a paging/format input (the DEFAULT branch of a source plan)."""
     g = tool.generic_params
@@ -754,10 +802,12 @@ def candidates(
     kind = param_kind(tool, param, schema)
     desc = _text(schema)
     closed = described_closed_set(desc) if _closed_set(s) is None else None
-    raw: list[Candidate] = [Candidate(v, "schema") for v in schema_values(s)]
+    raw: list[Candidate] = [Candidate(v, "convention") for v in wait_values(param, s)]  # a short wait first
+    raw += [Candidate(v, "schema") for v in schema_values(s)]
     if s.get("type") == "array" and isinstance(s.get("items"), Mapping):  # an item's enum/default: a one-item list
         raw += [Candidate([v], "schema") for v in schema_values(effective_schema(s["items"]))]
     raw += [Candidate(v, "description") for v in described_values(desc)]
+    raw += [Candidate(v, "description") for v in tool_described_values(tool, param)]
     if kind == "path":
         raw += [Candidate(v, "server") for v in server_paths(tool, param)]
     raw += [Candidate(v, "observed") for v in pool.lookup(param, schema, tool=tool, types=types, kind=kind)]
@@ -797,6 +847,19 @@ def is_ready(tool: ToolSpec, pool: ValuePool, types: TypeLookup | None = None) -
     return True
 
 
+def _bounded_variety(schema: Mapping[str, Any], strong: list[Candidate], cands: list[Candidate]) -> list[Candidate]:
+    """For an optional number input with a declared range whose only good candidate is its default
+    (``count``: default 3, 1..10), the range's own bound as an alternative: a call with the default is
+    the call without it, so nothing else would vary it, while every value in the range is valid and
+    calls that differ there (3 links, then 1) are what chains and conditions start from."""
+    s = effective_schema(schema)
+    if len(strong) != 1 or s.get("type") not in ("integer", "number") or strong[0].value != s.get("default"):
+        return []
+    if not any(isinstance(s.get(k), int | float) and not isinstance(s.get(k), bool) for k in ("minimum", "maximum")):
+        return []
+    return [c for c in cands if c.source in WEAK and c.value != strong[0].value]
+
+
 def probe_argument_sets(
     tool: ToolSpec,
     pool: ValuePool,
@@ -826,6 +889,7 @@ def probe_argument_plans(
     generic = tool.generic_params.names()
     fixed: dict[str, Any] = {}
     options: dict[str, list[Candidate]] = {}
+    cycled: set[str] = set()  # inputs whose values are taken in turn (a range's values), not drawn
     for p, schema in tool.params.items():
         if p == tool.generic_params.key:
             continue  # injected by the executor
@@ -837,17 +901,23 @@ def probe_argument_plans(
         cands = candidates(tool, p, pool, types, (extra or {}).get(p, ()))
         strong = [c for c in cands if c.source not in WEAK]
         if strong:
-            options[p] = strong
+            options[p] = strong + (_bounded_variety(schema, strong, cands) if p not in required else [])
+            if len(options[p]) > len(strong):
+                cycled.add(p)
         elif cands and p in required:
             options[p] = cands
     sets: list[tuple[dict[str, Any], dict[str, str]]] = []
     seen: set[str] = set()
+    turns = dict.fromkeys(cycled, 0)
     for i in range(n * 4):
         args = dict(fixed)
         sources = dict.fromkeys(fixed, "generic")
         for p, cands in options.items():
             if p in required or i % 2 == 1:  # optional filters in every other attempt
-                c = cands[0] if i == 0 else rng.choice(cands)
+                if p in cycled:
+                    c, turns[p] = cands[turns[p] % len(cands)], turns[p] + 1
+                else:
+                    c = cands[0] if i == 0 else rng.choice(cands)
                 args[p] = c.value
                 sources[p] = c.source
         key = _dumps(args)

@@ -77,11 +77,57 @@ def result_size(result: Any) -> int:
     return n
 
 
+RESOURCE_LINK_KEYS = ("uri", "name", "title", "description", "mimeType", "size")
+
+
+def resource_records(content: Any) -> list[dict[str, Any]]:
+    """The resources a result's content blocks name, one record each, in order.
+
+    A ``resource_link`` block (a reference the client may read later) gives ``{uri, name, title,
+    description, mimeType, size}``; an embedded ``resource`` block (the resource's contents) gives
+    ``{uri, mimeType}`` and the ``name``/``title``/``description`` its contents carry.  The contents
+    themselves are not a field: servers write them anew on each read (server-everything stamps the
+    time into every text resource), which would make the same call's records differ between the
+    synthesis run and the export's replay; the uri names the resource.  Keys whose value the server
+    left out are omitted."""
+    out: list[dict[str, Any]] = []
+    for c in content or []:
+        kind = getattr(c, "type", None)
+        if kind == "resource_link":
+            rec = {k: _block_attr(c, k) for k in RESOURCE_LINK_KEYS}
+        elif kind == "resource" and getattr(c, "resource", None) is not None:
+            r = c.resource
+            rec = {k: _block_attr(r, k) for k in ("uri", "name", "title", "description", "mimeType")}
+        else:
+            continue
+        rec = {k: v for k, v in rec.items() if v is not None and v != ""}
+        if rec.get("uri"):
+            out.append(rec)
+    return out
+
+
+def _block_attr(block: Any, key: str) -> Any:
+    """A content block's field by its wire name (``mimeType``) or the SDK's attribute (``mime_type``)."""
+    attr = "mime_type" if key == "mimeType" else key
+    v = getattr(block, attr, None)
+    if v is None and isinstance(block, Mapping):
+        v = block.get(key, block.get(attr))
+    if v is None or isinstance(v, int | float | bool):
+        return v
+    return str(v)
+
+
 def _interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
     texts = [str(getattr(c, "text", "")) for c in (result.content or []) if getattr(c, "type", None) == "text"]
     text = "\n".join(texts)
     if result.is_error:
         return classify_error_text(text), None, text.strip()[:300] or "tool reported an error"
+    resources = resource_records(result.content) if result.structured_content is None else []
+    if resources:  # links or embedded resources: they are the records, the prose around them is a caption
+        if error_text_rule(text) == "error_lead":  # "Error: ..." beside a resource is still an error
+            outcome, rule = classify_error(text)
+            return outcome, None, content_detail(rule, text.strip()[:300])
+        return None, _jsonable(resources), ""
     if result.structured_content is not None:
         body = text_field_value(result.structured_content)  # {content: "<listing>"}: the listing's records
     elif len(texts) > 1 and all(parse_text_payload(t) is not None for t in texts):

@@ -86,6 +86,9 @@ def test_failing_export_gate_keeps_the_previous_export_current(synth_world, monk
     assert new["root"] == str(exports / new["version"]) and "release" not in new
     assert marker in Path(new["card"]).read_text(encoding="utf-8")
     assert all(Path(e["path"]).is_file() for e in new["openai_chat"].values())
+    (event,) = good.get_asset_materialization_events()
+    shown = event.materialization.metadata["card"].value  # what the run summary prints: the published card
+    assert shown == new["card"] and Path(str(shown)).is_file()
 
     monkeypatch.setattr(build, "render_card", real_card)  # leave the session's chain as it was
     restored = synth_world.materialize(["dataset_exports"])

@@ -1,7 +1,8 @@
 """A hostile MCP server over stdio (real SDK) for the executor (issue 21 items 2, 3, 7, 9).
 
 One tool per failure mode: ``deep`` (a JSON text nested 100,000 levels), ``big`` (a 50 MB text
-result), ``fail`` (an internal error every time), ``hang`` (never answers in time), ``crash``
+result), ``fail`` (an internal error every time), ``hang`` (never answers in time), ``slow``
+(answers after a second: in flight when another call crashes the server), ``crash``
 (the server process exits on every call), ``crash_once`` (exits on the first call of the
 process tree, answers after a restart: a marker file in ``$HOSTILE_MCP_DIR``), ``ok``.
 
@@ -69,6 +70,14 @@ async def hang() -> str:
     _log("calls", "hang")
     await asyncio.sleep(30)
     return "late"
+
+
+@server.tool()
+async def slow(q: str = "x") -> dict[str, Any]:
+    """A small answer after one second (without blocking the server's other tools)."""
+    _log("calls", "slow")
+    await asyncio.sleep(1.0)
+    return {"items": [{"q": q, "n": 2}]}
 
 
 @server.tool()

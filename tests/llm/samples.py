@@ -9,6 +9,7 @@ from factory.llm.schemas import (
     DecorativeChainInput,
     EdgeProposalInput,
     FieldBrief,
+    FluencyInput,
     GoldenAction,
     NonGradableInput,
     ParamBrief,
@@ -84,6 +85,9 @@ def sample_inputs() -> dict[str, Any]:
             query="How many flights did Delta Air Lines operate on 2013-01-05?",
             steps=STEPS,
             answer=ANSWER,
+        ),
+        "fluency_scorer": FluencyInput(
+            texts=["How many flights did Delta Air Lines operate on 2013-01-05?", "flights Delta how many 2013-01-05"]
         ),
         "agent_resolver": AgentTaskInput(
             messages=[{"role": "user", "content": "How many flights did Delta Air Lines operate on 2013-01-05?"}],

@@ -9,7 +9,7 @@ from factory.model_config import ROLE_NAMES, ModelsConfig
 from tests.llm.samples import sample_inputs
 
 
-@pytest.mark.parametrize("name", [r for r in ROLE_NAMES if r != "agent_resolver"])
+@pytest.mark.parametrize("name", [r for r in ROLE_NAMES if r not in ("agent_resolver", "fluency_scorer")])
 @pytest.mark.parametrize("language", ["en", "ko"])
 def test_model_prompts_render(name: str, language: str) -> None:
     spec = ROLES[name]

@@ -39,9 +39,17 @@ def test_rules_cover_every_role(llm: LLM, name: str) -> None:
     # deterministic
     again = llm.resolve(inp, fake_executor) if name == "agent_resolver" else llm.call(name, inp)
     assert again.output == r.output
-    # the rules output passes the role's own guards (a model reply is held to the same checks)
-    if name != "agent_resolver":
+    # the rules output passes the role's own guards (a model reply is held to the same checks); rules do not
+    # paraphrase (the question comes back unchanged, recorded `template` by the stage), which the guard
+    # would reject from a model
+    if name == "query_paraphrase":
+        assert r.output.query == inp.query and spec.check(inp, r.output) == [
+            "the paraphrase repeats the question unchanged"
+        ]
+    elif name != "agent_resolver":
         assert spec.check(inp, r.output) == []
+    if name == "fluency_scorer":  # rules cannot measure fluency: no text gets a score
+        assert r.output.scores == [None] * len(inp.texts)
 
 
 def test_edge_proposal_binds_by_evidence_and_never_generic() -> None:

@@ -8,13 +8,12 @@ import pytest
 
 from tests.realtools.conftest import RealRun, realtools_bin, run_project, summary
 from tests.realtools.expect import (
+    assert_edges,
     assert_exports_nonempty,
     assert_inventory,
     assert_judged_nonempty,
     assert_probes_pass_gate,
     assert_trajectories,
-    kept_edges,
-    needs,
 )
 
 pytestmark = pytest.mark.slow
@@ -51,20 +50,27 @@ def test_probes_pass_the_gate(real_run: RealRun) -> None:
     assert_probes_pass_gate(real_run)
 
 
-@needs("edges: no edge of server-everything is retained (connectivity graph empty)")
-def test_connectivity_graph_is_not_empty(real_run: RealRun) -> None:
-    # the server's tools are independent test fixtures (echo, get-sum, weather samples, resource links as
-    # resource_link blocks rather than text): no particular edge is expected, only that some are kept
-    edges = kept_edges(real_run)
-    assert edges, f"empty connectivity graph; failed: {real_run.failed_checks()}"
+def test_resource_links_feed_the_resource_reader(real_run: RealRun) -> None:
+    """get-resource-links answers with `resource_link` blocks (records {uri, name, mimeType, ...}); the ids
+    their URIs end with (demo://resource/dynamic/text/2 → 2) fill get-resource-reference's resourceId
+    (transform uri_id), and executing the edge confirmed it."""
+    assert_edges(real_run, {("get-resource-links", "get-resource-reference")})
+    graph = real_run.load("connectivity_graph", DOMAIN)
+    (edge,) = [e for e in graph["edges"] if e["source_tool"] == "get-resource-links"
+               and e["target_tool"] == "get-resource-reference" and e["status"] == "retained"]  # fmt: skip
+    assert {(b["target_param"], b["source_field"], b["transform"]) for b in edge["bindings"]} == {
+        ("resourceId", "uri", "uri_id")
+    }
+    assert edge["successes"] >= 1, edge
+    rows = [r for r in real_run.load("tool_probes", DOMAIN)["rows"] if r["tool"] == "get-resource-links"]
+    records = [r["first_record"] for r in rows if r.get("first_record")]
+    assert records and all(rec["uri"].startswith("demo://resource/") and rec.get("mimeType") for rec in records)
 
 
-@needs("edges: no retained edge, so no trajectory")
 def test_trajectories(real_run: RealRun) -> None:
     assert_trajectories(real_run)
 
 
-@needs("edges: no retained edge, so no task")
 def test_judged_and_exports(real_run: RealRun) -> None:
     assert_judged_nonempty(real_run)
     assert_exports_nonempty(real_run)

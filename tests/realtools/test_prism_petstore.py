@@ -116,7 +116,30 @@ def test_probes_pass_the_gate(real_run: RealRun) -> None:
 
 
 def test_expected_edges(real_run: RealRun) -> None:
-    assert_edges(real_run, {("find_pets_by_status", "get_pet_by_id")})
+    # a user looked up by name gives the username and password a login takes; pets found by tag, their ids
+    assert_edges(
+        real_run,
+        {("find_pets_by_status", "get_pet_by_id"), ("find_pets_by_tags", "get_pet_by_id"),
+         ("get_user_by_name", "login_user")},
+    )  # fmt: skip
+
+
+def test_values_the_document_offers_for_testing_reach_the_probes(real_run: RealRun) -> None:
+    """Values written for testing: "Use user1 for testing" (username's description) and "Use tag1, tag2, tag3 for testing" (the
+    operation's) are the probes' arguments; login_user takes the username and password get_user_by_name
+    returned (round 2)."""
+    rows = [r for r in real_run.load("tool_probes", DOMAIN)["rows"] if r["outcome"].endswith("success")]
+    ok: dict[str, list[dict]] = {}
+    for r in rows:
+        ok.setdefault(r["tool"], []).append({k: v for k, v in r["args"].items() if k != "Authorization"})
+    assert {"username": "user1"} in ok.get("get_user_by_name", []), ok.get("get_user_by_name")
+    assert any(a.get("tags") in (["tag1"], ["tag2"], ["tag3"]) for a in ok.get("find_pets_by_tags", [])), ok
+    users = [r["first_record"] for r in rows if r["tool"] == "get_user_by_name" and r.get("first_record")]
+    logins = [r for r in rows if r["tool"] == "login_user"]
+    assert logins and users, ok
+    assert all(r["arg_sources"] == {"username": "observed", "password": "observed"} for r in logins), logins
+    assert any((r["args"]["username"], r["args"]["password"]) == (u["username"], u["password"])
+               for r in logins for u in users), (logins, users)  # fmt: skip
 
 
 def test_trajectories(real_run: RealRun) -> None:

@@ -4,12 +4,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from factory.config import load_config
+from factory.ingest import build_inventory
 from factory.synthesis.injection import is_instruction_like
 from factory.synthesis.junctions import REJECTION_REASONS, Rejection, distinct_keys, key_of
-from factory.synthesis.trajectories import _finish
+from factory.synthesis.trajectories import World, _finish
 from factory.tools.executor import ToolExecutor
 from factory.tools.mcp import run_sync
 from factory.tools.openapi import fetch_spec, load_openapi
+from tests.conftest import write_config
 from tests.hostile.http_secrets import INJECTION, serve
 
 HOSTILE = [
@@ -89,3 +92,19 @@ def test_task_whose_answer_is_injected_text_is_rejected(notice_records):
         )  # fmt: skip
     assert err.value.reason == "injected_text"
     assert action["records_list"][0]["title"] == INJECTION  # the tool call and its output are unchanged
+
+
+def test_injected_text_is_never_a_seed(tmp_path):
+    """A probe whose argument was instruction-like text (taken from another tool's output) succeeded:
+    its arguments never become a chain's seed; the clean probe of the same tool does."""
+    with serve() as url:
+        domain = {"name": "hooks", "language": "en", "description": "Webhooks of teams.",
+                  "sources": [{"kind": "openapi", "platform": "hooks", "spec": f"{url}/openapi.json"}]}  # fmt: skip
+        cfg = load_config(write_config(tmp_path, domains=[domain]))
+        inventory, _ = build_inventory(cfg.domain("hooks"), cfg)
+    tid = next(f"hooks/{t['platform']}/{t['name']}" for t in inventory["tools"] if t["name"] == "list_notices")
+    first = {"id": 7, "team": "core", "title": "Maintenance"}
+    rows = [{"tool_id": tid, "args": {"team": team}, "outcome": "semantic_success", "record_count": 1,
+             "total_count": 1, "first_record": first} for team in (INJECTION, "core")]  # fmt: skip
+    world = World("hooks", {"edges": [], "observations": []}, {"hooks": inventory}, {"hooks": {"rows": rows}}, cfg)
+    assert world.seeds[tid] == [{"team": "core"}]

@@ -352,3 +352,77 @@ def test_pool_checkpoints_round_trip_and_read_the_older_plain_map():
 )
 def test_kinds_accept_their_values_only(kind, good, bad):
     assert av.kind_ok(kind, good) and not av.kind_ok(kind, bad)
+
+
+# --------------------------------------------------------------------------- values offered for testing
+
+
+def test_values_a_description_offers_for_testing():
+    """Petstore: "Use user1 for testing" (the input's description) and "Use tag1, tag2, tag3 for testing"
+    (the tool's), for the inputs they name; "try integer IDs with value >= 1" offers no value."""
+    by_name = _tool("get_user_by_name", {"username": {"type": "string", "description":
+                    "The name that needs to be fetched. Use user1 for testing. "}}, ["username"])  # fmt: skip
+    assert _values(by_name, "username") == ["user1"] and _sources(by_name, "username") == {"description"}
+    by_tags = _tool(
+        "find_pets_by_tags",
+        {"tags": {"type": "array", "items": {"type": "string"}}, "limit": {"type": "integer"}},
+        ["tags"],
+        description="Muliple tags can be provided with comma separated strings. Use tag1, tag2, tag3 for testing.",
+    )
+    assert _values(by_tags, "tags") == [["tag1"], ["tag2"], ["tag3"]]
+    assert av.is_ready(by_tags, av.ValuePool())
+    assert not any(isinstance(v, str) and v.startswith("tag") for v in _values(by_tags, "limit"))
+    order = _tool("get_order_by_id", {"orderId": {"type": "integer", "minimum": 1, "maximum": 10}}, ["orderId"],
+                  description="For valid response try integer IDs with value >= 1 and <= 10.")  # fmt: skip
+    assert _sources(order, "orderId") == {"generated"}
+    assert av.testing_values("Use user1 or user2 to test the login") == ["user1", "user2"]
+
+
+def test_login_takes_the_username_and_password_a_user_lookup_returned():
+    login = _tool("login_user", {"username": {"type": "string", "description": "The user name for login"},
+                                 "password": {"type": "string", "description": "The password for login in clear text"}},
+                  ["username", "password"])  # fmt: skip
+    pool = av.ValuePool()
+    assert not av.is_ready(login, pool) and av.missing_values(login, pool) == ["username", "password"]
+    pool.add_records([{"id": 10, "username": "theUser", "password": "12345", "email": "john@email.com"}],
+                     "d/p.get_user_by_name", {"username": "user1"})  # fmt: skip
+    assert _strong(login, "username", pool) == ["theUser"] and _strong(login, "password", pool) == ["12345"]
+    assert av.is_ready(login, pool)
+
+
+def test_a_bounded_number_with_one_good_value_is_probed_across_its_range_too():
+    """get-resource-links(count: default 3, 1..10): the default first, the range's own bound later, so
+    two calls differ in `count` (a chain or a condition has another seed); an unbounded one keeps its value."""
+    links = _tool("get-resource-links", {"count": {"type": "number", "default": 3, "minimum": 1, "maximum": 10}})
+    sets = av.probe_argument_sets(links, av.ValuePool(), 3, random.Random(0))
+    assert sets[0] == {} and {"count": 3} in sets and {"count": 1} in sets
+    free = _tool("t", {"n": {"type": "integer", "default": 3}})
+    assert av.probe_argument_sets(free, av.ValuePool(), 3, random.Random(0)) == [{}, {"n": 3}]
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_range_values_are_taken_in_turn_whatever_the_draws(seed):
+    links = _tool("get-resource-links", {"count": {"type": "number", "default": 3, "minimum": 1, "maximum": 10}})
+    assert av.probe_argument_sets(links, av.ValuePool(), 3, random.Random(seed)) == [{}, {"count": 3}, {"count": 1}]
+    # a required input, or one whose good value is not its default (an example id), keeps its value
+    need = _tool("t", {"n": {"type": "integer", "default": 3, "minimum": 1, "maximum": 10}}, ["n"])
+    assert av.probe_argument_sets(need, av.ValuePool(), 3, random.Random(seed)) == [{"n": 3}]
+    ex = _tool("t", {"artist_id": {"type": "integer", "examples": [90], "minimum": 1}})
+    assert av.probe_argument_sets(ex, av.ValuePool(), 3, random.Random(seed)) == [{}, {"artist_id": 90}]
+
+
+def test_a_duration_input_is_probed_with_a_short_wait_before_its_default():
+    """trigger-long-running-operation(duration: default 10 s) timed out every probe."""
+    op = _tool("trigger-long-running-operation", {
+        "duration": {"type": "number", "default": 10, "description": "Duration of the operation in seconds"},
+        "steps": {"type": "number", "default": 5, "description": "Number of steps in the operation"},
+        "delay_ms": {"type": "integer", "description": "Delay in milliseconds"},
+        "wait_s": {"type": "integer", "minimum": 5},
+        "sleep": {"type": "string"},
+    })  # fmt: skip
+    assert _values(op, "duration")[:2] == [1, 10] and av.candidates(op, "duration", av.ValuePool())[0].source == (
+        "convention"
+    )
+    assert _values(op, "steps")[0] == 5  # not a duration
+    assert _values(op, "delay_ms")[0] == 100 and _values(op, "wait_s")[0] == 5
+    assert 1 not in _values(op, "sleep")

@@ -228,6 +228,23 @@ def test_mcp_crash_restarts_and_is_attributed_to_the_tool(mcp_env: Any) -> None:
     assert len(lines(d, "starts")) <= 4
 
 
+def test_mcp_crash_among_concurrent_calls_is_attributed_to_the_tool(mcp_env: Any) -> None:
+    """The shared server dies under four calls at once (item 9 with the session pool): only the tool
+    that kills it fails; the calls that merely shared the server are retried (in a server of their
+    own) and succeed, and their tool's circuit breaker stays closed."""
+    cfg = CFG.model_copy(update={"timeout_s": 5.0})
+    calls = (
+        [("slow", {"q": str(i)}) for i in range(3)] + [("crash", {})] + [("slow", {"q": "late"}), ("ok", {"q": "a"})]
+    )
+    results, counts = run_mcp(mcp_env, calls, cfg, concurrent=True)
+    crash = results[3]
+    assert crash.outcome is Outcome.SERVER_ERROR and "crashed on this tool" in crash.detail
+    others = results[:3] + results[4:]
+    assert [r.outcome for r in others] == [Outcome.SEMANTIC_SUCCESS] * 5, [r.detail for r in others]
+    assert counts["hmcp.slow"]["short_circuited"] == 0 and counts["hmcp.ok"]["short_circuited"] == 0
+    assert lines(mcp_env[2], "calls").count("crash") <= 3  # the call, at most one retry and one isolated attempt
+
+
 def test_probe_metadata_counts_requests() -> None:
     from factory.ingest import probe_metadata
 

@@ -24,9 +24,14 @@ schema_mismatch ("response too large"). Over stdio a message far over that cap
 request with a "response too large" error, and the server's other calls go on.
 
 A server whose connection closes during a call (it crashed) is restarted (once, however many
-calls saw it die; counted in `mcp_pool().stats()`) and the call retried once; when it crashes
-again the crash is that tool's: server_error, and the dead session is dropped so that the next
-call (of any tool) starts the server afresh.
+calls saw it die; counted in `mcp_pool().stats()`) and the call retried once. Which call killed
+it is known only when it ran alone on that server (`SessionDied.died_with == 1`): such a call is
+retried on the restarted server, and when that one dies under it alone too the crash is that
+tool's (server_error; the dead session is dropped so that the next call of any tool starts the
+server afresh). A call that died together with others (the shared session serves the concurrent
+calls of every executor) is retried in a server of its own (a private session started for that
+one attempt and stopped after it), so that a crash there is certainly its tool's and the tools
+that merely shared the server are never blamed (nor their circuit breakers opened) for it.
 """
 
 from __future__ import annotations
@@ -43,12 +48,11 @@ from factory.tools.observed import with_listing_paths
 from factory.tools.outcomes import Outcome
 from factory.tools.spec import ToolSpec
 from factory.tools.transports.base import Exchange, NotSent, Transport, TransportOptions, short
-from factory.tools.transports.mcp_pool import SessionKey, mcp_pool
+from factory.tools.transports.mcp_pool import SessionDied, SessionKey, mcp_pool
 
 logger = logging.getLogger(__name__)
 
 RETRY_OUTCOMES = frozenset({Outcome.RATE_LIMIT, Outcome.TIMEOUT})
-_CLOSED = Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail="connection closed")  # marker: the server died mid-call
 
 
 _Slot = tuple[int, str]  # (id of the episode, 0 for the executor itself; locator): a private session
@@ -97,29 +101,60 @@ class McpTransport(Transport):
         except SourceError as e:
             return Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=short(str(e)))
         ex = await self._attempt(session, tool, args)
-        if ex is not _CLOSED:
+        if not isinstance(ex, SessionDied):
             return ex
-        logger.warning("%s: connection closed during %s; restarting it and retrying once", session.label, tool.name)
+        alone = ex.died_with == 1
+        logger.warning(
+            "%s: connection closed during %s (%s); restarting it and retrying once%s",
+            session.label,
+            tool.name,
+            "alone on the server" if alone else f"{ex.died_with} calls in flight",
+            "" if alone else " in a server of its own",
+        )
         try:
             session = await self._restart(tool, session, slot)
         except SourceError as e:
             return Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=short(f"server closed during the call: {e}"))
+        if not alone:
+            return await self._isolated(tool, args)
         ex = await self._attempt(session, tool, args)
-        if ex is not _CLOSED:
+        if not isinstance(ex, SessionDied):
             return ex
         await self._drop(tool, session, slot)  # the next call starts the server again
+        if ex.died_with > 1:  # the retry died with other calls in flight: decide in a server of its own
+            return await self._isolated(tool, args)
         return Exchange(
             Outcome.SERVER_ERROR,
             detail=f"{session.label} crashed on this tool twice (restarted and retried once)",
         )
 
-    async def _attempt(self, session: MCPSession, tool: ToolSpec, args: dict[str, Any]) -> Exchange:
-        """One call; `_CLOSED` when the connection closed under it (the server died)."""
+    async def _isolated(self, tool: ToolSpec, args: dict[str, Any]) -> Exchange:
+        """One attempt in a server started for it alone (stopped after): a crash there is this tool's."""
+        key = self._key(tool)
+        try:
+            session = await self._pool.start_private(key)
+        except SourceError as e:
+            return Exchange(Outcome.ENDPOINT_UNAVAILABLE, detail=short(f"server closed during the call: {e}"))
+        try:
+            ex = await self._attempt(session, tool, args)
+        finally:
+            await self._pool.close_private(session)
+        if not isinstance(ex, SessionDied):
+            return ex
+        return Exchange(
+            Outcome.SERVER_ERROR,
+            detail=f"{session.label} crashed on this tool, retried in a server of its own",
+        )
+
+    async def _attempt(self, session: MCPSession, tool: ToolSpec, args: dict[str, Any]) -> Exchange | SessionDied:
+        """One call; `SessionDied` when the connection closed under it (the server died)."""
         timeout_s = self.cfg.timeout_s
         try:
             name = tool.original_name or tool.name  # the server's own name (ToolSpec.name may be sanitized)
             call = self._pool.call_tool(self._key(tool), session, name, args, timeout_s)
             res = await asyncio.wait_for(call, timeout_s + 1.0)
+        except SessionDied as e:
+            return e
         except TimeoutError:
             return Exchange(Outcome.TIMEOUT, detail=f"no answer within {timeout_s}s", retry=True)
         except Exception as e:  # noqa: BLE001 - MCPError, closed streams, ...
@@ -130,7 +165,7 @@ class McpTransport(Transport):
             if "timed out" in low or "timeout" in low:
                 return Exchange(Outcome.TIMEOUT, detail=short(text), retry=True)
             if "connection closed" in low or "closed" in low or isinstance(e, ConnectionError):
-                return _CLOSED
+                return SessionDied(text, 1)  # raised outside the pool's call: nothing else ran with it
             return Exchange(classify_error_text(text), detail=short(text))
         limit = self.cfg.max_response_bytes
         if result_size(res) > limit:

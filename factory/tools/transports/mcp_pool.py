@@ -12,6 +12,10 @@ process, which is one `factory run` or one Dagster run:
 - a shared session is started on first use, reused by every later call, and restarted once when
   its server died (`restart`: however many calls saw the same dead session, one start; counted in
   `stats()`);
+- a call whose connection closed under it raises `SessionDied` carrying how many calls were in
+  flight on that session when it died (`died_with`): 1 means the crash is that call's, more means
+  it cannot be told from this death alone which call killed the server (the transport then retries
+  it in a server of its own, see `McpTransport`);
 - *private* sessions (`start_private`) are fresh servers that the pool does not share: the
   transport opens one for an episode's first state-changing call (and for the executor's own
   calls when the source is not shared, see `McpTransport`) and closes it when the episode or
@@ -33,8 +37,10 @@ from collections.abc import Coroutine, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
-from factory.tools.mcp import MCPSession
+from factory.tools.mcp import MCPSession, flatten_exception
+from factory.tools.mcp_stdio import TOO_LARGE_MARKER
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +48,26 @@ T = TypeVar("T")
 IDLE_CLOSE_S = 300.0  # a shared session unused this long is stopped
 REAP_EVERY_S = 5.0
 CLOSE_ALL_TIMEOUT_S = 30.0
+
+
+class SessionDied(ConnectionError):
+    """The connection of a session closed during a call (its server died).
+
+    `died_with`: the calls that were in flight on that session when the first of them saw it
+    close (this one included); 1 means this call was alone, so the crash is its tool's."""
+
+    def __init__(self, message: str, died_with: int) -> None:
+        super().__init__(message)
+        self.died_with = died_with
+
+
+def connection_closed(e: BaseException) -> bool:
+    """Whether a call's exception means the connection closed under it (not a timeout, not an answer
+    over the message cap, not an error the server sent)."""
+    low = flatten_exception(e).lower()
+    if TOO_LARGE_MARKER in low or "timed out" in low or "timeout" in low:
+        return False
+    return "closed" in low or isinstance(e, ConnectionError)
 
 
 @dataclass(frozen=True)
@@ -116,6 +142,8 @@ class McpSessionPool:
         self._slots: dict[SessionKey, _Slot] = {}
         self._private: set[MCPSession] = set()
         self._stats: dict[str, ServerStats] = {}
+        self._inflight: WeakKeyDictionary[MCPSession, int] = WeakKeyDictionary()  # calls running per session
+        self._died_with: WeakKeyDictionary[MCPSession, int] = WeakKeyDictionary()  # in flight when it died
 
     # ------------------------------------------------------------------ loop thread
 
@@ -176,7 +204,8 @@ class McpSessionPool:
     async def call_tool(
         self, key: SessionKey, session: MCPSession, name: str, args: dict[str, Any], timeout_s: float | None
     ) -> Any:
-        """`session.call_tool` on the pool's loop; a shared session is not idle-stopped while it runs."""
+        """`session.call_tool` on the pool's loop; a shared session is not idle-stopped while it runs.
+        `SessionDied` when the connection closed during the call."""
         return await self._on_pool(self._call(key, session, name, args, timeout_s))
 
     def count_restart(self, key: SessionKey) -> None:
@@ -220,6 +249,8 @@ class McpSessionPool:
         self._loop, self._thread = None, None
         self._slots = {}
         self._private = set()
+        self._inflight = WeakKeyDictionary()
+        self._died_with = WeakKeyDictionary()
 
     # ------------------------------------------------------------------ on the pool's loop
 
@@ -285,9 +316,20 @@ class McpSessionPool:
         if shared:
             assert slot is not None
             slot.in_use += 1
+        self._inflight[session] = self._inflight.get(session, 0) + 1
         try:
             return await session.call_tool(name, args, timeout_s)
+        except Exception as e:
+            if not connection_closed(e):
+                raise
+            # the first call to see the connection close counts the calls in flight with it (itself
+            # included); every later one of that session's calls reports the same count
+            died_with = self._died_with.setdefault(session, self._inflight[session])
+            raise SessionDied(
+                f"{session.label}: connection closed during {name}: {flatten_exception(e)}", died_with
+            ) from e
         finally:
+            self._inflight[session] -= 1
             if shared:
                 assert slot is not None
                 slot.in_use -= 1

@@ -1,0 +1,396 @@
+"""Tool frames: the nouns and relations a question is composed of (pure; the `nouns` section of tool_lexicon).
+
+For every tool: the entity its records are (English singular/plural by `inflect`, Korean noun and
+counter word), the relation its parameters express ("the albums by {artist_id}", "{sidoCd}의
+시군구"), and what each parameter and output field is for a reader:
+
+- ``display``: a name, title or public code people use (``artist.name``, ``airport.iata``,
+  ``aircraft.tailnum``): the record is cited by it ("the artist AC/DC", "airport ICN");
+- ``key``: an internal surrogate id (``album.id@chinook-catalog``): never the way a person names
+  a record (a question falls back to "album 218" only when no name is known);
+- ``reference``: a field naming another entity (an album's ``artist_id`` → "artist"), so a hop over
+  it reads "the artist of the album …";
+- ``measure`` / ``attribute``: a quantity (with its unit where known) or another property.
+
+Everything is derived by rules from value types, tool names, descriptions and field names, and a
+reviewed YAML file per domain (``lexicon/<domain>.yaml`` beside ``types/``) overrides any entry;
+each entry records where it came from (``source``: ``override`` or ``rules``).
+"""
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from factory.labels import field_label, param_label, tool_noun, words
+from factory.semtypes import DISPLAY_ROLES, STANDARDS, TITLED, TypeRef, is_valid_type
+from factory.tools.spec import ToolSpec
+
+SOURCES = ("override", "model", "rules")
+
+# counter words by entity (language-independent entity names of the value types)
+_COUNTERS = {
+    "track": "곡", "song": "곡", "album": "장", "customer": "명", "artist": "명", "employee": "명", "person": "명",
+    "user": "명", "invoice": "건", "order": "건", "line": "건", "statistic": "건", "record": "건", "flight": "편",
+    "playlist": "개", "airport": "곳", "sido": "곳", "sigungu": "곳", "emd": "곳", "ri": "곳", "region": "곳",
+    "year": "개", "airline": "곳", "aircraft": "대",
+}  # fmt: skip
+_MEASURE_SCALARS = ("count", "amount", "distance", "duration", "time", "latitude", "longitude", "hour")
+_ABBREV = {"dest": "destination", "dep": "departure", "arr": "arrival", "num": "number", "qty": "quantity"}
+_KEY_WORDS = {"id", "code", "cd", "nm", "name", "key", "number", "no", "iata", "icao", "faa", "tailnum"}
+_UNIT = re.compile(r"\bin\s+(kilometres|kilometers|km|miles|statute miles|feet|ft|minutes|seconds|milliseconds|"
+                   r"millibars|degrees|knots|usd|bytes|percent|mph)\b", re.IGNORECASE)  # fmt: skip
+_MASS = ("weather", "information", "data")
+_PERSONS = {"artist", "composer", "customer", "employee", "person", "user", "passenger", "author", "member"}
+_VERB = re.compile(r"^(list|get|find|show|create|add|delete|update|set|return|remove|search)\b", re.IGNORECASE)
+_MUTATE = re.compile(r"^\s*(create|add|delete|update|set|remove|insert|write|post)\b", re.IGNORECASE)
+_SYNONYMS = {"carrier": "airline", "tz": "timezone", "plane": "aircraft"}
+
+
+class LexiconFileError(ValueError):
+    """A reviewed lexicon file that cannot be read or names what does not exist."""
+
+
+@lru_cache(maxsize=1)
+def _engine() -> Any:
+    import inflect
+
+    return inflect.engine()
+
+
+def singular(noun: str) -> str:
+    """'airports' → 'airport', 'routes from NYC' → 'route from NYC'; 'aircraft', 'weather' stay."""
+    if not noun or not noun.isascii():
+        return noun
+    s = _engine().singular_noun(noun)
+    return s if isinstance(s, str) and s else noun
+
+
+def plural(noun: str) -> str:
+    if not noun or not noun.isascii():
+        return noun
+    sing = singular(noun)
+    if sing != noun:  # already plural
+        return noun
+    return str(_engine().plural_noun(noun))
+
+
+def article(noun: str) -> str:
+    """'an album', 'a track' (inflect's a/an)."""
+    return str(_engine().a(noun))
+
+
+def entity_words(entity: str) -> str:
+    return entity.replace("_", " ")
+
+
+def _type(t: str | None) -> TypeRef | None:
+    if not t or not is_valid_type(t):
+        return None
+    try:
+        return TypeRef.parse(t)
+    except ValueError:
+        return None
+
+
+def slot_kind(t: TypeRef | None, tool_entity: str) -> str:
+    """display | key | reference | measure | attribute of a slot of a tool whose records are `tool_entity`."""
+    if t is None:
+        return "attribute"
+    if t.entity is None or t.entity == "measure":
+        return "measure" if t.entity == "measure" or t.role in _MEASURE_SCALARS else "attribute"
+    own = t.entity == tool_entity
+    public = t.role in DISPLAY_ROLES or (t.system or "").startswith("std:")
+    if own:
+        return "display" if public else "key" if t.role == "id" else "display" if t.role == "code" else "attribute"
+    return "reference"
+
+
+def _ref_words(name: str, t: TypeRef) -> str:
+    """The words a reference field adds to its entity: 'origin' (→ origin airport), '' for 'artist_id'."""
+    ent = set(entity_words(t.entity or "").split())
+    ws = [_ABBREV.get(w, w) for w in words(name).split()]
+    ws = [w for w in ws if w not in _KEY_WORDS and w not in ent and w != t.role and _SYNONYMS.get(w) not in ent]
+    return " ".join(ws)
+
+
+def _unit(desc: str) -> str | None:
+    m = _UNIT.search(desc or "")
+    return m.group(1).lower() if m else None
+
+
+def _en_noun(spec: ToolSpec, entity: str) -> str:
+    """The English noun of a tool's records: its description's noun when it speaks of the entity
+    ('nearby airports', 'delay statistics'), else the entity's words."""
+    ew = entity_words(entity)
+    try:
+        raw = tool_noun(spec)
+    except Exception:  # noqa: BLE001 - a description without a noun
+        raw = ""
+    raw = re.sub(r"^(all|one|the|an?)\s+", "", raw, flags=re.IGNORECASE)
+    raw = re.sub(r"^\w+'s\s+", "", raw)  # "artist's albums" → 'albums' (the owner is told by the relation)
+    raw = re.sub(r"\s+(of|at|for|in|by|on)\s+(an?|the|this|one)\s+.*$", "", raw)
+    head = raw.split(" from ")[0].split(" with ")[0]
+    ok = bool(raw) and raw.isascii() and len(raw.split()) <= 4 and not _VERB.search(raw)
+    if ok and singular(ew.split()[-1]) in {singular(w) for w in head.split()}:
+        ew = singular(head)
+    if ew.split()[-1] in _MASS:  # 'hourly weather' is counted in records
+        ew += " record"
+    return ew
+
+
+def _ko_noun(spec: ToolSpec) -> str | None:
+    try:
+        raw = tool_noun(spec)
+    except Exception:  # noqa: BLE001
+        return None
+    if raw.isascii():
+        return None
+    n = re.sub(r"\s+\S+(으로|로)\s+.*$", "", raw).strip()
+    n = re.sub(r"\s*(목록|정보)$", "", n).strip()
+    return n or None
+
+
+def rule_frame(
+    spec: ToolSpec, types: Mapping[str, Any], ko_nouns: Mapping[str, str], en_nouns: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The frame of one tool from rules (value types `types` = {'entity', 'params', 'fields'})."""
+    entity = str(types.get("entity") or words(spec.name).split()[-1])
+    sing = _en_noun(spec, entity)
+    ko = ko_nouns.get(entity) or _ko_noun(spec) or entity_words(entity)
+    params: dict[str, Any] = {}
+    generic = spec.generic_params.names()
+    for p in spec.params:
+        if p in generic:
+            continue
+        t = _type((types.get("params") or {}).get(p))
+        kind = slot_kind(t, entity)
+        params[p] = {
+            "type": str(t) if t else None,
+            "entity": t.entity if t and t.entity != "measure" else None,
+            "role": t.role if t else None,
+            "kind": kind,
+            "label": {"en": param_label(spec, p), "ko": param_label(spec, p)},
+        }
+        if kind == "reference" and t and t.entity:
+            params[p]["noun"] = {
+                "en": (en_nouns or {}).get(t.entity) or entity_words(t.entity),
+                "ko": ko_nouns.get(t.entity) or None,
+            }
+    fields: dict[str, Any] = {}
+    for f, fs in spec.output_fields.items():
+        t = _type((types.get("fields") or {}).get(f))
+        kind = slot_kind(t, entity)
+        label = field_label(spec, f)
+        entry: dict[str, Any] = {
+            "type": str(t) if t else None,
+            "entity": t.entity if t and t.entity != "measure" else None,
+            "role": t.role if t else None,
+            "kind": kind,
+            "label": {"en": label, "ko": label},
+        }
+        if kind == "reference" and t and t.entity:
+            extra = _ref_words(f, t)
+            base = (en_nouns or {}).get(t.entity) or entity_words(t.entity)
+            entry["noun"] = {
+                "en": f"{extra} {base}".strip() if extra and extra not in {"purchased"} else base,
+                "ko": ko_nouns.get(t.entity),
+            }
+        unit = _unit(fs.description)
+        if unit:
+            entry["unit"] = unit
+        fields[f] = entry
+    return {
+        "tool": spec.name,
+        "entity": entity,
+        "lookup": spec.records_path is None,
+        "platform": spec.platform,
+        "person": entity in _PERSONS,  # 'they' / 'their' in English
+        "action": bool(spec.state_changing) or bool(_MUTATE.search(spec.description or "")),
+        "noun": {
+            "en": {"sing": sing, "plural": plural(sing)},
+            "ko": {"noun": ko, "counter": _COUNTERS.get(entity, "개")},
+        },
+        "relation": {},
+        "params": params,
+        "fields": fields,
+        "values": {},
+        "source": "rules",
+        "overridden": [],
+    }
+
+
+def ko_entity_nouns(specs: Mapping[str, ToolSpec], tools: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Korean nouns of entities, from the Korean descriptions of the tools that list them ('시군구 목록 조회')."""
+    out: dict[str, str] = {}
+    for tid in sorted(tools):
+        spec = specs.get(tid)
+        ent = (tools[tid] or {}).get("entity")
+        if spec is None or not ent or ent in out:
+            continue
+        n = _ko_noun(spec)
+        if n and len(n.split()) <= 2:
+            out[ent] = n
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ overrides
+
+
+def load_lexicon_overrides(path: str | Path) -> dict[str, Any]:
+    """A reviewed lexicon file: {entities: {entity: {en, plural, ko, counter}}, tools: {name: {...}}}."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise LexiconFileError(f"lexicon file {path}: cannot be read ({e})") from e
+    if not isinstance(data, dict) or set(data) - {"entities", "tools", "values"}:
+        raise LexiconFileError(f"lexicon file {path}: expected only the keys entities, tools, values")
+    return {"entities": data.get("entities") or {}, "tools": data.get("tools") or {}, "values": data.get("values") or {},
+            "file": str(path)}  # fmt: skip
+
+
+def check_lexicon_overrides(ov: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> None:
+    """Every tool, parameter and field an override names exists (a typo is an error, not a silent no-op)."""
+    by_name = {s.name: s for s in specs.values()}
+    for name, entry in (ov.get("tools") or {}).items():
+        spec = by_name.get(name)
+        if spec is None:
+            raise LexiconFileError(f"lexicon file {ov.get('file')}: no tool {name!r} in the domain")
+        for kind, names in (("params", spec.params), ("fields", spec.output_fields)):
+            for slot in (entry or {}).get(kind) or {}:
+                if slot not in names:
+                    raise LexiconFileError(f"lexicon file {ov.get('file')}: tool {name!r} has no {kind[:-1]} {slot!r}")
+
+
+def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
+    """The frame with the reviewed entries of its entity and tool laid over it (each recorded in `overridden`)."""
+    out = {**frame, "overridden": list(frame.get("overridden") or [])}
+    ent = (ov.get("entities") or {}).get(frame["entity"]) or {}
+    tool = (ov.get("tools") or {}).get(frame["tool"]) or {}
+    noun = {"en": dict(frame["noun"]["en"]), "ko": dict(frame["noun"]["ko"])}
+    for src in (ent, tool.get("noun") or {}):
+        if "en" in src:
+            noun["en"] = {"sing": src["en"], "plural": src.get("plural") or plural(src["en"])}
+            out["overridden"].append("noun.en")
+        if "ko" in src:
+            noun["ko"]["noun"] = src["ko"]
+            out["overridden"].append("noun.ko")
+        if "counter" in src:
+            noun["ko"]["counter"] = src["counter"]
+            out["overridden"].append("noun.counter")
+    out["noun"] = noun
+    if tool.get("entity"):  # the records are another entity for a reader: every slot's kind is told anew
+        out["entity"] = tool["entity"]
+        out["overridden"].append("entity")
+        for kind in ("params", "fields"):
+            out[kind] = {
+                k: {**v, "kind": slot_kind(_type(v.get("type")), tool["entity"])} for k, v in frame[kind].items()
+            }
+        frame = {**frame, "params": out["params"], "fields": out["fields"]}
+    if tool.get("relation"):
+        out["relation"] = dict(tool["relation"])
+        out["overridden"].append("relation")
+    for kind in ("params", "fields"):
+        slots = {k: dict(v) for k, v in frame[kind].items()}
+        for name, entry in (tool.get(kind) or {}).items():
+            slot = slots.setdefault(name, {"kind": "attribute", "label": {}})
+            for key, val in (entry or {}).items():
+                slot[key] = {**slot.get(key, {}), **val} if isinstance(val, dict) else val
+            out["overridden"].append(f"{kind}.{name}")
+        out[kind] = slots
+    values = {**(ov.get("values") or {}), **(tool.get("values") or {})}
+    if values:
+        out["values"] = {str(k): v for k, v in values.items()}
+    if out["overridden"]:
+        out["source"] = "override"
+    return out
+
+
+def build_frames(
+    specs: Mapping[str, ToolSpec],
+    tools: Mapping[str, Mapping[str, Any]],
+    overrides: Mapping[str, Any] | None = None,
+) -> dict[str, dict[str, Any]]:
+    """{tool_id: frame} for the tools with value types `tools` (`ValueTypes.tools`), the override laid over rules."""
+    ko = ko_entity_nouns(specs, tools)
+    en: dict[str, str] = {}
+    for ent, entry in ((overrides or {}).get("entities") or {}).items():
+        if "ko" in (entry or {}):
+            ko[ent] = entry["ko"]
+        if "en" in (entry or {}):
+            en[ent] = entry["en"]
+    out: dict[str, dict[str, Any]] = {}
+    for tid in sorted(tools):
+        spec = specs.get(tid)
+        if spec is None:
+            continue
+        frame = rule_frame(spec, tools[tid], ko, en)
+        out[tid] = _apply(frame, overrides or {}) if overrides else frame
+    return out
+
+
+def frames_for(specs: Mapping[str, ToolSpec], lexicon_dir: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Frames with the value types inferred from the specs alone (no probes, no reviewed type files): what a caller
+    without a tool_lexicon value gets; each domain's reviewed lexicon file in `lexicon_dir` laid over the rules."""
+    from factory.semtypes import Overrides, infer_types
+
+    inf = infer_types(specs, {}, Overrides())
+    out: dict[str, dict[str, Any]] = {}
+    for domain in sorted({s.domain for s in specs.values()}):
+        mine = {t: s for t, s in specs.items() if s.domain == domain}
+        path = Path(lexicon_dir) / f"{domain}.yaml" if lexicon_dir is not None else None
+        ov = load_lexicon_overrides(path) if path is not None and path.is_file() else None
+        if ov is not None:
+            check_lexicon_overrides(ov, mine)
+        out.update(build_frames(mine, {t: inf.tool_types(t) for t in inf.entities if t in mine}, ov))
+    return out
+
+
+def _as_list(x: Any) -> list[str]:
+    return [x] if isinstance(x, str) else list(x or [])
+
+
+def preview_rows(frames: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per tool for the tool_lexicon metadata."""
+    rows = []
+    for _, f in sorted(frames.items()):
+        rel = f.get("relation") or {}
+        rows.append(
+            {
+                "tool": f["tool"],
+                "entity": f["entity"],
+                "en": f"{f['noun']['en']['sing']} / {f['noun']['en']['plural']}",
+                "ko": f"{f['noun']['ko']['noun']} ({f['noun']['ko']['counter']})",
+                "relation": " / ".join(_as_list(rel.get("en"))) or " / ".join(_as_list(rel.get("ko"))) or "-",
+                "display": ", ".join(k for k, v in f["fields"].items() if v.get("kind") == "display") or "-",
+                "keys": ", ".join(k for k, v in f["fields"].items() if v.get("kind") == "key") or "-",
+                "references": ", ".join(
+                    f"{k}→{(v.get('noun') or {}).get('en') or v.get('entity')}"
+                    for k, v in f["fields"].items()
+                    if v.get("kind") == "reference"
+                )
+                or "-",
+                "source": f["source"],
+            }
+        )
+    return rows
+
+
+__all__ = [
+    "SOURCES",
+    "STANDARDS",
+    "TITLED",
+    "LexiconFileError",
+    "article",
+    "build_frames",
+    "check_lexicon_overrides",
+    "frames_for",
+    "load_lexicon_overrides",
+    "plural",
+    "preview_rows",
+    "singular",
+    "slot_kind",
+]

@@ -1,0 +1,111 @@
+"""Tool frames (issue 15, item 1): the nouns, relations and field kinds of the tool_lexicon's `nouns` section.
+
+Built by rules from the value types of the real demo tool surfaces (in-process REST documents and the MCP server's
+tools/list), with the reviewed lexicon/<domain>.yaml files laid over them.
+"""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from factory import frames
+from factory.semtypes import Overrides, infer_types
+from tests.synthesis.test_phrasing import demo_inventories
+
+LEXICON_DIR = Path(__file__).resolve().parents[2] / "lexicon"
+
+
+@pytest.fixture(scope="module")
+def specs():
+    from factory.tools.registry import ToolRegistry
+
+    return ToolRegistry.from_inventories(demo_inventories())
+
+
+@pytest.fixture(scope="module")
+def types(specs) -> dict[str, Any]:
+    inf = infer_types(specs, {}, Overrides())
+    return {t: inf.tool_types(t) for t in inf.entities}
+
+
+def _by_name(fr: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(f for f in fr.values() if f["tool"] == name)
+
+
+def test_rules_tell_display_names_keys_and_references(specs, types):
+    fr = frames.build_frames(specs, types)
+    album = _by_name(fr, "get_album")
+    assert album["entity"] == "album" and album["noun"]["en"] == {"sing": "album", "plural": "albums"}
+    kinds = {f: album["fields"][f]["kind"] for f in ("album_id", "title", "artist_id", "track_count")}
+    assert kinds == {"album_id": "key", "title": "display", "artist_id": "reference", "track_count": "measure"}
+    assert album["fields"]["artist_id"]["noun"]["en"] == "artist"  # an album's artist_id names its artist
+    # the description "List an artist's albums" gives the noun without its owner; counters by entity
+    albums = _by_name(fr, "list_artist_albums")
+    assert albums["noun"]["en"]["plural"] == "albums" and albums["noun"]["ko"]["counter"] == "장"
+    assert albums["params"]["artist_id"]["kind"] == "reference"  # the relation: the albums of an artist
+    flight = _by_name(fr, "get_flight")
+    nouns = {f: flight["fields"][f].get("noun", {}).get("en") for f in ("origin", "dest", "carrier", "tailnum")}
+    assert nouns == {"origin": "origin airport", "dest": "destination airport", "carrier": "airline",
+                     "tailnum": "aircraft"}  # fmt: skip
+    assert flight["fields"]["flight_number"]["kind"] == "display" and flight["fields"]["flight_id"]["kind"] == "key"
+    assert _by_name(fr, "get_airport_by_iata")["fields"]["iata"]["kind"] == "display"  # a public code
+    # a state-changing tool names no records; a mass noun is counted in records
+    assert _by_name(fr, "add_track_to_playlist")["action"] and not album["action"]
+    assert _by_name(fr, "get_hourly_weather")["noun"]["en"]["sing"] == "weather record"
+    assert all(f["source"] == "rules" for f in fr.values())
+
+
+def test_korean_nouns_come_from_korean_descriptions(specs, types):
+    fr = frames.build_frames(specs, types)
+    emd = _by_name(fr, "list_admin_emd")
+    assert emd["noun"]["ko"] == {"noun": "읍면동", "counter": "곳"}
+    assert _by_name(fr, "list_census_sigungu")["fields"]["sidoNm"]["noun"]["ko"] == "시도"
+
+
+def test_the_reviewed_file_wins_and_says_so(specs, types):
+    korea = {t: s for t, s in specs.items() if s.domain == "korea"}
+    ov = frames.load_lexicon_overrides(LEXICON_DIR / "korea.yaml")
+    fr = frames.build_frames(korea, {t: v for t, v in types.items() if t in korea}, ov)
+    items = _by_name(fr, "list_census_stat_types")
+    assert items["noun"]["ko"]["noun"] == "통계 항목" and items["source"] == "override"
+    assert "noun.ko" in items["overridden"] and items["values"]["housing"] == {"ko": "주택"}
+    stats = _by_name(fr, "get_census_statistics")
+    assert stats["noun"]["ko"] == {"noun": "센서스 통계", "counter": "건"}
+
+
+def test_a_lexicon_file_naming_what_does_not_exist_is_an_error(specs, tmp_path):
+    music = {t: s for t, s in specs.items() if s.domain == "music"}
+    bad = tmp_path / "music.yaml"
+    bad.write_text(yaml.safe_dump({"tools": {"get_album": {"fields": {"artist": {"label": {"en": "x"}}}}}}))
+    with pytest.raises(frames.LexiconFileError, match="get_album.*has no field 'artist'"):
+        frames.check_lexicon_overrides(frames.load_lexicon_overrides(bad), music)
+    bad.write_text(yaml.safe_dump({"tools": {"get_albums": {}}}))
+    with pytest.raises(frames.LexiconFileError, match="no tool 'get_albums'"):
+        frames.check_lexicon_overrides(frames.load_lexicon_overrides(bad), music)
+    bad.write_text(yaml.safe_dump({"nouns": {}}))
+    with pytest.raises(frames.LexiconFileError, match="expected only the keys"):
+        frames.load_lexicon_overrides(bad)
+
+
+def test_tool_lexicon_nouns_section_and_preview(specs, types, tmp_path):
+    """build_lexicon's `nouns`: the project's lexicon/<domain>.yaml read beside types/, every tool's frame, and a
+    preview table per tool in the metadata."""
+    from factory.config import load_config
+    from factory.lexicon import lexicon_metadata, tool_nouns
+    from tests.conftest import write_config
+
+    cfg = load_config(write_config(tmp_path))
+    aviation = {t: s for t, s in specs.items() if s.domain == "aviation"}
+    nouns = tool_nouns(cfg, "aviation", aviation, {t: v for t, v in types.items() if t in aviation})
+    assert nouns["files"] == [str(tmp_path / "lexicon" / "aviation.yaml")]
+    near = _by_name(nouns["tools"], "airports_near")
+    assert near["relation"]["en"].startswith("the {plural} within {radius_km} km of {owner}")
+    assert nouns["sources"]["override"] >= 1 and nouns["sources"]["rules"] >= 1
+    rows = frames.preview_rows(nouns["tools"])
+    assert {r["tool"] for r in rows} == {s.name for t, s in aviation.items() if t in types}  # keyed tools have none
+    value = {"value_types": {"tools": {}, "slots": [], "systems": [], "comparisons": [],
+                             "overrides": {"applied": [], "files": []}}, "nouns": nouns}  # fmt: skip
+    meta = lexicon_metadata(value)
+    assert "airports_near" in str(meta["nouns_preview"]) and meta["lexicon_files"] == nouns["files"]
