@@ -381,6 +381,15 @@ class SynthesisConfig(_Frozen):
         default_factory=_all_patterns,
         description="Patterns synthesised (Table 12 categories).",
     )
+    # name-first grounding (issue 15 item 2; factory/synthesis/lookup.py)
+    name_first: bool = Field(
+        default=True,
+        description="A seed that is an internal key is stated by its display name and resolved by a lookup call "
+        "(no lookup: the seed is not used); platform codes are resolved when a lookup picks one record.",
+    )
+    lookup_depth: int = Field(
+        default=2, ge=1, description="Lookups chained at most to state one key by name (album title → artist name)."
+    )
 
     @model_validator(mode="before")
     @classmethod

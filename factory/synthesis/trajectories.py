@@ -15,6 +15,13 @@ Templates, each executed for real in its own executor session (fresh API keys, f
   the golden actions are the taken branch's calls, the other branch's calls are recorded as
   ``counterfactual_actions`` and both branch answers as ``answer.branches``.
 
+Name-first grounding (`lookup`, issue 15 item 2): a seed argument that is an internal key (``artist_id``
+1) is stated by its display name ('AC/DC') and the lookup call that resolves it (``search_artists(name=
+'AC/DC')``, found through G*) is prepended as a golden step of every template; its junction is golden (minimal
+pruning keeps it: the key is stated nowhere) but no part of the pattern, and ``lookups`` records what it
+resolved.  A seed whose internal key no lookup can state is never drawn (``grounding.seeds_dropped_internal``);
+a name that picks no record or several is ``ambiguous_name``.
+
 Every golden action is recorded with its step (key acquisition is step 1 for every keyed
 platform of the trajectory; pages and FAN calls share a step).  Answer material comes from
 `answers.compute` over the executed rows.  The executed path is then pruned to its minimal
@@ -73,7 +80,7 @@ from factory.io import dumps
 from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
 from factory.semtypes import ValueTypes
-from factory.synthesis import answers, minimal
+from factory.synthesis import answers, lookup, minimal
 from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value
 from factory.synthesis.execute import (
     ChainRun,
@@ -207,6 +214,32 @@ class World:
             bucket = self.seeds.setdefault(tid, [])
             if args not in bucket:
                 bucket.append(args)
+        # name-first grounding: seeds whose internal keys no lookup can state by name are not used
+        self.grounder = lookup.Grounder(
+            self.types, self.specs, self.edges,
+            [t for t, s in self.specs.items() if s.domain == domain and usable(t)],
+            depth=syn.lookup_depth, bound=syn.max_scan_records,
+        )  # fmt: skip
+        self.name_first = syn.name_first and bool(self.types)
+        self.internal_drops: list[str] = []  # seeds not used: an internal key with no lookup (`internal_seed`)
+        for r in rows:
+            tid = r.get("tool_id") or f"{domain}/{r.get('platform')}/{r.get('tool')}"
+            if tid not in self.specs or self.specs[tid].state_changing:  # a probe's new playlist is no name
+                continue
+            recs = r.get("records") if isinstance(r.get("records"), list) else None
+            self.grounder.names.note(
+                tid, recs if recs is not None else [r["first_record"]] if r.get("first_record") else []
+            )
+        if self.name_first:
+            for tid in sorted(self.seeds):
+                keep = []
+                for s in self.seeds[tid]:
+                    why = self.grounder.groundable(tid, s)
+                    if why is None:
+                        keep.append(s)
+                    else:
+                        self.internal_drops.append(why[:160])
+                self.seeds[tid] = keep
         self.key_tool = {p: k.name for p in self.specs.platforms() if (k := self.specs.key_tool(p)) is not None}
         self.state_tool = {
             s.platform: tid for tid, s in self.specs.items() if "state_hash" in s.output_fields and s.domain == domain
@@ -237,6 +270,8 @@ class World:
     def observe(self, f: Fetched) -> None:
         """Add an executed logical call to the observed counts of its tool."""
         self._note(f.tool_id, self.semantic_args(f), f.total, f.records[0] if f.records else None)
+        if not self.specs[f.tool_id].state_changing:  # records a fresh session may not have are never names
+            self.grounder.names.note(f.tool_id, f.records)
 
     def observe_too_large(self, r: Rejection) -> None:
         """Add the call of a response_too_large rejection to the observed counts of its tool."""
@@ -280,11 +315,16 @@ class World:
             return "always_one", f"{name} returned exactly 1 record for each of {len(hits)} observed arguments"
         return None
 
+    def drawable(self, tid: str) -> list[dict[str, Any]]:
+        """The seeds of `tid` still worth drawing: not those whose internal key turned out to have no name that
+        picks it (two playlists called 'Music': `lookup.Grounder.unnameable`)."""
+        return [s for s in self.seeds.get(tid, []) if self.grounder.nameable(tid, s)]
+
     def other_seeds(self, tid: str, seed: Mapping[str, Any], keep: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Seeds of `tid` with the same parameters as `seed` and other values (those in `keep` set to `seed`'s)."""
         out: list[dict[str, Any]] = []
         base = dumps(dict(seed))
-        for s in self.seeds.get(tid, []):
+        for s in self.drawable(tid):
             if set(s) != set(seed):
                 continue
             s2 = {**s, **{k: seed[k] for k in keep}}
@@ -344,12 +384,14 @@ class _Builder:
     def keys(self, platforms: Sequence[str], ex: ToolExecutor) -> list[tuple[str, Any]]:
         return [(p, self.world.key_tool[p]) for p in sorted(set(platforms)) if p in self.world.key_tool]
 
-    def add_stage(self, fetched: Sequence[Fetched]) -> list[int]:
-        """Golden actions of one step; returns the index of each logical call's first page."""
+    def add_stage(self, fetched: Sequence[Fetched], lookup: bool = False) -> list[int]:
+        """Golden actions of one step; returns the index of each logical call's first page.  A `lookup` stage
+        (name-first grounding) may match its name as a substring: its junction picks the equal record."""
         self.step += 1
         firsts = []
         for f in fetched:
-            exact_search(self.world, f)
+            if not lookup:
+                exact_search(self.world, f)
             self.world.observe(f)
             firsts.append(len(self.actions))
             lid = len(set(self.logical))
@@ -410,8 +452,44 @@ async def _state_hash(ex: ToolExecutor, world: World, platforms: set[str]) -> di
     return out
 
 
-def _seed_entries(world: World, tid: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [{"tool_id": tid, "param": p, "value": v} for p, v in args.items()]
+def _seed_entries(world: World, tid: str, args: Mapping[str, Any], named: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The values the question states for a call's arguments; those in `named` are stated by their lookup's name."""
+    return [{"tool_id": tid, "param": p, "value": v} for p, v in args.items() if p not in named]
+
+
+def _lookup_tools(world: World, targets: Sequence[tuple[str, Mapping[str, Any]]]) -> list[str]:
+    """Every tool a lookup of these targets' keys may call (their API keys are acquired up front)."""
+    if not world.name_first:
+        return []
+    out: set[str] = set()
+
+    def add(tid: str, p: str, depth: int) -> None:
+        for plan in world.grounder.plans(tid, p, depth):
+            out.add(plan.tool_id)
+            for q in plan.nested:
+                add(plan.tool_id, q, depth - 1)
+
+    for tid, args in targets:
+        for p in args:
+            if lookup.key_kind(world.types, tid, p) is not None:
+                add(tid, p, world.grounder.depth)
+    return sorted(out)
+
+
+async def _ground(world: World, ex: ToolExecutor, targets: Sequence[tuple[str, Mapping[str, Any]]]) -> lookup.Grounding:
+    """Name-first grounding of the targets' arguments (`lookup`); nothing to do when it is off or untyped."""
+    if not world.name_first:
+        return lookup.Grounding(args=[dict(a) for _, a in targets])
+    return await world.grounder.ground(ex, targets)
+
+
+def _named(g: lookup.Grounding, target: int) -> list[str]:
+    return [p for i, p in g.resolved if i == target]
+
+
+def _add_lookups(b: "_Builder", g: lookup.Grounding) -> None:
+    for stage in g.stages():
+        b.add_stage(stage, lookup=True)
 
 
 def _edge_lineage(edges: Sequence[Edge]) -> list[dict[str, Any]]:
@@ -446,9 +524,16 @@ def _finish(
     describe: dict[str, Any],
     state_hash: dict[str, str],
     extra: Mapping[str, Any] | None = None,
+    lookups: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """The trajectory record: the answer of the executed path, then the path pruned to its minimal
-    sufficient calls (`minimal`), the answer spec referring to calls by step."""
+    sufficient calls (`minimal`), the answer spec referring to calls by step.  `lookups` (name-first grounding:
+    `lookup.Grounding.records`) are kept as `lookups`; their junctions are golden but no part of the pattern."""
+    links = {(x["from"], x["to"]) for x in lookups}
+
+    def own(js: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        return [j for j in js if (j.get("from"), j.get("to")) not in links]
+
     actions = key_rows + builder.actions
     offset = len(key_rows)
     calls = [dumps([a["tool_id"], a.get("args") or {}]) for a in actions]
@@ -477,20 +562,25 @@ def _finish(
     problem = minimal.disagreement(mp, records, ans)
     if problem:
         raise Rejection("prune_mismatch", problem)
-    orphans = minimal.unsent(mp, [s["value"] for s in seeds]) if mp.removed else []
+    sent_seeds = [s["value"] for s in seeds if not (s.get("via") or {}).get("picked")]  # a picked name is read
+    orphans = minimal.unsent(mp, sent_seeds) if mp.removed else []
     if orphans:
         raise Rejection("seed_unused", f"no call of the minimal path sends {orphans!r} ({mp.summary()})")
     kept = [a for a in mp.actions if not world.specs[a["tool_id"]].key_acquisition]
-    if template == "chain" and junctions and not mp.junctions:
+    if template == "chain" and own(junctions) and not own(mp.junctions):
         raise Rejection("collapsed", f"the answer is already in the records of {kept[0]['tool']} ({mp.summary()})")
-    if template == "SEM" and len({a["tool_id"] for a in kept}) < 2:
+    # the tools the answer reads (a lookup's record may answer a part: the city of the customer it found)
+    read = {mp.actions[i]["tool_id"] for i in answers.positions(mp.answer_spec, mp.actions)}
+    if template == "SEM" and len(read) < 2:
         raise Rejection("collapsed", f"one tool answers every part ({mp.summary()})")
     actions = mp.actions
     ans = answers.compute(mp.answer_spec, minimal.with_records(actions, records, mp.keep))
     ans = typed_answer(world, mp.answer_spec, actions, ans)
     if mp.junctions_changed:
-        pattern = minimal.pattern_of(template, mp.junctions, pattern)
-        describe = {**describe, "question_junctions": junctions}
+        pattern = minimal.pattern_of(template, own(mp.junctions), pattern)
+        describe = {**describe, "question_junctions": own(junctions)}
+    elif lookups:  # the question speaks of the template's path from the named entity, not of its lookups
+        describe = {**describe, "question_junctions": own(junctions)}
     if mp.moved:
         describe = {**describe, "answer_from": mp.moved}
     tools = sorted({a["tool_id"] for a in actions})
@@ -518,6 +608,7 @@ def _finish(
         "describe": describe,
         "state_changing": any(world.specs[t].state_changing for t in tools),
         "expected_state_hash": state_hash,
+        "lookups": [dict(x) for x in lookups],
         **(extra or {}),
     }
 
@@ -530,9 +621,14 @@ def _stated_answer(value: Any, seeds: Sequence[Mapping[str, Any]]) -> str | None
     """A text answer (or part of one) equal to a seed value: the question would already hold it
     (a CMP's winning label is the exception, handled by the caller)."""
     stated = {str(s["value"]).strip().casefold() for s in seeds if isinstance(s.get("value"), str)}
+    # a stated name holds its parts: 'Leonie Köhler' states the last name 'Köhler' (name-first grounding)
+    names = [str(s["value"]).casefold().split() for s in seeds if s.get("via") and isinstance(s.get("value"), str)]
     for v in value if isinstance(value, list) else [value]:
         if isinstance(v, str) and v.strip().casefold() in stated:
             return v
+        if isinstance(v, str) and (w := v.strip().casefold().split()):
+            if any(n[i : i + len(w)] == w for n in names for i in range(len(n))):
+                return v
     return None
 
 
@@ -677,14 +773,16 @@ async def chain_trajectory(
     syn = world.cfg.synthesis
     seed_tid = edges[0].source_tool_id
     tids = [seed_tid, *(e.target_tool_id for e in edges)]
-    platforms = _platforms(world, tids)
+    platforms = _platforms(world, [*tids, *_lookup_tools(world, [(seed_tid, seed)])])
     async with world.session() as ex:
         key_rows = await _acquire_keys(ex, world, platforms)
+        g = await _ground(world, ex, [(seed_tid, seed)])
         run = await run_chain(
-            ex, world.specs, edges, seed_tid, seed, syn.fan_out_budget, syn.max_scan_records, rng,
+            ex, world.specs, edges, seed_tid, g.args[0], syn.fan_out_budget, syn.max_scan_records, rng,
             nodes=shape["nodes"] if shape else None, types=world.types,
         )  # fmt: skip
         b = _Builder(world)
+        _add_lookups(b, g)
         firsts = [b.add_stage(s.fetched) for s in run.stages]
         spec, ask = _terminal_spec(world, run.stages[-1], firsts[-1], rng, shape["terminal"] if shape else None)
         state = (
@@ -697,10 +795,10 @@ async def chain_trajectory(
     pattern = "+".join(j["type"] for j in run.junctions)
     t = _finish(
         world, "chain", pattern, key_rows, b, spec,
-        junctions=run.junctions,
-        seeds=_seed_entries(world, seed_tid, seed) + run.constants,
-        thresholds=run.thresholds, bridges=run.bridge_values, edges=edges,
-        describe={"chain": tids, **ask}, state_hash=state,
+        junctions=g.junctions + run.junctions,
+        seeds=g.seeds + _seed_entries(world, seed_tid, g.args[0], _named(g, 0)) + run.constants,
+        thresholds=g.thresholds + run.thresholds, bridges=g.bridges + run.bridge_values, edges=edges,
+        describe={"chain": tids, **ask}, state_hash=state, lookups=g.records(),
     )  # fmt: skip
     t["shape"] = {"nodes": [j["process"] for j in run.junctions], "terminal": _answer_shape(spec)}
     return t
@@ -715,14 +813,17 @@ async def sem_trajectory(
     for s in world.seeds.get(b_tid, []):  # other required inputs of B from its own seeds
         args_b = {**{k: v for k, v in s.items() if k != pb and k in world.specs[b_tid].required_params}, pb: value}
         break
+    targets = [(a, seed), (b_tid, args_b)]
     async with world.session() as ex:
-        key_rows = await _acquire_keys(ex, world, _platforms(world, [a, b_tid]))
+        key_rows = await _acquire_keys(ex, world, _platforms(world, [a, b_tid, *_lookup_tools(world, targets)]))
         syn = world.cfg.synthesis
+        g = await _ground(world, ex, targets)
         fa, fb = await asyncio.gather(
-            fetch(ex, world.specs[a], a, seed, syn.max_scan_records),
-            fetch(ex, world.specs[b_tid], b_tid, args_b, syn.max_scan_records),
+            fetch(ex, world.specs[a], a, g.args[0], syn.max_scan_records),
+            fetch(ex, world.specs[b_tid], b_tid, g.args[1], syn.max_scan_records),
         )
     builder = _Builder(world)
+    _add_lookups(builder, g)
     firsts = builder.add_stage([fa, fb])
     parts, asks = [], []
     fixed = list(shape["parts"]) if shape else [None, None]
@@ -732,11 +833,15 @@ async def sem_trajectory(
             count_guard(world, [f])
         parts.append(sp)
         asks.append(ask)
-    seeds = _seed_entries(world, a, seed) + [e for e in _seed_entries(world, b_tid, args_b) if e["param"] != pb]
+    seeds = g.seeds + _seed_entries(world, a, g.args[0], _named(g, 0))
+    seeds += [e for e in _seed_entries(world, b_tid, g.args[1], _named(g, 1)) if e["param"] != pb and e not in seeds]
+    shared = {"param": pa, "value": g.label(0, pa)}
+    if (named := g.lookup_of(0, pa)) is not None:
+        shared["lookup"] = named
     t = _finish(
         world, "SEM", "SEM", key_rows, builder, {"kind": "sem", "parts": parts},
-        junctions=[], seeds=seeds, thresholds=[], bridges=[], edges=[],
-        describe={"parts": asks, "shared": {"param": pa, "value": value}}, state_hash={},
+        junctions=g.junctions, seeds=seeds, thresholds=g.thresholds, bridges=g.bridges, edges=[],
+        describe={"parts": asks, "shared": shared}, state_hash={}, lookups=g.records(),
     )  # fmt: skip
     t["shape"] = {"parts": [_answer_shape(p) for p in parts]}
     return t
@@ -753,9 +858,11 @@ async def cmp_trajectory(
         raise Rejection(*bad)
     seeds_args = [seed, {**seed, param: other}]
     tids = [tid] + ([edge.target_tool_id] if edge else [])
+    targets = [(tid, s) for s in seeds_args]
     async with world.session() as ex:
-        key_rows = await _acquire_keys(ex, world, _platforms(world, tids))
-        f0 = await asyncio.gather(*(fetch(ex, world.specs[tid], tid, s, syn.max_scan_records) for s in seeds_args))
+        key_rows = await _acquire_keys(ex, world, _platforms(world, [*tids, *_lookup_tools(world, targets)]))
+        g = await _ground(world, ex, targets)
+        f0 = await asyncio.gather(*(fetch(ex, world.specs[tid], tid, s, syn.max_scan_records) for s in g.args))
         runs = [ChainRun(stages=[Stage(fetched=[f])]) for f in f0]
         if edge is not None:  # both arms under one process node: the first arm's (or the template's)
             fixed = {"process": shape.get("process")} if shape else None
@@ -771,6 +878,7 @@ async def cmp_trajectory(
         for r in runs:
             count_guard(world, r.stages[-1].fetched)
     b = _Builder(world)
+    _add_lookups(b, g)
     firsts_per_stage = [b.add_stage([f for r in runs for f in r.stages[k].fetched]) for k in range(len(runs[0].stages))]
     last = firsts_per_stage[-1]
     n_a = len(runs[0].stages[-1].fetched)
@@ -779,21 +887,27 @@ async def cmp_trajectory(
     ask = shape["ask"] if shape else ask
     if ask not in CMP_ASKS:
         raise ValueError(f"unknown CMP ask {ask!r}")
-    spec = {"kind": "cmp", "arms": arms, "labels": [seed[param], other], "order": order, "ask": ask}
+    labels = [g.label(0, param), g.label(1, param)]  # a compared key is named by its display value
+    spec = {"kind": "cmp", "arms": arms, "labels": labels, "order": order, "ask": ask}
     junctions = [j for r in runs for j in r.junctions]
     pattern = "CMP" if edge is None else "CMP+" + "+".join(sorted({j["type"] for j in junctions}))
-    seeds = _seed_entries(world, tid, seed) + [{"tool_id": tid, "param": param, "value": other}]
+    seeds = g.seeds + _seed_entries(world, tid, g.args[0], _named(g, 0))
+    if (1, param) not in g.resolved:
+        seeds.append({"tool_id": tid, "param": param, "value": other})
+    seeds += [e for e in _seed_entries(world, tid, g.args[1], [*_named(g, 1), param]) if e not in seeds]
     for r in runs:
         seeds += [c for c in r.constants if c not in seeds]
+    compare: dict[str, Any] = {"param": param, "tool_id": tid}
+    if (named := g.lookup_of(0, param)) is not None:  # the compared values are names (seeds with `via`)
+        compare["lookup"] = named
     nodes = [j["process"] for j in junctions if j.get("process")]
     t = _finish(
         world, "CMP", pattern, key_rows, b, spec,
-        junctions=junctions, seeds=seeds,
-        thresholds=[t for r in runs for t in r.thresholds],
-        bridges=[v for r in runs for v in r.bridge_values], edges=[edge] if edge else [],
-        describe={"ask": "count", "tool_id": tids[-1], "compare": {"param": param, "tool_id": tid}, "order": order,
-                  "cmp": ask},
-        state_hash={},
+        junctions=g.junctions + junctions, seeds=seeds,
+        thresholds=g.thresholds + [t for r in runs for t in r.thresholds],
+        bridges=g.bridges + [v for r in runs for v in r.bridge_values], edges=[edge] if edge else [],
+        describe={"ask": "count", "tool_id": tids[-1], "compare": compare, "order": order, "cmp": ask},
+        state_hash={}, lookups=g.records(),
     )  # fmt: skip
     t["shape"] = {"order": order, "ask": ask, "process": nodes[0] if nodes else None}
     return t
@@ -859,10 +973,12 @@ async def cond_trajectory(
     others = [others[int(i)] for i in order][: syn.degeneracy_seeds]
     if not others:  # nothing to split: a fixed listing ('all provinces') or a single known seed
         raise Rejection("cond_one_sided", f"no other seed of {world.specs[tid].name} with the same parameters")
-    cond_platforms = _platforms(world, [tid])
+    looked = _lookup_tools(world, [(tid, seed)])
+    cond_platforms = _platforms(world, [tid, *looked])
     async with world.session() as ex:
-        key_rows = await _acquire_keys(ex, world, _platforms(world, tids))
-        f0 = await fetch(ex, world.specs[tid], tid, seed, syn.max_scan_records)
+        key_rows = await _acquire_keys(ex, world, _platforms(world, [*tids, *looked]))
+        g = await _ground(world, ex, [(tid, seed)])
+        f0 = await fetch(ex, world.specs[tid], tid, g.args[0], syn.max_scan_records)
         observed = [f0.total]
         for s in others:
             if ledger is not None and ledger.left <= 0:
@@ -890,6 +1006,7 @@ async def cond_trajectory(
         )
     count_guard(world, then_stage.fetched)
     b = _Builder(world)
+    _add_lookups(b, g)
     cond_first = b.add_stage([f0])
     golden_keys, counterfactual = key_rows, []
     if holds:
@@ -911,10 +1028,11 @@ async def cond_trajectory(
         )
     t = _finish(
         world, "COND", pattern, golden_keys, b, spec,
-        junctions=junctions, seeds=_seed_entries(world, tid, seed) + run.constants,
-        thresholds=[threshold, *run.thresholds], bridges=run.bridge_values if holds else [], edges=[edge],
+        junctions=g.junctions + junctions, seeds=g.seeds + _seed_entries(world, tid, g.args[0], _named(g, 0)) + run.constants,
+        thresholds=[threshold, *g.thresholds, *run.thresholds],
+        bridges=g.bridges + (run.bridge_values if holds else []), edges=[edge],
         describe={"ask": "count", "cond_tool_id": tid, "then_tool_id": edge.target_tool_id, "threshold": threshold},
-        state_hash={},
+        state_hash={}, lookups=g.records(),
         extra={
             "counterfactual_actions": counterfactual,
             "counterfactual_junctions": [] if holds else run.junctions,
@@ -1139,7 +1257,9 @@ async def _synthesize(
                 if not chains:
                     raise Rejection("no_seed", "no chain starts at a tool with known arguments")
                 edges = chains[int(rng.integers(len(chains)))]
-                seeds = world.seeds[edges[0].source_tool_id]
+                seeds = world.drawable(edges[0].source_tool_id)
+                if not seeds:
+                    raise Rejection("no_seed", f"no seed of {edges[0].source_tool} names its keys")
                 seed = seeds[int(rng.integers(len(seeds)))]
                 info["tools"] = [edges[0].source_tool, *(e.target_tool for e in edges)]
                 t = await chain_trajectory(world, edges, seed, rng)
@@ -1151,7 +1271,7 @@ async def _synthesize(
                 if not sem:
                     raise Rejection("no_partner", "no two tools share an input")
                 a, pa, b, pb = sem[int(rng.integers(len(sem)))]
-                seeds = [s for s in world.seeds[a] if pa in s]
+                seeds = [s for s in world.drawable(a) if pa in s]
                 if not seeds:
                     raise Rejection("no_seed", f"no known {pa} for {a}")
                 info["tools"] = [a, b]
@@ -1165,7 +1285,9 @@ async def _synthesize(
                 if not cmp_opts:
                     raise Rejection("no_partner", "no tool with two known values of an input")
                 tid, p = cmp_opts[int(rng.integers(len(cmp_opts)))]
-                seeds = [s for s in world.seeds[tid] if p in s]
+                seeds = [s for s in world.drawable(tid) if p in s]
+                if len({dumps(s[p]) for s in seeds}) < 2:
+                    raise Rejection("no_partner", f"fewer than two values of {p} name their keys")
                 seed = seeds[int(rng.integers(len(seeds)))]
                 values = [s[p] for s in seeds if dumps(s[p]) != dumps(seed[p])]
                 other = values[int(rng.integers(len(values)))]
@@ -1196,6 +1318,8 @@ async def _synthesize(
                     raise Rejection("no_seed", "no edge with a seeded source")
                 edge = cond_edges[int(rng.integers(len(cond_edges)))]
                 seeds = _split_seeds(world, edge)
+                if not seeds:
+                    raise Rejection("no_seed", f"no seed of {edge.source_tool} names its keys")
                 info["tools"] = [edge.source_tool, edge.target_tool]
                 t = await cond_trajectory(world, edge, seeds[int(rng.integers(len(seeds)))], rng, ledger)
             if t["trajectory_id"] in seen:
@@ -1242,6 +1366,11 @@ def build_trajectories(
         "admits": admits(world),
         "not_drawn": world.not_drawn,
         "degeneracy": {**ledger.summary(), "calls_total": world.calls_made, "seed_drops": world.seed_drops},
+        "grounding": {
+            "name_first": world.name_first,
+            "seeds_dropped_internal": len(world.internal_drops),
+            "dropped_examples": world.internal_drops[:5],
+        },
     }
     return value, trajectory_metadata(value)
 
@@ -1265,7 +1394,7 @@ def cond_seeds(world: World, edge: Edge) -> list[dict[str, Any]]:
     """Seeds of the edge's source whose count can be a condition (not 1 by construction for them,
     e.g. not a search by the records' own name)."""
     src = edge.source_tool_id
-    return [s for s in world.seeds.get(src, []) if world.degenerate_count(src, list(s)) is None]
+    return [s for s in world.drawable(src) if world.degenerate_count(src, list(s)) is None]
 
 
 # --------------------------------------------------------------------------- statistics and gates
@@ -1332,6 +1461,24 @@ def pruning_stats(value: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def grounding_stats(value: Mapping[str, Any]) -> dict[str, Any]:
+    """Name-first grounding (`lookup`): seeds stated by name through a lookup in the kept trajectories, lookup
+    calls, seeds never used because an internal key has no lookup, and attempts rejected for it."""
+    trajs = value["trajectories"]
+    reasons = counts(r["reason"] for r in value["rejected"])
+    g = value.get("grounding") or {}
+    looked = [x for t in trajs for x in t.get("lookups") or []]
+    return {
+        "enabled": bool(g.get("name_first", False)),
+        "seeds_resolved_by_lookup": sum(1 for x in looked if x.get("target") is not None),
+        "trajectories_with_lookup": sum(1 for t in trajs if t.get("lookups")),
+        "lookup_share": rate(sum(1 for t in trajs if t.get("lookups")), len(trajs)),
+        "nested_lookups": sum(1 for x in looked if x.get("depth", 0) > 0),
+        "seeds_dropped_internal": int(g.get("seeds_dropped_internal", 0)),
+        "rejected": {r: reasons.get(r, 0) for r in lookup.REJECTIONS},
+    }
+
+
 def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     trajs = value["trajectories"]
     st = structure_stats(trajs)
@@ -1343,8 +1490,11 @@ def trajectory_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "minimal_paths": pruning_stats(value),
         "rejected": len(value["rejected"]),
         "rejections_by_reason": {
-            r: reasons.get(r, 0) for r in (*REJECTION_REASONS, *minimal.REJECTIONS) if reasons.get(r)
+            r: reasons.get(r, 0)
+            for r in (*REJECTION_REASONS, *minimal.REJECTIONS, *lookup.REJECTIONS)
+            if reasons.get(r)
         },
+        "name_first": grounding_stats(value),
         "degenerate_rejected": sum(reasons.get(r, 0) for r in DEGENERATE_REASONS),
         "unsound_rejected": sum(reasons.get(r, 0) for r in SOUNDNESS_REASONS),
         "degeneracy": dict(value.get("degeneracy") or {}),

@@ -10,7 +10,7 @@ from factory.demo.service import DemoService
 from factory.graph.edge import Edge
 from factory.io import read_artifact
 from factory.records import Task
-from factory.synthesis import execute
+from factory.synthesis import execute, lookup
 from factory.synthesis.junctions import Rejection
 from factory.synthesis.replay import replay
 from factory.synthesis.trajectories import SOUNDNESS_REASONS, World
@@ -141,7 +141,7 @@ def test_bad_input_is_a_recorded_rejection(world):
                        "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "collapsed", "seed_unused",
                        "uncoercible_value", "unique_key_count", "always_one", "repeated_lookup", "constant_answer",
                        "cond_one_sided", "cond_branches_equal", "name_search_count", "answer_in_query",
-                       "uniform_list", *SOUNDNESS_REASONS}  # fmt: skip
+                       "uniform_list", *SOUNDNESS_REASONS, *lookup.REJECTIONS}  # fmt: skip
 
 
 def test_same_seed_same_trajectories(world):
