@@ -167,7 +167,16 @@ def _cite(slot: Mapping[str, Any], lang: str) -> str | None:
 
 def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -> str:
     """A record named by one of its own display values or keys: "the track 'Pilot'", 'airport ICN', 'customer 36'
-    (a reviewed `cite` form wins: 'Germany')."""
+    (a reviewed `cite` form wins: 'Germany'); a name picked under a parent name states it ('광주광역시 동구',
+    "the album 'Greatest Hits' of Lenny Kravitz")."""
+    text = _named_alone(frame, p, v, lang, ent_noun)
+    parent = getattr(v, "parent", "")
+    if parent:
+        return f"{parent} {text}" if lang == "ko" else f"{text} of {parent}"
+    return text
+
+
+def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -> str:
     slot = frame["params"].get(p) or {}
     role = slot.get("role") or ""
     val = _display_value(frame, v, lang)
@@ -481,11 +490,36 @@ def _ends(j: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return j["from"].split(".", 1)[1].split("+"), j["to"].split(".", 1)[1].split("+")
 
 
+class Qualified(str):
+    """A looked-up name stated with the name of the record it was picked under (name-first grounding, nested
+    lookups): '동구' picked among the 시군구 of 광주광역시 reads '광주광역시 동구' — there are six 동구."""
+
+    parent: str = ""
+
+
+def _qualified(t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """The values of `seeds`, each a `Qualified` name when it was picked in a listing that a parent name chose
+    (the parent lookup's seed: one value for all, or one per seed in order)."""
+    out: list[Any] = []
+    for k, s in enumerate(seeds):
+        v, via = s["value"], s.get("via") or {}
+        parents = [x["value"] for x in t["seeds"] if via and x["tool_id"] == via.get("tool_id")]
+        parents = [x for x in dict.fromkeys(map(str, parents))]
+        parent = parents[0] if len(parents) == 1 else parents[k] if len(parents) == len(seeds) else ""
+        if isinstance(v, str) and parent and parent != v:
+            q = Qualified(v)
+            q.parent = parent
+            v = q
+        out.append(v)
+    return out
+
+
 def _seeds_of(t: Mapping[str, Any], tid: str, skip: Sequence[str] = ()) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
-    for s in t["seeds"]:
-        if s["tool_id"] == tid and s["param"] not in skip and (s["param"], s["value"]) not in out:
-            out.append((s["param"], s["value"]))
+    mine = [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] not in skip]
+    for s, v in zip(mine, _qualified(t, mine), strict=True):
+        if (s["param"], v) not in out:
+            out.append((s["param"], v))
     return out
 
 
@@ -652,7 +686,9 @@ def _option(spec: ToolSpec, frame: Mapping[str, Any], param: str, value: Any, la
         ent = (slot.get("noun") or {}).get(lang) or (words(slot.get("entity") or param) if lang != "ko" else "")
         val = _display_value(frame, value, lang)
         if lang == "ko":
-            return val if _HANGUL.search(val) else f"{_slot_label(frame, 'params', param, lang)} {val}"
+            text = val if _HANGUL.search(val) else f"{_slot_label(frame, 'params', param, lang)} {val}"
+            parent = getattr(value, "parent", "")
+            return f"{parent} {text}" if parent else text
         sub = {"params": {param: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"]}
         return _named(sub, param, value, lang, ent)
     label = _slot_label(frame, "params", param, lang)
@@ -668,7 +704,7 @@ def cmp_realization(
     tid, param = d["compare"]["tool_id"], d["compare"]["param"]
     spec = specs[tid]
     frame = _frame(frames, spec, tid)
-    values = [s["value"] for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param]
+    values = _qualified(t, [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param])
     if len(values) != 2:
         raise Unphraseable(f"{len(values)} compared values of {param}")
     options = [_option(spec, frame, param, v, lang) for v in values]
@@ -700,7 +736,7 @@ def cmp_realization(
     if lang != "ko":
         counted = re.sub(r"^their\s+", "", counted) if ref.owner is not None and ref.owner.pronoun else counted
     else:
-        counted = re.sub(r"^각각의\s+", "", counted)
+        counted = re.sub(r"^(각각의|그것의)\s+", "", counted)
     parts = {"ask": d.get("cmp") or "winner", "counted": _checked(counted, lang), "counter": ref.counter,
              "more": d.get("order") == "more"}  # fmt: skip
     if d.get("cmp") == "difference":

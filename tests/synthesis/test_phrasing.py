@@ -434,3 +434,28 @@ def test_korean_names_particles_and_counters(specs):
     )  # fmt: skip
     assert _query(ri, specs, "ko") == "파장동의 리는 몇 곳인가요?"
     assert not re.search(r"[A-Za-z]", _query(ri, specs, "ko", 2))
+
+
+def test_a_name_picked_under_a_parent_name_states_the_parent():
+    """Six 시군구 are called 동구: '동구' picked among the 시군구 of 광주광역시 reads '광주광역시 동구', and each
+    compared name takes its own parent (seeds in arm order); a name found by a search stays alone."""
+    emd, sgg = "korea/krgc-admin/list_admin_emd", "korea/krgc-admin/list_admin_sigungu"
+    via_sido = {"param": "sidoNm", "picked": True, "tool_id": "korea/krgc-admin/list_admin_sido"}
+    via_sgg = {"param": "sigunguNm", "picked": True, "tool_id": sgg}
+    t = {
+        "seeds": [
+            {"param": "sidoCd", "tool_id": sgg, "value": "광주광역시", "via": via_sido},
+            {"param": "sidoCd", "tool_id": sgg, "value": "대구광역시", "via": via_sido},
+            {"param": "sigunguCd", "tool_id": emd, "value": "동구", "via": via_sgg},
+            {"param": "sigunguCd", "tool_id": emd, "value": "중구", "via": via_sgg},
+        ]
+    }
+    (a, va), (b, vb) = phrasing._seeds_of(t, emd)
+    assert (va, va.parent, vb, vb.parent) == ("동구", "광주광역시", "중구", "대구광역시")
+    frame = {"params": {"sigunguCd": {"kind": "display", "role": "name"}}, "values": {}, "entity": "sigungu"}
+    assert phrasing._named(frame, "sigunguCd", va, "ko", "시군구") == "광주광역시 동구"
+    assert phrasing._named(frame, "sigunguCd", va, "en", "district") == "the district 동구 of 광주광역시"
+    searched = {"seeds": [{"param": "sigunguCd", "tool_id": emd, "value": "성동구",
+                           "via": {"param": "sigunguNm", "tool_id": "korea/krgc-admin/search_admin_sigungu"}}]}  # fmt: skip
+    ((_, v),) = phrasing._seeds_of(searched, emd)
+    assert not getattr(v, "parent", "") and phrasing._named(frame, "sigunguCd", v, "ko", "시군구") == "성동구"
