@@ -345,12 +345,34 @@ def _processes(task: Mapping[str, Any], results: Sequence[CallResult | None]) ->
             for d in downs
             if all(p in (actions[d].get("args") or {}) for _, p in pairs)
         ]
-        stray = [v for v in passed if v not in offered]
+        stray = [
+            v for v in passed if v not in offered and v not in _fed_by_others(junctions, src, dst, actions, results)
+        ]
         for row in rows:
             if stray and row["status"] != "threshold_differs":
                 row["status"] = "value_not_selected"
                 row["not_selected"] = stray
         out += rows
+    return out
+
+
+def _fed_by_others(
+    junctions: Sequence[Mapping[str, Any]], src: str, dst: str, actions: Sequence[Mapping[str, Any]],
+    results: Sequence[CallResult | None],
+) -> set[tuple[str, ...]]:  # fmt: skip
+    """Values another tool's junction into the same parameters offers (the other arm of a CMP whose name was
+    found by a search while this arm's was picked in a listing): a value passed downstream from there is not
+    one this junction failed to select."""
+    out: set[tuple[str, ...]] = set()
+    for j in junctions:
+        if str(j["to"]) != dst or str(j["from"]) == src:
+            continue
+        tool, fields = str(j["from"]).split(".", 1)
+        for c in _logical_calls(actions, tool):
+            for p in c:
+                res = results[p]
+                if res is not None and not res.error:
+                    out |= {tuple(str(r.get(f)) for f in fields.split("+")) for r in res.records}
     return out
 
 

