@@ -87,22 +87,29 @@ def _text(v: Any) -> str:
 
 
 def substring_matches(
-    args: Mapping[str, Any], records: Sequence[Mapping[str, Any]], params: Sequence[str] | None = None
+    args: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    params: Sequence[str] | None = None,
+    fields: Mapping[str, Sequence[str]] | None = None,
 ) -> list[tuple[str, Any, Any]]:
-    """(param, sent value, record value) for each record whose field named like a text argument contains the
-    value without equalling it: the call searched by substring ('Pilot' also finds 'Pilot (Part 1)'), so its
-    records are not the entity the value names.  `params` limits the arguments checked."""
+    """(param, sent value, record value) for each record whose field named like a text argument (or one of
+    `fields[param]`: the output fields of the argument's value type, for a `keyword` that searches `admNm`)
+    contains the value without equalling it: the call searched by substring ('Pilot' also finds
+    'Pilot (Part 1)', '동구' finds '성동구'), so its records are not the entity the value names.  `params` limits
+    the arguments checked."""
     out: list[tuple[str, Any, Any]] = []
     for p, v in args.items():
         if (params is not None and p not in params) or not isinstance(v, str) or not v.strip():
             continue
         want = _text(v)
         low = want.casefold()
+        typed = list((fields or {}).get(p) or ())
         for r in records:
-            f = next((k for k in r if norm_name(k) == norm_name(p)), None)
-            got = r.get(f) if f is not None else None
-            if isinstance(got, str) and _text(got) != want and low in _text(got).casefold():
-                out.append((p, v, got))
+            named = [k for k in r if norm_name(k) == norm_name(p)]
+            for f in named[:1] or [k for k in typed if k in r][:1]:
+                got = r.get(f)
+                if isinstance(got, str) and _text(got) != want and low in _text(got).casefold():
+                    out.append((p, v, got))
     return out
 
 

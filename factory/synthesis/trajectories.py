@@ -267,6 +267,13 @@ class World:
         generic = spec.generic_params.names() if spec is not None else set()
         return {k: v for k, v in args.items() if k not in generic and v != "<KEY>" and v not in (None, "")}
 
+    def fields_of_type(self, tid: str, vtype: str | None) -> list[str]:
+        """The tool's output fields typed `vtype` (the record field a typed search input matches against)."""
+        spec = self.specs.get(tid)
+        if not vtype or spec is None:
+            return []
+        return [f for f in spec.output_fields if self.types.field_type(tid, f) == vtype]
+
     def observe(self, f: Fetched) -> None:
         """Add an executed logical call to the observed counts of its tool."""
         self._note(f.tool_id, self.semantic_args(f), f.total, f.records[0] if f.records else None)
@@ -409,7 +416,8 @@ def exact_search(world: World, f: Fetched) -> None:
     another text field (a composer among several) may match by substring."""
     args = world.semantic_args(f)
     own = [p for p in args if world.types.names_own_records(f.tool_id, p)]
-    if own and (hits := substring_matches(args, f.records, own)):
+    fields = {p: world.fields_of_type(f.tool_id, world.types.param_type(f.tool_id, p)) for p in own}
+    if own and (hits := substring_matches(args, f.records, own, fields)):
         p, v, got = hits[0]
         name = world.specs[f.tool_id].name
         raise Rejection(

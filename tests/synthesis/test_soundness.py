@@ -366,8 +366,10 @@ def test_a_max_that_two_flights_share_is_ambiguous_pick(demo):
 def test_a_cmp_arm_of_several_albums_is_not_named_as_one_album():
     """Audit round 3 #33: 'the number of tracks of the album with that artist id for artist id 158 and for 2':
     artist 158 has one album (24 tracks), artist 2 two (1 + 3).  The arms' records are named in the plural when
-    either arm's first junction passes on several records, not from the first arm alone."""
-    from factory.synthesis.phrasing import cmp_description
+    either arm's first junction passes on several records, not from the first arm alone (the frames' wording
+    'the tracks of their albums' is plural for any artist; the singular is never used for several)."""
+    from factory.frames import frames_for
+    from factory.synthesis.phrasing import cmp_realization
     from tests.synthesis.test_phrasing import _action, _tid, _traj, demo_specs
 
     specs = demo_specs()
@@ -385,11 +387,11 @@ def test_a_cmp_arm_of_several_albums_is_not_named_as_one_album():
              "cmp": "difference"},
             {"type": "number", "value": 20, "fields": ["total_count"]},
         )  # fmt: skip
-        return cmp_description(t, specs, junctions, "en")[0]
+        return cmp_realization(t, specs, frames_for(specs), junctions, "en").description
 
     both_one, second_two = counted(1), counted(2)
-    assert "albums" not in both_one and "album" in both_one, both_one  # one album in each arm: 'the album'
-    assert "albums" in second_two, second_two
+    assert "album" in both_one and "tracks" in both_one, both_one
+    assert "albums" in second_two and "the album " not in second_two, second_two
 
 
 def test_the_most_common_value_is_read_over_every_listed_record():
@@ -412,3 +414,17 @@ def test_the_most_common_value_is_read_over_every_listed_record():
     assert e.value.reason == "ambiguous_pick"
     keyed = [r for r in recs if r["iata"]]  # without the unkeyed airports Milwaukee is the mode, and a node
     assert reapply_node(keyed, ["iata"], mode, 5)["threshold"] == "Milwaukee"
+
+
+def test_a_keyword_search_matched_by_substring_in_a_field_of_its_type():
+    """Blind audit (session 6, Korean #1/#5/#10): '그 시군구와 이름이 같은 행정구역' sent 동구 as `keyword` to the
+    census district search, which also returned 성동구, 강동구 and 남동구 in `admNm`; no field is named like the
+    input, so the field of the input's value type (region.name) is the one compared."""
+    from factory.synthesis.junctions import substring_matches
+
+    recs = [{"admCd": c, "admNm": n} for c, n in (("24010", "동구"), ("11040", "성동구"), ("11250", "강동구"))]
+    args = {"keyword": "동구"}
+    assert substring_matches(args, recs, ["keyword"]) == []  # no field named like 'keyword'
+    hits = substring_matches(args, recs, ["keyword"], {"keyword": ["admNm"]})
+    assert [h[2] for h in hits] == ["성동구", "강동구"]
+    assert substring_matches(args, recs[:1], ["keyword"], {"keyword": ["admNm"]}) == []  # exact only: no hit
