@@ -67,6 +67,7 @@ REJECTION_REASONS = (
     "cond_subject",  # a COND whose then-branch filters its records: the question names the filtered set
     "mixed_units",  # max/min/threshold over a number whose records come in different units
     "entity_level",  # the bridge passes on what every listed record shares (another entity level than the seed's)
+    "circular_hop",  # a call sends only values earlier steps sent (기장군 → its 읍면동 → 기장군 again)
 )
 
 

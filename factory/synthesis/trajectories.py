@@ -391,6 +391,21 @@ class _Builder:
     def keys(self, platforms: Sequence[str], ex: ToolExecutor) -> list[tuple[str, Any]]:
         return [(p, self.world.key_tool[p]) for p in sorted(set(platforms)) if p in self.world.key_tool]
 
+    def no_round_trip(self, f: Fetched) -> None:
+        """Rejection('circular_hop') when every value the call sends was already sent by an earlier step as the
+        same kind of value: the chain went out and came back (기장군 → its 읍면동 → their 시군구, 기장군 again), a
+        detour a reader sees as one and the question has to describe."""
+        now = _sent_values(self.world, f.tool_id, f.args)
+        if not now:
+            return
+        before: set[tuple[str, str]] = set()
+        for a in self.actions:
+            before |= _sent_values(self.world, a["tool_id"], a.get("args") or {})
+        if now <= before:  # nothing new: a call that also adds an hour to a repeated airport and date is no detour
+            kind, value = sorted(now)[0]
+            name = self.world.specs[f.tool_id].name
+            raise Rejection("circular_hop", f"{name} is sent only values earlier steps sent ({value!r}: {kind})"[:200])
+
     def add_stage(self, fetched: Sequence[Fetched], lookup: bool = False) -> list[int]:
         """Golden actions of one step; returns the index of each logical call's first page.  A `lookup` stage
         (name-first grounding) may match its name as a substring: its junction picks the equal record."""
@@ -399,6 +414,7 @@ class _Builder:
         for f in fetched:
             if not lookup:
                 exact_search(self.world, f)
+                self.no_round_trip(f)
             self.world.observe(f)
             firsts.append(len(self.actions))
             lid = len(set(self.logical))
@@ -407,6 +423,15 @@ class _Builder:
                 self.records.append(list(c.records))
                 self.logical.append(lid)
         return firsts
+
+
+def _sent_values(world: World, tid: str, args: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """(value type or parameter name, value) of each scalar semantic argument of a call."""
+    out = set()
+    for p, v in world._semantic(tid, args).items():
+        if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip():
+            out.add((world.types.param_type(tid, p) or f"param:{p}", str(v)))
+    return out
 
 
 def exact_search(world: World, f: Fetched) -> None:

