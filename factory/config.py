@@ -316,6 +316,12 @@ class FluencyConfig(_Frozen):
         description="Mean token log-likelihood below which the best candidate is dropped (`disfluent`). With the "
         "embedded SmolLM2: fluent demo questions score about -2 to -5, word salad below -7.",
     )
+    margin: float = Field(
+        default=0.5,
+        ge=0,
+        description="Candidates scoring within this much of the best count as equally fluent; among them the one "
+        "whose opening (first three words) the domain's questions have used least is kept (surface variety).",
+    )
 
 
 class SynthesisConfig(_Frozen):

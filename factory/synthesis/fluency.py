@@ -20,7 +20,7 @@ candidate that passes the rule check is kept and the metadata says how the role 
 """
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -93,11 +93,19 @@ class Choice:
     scorer: dict[str, Any] = field(default_factory=dict)
 
 
+def opening(text: str) -> str:
+    """The first three words of a question, lower-cased (the opening the variety check counts)."""
+    return " ".join(text.lower().split()[:3])
+
+
 def choose(
-    candidates: Sequence[str], scores: Sequence[float | None], problems: Sequence[Sequence[str]], min_score: float
-) -> Choice:
-    """Keep the best-scoring candidate that passes the rule check (without scores: the first that passes).
-    None kept: `disfluent` (every candidate failed the rule check, or the best scored below `min_score`)."""
+    candidates: Sequence[str], scores: Sequence[float | None], problems: Sequence[Sequence[str]], min_score: float,
+    used: Mapping[str, int] | None = None, margin: float = 0.0,
+) -> Choice:  # fmt: skip
+    """Keep the best-scoring candidate that passes the rule check (without scores: the first that passes); among
+    candidates within `margin` of the best, the one whose opening `used` has counted least (then the better
+    score).  None kept: `disfluent` (every candidate failed the rule check, or the best scored below
+    `min_score`)."""
     ok = [i for i in range(len(candidates)) if not problems[i]]
     all_scores, all_problems = list(scores), [list(p) for p in problems]
     if not ok:
@@ -112,6 +120,11 @@ def choose(
     if s < min_score:
         detail = f"best fluency {s:.2f} < {min_score:.2f}: {candidates[best]!r}"
         return Choice(None, s, all_scores, all_problems, reason="disfluent", detail=detail)
+    if used is not None and margin > 0:
+        near = [i for i in scored if (scores[i] or 0.0) >= s - margin]
+        best = min(near, key=lambda i: (used.get(opening(candidates[i]), 0), -(scores[i] or 0.0), i))
+        s = scores[best]
+        assert s is not None
     return Choice(best, s, all_scores, all_problems)
 
 

@@ -387,8 +387,12 @@ def build_queries(
     scored, scorer = fluency.score_texts(model, [texts for _, _, texts, _, _ in kept], lang)
     chosen: list[tuple[Mapping[str, Any], QueryWriterInput, str, Any, float | None]] = []
     fluency_drops = 0
+    openings: dict[str, int] = {}  # how often each opening was chosen: near-equal candidates vary the surface
     for (t, inp, texts, results, checks), scores in zip(kept, scored, strict=True):
-        c = fluency.choose(texts, scores, checks, flu.min_score)
+        c = fluency.choose(texts, scores, checks, flu.min_score, used=openings, margin=flu.margin)
+        if c.index is not None:
+            key = fluency.opening(texts[c.index])
+            openings[key] = openings.get(key, 0) + 1
         if c.index is None:
             fluency_drops += 1
             rejected.append(

@@ -154,3 +154,15 @@ def test_language_metrics():
     assert m["fluency"]["scored"] == 2 and m["fluency"]["max"] == -2.0
     assert m["top_opening"] == "how many albums" and m["top_opening_share"] == 0.5
     assert 0 < m["distinct_2"] < 1 and m["length_words"]["min"] == 7  # AC/DC: two words
+
+
+def test_near_equal_candidates_vary_the_opening():
+    """Ranking alone kept 'What is the …' for 32% of a run's English questions (the goal: no opening above 10%):
+    among candidates within `margin` of the best, the least used opening wins; a clearly better one still does."""
+    from factory.synthesis.fluency import choose
+
+    texts = ["What is the number of albums of AC/DC?", "How many albums does AC/DC have?"]
+    used = {"what is the": 5}
+    assert choose(texts, [-3.0, -3.2], [[], []], -6.0).index == 0  # no variety asked: the best score
+    assert choose(texts, [-3.0, -3.2], [[], []], -6.0, used=used, margin=0.5).index == 1
+    assert choose(texts, [-3.0, -4.0], [[], []], -6.0, used=used, margin=0.5).index == 0  # outside the margin
