@@ -194,7 +194,10 @@ def _check(
     specs: Mapping[str, ToolSpec],
     lang: str,
     ctx: "_Context",
+    template: bool = False,
 ) -> list[str]:
+    """Grounding problems of a question; a templated one is exempt from the copied-description rule (its labels
+    are taken from the descriptions by design: 'number of resource links to return'), a model's is not."""
     return grounding_problems(
         query,
         language=lang,
@@ -203,7 +206,7 @@ def _check(
         forbidden_identifiers=ctx.vocab,
         plain_field_names=ctx.plain,
         vocabulary_words=ctx.words,
-        descriptions=ctx.descriptions,
+        descriptions=() if template else ctx.descriptions,
         prefixes=ctx.prefixes,
     )
 
@@ -365,7 +368,7 @@ def build_queries(
         first_problems: list[str] = []
         for r in res:
             q = r.output.query if r.output is not None else ""
-            problems = _check(q, t, specs, lang, ctx)
+            problems = _check(q, t, specs, lang, ctx, template=True)
             if problems:
                 first_problems = first_problems or [q, ", ".join(problems)]
             elif q not in texts:

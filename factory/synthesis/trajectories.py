@@ -79,7 +79,7 @@ from factory.graph.edge import Edge, parse_edges
 from factory.io import dumps
 from factory.kg.graph import norm_name
 from factory.report import bar_plot, counts, md_table, rate
-from factory.semtypes import ValueTypes
+from factory.semtypes import UNKNOWN, ValueTypes
 from factory.synthesis import answers, lookup, minimal
 from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value
 from factory.synthesis.execute import (
@@ -400,7 +400,8 @@ class _Builder:
             return
         before: set[tuple[str, str]] = set()
         for a in self.actions:
-            before |= _sent_values(self.world, a["tool_id"], a.get("args") or {})
+            if a["step"] < self.step:  # earlier steps: the calls of one step (CMP arms, SEM parts) are parallel
+                before |= _sent_values(self.world, a["tool_id"], a.get("args") or {})
         if now <= before:  # nothing new: a call that also adds an hour to a repeated airport and date is no detour
             kind, value = sorted(now)[0]
             name = self.world.specs[f.tool_id].name
@@ -430,7 +431,8 @@ def _sent_values(world: World, tid: str, args: Mapping[str, Any]) -> set[tuple[s
     out = set()
     for p, v in world._semantic(tid, args).items():
         if isinstance(v, (str, int)) and not isinstance(v, bool) and str(v).strip():
-            out.add((world.types.param_type(tid, p) or f"param:{p}", str(v)))
+            t = world.types.param_type(tid, p)
+            out.add((t if t and t != UNKNOWN else f"param:{p}", str(v)))  # untyped: only the same input
     return out
 
 

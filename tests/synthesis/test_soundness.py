@@ -446,11 +446,13 @@ def test_a_call_that_only_resends_earlier_values_is_a_circular_hop():
         specs={t: SimpleNamespace(name=t.split("/")[-1]) for t in ("k/emd", "k/sgg", "a/flights", "a/weather")},
         _semantic=lambda tid, args: {k: v for k, v in args.items() if k != "serviceKey"},
     )
-    b = T._Builder(world)  # type: ignore[arg-type]
-    b.actions = [{"tool_id": "k/emd", "args": {"sigunguCd": "26710", "serviceKey": "<KEY>"}}]
+    b = T._Builder(world, step=2)  # type: ignore[arg-type]
+    b.actions = [{"step": 1, "tool_id": "k/emd", "args": {"sigunguCd": "26710", "serviceKey": "<KEY>"}}]
     with pytest.raises(Rejection) as e:
         b.no_round_trip(Fetched("k/sgg", {"sigunguCd": "26710", "serviceKey": "<KEY>"}, [], [], 0))
     assert e.value.reason == "circular_hop" and "26710" in str(e.value)
     b.no_round_trip(Fetched("k/sgg", {"sigunguCd": "26110"}, [], [], 0))  # another 시군구: fine
-    b.actions = [{"tool_id": "a/flights", "args": {"origin": "EWR", "date": "2013-02-02"}}]
+    b.actions = [{"step": 1, "tool_id": "a/flights", "args": {"origin": "EWR", "date": "2013-02-02"}}]
     b.no_round_trip(Fetched("a/weather", {"origin": "EWR", "date": "2013-02-02", "hour": 7}, [], [], 0))
+    b.actions.append({"step": 2, "tool_id": "k/emd", "args": {"sigunguCd": "26110"}})  # a parallel call of this step
+    b.no_round_trip(Fetched("k/sgg", {"sigunguCd": "26110"}, [], [], 0))
