@@ -13,11 +13,11 @@ import pytest
 from factory import ingest
 from factory.config import load_config
 from factory.demo.service import DemoService
-from factory.graph.edge import Edge
 from factory.synthesis import execute
 from factory.synthesis import trajectories as T
 from factory.synthesis.junctions import Rejection
 from tests.conftest import free_port, write_config
+from tests.synthesis.edges import demo_edges
 
 
 @pytest.fixture(scope="module")
@@ -41,15 +41,7 @@ def _world(demo, domain: str, edges: list[tuple[str, str, dict]], rows: list[tup
     cfg, inv = demo
     ids = {t["name"]: f"{domain}/{t['platform']}/{t['name']}" for t in inv[domain]["tools"]}
     graph = {
-        "edges": [
-            Edge(
-                edge_id=f"e{i}", source_tool=s, source_domain=domain, source_platform=ids[s].split("/")[1],
-                source_tool_id=ids[s], target_tool=d, target_domain=domain, target_platform=ids[d].split("/")[1],
-                target_tool_id=ids[d], cross_domain=False, similarity=0.5, bindings=[], plan=plan, feasibility=1.0,
-                reason="", alpha=5.0, beta=1.0, prior_alpha=1.0, prior_beta=1.0, trials=5, successes=5, proposal_provenance={},
-            ).model_dump(mode="json")
-            for i, (s, d, plan) in enumerate(edges)
-        ],
+        "edges": demo_edges(domain, inv[domain], edges),
         "observations": [],
     }  # fmt: skip
     probes = {domain: {"rows": [_row(ids[name], *rest) for name, *rest in rows]}}

@@ -14,13 +14,13 @@ import pytest
 from factory import ingest
 from factory.config import load_config
 from factory.demo.service import DemoService
-from factory.graph.edge import Edge
 from factory.lexicon import infer_value_types
 from factory.semtypes import ValueTypes
 from factory.synthesis import lookup
 from factory.synthesis import trajectories as T
 from factory.synthesis.junctions import Rejection
 from tests.conftest import free_port, write_config
+from tests.synthesis.edges import demo_edges
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +53,7 @@ def _world(demo, domain: str, edges: list[tuple[str, str, dict]], seeds: list[tu
         cfg = cfg.model_copy(update={"synthesis": cfg.synthesis.model_copy(update=syn)})
     ids = {t["name"]: f"{domain}/{t['platform']}/{t['name']}" for t in inv[domain]["tools"]}
     graph = {
-        "edges": [
-            Edge(
-                edge_id=f"e{i}", source_tool=s, source_domain=domain, source_platform=ids[s].split("/")[1],
-                source_tool_id=ids[s], target_tool=d, target_domain=domain, target_platform=ids[d].split("/")[1],
-                target_tool_id=ids[d], cross_domain=False, similarity=0.5, bindings=[], plan=plan, feasibility=1.0,
-                reason="", alpha=5.0, beta=1.0, prior_alpha=1.0, prior_beta=1.0, trials=5, successes=5, proposal_provenance={},
-            ).model_dump(mode="json")
-            for i, (s, d, plan) in enumerate(edges)
-        ],
+        "edges": demo_edges(domain, inv[domain], edges),
         "observations": [],
         "value_types": vt.section(ids.values()),
     }  # fmt: skip
@@ -158,18 +150,27 @@ def test_a_cmp_of_artist_ids_states_artist_names_and_resolves_them(demo):
 
 
 def test_a_chain_from_a_customer_id_starts_from_the_customer_name(demo):
-    w = _world(demo, "music", MUSIC_EDGES, [("get_customer", {"customer_id": 1})])
-    edge = next(e for e in w.edges if e.source_tool == "get_customer")
+    """The customer's invoices and their lines, asked from the customer's name: the lookup search_customers runs
+    first and its key feeds list_customer_invoices.  get_customer → list_customer_invoices would pass the
+    customer's own key back (a detour: circular_hop)."""
+    edges = [*MUSIC_EDGES, ("search_customers", "list_customer_invoices", {"customer_id": _up("customer_id")}),
+             ("list_customer_invoices", "list_invoice_lines", {"invoice_id": _up("invoice_id")})]  # fmt: skip
+    w = _world(demo, "music", edges, [("list_customer_invoices", {"customer_id": 1})])
+    edge = next(e for e in w.edges if e.source_tool == "list_customer_invoices")
     t = asyncio.run(T.chain_trajectory(w, [edge], {"customer_id": 1}, np.random.default_rng(0)))
-    assert t["describe"]["chain"] == [_tid(w, n) for n in ("get_customer", "list_customer_invoices")]
+    assert t["describe"]["chain"] == [_tid(w, n) for n in ("list_customer_invoices", "list_invoice_lines")]
     via = {"tool_id": _tid(w, "search_customers"), "param": "name"}
-    assert t["seeds"] == [{"tool_id": _tid(w, "get_customer"), "param": "customer_id", "value": "Luís Gonçalves",
-                           "via": via}]  # fmt: skip
-    assert [j["from"] for j in t["describe"]["question_junctions"]] == ["get_customer.customer_id"]
+    assert t["seeds"] == [{"tool_id": _tid(w, "list_customer_invoices"), "param": "customer_id",
+                           "value": "Luís Gonçalves", "via": via}]  # fmt: skip
+    assert [j["from"] for j in t["describe"]["question_junctions"]][:1] == ["list_customer_invoices.invoice_id"]
     first = next(a for a in t["golden_actions"] if a["step"] == 2)
     assert first["tool"] == "search_customers" and first["args"]["name"] == "Luís Gonçalves"
-    assert t["pattern"] in ("SEQ", "FAN") and 1 in t["bridge_values"]
+    assert 1 in t["bridge_values"]
     assert all(a["args"].get("customer_id") in (None, 1) for a in t["golden_actions"])
+    detour = next(e for e in w.edges if e.source_tool == "get_customer")
+    with pytest.raises(Rejection) as e:
+        asyncio.run(T.chain_trajectory(w, [detour], {"customer_id": 1}, np.random.default_rng(0)))
+    assert e.value.reason == "circular_hop"
 
 
 def test_an_album_id_is_stated_by_its_title_looked_up_among_its_artists_albums(demo):
