@@ -346,6 +346,14 @@ def promote_staged(store: Store, asset: str, partition: str | None, run_id: str)
     return store.path(f"{rel}.{ext}")
 
 
+def _promoted_leftover(store: Store, run_dir: str) -> bool:
+    """Only gate markers are left: the value was promoted (markers are written after the value is staged and
+    dropped right after it is moved), and the run was killed in between; a run still reading as live in an
+    instance nobody cleaned (a `dagster asset materialize` re-run) must not keep them forever."""
+    entries = store.list_dir(run_dir)
+    return bool(entries) and all(not x.is_dir and x.name.endswith(".passed") for x in entries)
+
+
 def remove_stale_staging(
     store: Store, is_live: Callable[[str], bool], assets: Iterable[str] | None = None
 ) -> list[str]:
@@ -357,7 +365,7 @@ def remove_stale_staging(
     for asset in names:
         base = f"{asset.strip('/')}/{STAGED}"
         for e in store.list_dir(base):
-            if e.is_dir and not is_live(e.name):
+            if e.is_dir and (not is_live(e.name) or _promoted_leftover(store, f"{base}/{e.name}")):
                 store.remove_dir(f"{base}/{e.name}")
                 removed.append(f"{base}/{e.name}")
         if store.is_dir(base) and not store.list_dir(base):

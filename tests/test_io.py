@@ -147,3 +147,18 @@ def test_publish_release_dispatches_on_its_kind_and_names_unknown_ones(tmp_path)
     assert out == {"n": 2} and store.read_bytes("a/x.txt") == b"new"
     with pytest.raises(StoreError, match=r"no publisher .*'other'.*a/.staged/r2"):
         publish_release(store, {RELEASE: {"kind": "other", "staged": "a/.staged/r2"}})
+
+
+def test_a_killed_runs_markers_after_promotion_are_swept_even_when_it_reads_live(tmp_path):
+    """test_crash under load: kill -9 between promote (value moved) and dropping the gate markers left
+    `tool_inventory/.staged/<run>/korea.<gate>.passed`; a `dagster asset materialize` re-run never marks the
+    killed run failed, so its folder read as live and stayed.  Markers alone are swept; a staged value is not."""
+    from factory.io import STAGED, mark_gate_passed, remove_stale_staging, stage_artifact
+
+    store = Store(str(tmp_path))
+    mark_gate_passed(store, "tool_inventory", "korea", "killed", "contract")  # promoted, markers left
+    stage_artifact(store, "tool_probes", "korea", "running", {"rows": []})  # a live run's value
+    mark_gate_passed(store, "tool_probes", "korea", "running", "coverage")
+    removed = remove_stale_staging(store, lambda rid: True)
+    assert removed == [f"tool_inventory/{STAGED}/killed"]
+    assert store.exists(f"tool_probes/{STAGED}/running/korea.json")

@@ -108,7 +108,7 @@ DEGENERATE_REASONS = (
 )  # fmt: skip
 SOUNDNESS_REASONS = (
     "repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
-    "entity_level",
+    "entity_level", "circular_hop",
 )  # fmt: skip  # the question would read another record set than the answer counts (junctions.REJECTION_REASONS)
 RERUN_TRIES = 4  # re-run candidates drawn per wanted re-run (a re-run on another seed may be rejected)
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
