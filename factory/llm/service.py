@@ -361,11 +361,8 @@ class ChatBackend:
             schema=schema,
             tools=tools,
         )
-        if self._cache is not None:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._count(role_name, cache_hits=1)
-                return hit.message, True
+        if (hit := self._cached(role_name, key)) is not None:
+            return hit.message, True
         await asyncio.to_thread(self.start)
         client, sem = self._client()
         async with sem:
@@ -407,6 +404,13 @@ class ChatBackend:
         self._count(role_name, requests=1, prompt_tokens=pt, completion_tokens=ct)
         return message, False
 
+    def _cached(self, role_name: str, key: str) -> Any:
+        """The cached reply under `key` (counted as a cache hit of the role), None without one."""
+        hit = self._cache.get(key) if self._cache is not None else None
+        if hit is not None:
+            self._count(role_name, cache_hits=1)
+        return hit
+
     async def score(self, role_name: str, text: str) -> tuple[float | None, bool]:
         """(mean token log-likelihood of `text`, cache_hit): one `/v1/completions` request that echoes the
         prompt with each token's logprob (`echo`, `logprobs: 0`, `max_tokens: 1`). The prompt is
@@ -422,11 +426,8 @@ class ChatBackend:
             schema=None,
             tools=None,
         )
-        if self._cache is not None:
-            hit = self._cache.get(key)
-            if hit is not None:
-                self._count(role_name, cache_hits=1)
-                return hit.message.get("score"), True
+        if (hit := self._cached(role_name, key)) is not None:
+            return hit.message.get("score"), True
         await asyncio.to_thread(self.start)
         client, sem = self._client()
         async with sem:

@@ -16,7 +16,7 @@ from factory.llm.service import LLM
 from factory.model_config import ModelsConfig, OpenAIBackendConfig
 from factory.synthesis.queries import _model_queries, build_queries
 from tests.conftest import write_config
-from tests.synthesis.test_phrasing import _action, _full, _tid, _traj, demo_inventories, demo_specs
+from tests.synthesis.test_phrasing import demo_inventories, demo_specs, osn_chain
 
 GOOD = "How many airports are there in the same state or province as the airport with IATA code OSN?"
 
@@ -67,18 +67,7 @@ def _llm(ep: Endpoint, roles: dict[str, str]) -> LLM:
 def world(tmp_path_factory):
     specs = demo_specs()
     cfg = load_config(write_config(tmp_path_factory.mktemp("mp")))
-    junctions = [{"from": "get_airport_by_iata.country+subdivision", "to": "list_airports_by_country.country+subdivision",
-                  "type": "SEQ", "n": 1, "width": 1, "process": None}]  # fmt: skip
-    actions = [
-        _action(specs, "get_airport_by_iata", {"iata": "OSN"}),
-        _action(specs, "list_airports_by_country", {"country": "KR", "subdivision": "Gyeonggi-do"}, 3),
-    ]
-    t = _full(_traj(
-        specs, "chain", ["get_airport_by_iata", "list_airports_by_country"], junctions,
-        [("get_airport_by_iata", "iata", "OSN")], actions,
-        {"ask": "count", "tool_id": _tid(specs, "list_airports_by_country")}, {"type": "number", "value": 9, "fields": []},
-        bridge_values=["KR", "Gyeonggi-do"],
-    ), specs)  # fmt: skip
+    t = osn_chain(specs, bridge_values=["KR", "Gyeonggi-do"])
     return cfg, {"trajectories": [t]}, demo_inventories()
 
 

@@ -165,7 +165,9 @@ def test_a_chain_from_a_customer_id_starts_from_the_customer_name(demo):
     assert [j["from"] for j in t["describe"]["question_junctions"]][:1] == ["list_customer_invoices.invoice_id"]
     first = next(a for a in t["golden_actions"] if a["step"] == 2)
     assert first["tool"] == "search_customers" and first["args"]["name"] == "Luís Gonçalves"
-    assert 1 in t["bridge_values"]
+    (lk,) = t["lookups"]  # the key the name resolved to is a bridge value, never stated in the question
+    assert (lk["name"], lk["key"], lk["to"]) == ("Luís Gonçalves", 1, "list_customer_invoices.customer_id")
+    assert lk["key"] in t["bridge_values"]
     assert all(a["args"].get("customer_id") in (None, 1) for a in t["golden_actions"])
     detour = next(e for e in w.edges if e.source_tool == "get_customer")
     with pytest.raises(Rejection) as e:

@@ -280,6 +280,24 @@ def _full(t: dict[str, Any], specs: ToolRegistry) -> dict[str, Any]:
     }  # fmt: skip
 
 
+OSN_JUNCTIONS = [{"from": "get_airport_by_iata.country+subdivision", "to": "list_airports_by_country.country+subdivision",
+                  "type": "SEQ", "n": 1, "width": 1, "process": None}]  # fmt: skip
+
+
+def osn_chain(specs, **extra):
+    """The airports of the country and subdivision of airport OSN (KR, Gyeonggi-do: 9), a two-call chain."""
+    actions = [
+        _action(specs, "get_airport_by_iata", {"iata": "OSN"}),
+        _action(specs, "list_airports_by_country", {"country": "KR", "subdivision": "Gyeonggi-do"}, 3),
+    ]
+    return _full(_traj(
+        specs, "chain", ["get_airport_by_iata", "list_airports_by_country"], list(OSN_JUNCTIONS),
+        [("get_airport_by_iata", "iata", "OSN")], actions,
+        {"ask": "count", "tool_id": _tid(specs, "list_airports_by_country")}, {"type": "number", "value": 9, "fields": []},
+        **extra,
+    ), specs)  # fmt: skip
+
+
 def test_build_queries_rejects_unstated_arguments_and_unphraseable_chains(specs, tmp_path):
     from factory.config import load_config
     from factory.llm.service import LLM
@@ -288,17 +306,8 @@ def test_build_queries_rejects_unstated_arguments_and_unphraseable_chains(specs,
     from tests.conftest import write_config
 
     cfg = load_config(write_config(tmp_path))
-    junctions = [{"from": "get_airport_by_iata.country+subdivision", "to": "list_airports_by_country.country+subdivision",
-                  "type": "SEQ", "n": 1, "width": 1, "process": None}]  # fmt: skip
-    actions = [
-        _action(specs, "get_airport_by_iata", {"iata": "OSN"}),
-        _action(specs, "list_airports_by_country", {"country": "KR", "subdivision": "Gyeonggi-do"}, 3),
-    ]
-    good = _full(_traj(
-        specs, "chain", ["get_airport_by_iata", "list_airports_by_country"], junctions,
-        [("get_airport_by_iata", "iata", "OSN")], actions,
-        {"ask": "count", "tool_id": _tid(specs, "list_airports_by_country")}, {"type": "number", "value": 9, "fields": []},
-    ), specs)  # fmt: skip
+    good = osn_chain(specs)
+    junctions = good["junctions"]
     unstated = {
         **good,
         "trajectory_id": "sha256:" + "1" * 64,
