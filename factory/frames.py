@@ -237,6 +237,16 @@ def ko_entity_nouns(specs: Mapping[str, ToolSpec], tools: Mapping[str, Mapping[s
     return out
 
 
+def display_name(frame: Mapping[str, Any], value: str) -> str:
+    """A stored name as a reader writes it: the first of the frame's reviewed `names` rules (lexicon file) that
+    matches the whole value rewrites it ('수원시장안구' → '수원시 장안구'); other values stay as they are."""
+    for rule in frame.get("names") or ():
+        m = re.fullmatch(rule["match"], value)
+        if m:
+            return m.expand(rule["as"])
+    return value
+
+
 # ------------------------------------------------------------------------------------------------ overrides
 
 
@@ -246,10 +256,18 @@ def load_lexicon_overrides(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as e:
         raise LexiconFileError(f"lexicon file {path}: cannot be read ({e})") from e
-    if not isinstance(data, dict) or set(data) - {"entities", "tools", "values"}:
-        raise LexiconFileError(f"lexicon file {path}: expected only the keys entities, tools, values")
+    if not isinstance(data, dict) or set(data) - {"entities", "tools", "values", "names"}:
+        raise LexiconFileError(f"lexicon file {path}: expected only the keys entities, tools, values, names")
+    names = data.get("names") or []
+    for rule in names:
+        if not isinstance(rule, dict) or set(rule) != {"match", "as"}:
+            raise LexiconFileError(f"lexicon file {path}: a names rule needs exactly `match` and `as`, got {rule!r}")
+        try:
+            re.compile(rule["match"])
+        except re.error as e:
+            raise LexiconFileError(f"lexicon file {path}: names rule {rule['match']!r} is no regular expression ({e})") from e
     return {"entities": data.get("entities") or {}, "tools": data.get("tools") or {}, "values": data.get("values") or {},
-            "file": str(path)}  # fmt: skip
+            "names": names, "file": str(path)}  # fmt: skip
 
 
 def check_lexicon_overrides(ov: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> None:
@@ -304,6 +322,8 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
     values = {**(ov.get("values") or {}), **(tool.get("values") or {})}
     if values:
         out["values"] = {str(k): v for k, v in values.items()}
+    if ov.get("names"):  # how the domain's stored names are written for a reader ('수원시장안구' → '수원시 장안구')
+        out["names"] = [dict(r) for r in ov["names"]]
     if out["overridden"]:
         out["source"] = "override"
     return out
@@ -388,6 +408,7 @@ __all__ = [
     "build_frames",
     "check_lexicon_overrides",
     "frames_for",
+    "display_name",
     "load_lexicon_overrides",
     "plural",
     "preview_rows",

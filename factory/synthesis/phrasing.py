@@ -135,7 +135,7 @@ def _display_value(frame: Mapping[str, Any], v: Any, lang: str) -> str:
     tr = (frame.get("values") or {}).get(_value(v))
     if isinstance(tr, Mapping) and tr.get(lang):
         return str(tr[lang])
-    return _value(v)
+    return fr.display_name(frame, v) if isinstance(v, str) else _value(v)
 
 
 # --------------------------------------------------------------------------- references
@@ -170,7 +170,7 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
     (a reviewed `cite` form wins: 'Germany'); a name picked under a parent name states it ('광주광역시 동구',
     "the album 'Greatest Hits' of Lenny Kravitz")."""
     text = _named_alone(frame, p, v, lang, ent_noun)
-    parent = getattr(v, "parent", "")
+    parent = fr.display_name(frame, getattr(v, "parent", ""))
     if parent:
         return f"{parent} {text}" if lang == "ko" else f"{text} of {parent}"
     return text
@@ -230,14 +230,50 @@ def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: 
     return "".join(f" {x}" for x in own) + (" with " + _join(parts, lang) if parts else "")
 
 
+_CAP_NAME = re.compile(r"^(limit|max_?results|max_?items|max_?records|top_?k|top_?n|page_?size|per_?page)$", re.I)
+_CAP_DESC = re.compile(r"\b(maximum|max\.?) number of\b|\bat most\b.*\b(results|records|items)\b", re.I)
+
+
+def is_cap(spec: ToolSpec, param: str) -> bool:
+    """Whether `param` caps how many records the tool returns ('limit', 'maximum number of airports returned'): a
+    person never states a tool's cap, so a question may not depend on it."""
+    if param in spec.generic_params.names():
+        return False
+    desc = str((spec.params.get(param) or {}).get("description") or "")
+    return bool(_CAP_NAME.match(param) or _CAP_DESC.search(desc))
+
+
+def _cap_of(spec: ToolSpec, args: Mapping[str, Any]) -> int | None:
+    for p, schema in spec.params.items():
+        if is_cap(spec, p):
+            v = args.get(p, schema.get("default"))
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0:
+                return int(v)
+    return None
+
+
+def capped_calls(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[str]:
+    """Calls of the golden path (or of the other branch) that returned as many records as the tool's cap allows:
+    the cap, not the data, decided what they list ('tool: 10 records, at most 10')."""
+    out: list[str] = []
+    for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]:
+        spec = specs.get(a.get("tool_id", ""))
+        cap = _cap_of(spec, a.get("args") or {}) if spec is not None else None
+        if cap is not None and int(a.get("records") or 0) >= cap:
+            out.append(f"{a.get('tool')}: {a.get('records')} records, at most {cap}")
+    return out
+
+
 def stated_defaults(spec: ToolSpec, sent: Mapping[str, Any]) -> dict[str, Any]:
     """Documented defaults of the tool's task parameters that the call did not send: they shape the result
-    (a search radius, a result limit), so the question states them."""
+    (a search radius), so the question states them; a cap on the number of results is never stated (a question
+    whose answer the cap decides is rejected: `capped_calls`)."""
     generic = spec.generic_params.names()
     return {
         p: s["default"]
         for p, s in spec.params.items()
         if "default" in s and p not in sent and p not in generic and s["default"] not in (None, "")
+        and not is_cap(spec, p)
     }
 
 
@@ -383,20 +419,36 @@ def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str
     return slot.get("entity"), slot.get("kind") or "attribute"
 
 
-def _hop(up: Ref, noun: str, lang: str, steps: int) -> Ref:
+def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False) -> Ref:
     """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
-    '파장동의 시군구'."""
+    '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'."""
+    hop = {"hop_of": up, "hop_noun": noun}
     if lang == "ko":
         text = f"{_of(up, lang)}의 {noun}"
-        return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text)
+        return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text, meta=hop)
+    if up.pronoun:
+        text = f"{'their' if person else 'its'} {noun}"
+        return Ref(text, True, noun, plural(noun), "개", None, text, steps=steps, lead=up.text)
     if up.one:
         text = f"the {noun} of {up.text}"
-        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text, meta=hop)
     text = f"the {plural(noun)} of {up.text}"
     return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
 
 
 _COUNTER_KO = "개"
+
+
+def _same_as(ref: Ref, lang: str) -> Ref:
+    """`ref` (a hop from one record to the record it references) as the record it shares: 'the same artist as the
+    track …', '종로구와 같은 시도'; any other `ref` unchanged."""
+    up, noun = ref.meta.get("hop_of"), ref.meta.get("hop_noun")
+    if not isinstance(up, Ref) or not noun or not up.one or up.pronoun or up.meta.get("hop_of") is not None:
+        return ref  # a hop of a hop reads best spelled out: 'the artist of the album of the track …'
+    if up.steps > 1 or len(up.text) > 60:
+        return ref
+    text = f"{_josa(up.text, '과/와')} 같은 {noun}" if lang == "ko" else f"the same {noun} as {up.text}"
+    return replace(ref, text=text)
 
 
 def link(
@@ -425,7 +477,7 @@ def link(
     if len(from_fields) == 1:
         e, kind = ents[0]
         if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
-            moved, up_ent = _hop(up, fl[0], lang, steps), e
+            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person"))), e
         key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
         if key and target == up_ent and kinds[0] == "reference":  # a listing around it: 'the airports near …'
             moved = replace(moved, meta={**moved.meta, "around": True})
@@ -444,8 +496,10 @@ def link(
             return replace(moved, text=text, one=one, sing=sing if keep else moved.sing,
                            plural=pl if keep else moved.plural, counter=counter, steps=steps,
                            bare=re.sub(r"^the ", "", text))  # fmt: skip
-        # a listing of what belongs to it: 'the albums of the artist …', '… 시군구의 읍면동'
-        text, plain, filt = _relation(frame, moved, lang, sing, pl, extra)
+        # a listing of what belongs to it: 'the albums of the artist …', '… 시군구의 읍면동'; what belongs to the
+        # record another one references reads as what shares it: 'the customers from the same country as customer
+        # X' (not 'from the country of customer X'), '종로구와 같은 시도의 시군구' (not '종로구의 시도의 시군구')
+        text, plain, filt = _relation(frame, _same_as(moved, lang), lang, sing, pl, extra)
         one = moved.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
@@ -687,10 +741,13 @@ def _option(spec: ToolSpec, frame: Mapping[str, Any], param: str, value: Any, la
         val = _display_value(frame, value, lang)
         if lang == "ko":
             text = val if _HANGUL.search(val) else f"{_slot_label(frame, 'params', param, lang)} {val}"
-            parent = getattr(value, "parent", "")
+            parent = fr.display_name(frame, getattr(value, "parent", ""))
             return f"{parent} {text}" if parent else text
         sub = {"params": {param: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"]}
         return _named(sub, param, value, lang, ent)
+    phrase = (slot.get("phrase") or {}).get(lang) if isinstance(slot.get("phrase"), Mapping) else None
+    if phrase:  # a reviewed phrase: '2010년', '경제 분야' (not '기준 연도 2010', '통계 유형 경제')
+        return str(phrase.format(v=_display_value(frame, value, lang)))
     label = _slot_label(frame, "params", param, lang)
     return f"{label} {_display_value(frame, value, lang)}"
 
@@ -795,6 +852,9 @@ def realize(
     counterfactual: Sequence[Mapping[str, Any]], lang: str,
 ) -> Realization:  # fmt: skip
     """The realization of trajectory `t` (every step of its golden path named); raises Unphraseable."""
+    capped = capped_calls(t, specs)
+    if capped:
+        raise Unphraseable(f"the tool's cap decides the answer ({'; '.join(capped)})")
     if t["template"] == "chain":
         return chain_realization(t, specs, frames, junctions, lang)
     if t["template"] == "COND":
