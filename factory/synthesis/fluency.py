@@ -102,7 +102,8 @@ def choose(
     candidates: Sequence[str], scores: Sequence[float | None], problems: Sequence[Sequence[str]], min_score: float,
     used: Mapping[str, int] | None = None, margin: float = 0.0,
 ) -> Choice:  # fmt: skip
-    """Keep the best-scoring candidate that passes the rule check (without scores: the first that passes); among
+    """Keep the best-scoring candidate that passes the rule check (without scores: the first that passes whose
+    opening `used` has counted least); among
     candidates within `margin` of the best, the one whose opening `used` has counted least (then the better
     score).  None kept: `disfluent` (every candidate failed the rule check, or the best scored below
     `min_score`)."""
@@ -112,8 +113,9 @@ def choose(
         detail = "; ".join(sorted({p for ps in problems for p in ps}))
         return Choice(None, None, all_scores, all_problems, reason="disfluent", detail=f"rule check: {detail}")
     scored = [i for i in ok if scores[i] is not None]
-    if not scored:
-        return Choice(ok[0], None, all_scores, all_problems)
+    if not scored:  # no scores (Korean, or the rules scorer): the first that passes, its opening least used so far
+        first = min(ok, key=lambda i: (used.get(opening(candidates[i]), 0), i)) if used is not None else ok[0]
+        return Choice(first, None, all_scores, all_problems)
     best = max(scored, key=lambda i: (scores[i], -i))
     s = scores[best]
     assert s is not None

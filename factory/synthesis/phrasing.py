@@ -199,7 +199,7 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
     return f"{ent_noun} {val}"  # a code or an id: 'airport ICN', 'customer 36'
 
 
-def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: str) -> str:
+def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: str, noun: str = "") -> str:
     """EN ' with stat type economy and year 2015' (a reviewed `phrase` reads ' on 2013-01-05'); KO '통계 유형이
     경제이고 기준 연도가 2015인 ' (empty without values)."""
     if not values:
@@ -219,6 +219,7 @@ def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: 
         if phrase:
             own.append(phrase.format(v=val))
         elif lang == "ko":
+            label = _short(label, noun)  # '이름이 중구인 행정구역', not '행정구역 이름이 중구인 행정구역'
             parts.append(f"{_josa(label, '이/가')} {val}")
         else:
             parts.append(f"{label} {val}")
@@ -322,6 +323,22 @@ def _relation(
     return f"the {plural_n}{filt} of {owner.text}", True, filt
 
 
+def _owner(frame: Mapping[str, Any], refs: Sequence[tuple[str, Any]], lang: str) -> Ref | None:
+    """The record(s) reference values name ('artist 3', '기장군'): the owner of the records a call lists."""
+    if not refs:
+        return None
+    names = []
+    for p, v in refs:
+        slot = frame["params"][p]
+        ent = (slot.get("noun") or {}).get(lang) or ""
+        if not ent and lang != "ko":
+            ent = words(slot.get("entity") or p)
+        sub = {"params": {p: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"],
+               "tool": frame["tool"], "names": frame.get("names") or []}  # fmt: skip
+        names.append(_named(sub, p, v, lang, ent))
+    return Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "")
+
+
 def seed_ref(
     spec: ToolSpec, frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
     one: bool,
@@ -335,18 +352,7 @@ def seed_ref(
     own = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") in ("display", "key")]
     refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"]
     rest = [(p, v) for p, v in vals if (p, v) not in own and (p, v) not in refs]
-    owner = None
-    if refs:  # 'the albums of artist 3': the records belong to the entity the value names
-        names = []
-        for p, v in refs:
-            slot = frame["params"][p]
-            ent = (slot.get("noun") or {}).get(lang) or ""
-            if not ent and lang != "ko":
-                ent = words(slot.get("entity") or p)
-            sub = {"params": {p: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"],
-                   "tool": frame["tool"]}  # fmt: skip
-            names.append(_named(sub, p, v, lang, ent))
-        owner = Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "")
+    owner = _owner(frame, refs, lang)
     if own:
         if lang == "ko" and not one and all(_HANGUL.search(_display_value(frame, v, lang)) for _, v in own):
             rest, own = [*own, *rest], []  # several records of one name: '읍면동 이름이 창성동인 읍면동'
@@ -366,7 +372,7 @@ def seed_ref(
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt})
-    filt = _filters(frame, rest, lang)
+    filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
         return Ref(text, one, sing, sing, counter, None, text)
@@ -396,8 +402,11 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
         return ref
     op = node["operator"]
     f = _slot_label(frame, "fields", node["field"], lang)
+    thr = _display_value(frame, node.get("threshold"), lang)
     if lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
         op_text = "{ref} whose {f} is after {t}"
+    elif lang == "ko" and op == "eq" and _field_entity(frame, node["field"])[1] == "reference" and _HANGUL.search(thr):
+        op_text = "{ref} 중 {t}에 있는 {sing}"  # a parent region named: '… 중 부산광역시에 있는 행정구역'
     else:
         op_text = _SELECT[lang][op]
     plural_ref = ref.text
@@ -407,7 +416,7 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
         # a second condition after a nested one reads as the nested one's: the kept records come first
         op_text = "the {plural} " + op_text[len("{ref} ") :] + " among {ref}"
     text = op_text.format(
-        sing=ref.sing, plural=ref.plural, f=f, fj=_josa(f, "이/가"), t=_display_value(frame, node.get("threshold"), lang), ref=plural_ref,
+        sing=ref.sing, plural=ref.plural, f=f, fj=_josa(f, "이/가"), t=thr, ref=plural_ref,
         suffix=_josa(f, "을/를")[len(f) :],
     )  # fmt: skip
     return replace(ref, text=text, one=op not in _MULTI, owner=None, bare=re.sub(r"^the ", "", text),
@@ -445,7 +454,7 @@ def _same_as(ref: Ref, lang: str) -> Ref:
     up, noun = ref.meta.get("hop_of"), ref.meta.get("hop_noun")
     if not isinstance(up, Ref) or not noun or not up.one or up.pronoun or up.meta.get("hop_of") is not None:
         return ref  # a hop of a hop reads best spelled out: 'the artist of the album of the track …'
-    if up.steps > 1 or len(up.text) > 60:
+    if up.steps > 0 or len(up.text) > 60:  # a record picked or filtered ('the airline with the most …') is spelled out
         return ref
     text = f"{_josa(up.text, '과/와')} 같은 {noun}" if lang == "ko" else f"the same {noun} as {up.text}"
     return replace(ref, text=text)
@@ -515,7 +524,11 @@ def link(
     if named and moved is not up:
         up = moved  # the name of the referenced record: 'the regions with the same name as the district of …'
     if lang == "ko":
-        if named:  # a record of another entity found by the name: '그 시군구와 이름이 같은 행정구역'
+        hop_of, hop_noun = up.meta.get("hop_of"), up.meta.get("hop_noun")
+        if named and unique and isinstance(hop_of, Ref) and hop_of.one and hop_noun and not hop_of.pronoun:
+            # the place another record lies in, looked up by its name (one record found): '조원동이 속한 시군구'
+            text = f"{_josa(hop_of.text, '이/가')} 속한 {hop_noun}" + (f"의 {filt}{sing}" if filt else "")
+        elif named:  # a record of another entity found by the name: '그 시군구와 이름이 같은 행정구역'
             text = f"{_josa(up.text, '과/와')} 이름이 같은 {filt}{sing}"
         elif same:  # '… 통계 항목과 대분류와 소분류가 같고 기준 연도가 2015인 센서스 통계'
             same_as = f"{_josa(up.text, '과/와')} {_josa(_join(fl, lang), '이/가')}"
@@ -606,7 +619,9 @@ def chain_refs(
         up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
         ref = select(ref, j.get("process"), up_frame, lang)
         fields, params = _ends(j)
-        unique = all(a.get("records", 0) <= 1 for a in t["golden_actions"] if a.get("tool_id") == tids[k + 1])
+        calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
+                 if a.get("tool_id") == tids[k + 1]]  # fmt: skip
+        unique = bool(calls) and all(a.get("records", 0) <= 1 for a in calls)
         ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1]), _sent(t, tids[k + 1]), lang,
                    unique)  # fmt: skip
     return ref
@@ -779,9 +794,16 @@ def cmp_realization(
         it = Ref("각각" if lang == "ko" else "each", True, "", "", pronoun=True)
         if kind in ("reference",):
             text, plain, filt = _relation(frame, it, lang, sing, pl, others)
-        else:  # an attribute compared: the records with that value ('the statistics of that type')
-            filt = _filters(frame, others, lang)
-            text, plain = (f"{filt}{sing}" if lang == "ko" else f"the {pl}{filt}"), False
+        else:  # an attribute compared: the records with that value ('the statistics of that type'), of the record
+            # the other values name ('기장군의 센서스 통계', not '행정구역 코드가 기장군인 센서스 통계')
+            refs = [(p, v) for p, v in others if (frame["params"].get(p) or {}).get("kind") == "reference"]
+            owner = _owner(frame, refs, lang)
+            filt = _filters(frame, [x for x in others if x not in refs], lang)
+            if owner is None:
+                text = f"{filt}{sing}" if lang == "ko" else f"the {pl}{filt}"
+            else:
+                text = f"{owner.text}의 {filt}{sing}" if lang == "ko" else f"the {pl}{filt} of {owner.text}"
+            plain = False
         start = Ref(text, False, sing, pl, pl if lang == "ko" else "개", it if plain else None, meta={"filt": filt})
     if not arm:
         ref = start
