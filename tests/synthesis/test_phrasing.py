@@ -6,6 +6,7 @@ server's tools/list).
 """
 
 import asyncio
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,13 @@ testclient = pytest.importorskip("fastapi.testclient")
 
 @pytest.fixture(scope="module")
 def specs() -> ToolRegistry:
+    return shared_specs()
+
+
+@functools.cache
+def shared_specs() -> ToolRegistry:
+    """One registry for the phrasing test modules, so that their frames (`demo_frames`, cached per registry) are
+    built once per session."""
     return demo_specs()
 
 
@@ -229,7 +237,7 @@ def test_cond_states_the_condition_and_both_branches_in_korean(specs):
         {"type": "number", "value": 25, "fields": []},
     )  # fmt: skip
     ko = _query(t, specs, "ko")
-    assert "센서스 통계가 217건 이상이면" in ko and "통계값이 가장 높은 센서스 통계와 같은 시도의 시군구는 몇 곳" in ko, ko
+    assert "센서스 통계가 217건 이상이면" in ko and "통계값이 가장 높은 센서스 통계의 시도의 시군구는 몇 곳" in ko, ko
     # the year and the type as a person says them (lexicon/korea.yaml), not 'field label + value'
     assert ko.startswith("경제 분야 2010년 ") and "기준 연도가" not in ko and "통계 유형이" not in ko, ko
     assert ko.endswith("그렇지 않다면 그 센서스 통계는 몇 건인가요?"), ko
