@@ -297,7 +297,8 @@ def query_writer(inp: QueryWriterInput) -> QueryDraft:
         answer=inp.answer,
         variant=inp.variant,
     )
-    return QueryDraft(query=" ".join(query.split()), answer=answer_text(inp.answer, inp.language))
+    query = re.sub(r"\.\.$", ".", " ".join(query.split()))  # a name ending in '.' ('American Airlines Inc.') ends it
+    return QueryDraft(query=query, answer=answer_text(inp.answer, inp.language))
 
 
 def query_paraphrase(inp: QueryParaphraseInput) -> QueryDraft:

@@ -191,7 +191,8 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
             if role in ("code", "id") or not ent_noun
             else f"{ent_noun} {val}"
         )
-    titled = role == "title" or (role == "name" and frame.get("entity") in fr.TITLED)
+    # a title is quoted, also where a looked-up title stands for the record's id: "the album 'A Real Dead One'"
+    titled = (role == "title" or (role in ("name", "id") and frame.get("entity") in fr.TITLED)) and not val.isdigit()
     if titled:
         return f"the {ent_noun} '{val}'"
     if role == "name":
@@ -538,6 +539,8 @@ def link(
         return Ref(text, False, sing, sing, counter, None, text, steps=steps, lead=up.text)
     if named:
         text = f"the {pl}{filt} with the same name as {up.text}"
+    elif same and up.pronoun:  # a compared record: 'the airports sharing its country and subdivision'
+        text = f"the {pl}{filt} sharing {'their' if up_frame.get('person') else 'its'} {_join(fl, lang)}"
     elif same:
         text = f"the {pl}{filt} with the same {_join(fl, lang)} as {up.text}"
     else:
