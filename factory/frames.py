@@ -265,7 +265,9 @@ def load_lexicon_overrides(path: str | Path) -> dict[str, Any]:
         try:
             re.compile(rule["match"])
         except re.error as e:
-            raise LexiconFileError(f"lexicon file {path}: names rule {rule['match']!r} is no regular expression ({e})") from e
+            raise LexiconFileError(
+                f"lexicon file {path}: names rule {rule['match']!r} is no regular expression ({e})"
+            ) from e
     return {"entities": data.get("entities") or {}, "tools": data.get("tools") or {}, "values": data.get("values") or {},
             "names": names, "file": str(path)}  # fmt: skip
 

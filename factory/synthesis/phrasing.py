@@ -274,7 +274,10 @@ def stated_defaults(spec: ToolSpec, sent: Mapping[str, Any]) -> dict[str, Any]:
     return {
         p: s["default"]
         for p, s in spec.params.items()
-        if "default" in s and p not in sent and p not in generic and s["default"] not in (None, "")
+        if "default" in s
+        and p not in sent
+        and p not in generic
+        and s["default"] not in (None, "")
         and not is_cap(spec, p)
     }
 

@@ -62,7 +62,9 @@ def test_a_listing_of_a_referenced_record_reads_as_what_is_shared_in_english(spe
     )  # fmt: skip
     forms = [_query(t, specs, "en", v) for v in range(5)]
     # before: 'Do you know how many customers from the country of customer Leonie Köhler there are?'
-    assert forms[2] == "Do you know how many customers from the same country as customer Leonie Köhler there are?", forms
+    assert forms[2] == "Do you know how many customers from the same country as customer Leonie Köhler there are?", (
+        forms
+    )
     assert not any("the country of" in f for f in forms), forms
 
 
@@ -84,7 +86,10 @@ def test_a_compared_records_reference_reads_with_a_pronoun(specs):
     )  # fmt: skip
     q = _query(t, specs, "en", 1)
     # before: '… which one has fewer customers from the country of it?'
-    assert q == "Between customer François Tremblay and customer Helena Holý, which one has fewer customers from their country?", q  # noqa: E501
+    assert (
+        q
+        == "Between customer François Tremblay and customer Helena Holý, which one has fewer customers from their country?"
+    ), q  # noqa: E501
 
 
 def test_a_listing_of_a_referenced_region_reads_as_what_is_shared_in_korean(specs):
