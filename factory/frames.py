@@ -45,6 +45,13 @@ _UNIT = re.compile(r"\bin\s+(kilometres|kilometers|km|miles|statute miles|feet|f
                    r"millibars|degrees|knots|usd|bytes|percent|mph)\b", re.IGNORECASE)  # fmt: skip
 _MASS = ("weather", "information", "data")
 _PERSONS = {"artist", "composer", "customer", "employee", "person", "user", "passenger", "author", "member"}
+
+
+def is_person(entity: str | None) -> bool:
+    """Whether records of `entity` are people ('they' / 'their' in English, not 'it')."""
+    return entity in _PERSONS
+
+
 _VERB = re.compile(r"^(list|get|find|show|create|add|delete|update|set|return|remove|search)\b", re.IGNORECASE)
 _MUTATE = re.compile(r"^\s*(create|add|delete|update|set|remove|insert|write|post)\b", re.IGNORECASE)
 _SYNONYMS = {"carrier": "airline", "tz": "timezone", "plane": "aircraft"}

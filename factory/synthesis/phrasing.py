@@ -340,7 +340,8 @@ def _owner(frame: Mapping[str, Any], refs: Sequence[tuple[str, Any]], lang: str)
         sub = {"params": {p: {**slot, "kind": "display"}}, "entity": slot.get("entity"), "values": frame["values"],
                "tool": frame["tool"], "names": frame.get("names") or []}  # fmt: skip
         names.append(_named(sub, p, v, lang, ent))
-    return Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "")
+    person = all(fr.is_person(frame["params"][p].get("entity")) for p, _ in refs)
+    return Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "", meta={"person": person})
 
 
 def seed_ref(
@@ -491,6 +492,7 @@ def link(
         e, kind = ents[0]
         if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
             moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person"))), e
+            moved.meta["person"] = fr.is_person(e)  # 'Take the artist of …. How many albums do they have?'
         key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
         if key and target == up_ent and kinds[0] == "reference":  # a listing around it: 'the airports near …'
             moved = replace(moved, meta={**moved.meta, "around": True})
@@ -643,10 +645,11 @@ def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
     """What a count question needs: the noun counted, its owner when the records belong to one, the full phrase."""
     parts: dict[str, Any] = {
         "ask": "total" if total else "count", "noun": ref.plural, "counter": ref.counter,
-        "np": _checked(ref.bare or ref.text, lang), "owner": "", "owner_one": True, "filt": "",
+        "np": _checked(ref.bare or ref.text, lang), "owner": "", "owner_one": True, "filt": "", "owner_person": False,
     }  # fmt: skip
     if ref.owner is not None and not ref.owner.pronoun:
-        parts.update(owner=ref.owner.text, owner_one=ref.owner.one, filt=ref.meta.get("filt", ""))
+        parts.update(owner=ref.owner.text, owner_one=ref.owner.one, filt=ref.meta.get("filt", ""),
+                     owner_person=bool(ref.owner.meta.get("person")))  # fmt: skip
     return parts
 
 

@@ -155,3 +155,13 @@ def phrasing_lexicon(domain: str):
     from tests.synthesis.test_phrasing import LEXICON_DIR
 
     return LEXICON_DIR / f"{domain}.yaml"
+
+
+def test_a_person_owner_is_they(specs):
+    t = _chain(
+        specs, ["search_tracks", "get_album", "list_artist_albums"], [("album_id", "album_id"), ("artist_id", "artist_id")],
+        [("search_tracks", "name", "Balls to the Wall")], {"ask": "count"}, {"type": "number", "value": 2, "fields": []},
+    )  # fmt: skip
+    # before: "Take the artist of the album of the track 'Balls to the Wall'. How many albums does it have?"
+    q = _query(t, specs, "en", 3)
+    assert q == "Take the artist of the album of the track 'Balls to the Wall'. How many albums do they have?", q
