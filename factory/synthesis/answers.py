@@ -249,7 +249,17 @@ def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], lan
     if isinstance(v, list):
         return f"{description}: {_listing(v, language)}"
     m = _COUNT_EN.match(description)
-    if typ == "number" and m and not isinstance(v, bool) and v != 1 and not _DETERMINER.match(m.group(1)):
+    per_record = (
+        " each of " in f" {m.group(1)} " if m else False
+    )  # a field of each record: 'the number of flights of each of …'
+    if (
+        typ == "number"
+        and m
+        and not isinstance(v, bool)
+        and v != 1
+        and not _DETERMINER.match(m.group(1))
+        and not per_record
+    ):
         return f"there are {_fmt(v)} {m.group(1)}"
     return f"{description} is {_fmt(v)}"
 

@@ -165,3 +165,14 @@ def test_a_person_owner_is_they(specs):
     # before: "Take the artist of the album of the track 'Balls to the Wall'. How many albums does it have?"
     q = _query(t, specs, "en", 3)
     assert q == "Take the artist of the album of the track 'Balls to the Wall'. How many albums do they have?", q
+
+
+def test_a_per_record_count_field_is_no_count_of_records():
+    from factory.synthesis.answers import _statement
+
+    d = "the number of flights of each of the origin-destination routes of the airline Alaska Airlines Inc."
+    # before: 'there are 714 flights of each of the origin-destination routes …' (a count of flights per route)
+    assert _statement(d, 714, "number", {}, "en") == f"{d} is 714"
+    assert _statement("the number of albums of the artist AC/DC", 2, "number", {}, "en") == (
+        "there are 2 albums of the artist AC/DC"
+    )
