@@ -358,6 +358,7 @@ def seed_ref(
     refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"]
     rest = [(p, v) for p, v in vals if (p, v) not in own and (p, v) not in refs]
     owner = _owner(frame, refs, lang)
+    person = {"person": bool(frame.get("person"))}  # 'Take the customer from Norway. How many invoices do they have?'
     if own:
         if lang == "ko" and not one and all(_HANGUL.search(_display_value(frame, v, lang)) for _, v in own):
             rest, own = [*own, *rest], []  # several records of one name: '읍면동 이름이 창성동인 읍면동'
@@ -370,19 +371,19 @@ def seed_ref(
         text = nm[0] + (f" and {_join(nm[1:], lang)}" if len(nm) > 1 else "") + filt
         if owner is not None:
             text += f" of {owner.text}"
-        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text))
+        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), meta=person)
     if owner is not None:
         text, plain, filt = _relation(frame, owner, lang, sing, pl, rest, refs)
         bare = re.sub(r"^the ", "", text)
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
-        return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt})
+        return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt, **person})
     filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
         return Ref(text, one, sing, sing, counter, None, text)
     text = f"the {sing if one else pl}{filt}"
-    return Ref(text, one, sing, pl, counter, None, f"{pl}{filt}")
+    return Ref(text, one, sing, pl, counter, None, f"{pl}{filt}", meta=person)
 
 
 _SELECT = {

@@ -176,3 +176,13 @@ def test_a_per_record_count_field_is_no_count_of_records():
     assert _statement("the number of albums of the artist AC/DC", 2, "number", {}, "en") == (
         "there are 2 albums of the artist AC/DC"
     )
+
+
+def test_a_person_seed_owner_is_they(specs):
+    t = _chain(
+        specs, ["search_customers", "list_customer_invoices"], [("customer_id", "customer_id")],
+        [("search_customers", "country", "Norway")], {"ask": "count"}, {"type": "number", "value": 7, "fields": []},
+    )  # fmt: skip
+    # before: 'Take the customer from Norway. How many invoices does it have?'
+    q = _query(t, specs, "en", 3)
+    assert q.endswith("How many invoices do they have?") and "does it" not in q, q
