@@ -308,6 +308,8 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
     if "branch" in ans and ans.get("branch") in ("then", "else"):
         holds = ans["branch"] == "then"
         d = desc if holds else str(frame.get("otherwise") or "")
+        if not holds and frame.get("otherwise_counter"):
+            frame = {**frame, "counter": frame["otherwise_counter"]}
         if ko:
             head = "조건이 성립하므로" if holds else "조건이 성립하지 않으므로"
             body = _statement(d, v, typ, frame, language) if d else f"답은 {_fmt(v)}입니다"

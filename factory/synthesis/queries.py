@@ -236,14 +236,16 @@ class _Context:
 
 def answer_frame(inp: QueryWriterInput) -> dict[str, Any]:
     """What the answer sentence states the value as (`answers.answer_text`), from the query writer's input."""
-    a = inp.answer
+    a, ko = inp.answer, inp.language == "ko"
     return {
         "pattern": main_pattern(inp.pattern),
         "description": a.description,
         "otherwise": a.otherwise,
         "options": list(a.options),
         "qualifier": inp.qualifier,
-        "counter": a.counter,
+        # COND: the then-branch's counter and the condition's records' (the else-branch counts those): '52곳', not '52개'
+        "counter": a.counter or (str(((a.parts or {}).get("then") or {}).get("counter") or "") if ko else ""),
+        "otherwise_counter": str(((a.parts or {}).get("cond") or {}).get("counter") or "") if ko else "",
     }
 
 

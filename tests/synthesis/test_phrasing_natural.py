@@ -186,3 +186,13 @@ def test_a_person_seed_owner_is_they(specs):
     # before: 'Take the customer from Norway. How many invoices does it have?'
     q = _query(t, specs, "en", 3)
     assert q.endswith("How many invoices do they have?") and "does it" not in q, q
+
+
+def test_a_korean_else_branch_counts_with_the_conditions_counter():
+    from factory.synthesis.answers import answer_text
+
+    frame = {"pattern": "IF", "description": "그 읍면동의 시군구의 수", "otherwise": "인천광역시 중구의 읍면동의 수",
+             "counter": "곳", "otherwise_counter": "곳"}  # fmt: skip
+    # before: '… 인천광역시 중구의 읍면동의 수는 52개입니다.' (the general counter)
+    text = answer_text({"value": 52, "type": "number", "branch": "else"}, "ko", {**frame, "counter": ""})
+    assert text == "조건이 성립하지 않으므로 인천광역시 중구의 읍면동의 수는 52곳입니다.", text
