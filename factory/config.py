@@ -571,6 +571,20 @@ class SplitsConfig(_Frozen):
     held_out_platforms: list[str] = Field(
         default_factory=list, description="Platforms whose tasks appear only in the test split."
     )
+    # issue 16 item 6: evaluation splits large enough to evaluate on (factory/splits/assign.py, "Floor")
+    min_eval_tasks: int = Field(
+        default=20,
+        ge=0,
+        description="Floor per domain: every split other than train gets at least this many of the domain's tasks "
+        "(0: the ratios alone), as far as max_eval_share allows.",
+    )
+    max_eval_share: float = Field(
+        default=0.5,
+        gt=0,
+        lt=1,
+        description="The floor never gives the evaluation splits together more than this share of a domain's "
+        "tasks (a small domain: floor(n × share / splits) each); train keeps the rest.",
+    )
     ngram: int = Field(default=5, ge=1, description="Character n-gram size of the MinHash shingles.")
     num_perm: int = Field(default=128, ge=16, description="MinHash permutations.")
     minhash_seed: int = Field(default=1, description="Seed of the MinHash permutations (datasketch default 1).")

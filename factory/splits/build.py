@@ -173,7 +173,12 @@ def build_dataset_splits(
 
     # 4. splits
     assignment, assign_report = assign.assign_splits(
-        final_src, sc.ratios, seed=cfg.seed, held_out_platforms=sc.held_out_platforms
+        final_src,
+        sc.ratios,
+        seed=cfg.seed,
+        held_out_platforms=sc.held_out_platforms,
+        min_eval=sc.min_eval_tasks,
+        max_eval_share=sc.max_eval_share,
     )
     final = [{**t, "split": assignment[t["id"]]} for t in final_src]
     train = [t for t in final if t["split"] == "train"]
