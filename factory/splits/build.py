@@ -303,6 +303,7 @@ def splits_metadata(
         f"thresholds {audit['method']['near_duplicate_threshold']} / {audit['method']['structural_threshold']}",
     }
     domains = sorted({t["domain"] for t in final})
+    meta["tasks_by_domain"] = {d: sum(1 for t in final if t["domain"] == d) for d in domains}
     meta["by_domain"] = Markdown(
         md_table(
             [
