@@ -84,6 +84,13 @@ class SourceConfig(_Frozen):
         default=None, description="Env var holding this platform's API key; without it the key tool is called."
     )
     realtime_tools: list[str] = Field(default_factory=list, description="Tools whose answers change with wall time.")
+    # issue 16 item 5: the dataset card's licences (factory/tools/provenance.py)
+    license: str | None = Field(
+        default=None,
+        description="Licence of the data this source serves, as the dataset card states it (an SPDX id such as MIT "
+        "or CC-BY-4.0, or words); unset: an OpenAPI document's info.license, else 'unknown' (MCP servers publish none).",
+    )
+    data: str | None = Field(default=None, description="What data the source serves (the card's 'data' column).")
     allow_destructive_tools: list[str] = Field(
         default_factory=list,
         description="Destructive tools of this source (factory.tools.safety: DELETE/PUT/PATCH, unmarked POST, MCP "
@@ -718,8 +725,10 @@ class ExportsConfig(_Frozen):
     dataset_name: str = Field(
         default="toolcall-factory", description="Dataset name in the card and in RL rows' data_source."
     )
-    license: str = Field(
-        default="other", description="Licence tag of the card (the sources' own licences are listed in it)."
+    license: str | None = Field(
+        default=None,
+        description="Licence tag of the card's header; unset: read from the sources of the exported tasks (their "
+        "SPDX ids, 'other' for terms without one, 'unknown' where a source states none).",
     )
     keep_versions: int = Field(default=3, ge=1, description="Published export versions kept under exports/.")
     secret_patterns: list[str] = Field(
