@@ -26,10 +26,10 @@ from factory.tools.argvalues import Candidate, ProbePlanner, ValuePool, coerce, 
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
 from factory.tools.observed import observe_schemas, observed_metadata
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
+from factory.tools.provenance import source_provenance
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.safety import call_writes_first, empty_reads_to_repeat, refusal
 from factory.tools.sources import load_domain_tools
-from factory.tools.provenance import source_provenance
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)

@@ -95,7 +95,7 @@ def yield_rows(
 ) -> list[dict[str, Any]]:
     """Per domain, where the candidates went: trajectories attempted (kept + rejected) → executed (calls ran)
     → trajectories kept (quota: per_pattern × patterns) → tasks with queries → kept by the judges → in the
-    splits (after dedup), with the `top` rejection reasons of the trajectory and judge stages together."""
+    splits (after dedup), with the `top` rejection reasons of the trajectory, query and judge stages together."""
     in_splits = (summaries.get("(global)") or {}).get("dataset_splits", {}).get("tasks_by_domain") or {}
     rows = []
     for d, assets in summaries.items():
@@ -104,7 +104,7 @@ def yield_rows(
         tr, gq, jq = assets["trajectories"], assets.get("generated_queries", {}), assets.get("judged_queries", {})
         kept = _num(tr.get("tasks"))
         by_reason: dict[str, int] = {}
-        for source in (tr.get("rejections_by_reason"), jq.get("by_reason")):
+        for source in (tr.get("rejections_by_reason"), gq.get("rejection_reasons"), jq.get("by_reason")):
             for r, n in (source or {}).items():
                 if _num(n):
                     by_reason[r] = by_reason.get(r, 0) + _num(n)

@@ -9,7 +9,7 @@ SUMMARIES = {
             "rejected": 216,
             "rejections_by_reason": {"response_too_large": 49, "no_seed": 10, "circular_hop": 26, "tie": 0},
         },
-        "generated_queries": {"tasks": 24},
+        "generated_queries": {"tasks": 22, "rejection_reasons": {"unphraseable": 2}},
         "judged_queries": {"candidates": 24, "kept": 15, "by_reason": {"decorative_step": 9, "near_duplicate": 0}},
     },
     "korea": {"tool_inventory": {"tools": 9}},  # ingestion only: no yield row
@@ -21,7 +21,7 @@ def test_yield_rows_follow_the_candidates_through_the_stages():
     (row,) = yield_rows(SUMMARIES, quota=28)
     assert row["domain"] == "music"
     assert (row["attempted"], row["executed"], row["kept"], row["quota"]) == (240, 230, 24, 28)
-    assert (row["queries"], row["judged"], row["in_splits"]) == (24, 15, 13)
+    assert (row["queries"], row["judged"], row["in_splits"]) == (22, 15, 13)
     # trajectory and judge reasons ranked together, zero counts left out
     assert row["top_reasons"] == "response_too_large 49, circular_hop 26, no_seed 10"
 
@@ -29,7 +29,7 @@ def test_yield_rows_follow_the_candidates_through_the_stages():
 def test_yield_lines_render_one_line_per_domain():
     lines = yield_lines(yield_rows(SUMMARIES, quota=28, top=1))
     assert lines[0].startswith("yield (attempted → executed → kept")
-    assert lines[-1].split() == ["music", "240", "230", "24/28", "24", "15", "13", "response_too_large", "49"]
+    assert lines[-1].split() == ["music", "240", "230", "24/28", "22", "15", "13", "response_too_large", "49"]
     assert yield_lines([]) == []
 
 

@@ -247,8 +247,8 @@ def limitations(
         ]
     degeneracy = [v.get("degeneracy") or {} for v in trajs.values()]
     unchecked = sum(int(x.get("unchecked") or 0) for x in degeneracy)
-    c = splits_value.get("contamination") or {}
-    bench = int(c.get("benchmark_tasks_checked") or 0) if isinstance(c, Mapping) else 0
+    contamination = splits_value.get("contamination") or {}
+    bench = int(contamination.get("benchmark_tasks_checked") or 0) if isinstance(contamination, Mapping) else 0
     replay = cfg.exports.tool_results == "replay"
     out += [
         "What was checked:",
@@ -270,11 +270,7 @@ def limitations(
             if replay
             else "- tool results are the samples stored at synthesis (not re-executed; digests not re-checked);"
         ),
-        (
-            f"- contamination with {bench} benchmark row(s) from `splits.benchmarks`."
-            if bench
-            else f"- {NO_BENCHMARK}."
-        ),
+        (f"- contamination with {bench} benchmark row(s) from `splits.benchmarks`." if bench else f"- {NO_BENCHMARK}."),
         "",
         "Not checked:",
         "",

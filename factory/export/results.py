@@ -338,7 +338,7 @@ def needed_records(task: Mapping[str, Any], calls: Sequence[CallView]) -> Needed
         if fld:
             fields.add(fld)
 
-    for j, later in enumerate(actions):
+    for later in actions:
         values = [x for v in (later.get("args") or {}).values() for x in _scalars(v)]
         if not values:
             continue

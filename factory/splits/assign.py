@@ -32,9 +32,7 @@ def task_platforms(task: Mapping[str, Any]) -> set[str]:
     return out
 
 
-def floor_ratios(
-    n: int, ratios: Mapping[str, float], min_eval: int, max_eval_share: float = 0.5
-) -> dict[str, float]:
+def floor_ratios(n: int, ratios: Mapping[str, float], min_eval: int, max_eval_share: float = 0.5) -> dict[str, float]:
     """The shares one domain of `n` tasks uses: each evaluation split (not train) at least
     min(min_eval, floor(n · max_eval_share / k)) / n, the evaluation splits together at most
     max(their configured share, max_eval_share); train gets the rest (see module doc)."""

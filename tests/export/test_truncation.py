@@ -68,8 +68,9 @@ def test_bridge_record_past_the_cap_is_kept_and_counted():
     assert 145 in ids, "the record the next call's album_id comes from must be shown"
     assert ids == sorted(ids) and ids[:20] == list(range(100, 120))  # the first 20, then the kept one, in order
     assert first["truncated"]["shown"] == len(ids) and first["truncated"]["omitted"] == 60 - len(ids)
-    assert first["truncated"]["kept"] == 1 and "1 record(s) a later call or the answer uses kept" in (
-        first["truncated"]["reason"]
+    assert (
+        first["truncated"]["kept"] == 1
+        and "1 record(s) a later call or the answer uses kept" in (first["truncated"]["reason"])
     )
     assert second == {"total_count": 1, "records": [calls[1].records[0]]}
     assert truncated == 1
