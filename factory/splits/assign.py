@@ -13,7 +13,8 @@ Floor (`min_eval`): per domain, every split other than train gets at least `min_
 domain has enough of them: the floor raises a split's share of that domain to `min_eval / n`, but the
 evaluation splits together never take more than `max_eval_share` of the domain (a small domain gets
 `floor(n · max_eval_share / k)` per evaluation split, k of them, when that is more than its ratio gives).
-The domain's train share is what is left. Without a floor every domain uses `ratios` as configured.
+The domain's train share is what is left, and remainders carry within the domain (so each domain's
+totals are within one task of its shares). Without a floor every domain uses `ratios` as configured.
 
 The result depends only on the set of tasks, the ratios, the held-out platforms and the seed.
 """
@@ -54,11 +55,13 @@ def group_quotas(
     """Seats per split for each (domain, pattern) group (see module doc); `domain_ratios` overrides the
     shares of a domain (its floor), the split names and their order stay those of `ratios`."""
     splits = list(ratios)
-    carry = dict.fromkeys(splits, 0.0)
+    carries: dict[str, dict[str, float]] = {}
     order = sorted(sizes, key=lambda gs: (hashlib.sha256(f"{seed}|{gs[0][0]}|{gs[0][1]}".encode()).hexdigest(), gs[0]))
     out = {}
     for group, n in order:
         shares = (domain_ratios or {}).get(group[0], ratios)
+        # with per-domain shares the remainders carry within a domain (its floor is met); else across all groups
+        carry = carries.setdefault(group[0] if domain_ratios else "", dict.fromkeys(splits, 0.0))
         exact = {s: n * shares[s] for s in splits}
         base = {s: math.floor(exact[s] + 1e-9) for s in splits}
         for s in splits:
@@ -99,7 +102,7 @@ def assign_splits(
     for (d, _), ids in groups.items():
         per_domain[d] = per_domain.get(d, 0) + len(ids)
     shares = {d: floor_ratios(n, ratios, min_eval, max_eval_share) for d, n in sorted(per_domain.items())}
-    quotas = group_quotas([(g, len(ids)) for g, ids in groups.items()], ratios, seed, shares)
+    quotas = group_quotas([(g, len(ids)) for g, ids in groups.items()], ratios, seed, shares if min_eval else None)
     for g, ids in groups.items():
         ordered = stable_order(ids, str(seed))
         pos = 0

@@ -117,3 +117,12 @@ def test_floor_ratios_edge_cases():
     assert r == pytest.approx(RATIOS)
     r = assign.floor_ratios(100, {"train": 0.7, "test": 0.3}, 20)
     assert r == pytest.approx({"train": 0.7, "test": 0.3})  # 30 test tasks already above the floor
+
+
+def test_floor_totals_hold_per_domain_with_many_small_groups():
+    spec = {(d, f"P{i}"): 2 for d in ("a", "b", "c") for i in range(7)}  # 14 tasks per domain in pairs
+    ts = tasks(spec)
+    out, _ = assign.assign_splits(ts, RATIOS, seed=13, min_eval=20)
+    for d in ("a", "b", "c"):
+        ids = {t["id"] for t in ts if t["domain"] == d}
+        assert _totals(out, ids) == {"train": 8, "dev": 3, "test": 3}, d  # floor(14 × 0.5 / 2) = 3 each
