@@ -94,6 +94,7 @@ def build_exports(
     progress: Callable[[str], None] = log.info,
     stage_only: bool = False,
     judged: Mapping[str, Mapping[str, Any]] | None = None,
+    queries: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The export manifest (the asset value) and its metadata. Publishes the export; with `stage_only`
     leaves it verified in its staging folder, the manifest pointing there and carrying a `release` for
@@ -203,6 +204,7 @@ def build_exports(
             },
             trajectories=trajectories,
             judged=judged,
+            queries=queries,
         )
         staging.write(CARD, card.encode("utf-8"))
         version = staging.version()

@@ -200,6 +200,7 @@ def limitations(
     splits_value: Mapping[str, Any],
     trajectories: Mapping[str, Mapping[str, Any]] | None,
     judged: Mapping[str, Mapping[str, Any]] | None,
+    queries: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[str]:
     """The card's Limitations section, from this run: patterns under their quota, what was rejected at each
     stage (shares by reason), and what the checks did and did not cover."""
@@ -231,6 +232,10 @@ def limitations(
     attempted = sum(len(v["trajectories"]) + len(v.get("rejected") or []) for v in trajs.values())
     traj_reasons = Counter(r.get("reason", "?") for v in trajs.values() for r in v.get("rejected") or [])
     rows += _reason_rows("trajectories (of attempts)", traj_reasons, attempted)
+    qs = {d: v for d, v in (queries or {}).items() if isinstance(v, Mapping)}
+    written = sum(len(v.get("tasks") or []) + len(v.get("rejected") or []) for v in qs.values())
+    query_reasons = Counter(r.get("reason", "?") for v in qs.values() for r in v.get("rejected") or [])
+    rows += _reason_rows("generated_queries (of trajectories)", query_reasons, written)
     js = {d: v for d, v in (judged or {}).items() if isinstance(v, Mapping)}
     judged_in = sum(len(v.get("kept") or []) + len(v.get("rejected") or []) for v in js.values())
     judge_reasons = Counter(r.get("reason", "?") for v in js.values() for r in v.get("rejected") or [])
@@ -298,6 +303,7 @@ def render_card(
     provenance: Mapping[str, Mapping[str, Any]] | None = None,
     trajectories: Mapping[str, Mapping[str, Any]] | None = None,
     judged: Mapping[str, Mapping[str, Any]] | None = None,
+    queries: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     ex = cfg.exports
     provenance = provenance or {}
@@ -419,7 +425,13 @@ def render_card(
         reasons = Counter(d["reason"] for d in dropped)
         out += ["Rows left out of this export:", "", md_table(["reason", "rows"], sorted(reasons.items())), ""]
     out += limitations(
-        cfg=cfg, tasks=tasks, dropped=dropped, splits_value=splits_value, trajectories=trajectories, judged=judged
+        cfg=cfg,
+        tasks=tasks,
+        dropped=dropped,
+        splits_value=splits_value,
+        trajectories=trajectories,
+        judged=judged,
+        queries=queries,
     )
     out += ["## Audit (dataset_splits)", ""]
     removed = splits_value.get("removed") or []

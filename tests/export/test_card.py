@@ -77,6 +77,7 @@ def _render(splits_value: dict[str, Any]) -> str:
         provenance={"flights": CC0, "geo": {"license": "unknown", "from": "MCP publishes no licence"}},
         trajectories=trajectories,
         judged=judged,
+        queries={"air": {"tasks": [{}, {}, {}], "rejected": [{"reason": "unphraseable"}]}},
     )
 
 
@@ -92,6 +93,7 @@ def test_card_licences_limitations_and_no_benchmark():
     assert "| air | SEQ |" not in limits  # met its quota
     assert "| trajectories (of attempts) | response_too_large | 6 (60%) |" in limits  # 3 kept + 7 rejected
     assert "| judged_queries (of candidates) | decorative_step | 1 (33%) |" in limits
+    assert "| generated_queries (of trajectories) | unphraseable | 1 (25%) |" in limits
     assert "2 trajectories were kept unchecked" in limits
     assert NO_BENCHMARK in card and "| collisions | 0 |" not in card
 
