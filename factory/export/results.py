@@ -37,6 +37,7 @@ answer uses kept"`).
 import asyncio
 import itertools
 import json
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -326,6 +327,29 @@ def _answer_reads(spec: Any) -> list[tuple[Mapping[str, Any], str | None]]:
     return out
 
 
+def _value_key(v: Any) -> tuple[str, Any]:
+    """The key under which two values are `answers.same_scalar`: numbers by value, text NFC-normalized."""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return ("n", float(v))
+    text = unicodedata.normalize("NFC", str(v)).strip()
+    try:
+        return ("n", float(text))
+    except ValueError:
+        return ("s", text)
+
+
+def _value_index(records: Sequence[Any]) -> dict[tuple[str, Any], tuple[int, str]]:
+    out: dict[tuple[str, Any], tuple[int, str]] = {}
+    for r, rec in enumerate(records):
+        if not isinstance(rec, Mapping):
+            continue
+        for f, x in rec.items():
+            if x is None or isinstance(x, bool | dict | list):
+                continue
+            out.setdefault(_value_key(x), (r, str(f)))
+    return out
+
+
 def needed_records(task: Mapping[str, Any], calls: Sequence[CallView]) -> Needed:
     """The records of each call that the conversation uses later: for every argument value of a later
     call, the first record of each earlier-step call holding it (in any field); for the answer, the record
@@ -338,6 +362,7 @@ def needed_records(task: Mapping[str, Any], calls: Sequence[CallView]) -> Needed
         if fld:
             fields.add(fld)
 
+    index: dict[int, dict[tuple[str, Any], tuple[int, str]]] = {}  # call → value key → (first record, field)
     for later in actions:
         values = [x for v in (later.get("args") or {}).values() for x in _scalars(v)]
         if not values:
@@ -345,12 +370,12 @@ def needed_records(task: Mapping[str, Any], calls: Sequence[CallView]) -> Needed
         for pos, earlier in enumerate(actions):
             if earlier["step"] >= later["step"] or pos >= len(calls):
                 continue
+            if pos not in index:
+                index[pos] = _value_index(calls[pos].records)
             for value in values:
-                for r, rec in enumerate(calls[pos].records):
-                    hit = next((f for f, x in rec.items() if answers.same_scalar(x, value)), None)
-                    if hit is not None:
-                        add(pos, r, hit)
-                        break
+                hit = index[pos].get(_value_key(value))
+                if hit is not None:
+                    add(pos, *hit)
     try:
         steps = answers.layout(actions)
         for ref, fld in _answer_reads(task.get("answer_spec") or {}):
