@@ -414,11 +414,11 @@ def render_result(
     cut_strings = 0
     for r, rec in enumerate(view.records):
         if r in keep and isinstance(rec, dict):
-            out = {}
+            kept_rec: dict[str, Any] = {}
             for k, v in rec.items():
-                out[k], c = (v, 0) if k in keep[r] else _cut_strings(v, max_string)
+                kept_rec[k], c = (v, 0) if k in keep[r] else _cut_strings(v, max_string)
                 cut_strings += c
-            records.append(out)
+            records.append(kept_rec)
         else:
             x, c = _cut_strings(rec, max_string)
             records.append(x)
