@@ -178,6 +178,16 @@ def print_summary(cfg: Any, summaries: dict[str, dict[str, dict[str, Any]]], ela
                 f"{_fmt(jq.get('rejected_judges')):>6} {_fmt(jq.get('rejected_resolve')):>7} "
                 f"{_fmt(jq.get('answers_replaced')):>8}  {top or '-'}"
             )
+    from factory.report import yield_lines, yield_rows
+
+    syn = cfg.synthesis
+    lines = yield_lines(yield_rows(summaries, quota=syn.per_pattern * len(syn.patterns)))
+    if lines:
+        print("\n" + "\n".join(lines))
+        print(
+            f"  more data: synthesis.per_pattern ({syn.per_pattern}) and synthesis.attempts ({syn.attempts}) in "
+            "factory.yaml (README, Making more data)"
+        )
     glob = summaries.get("(global)", {})
     sp = glob.get("dataset_splits", {})
     if sp:

@@ -84,6 +84,13 @@ class SourceConfig(_Frozen):
         default=None, description="Env var holding this platform's API key; without it the key tool is called."
     )
     realtime_tools: list[str] = Field(default_factory=list, description="Tools whose answers change with wall time.")
+    # issue 16 item 5: the dataset card's licences (factory/tools/provenance.py)
+    license: str | None = Field(
+        default=None,
+        description="Licence of the data this source serves, as the dataset card states it (an SPDX id such as MIT "
+        "or CC-BY-4.0, or words); unset: an OpenAPI document's info.license, else 'unknown' (MCP servers publish none).",
+    )
+    data: str | None = Field(default=None, description="What data the source serves (the card's 'data' column).")
     allow_destructive_tools: list[str] = Field(
         default_factory=list,
         description="Destructive tools of this source (factory.tools.safety: DELETE/PUT/PATCH, unmarked POST, MCP "
@@ -571,6 +578,20 @@ class SplitsConfig(_Frozen):
     held_out_platforms: list[str] = Field(
         default_factory=list, description="Platforms whose tasks appear only in the test split."
     )
+    # issue 16 item 6: evaluation splits large enough to evaluate on (factory/splits/assign.py, "Floor")
+    min_eval_tasks: int = Field(
+        default=20,
+        ge=0,
+        description="Floor per domain: every split other than train gets at least this many of the domain's tasks "
+        "(0: the ratios alone), as far as max_eval_share allows.",
+    )
+    max_eval_share: float = Field(
+        default=0.5,
+        gt=0,
+        lt=1,
+        description="The floor never gives the evaluation splits together more than this share of a domain's "
+        "tasks (a small domain: floor(n × share / splits) each); train keeps the rest.",
+    )
     ngram: int = Field(default=5, ge=1, description="Character n-gram size of the MinHash shingles.")
     num_perm: int = Field(default=128, ge=16, description="MinHash permutations.")
     minhash_seed: int = Field(default=1, description="Seed of the MinHash permutations (datasketch default 1).")
@@ -704,8 +725,10 @@ class ExportsConfig(_Frozen):
     dataset_name: str = Field(
         default="toolcall-factory", description="Dataset name in the card and in RL rows' data_source."
     )
-    license: str = Field(
-        default="other", description="Licence tag of the card (the sources' own licences are listed in it)."
+    license: str | None = Field(
+        default=None,
+        description="Licence tag of the card's header; unset: read from the sources of the exported tasks (their "
+        "SPDX ids, 'other' for terms without one, 'unknown' where a source states none).",
     )
     keep_versions: int = Field(default=3, ge=1, description="Published export versions kept under exports/.")
     secret_patterns: list[str] = Field(

@@ -26,6 +26,7 @@ from factory.tools.argvalues import Candidate, ProbePlanner, ValuePool, coerce, 
 from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
 from factory.tools.observed import observe_schemas, observed_metadata
 from factory.tools.outcomes import OUTCOME_CLASSES, CallResult, Outcome
+from factory.tools.provenance import source_provenance
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.safety import call_writes_first, empty_reads_to_repeat, refusal
 from factory.tools.sources import load_domain_tools
@@ -85,7 +86,15 @@ def build_inventory(domain: DomainConfig, cfg: ProjectConfig) -> tuple[dict[str,
         "domain": domain.name,
         "fingerprint": surface_fingerprint(tools),
         "platform_fingerprints": by_platform,
-        "sources": [{"kind": s.kind, "platform": s.platform, "locator": s.locator} for s in domain.sources],
+        "sources": [
+            {
+                "kind": s.kind,
+                "platform": s.platform,
+                "locator": s.locator,
+                "provenance": source_provenance(s, cfg.demo, cfg.project_dir),
+            }
+            for s in domain.sources
+        ],
         "tools": [t.model_dump(mode="json") for t in sorted(tools, key=lambda t: (t.platform, t.name))],
     }
     per_platform = counts(t.platform for t in tools)

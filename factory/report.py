@@ -79,3 +79,71 @@ def counts(values: Iterable[str]) -> dict[str, int]:
     for v in values:
         out[v] = out.get(v, 0) + 1
     return dict(sorted(out.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+# --------------------------------------------------------------------------- yield (issue 16 item 6)
+
+NOT_EXECUTED = ("no_seed",)  # trajectory rejections decided before any call of the attempt ran
+
+
+def _num(v: Any) -> int:
+    return int(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0
+
+
+def yield_rows(
+    summaries: Mapping[str, Mapping[str, Mapping[str, Any]]], *, quota: int, top: int = 3
+) -> list[dict[str, Any]]:
+    """Per domain, where the candidates went: trajectories attempted (kept + rejected) → executed (calls ran)
+    → trajectories kept (quota: per_pattern × patterns) → tasks with queries → kept by the judges → in the
+    splits (after dedup), with the `top` rejection reasons of the trajectory, query and judge stages together."""
+    in_splits = (summaries.get("(global)") or {}).get("dataset_splits", {}).get("tasks_by_domain") or {}
+    rows = []
+    for d, assets in summaries.items():
+        if d == "(global)" or "trajectories" not in assets:
+            continue
+        tr, gq, jq = assets["trajectories"], assets.get("generated_queries", {}), assets.get("judged_queries", {})
+        kept = _num(tr.get("tasks"))
+        by_reason: dict[str, int] = {}
+        for source in (tr.get("rejections_by_reason"), gq.get("rejection_reasons"), jq.get("by_reason")):
+            for r, n in (source or {}).items():
+                if _num(n):
+                    by_reason[r] = by_reason.get(r, 0) + _num(n)
+        attempted = kept + _num(tr.get("rejected"))
+        not_run = sum(_num((tr.get("rejections_by_reason") or {}).get(r)) for r in NOT_EXECUTED)
+        ranked = sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        rows.append(
+            {
+                "domain": d,
+                "attempted": attempted,
+                "executed": attempted - not_run,
+                "kept": kept,
+                "quota": quota,
+                "queries": gq.get("tasks"),
+                "judged": jq.get("kept"),
+                "in_splits": in_splits.get(d) if isinstance(in_splits, Mapping) else None,
+                "top_reasons": ", ".join(f"{r} {n}" for r, n in ranked),
+            }
+        )
+    return rows
+
+
+def yield_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The run summary's `yield` table (plain text, one line per domain)."""
+    if not rows:
+        return []
+
+    def f(v: Any) -> str:
+        return "-" if v is None or v == "" else str(v)
+
+    out = [
+        "yield (attempted → executed → kept of quota → queries → judged → in splits; top rejection reasons)",
+        f"{'domain':<10} {'attempted':>9} {'executed':>8} {'kept/quota':>10} {'queries':>7} {'judged':>6} "
+        f"{'splits':>6}  top reasons",
+    ]
+    for r in rows:
+        kq = f"{f(r['kept'])}/{f(r['quota'])}"
+        out.append(
+            f"{r['domain']:<10} {f(r['attempted']):>9} {f(r['executed']):>8} {kq:>10} {f(r['queries']):>7} "
+            f"{f(r['judged']):>6} {f(r['in_splits']):>6}  {r['top_reasons'] or '-'}"
+        )
+    return out

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field, create_model
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from factory.config import FaultProfile
+from factory.demo import provenance
 
 Style = Literal["rest", "kr"]
 
@@ -385,6 +386,7 @@ class Platform:
         doc["servers"] = [{"url": base, "description": f"{self.name} ({self.version})"}]
         doc["info"]["x-platform"] = self.name
         doc["info"]["x-schema-version"] = self.version
+        doc["info"].update(provenance.info(self.name))  # licence and data versions (DATA_LICENSES.md)
         return JSONResponse(doc)
 
     def _extensions(

@@ -93,6 +93,8 @@ def build_exports(
     store: Store | None = None,
     progress: Callable[[str], None] = log.info,
     stage_only: bool = False,
+    judged: Mapping[str, Mapping[str, Any]] | None = None,
+    queries: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The export manifest (the asset value) and its metadata. Publishes the export; with `stage_only`
     leaves it verified in its staging folder, the manifest pointing there and carrying a `release` for
@@ -194,6 +196,15 @@ def build_exports(
             dropped=dropped,
             splits_value=splits_value,
             replay_summary=replay_summary,
+            provenance={
+                str(src.get("platform")): src["provenance"]
+                for inv in inventories.values()
+                for src in (inv or {}).get("sources") or []
+                if isinstance(src, Mapping) and src.get("provenance")
+            },
+            trajectories=trajectories,
+            judged=judged,
+            queries=queries,
         )
         staging.write(CARD, card.encode("utf-8"))
         version = staging.version()

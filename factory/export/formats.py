@@ -27,7 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from factory import prompts
-from factory.export.results import CallView, render_result
+from factory.export.results import CallView, needed_records, render_result
 from factory.export.tools import TaskTools, tool_names
 from factory.records import Task
 
@@ -55,8 +55,10 @@ def system_prompt(task: Mapping[str, Any], tools: TaskTools) -> tuple[str, str]:
 def conversation(
     task: Mapping[str, Any], tools: TaskTools, calls: Sequence[CallView], caps: Mapping[str, int]
 ) -> tuple[list[dict[str, Any]], int]:
-    """(messages, tool results truncated) for one task; `calls` aligned with its golden actions."""
+    """(messages, tool results truncated) for one task; `calls` aligned with its golden actions. A tool
+    message keeps, beyond the caps, every record a later call's argument or the answer is read from."""
     system, _ = system_prompt(task, tools)
+    need = needed_records(task, calls)
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task["query"]}]
     truncated = 0
     n = 0
@@ -82,6 +84,7 @@ def conversation(
                 max_records=caps["max_result_records"],
                 max_chars=caps["max_result_chars"],
                 max_string=caps["max_string_chars"],
+                keep=need.get(i),
             )
             truncated += int(cut)
             answers.append({"role": "tool", "tool_call_id": call_id, "content": content})

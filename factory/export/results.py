@@ -25,11 +25,19 @@ collected (in memory only) so that the written files can be scanned for them.
 `{"total_count", "records", "truncated"?}` with at most `max_result_records` records, string
 values cut at `max_string_chars` and the whole text under `max_result_chars`; what was cut is
 said in a `truncated` marker, e.g. `{"shown": 20, "omitted": 892, "reason": "record cap 20"}`.
+
+Truncation never loses what the conversation uses: `needed_records` finds, per call, the records a
+later call's argument is read from (the first record of an earlier call holding that value) and the
+records the answer is read from (`answer_spec` value references and counts read from a record
+field); `render_result` keeps those records beyond every cap (in their original order, their used
+fields uncut) and the marker counts them (`"kept": n, "reason": "...; n record(s) a later call or the
+answer uses kept"`).
 """
 
 import asyncio
 import itertools
 import json
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -281,18 +289,143 @@ def _cut_strings(obj: Any, limit: int) -> tuple[Any, int]:
     return obj, 0
 
 
+Needed = dict[int, dict[int, set[str]]]  # call position → record index → fields read from it
+
+
+def _scalars(v: Any) -> list[Any]:
+    if isinstance(v, list):
+        return [x for item in v for x in _scalars(item)]
+    if isinstance(v, dict) or v is None or isinstance(v, bool):
+        return []
+    if isinstance(v, str) and (not v.strip() or v == "<KEY>"):
+        return []
+    return [v]
+
+
+def _answer_reads(spec: Any) -> list[tuple[Mapping[str, Any], str | None]]:
+    """(call reference, field) of every record an answer spec reads: each reference of a `value` spec
+    (its field), and each count reference that reads a record (`field` or `record`)."""
+    out: list[tuple[Mapping[str, Any], str | None]] = []
+    if isinstance(spec, list):
+        for x in spec:
+            out += _answer_reads(x)
+    elif isinstance(spec, Mapping):
+        for k, v in spec.items():
+            if k == "calls" and isinstance(v, list):
+                for r in v:
+                    if not isinstance(r, Mapping):
+                        continue
+                    if spec.get("kind") == "value":
+                        out.append((r, spec.get("field")))
+                    elif r.get("field") or r.get("record"):
+                        out.append((r, r.get("field")))
+            elif k == "cond_call" and isinstance(v, Mapping):
+                if v.get("field") or v.get("record"):
+                    out.append((v, v.get("field")))
+            else:
+                out += _answer_reads(v)
+    return out
+
+
+def _value_key(v: Any) -> tuple[str, Any]:
+    """The key under which two values are `answers.same_scalar`: numbers by value, text NFC-normalized."""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return ("n", float(v))
+    text = unicodedata.normalize("NFC", str(v)).strip()
+    try:
+        return ("n", float(text))
+    except ValueError:
+        return ("s", text)
+
+
+def _value_index(records: Sequence[Any]) -> dict[tuple[str, Any], tuple[int, str]]:
+    out: dict[tuple[str, Any], tuple[int, str]] = {}
+    for r, rec in enumerate(records):
+        if not isinstance(rec, Mapping):
+            continue
+        for f, x in rec.items():
+            if x is None or isinstance(x, bool | dict | list):
+                continue
+            out.setdefault(_value_key(x), (r, str(f)))
+    return out
+
+
+def needed_records(task: Mapping[str, Any], calls: Sequence[CallView]) -> Needed:
+    """The records of each call that the conversation uses later: for every argument value of a later
+    call, the first record of each earlier-step call holding it (in any field); for the answer, the record
+    each reference of `answer_spec` reads. `calls` are aligned with the golden actions."""
+    actions = task["golden_actions"]
+    need: Needed = {}
+
+    def add(pos: int, rec: int, fld: str | None) -> None:
+        fields = need.setdefault(pos, {}).setdefault(rec, set())
+        if fld:
+            fields.add(fld)
+
+    index: dict[int, dict[tuple[str, Any], tuple[int, str]]] = {}  # call → value key → (first record, field)
+    for later in actions:
+        values = [x for v in (later.get("args") or {}).values() for x in _scalars(v)]
+        if not values:
+            continue
+        for pos, earlier in enumerate(actions):
+            if earlier["step"] >= later["step"] or pos >= len(calls):
+                continue
+            if pos not in index:
+                index[pos] = _value_index(calls[pos].records)
+            for value in values:
+                hit = index[pos].get(_value_key(value))
+                if hit is not None:
+                    add(pos, *hit)
+    try:
+        steps = answers.layout(actions)
+        for ref, fld in _answer_reads(task.get("answer_spec") or {}):
+            pos = answers.position(ref, steps)
+            if pos >= len(calls):
+                continue
+            recs = calls[pos].records
+            chosen = answers.select(recs, ref.get("record"))
+            r = next((k for k, x in enumerate(recs) if x is chosen), None)
+            if r is not None:
+                add(pos, r, fld)
+    except answers.SpecError:
+        pass  # an unreadable spec is reported by the replay check (answer_not_recomputed), not here
+    return need
+
+
 def _compact(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), sort_keys=False)
 
 
-def render_result(view: CallView, *, max_records: int, max_chars: int, max_string: int) -> tuple[str, bool]:
-    """(tool message content, truncated?) for one call."""
+def render_result(
+    view: CallView,
+    *,
+    max_records: int,
+    max_chars: int,
+    max_string: int,
+    keep: Mapping[int, set[str]] | None = None,
+) -> tuple[str, bool]:
+    """(tool message content, truncated?) for one call. `keep` (record index → fields; `needed_records`)
+    names records shown whatever the caps, with those fields never cut."""
     if not is_success_outcome(view.outcome):
         return _compact({"error": view.outcome}), False
+    keep = {r: f for r, f in (keep or {}).items() if 0 <= r < len(view.records)}
     total = view.total_count if view.total_count is not None else view.record_count
-    records, cut_strings = _cut_strings(view.records, max_string)
+    records: list[Any] = []
+    cut_strings = 0
+    for r, rec in enumerate(view.records):
+        if r in keep and isinstance(rec, dict):
+            kept_rec: dict[str, Any] = {}
+            for k, v in rec.items():
+                kept_rec[k], c = (v, 0) if k in keep[r] else _cut_strings(v, max_string)
+                cut_strings += c
+            records.append(kept_rec)
+        else:
+            x, c = _cut_strings(rec, max_string)
+            records.append(x)
+            cut_strings += c
     available = view.record_count if view.sampled else len(records)
-    shown = records[:max_records]
+    beyond = sorted(r for r in keep if r >= max_records)
+    shown = sorted(set(range(min(max_records, len(records)))) | set(beyond))
     reasons = []
     if view.sampled:
         reasons.append("recorded sample")
@@ -301,17 +434,23 @@ def render_result(view: CallView, *, max_records: int, max_chars: int, max_strin
     if cut_strings:
         reasons.append(f"{cut_strings} long string(s) cut at {max_string} chars")
 
-    def text(recs: list[Any], extra: list[str]) -> str:
-        body: dict[str, Any] = {"total_count": total, "records": recs}
-        omitted = max(available - len(recs), 0)
-        why = reasons + extra
-        if omitted or why:
-            body["truncated"] = {"shown": len(recs), "omitted": omitted, "reason": "; ".join(why) or "record cap"}
+    def text(idx: list[int], extra: list[str]) -> str:
+        body: dict[str, Any] = {"total_count": total, "records": [records[i] for i in idx]}
+        omitted = max(available - len(idx), 0)
+        kept = sum(1 for r in beyond if r in idx)
+        why = reasons + extra + ([f"{kept} record(s) a later call or the answer uses kept"] if kept else [])
+        if omitted or reasons or extra:
+            body["truncated"] = {"shown": len(idx), "omitted": omitted, "reason": "; ".join(why) or "record cap"}
+            if kept:
+                body["truncated"]["kept"] = kept
         return _compact(body)
 
     out = text(shown, [])
-    while len(out) > max_chars and len(shown) > 1:
-        shown = shown[:-1]
+    while len(out) > max_chars:
+        droppable = [i for i in shown if i not in keep]
+        if not droppable or len(shown) <= 1:
+            break
+        shown.remove(droppable[-1])
         out = text(shown, [f"message cap {max_chars} chars"])
     truncated = "truncated" in json.loads(out)
     return out, truncated

@@ -173,7 +173,12 @@ def build_dataset_splits(
 
     # 4. splits
     assignment, assign_report = assign.assign_splits(
-        final_src, sc.ratios, seed=cfg.seed, held_out_platforms=sc.held_out_platforms
+        final_src,
+        sc.ratios,
+        seed=cfg.seed,
+        held_out_platforms=sc.held_out_platforms,
+        min_eval=sc.min_eval_tasks,
+        max_eval_share=sc.max_eval_share,
     )
     final = [{**t, "split": assignment[t["id"]]} for t in final_src]
     train = [t for t in final if t["split"] == "train"]
@@ -298,6 +303,7 @@ def splits_metadata(
         f"thresholds {audit['method']['near_duplicate_threshold']} / {audit['method']['structural_threshold']}",
     }
     domains = sorted({t["domain"] for t in final})
+    meta["tasks_by_domain"] = {d: sum(1 for t in final if t["domain"] == d) for d in domains}
     meta["by_domain"] = Markdown(
         md_table(
             [
