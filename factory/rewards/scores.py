@@ -156,13 +156,16 @@ def answer_reward(completions: Sequence[Any], **columns: Any) -> list[float]:
 
 
 def _environments(columns: Mapping[str, Any], n: int, why: str) -> list[Any]:
+    """The episodes' `ToolSession`s from TRL's `environments` column."""
+    from factory.rewards.env import session_of
+
     envs = _column(columns, "environments", n)
     if any(e is None for e in envs):
         raise RewardError(
             f"{why} needs the episode's tool session: train with environment_factory="
             "factory.rewards.env.ToolEnvironment(...).environment_factory() so TRL passes `environments`"
         )
-    return envs
+    return [session_of(e) for e in envs]
 
 
 def _task(gt: Mapping[str, Any]) -> dict[str, Any]:
