@@ -17,8 +17,8 @@ executor session (state changes of one episode stay in it: a stateful tool's epi
 writes) and acquires the keys of the row's platforms; its public methods are the tools. Reward functions get
 the instances as `environments` (`factory.rewards.outcome_reward` reads the session's state hashes and calls).
 
-verl: `verl_tool_config(...)` (written beside the RL export as `rl/verl_tools.yaml`) names `FactoryVerlTool`,
-a duck-typed verl tool (create / execute / release per trajectory instance) over the same sessions.
+verl: `factory.rewards.verl` writes the tool config beside the RL export (`rl/verl_tools.yaml`); `FactoryVerlTool`,
+a duck-typed verl tool (create / execute / release per trajectory instance), runs over the same sessions.
 """
 
 import asyncio
