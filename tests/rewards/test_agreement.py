@@ -1,7 +1,7 @@
 """`factory eval` and the TRL reward give the same RESPONSE score on every task of a real demo export: the
 export's RL rows (ground_truth as written) scored by `factory.rewards.answer_reward` against the harness's
 episodes of a scripted model that makes the golden calls and then replies with the golden sentence, a natural
-sentence, or a wrong one."""
+sentence or a wrong one (in turn, one episode per task); the reward alone scores all three on every task."""
 
 import json
 from pathlib import Path
@@ -38,13 +38,14 @@ def test_eval_and_trl_reward_agree_on_every_exported_task(synth_world, scripted_
     assert tasks and set(rl) == {t["id"] for t in tasks}
     index = ToolRegistry.from_inventories(inventories(synth_world))
     runs, replies = [], {}
-    for kind, reply in REPLIES.items():
-        for t in tasks:
-            v = variant(t, f"rw {kind}")  # a label without numbers or names: the question reads the same
-            scripted_server.script(v["query"], [*perfect_script(v, index)[:-1], reply(t)])
-            runs.append(v)
-            replies[v["query"]] = (t["id"], kind, reply(t))
-    cfg = scripted_config(synth_world, scripted_server, tmp_path)
+    kinds = list(REPLIES)
+    for i, t in enumerate(tasks):
+        kind = kinds[i % len(kinds)]
+        v = variant(t, f"rw {kind}")  # a label without numbers or names: the question reads the same
+        scripted_server.script(v["query"], [*perfect_script(v, index)[:-1], REPLIES[kind](t)])
+        runs.append(v)
+        replies[v["query"]] = (t["id"], kind, REPLIES[kind](t))
+    cfg = scripted_config(synth_world, scripted_server, tmp_path, concurrency=4)
     settings = EvalSettings.resolve(cfg, backend="scripted", split="all", runs=1, k=1, temperature=0.0)
     llm = LLM(cfg.models)
     try:
@@ -53,14 +54,14 @@ def test_eval_and_trl_reward_agree_on_every_exported_task(synth_world, scripted_
         llm.close()
     rows = result.report["episode_rows"]
     assert len(rows) == len(runs)
-    scored: dict[str, list[float]] = {k: [] for k in REPLIES}
     for row in rows:
         tid, kind, said = replies[row["query"]]
         assert row["final_answer"] == said, row
         reward = answer_reward([said], ground_truth=[rl[tid]["ground_truth"]])[0]
         assert reward == float(row["response_pass"]), (kind, said, rl[tid]["ground_truth"]["answer"], row)
-        scored[kind].append(reward)
-    # the convention itself: golden and natural sentences pass, wrong answers fail, on every pattern
-    assert scored["golden"] == [1.0] * len(tasks) and scored["natural"] == [1.0] * len(tasks)
-    assert scored["wrong"] == [0.0] * len(tasks)
+        assert reward == (0.0 if kind == "wrong" else 1.0), (kind, said, rl[tid]["ground_truth"]["answer"])
+    # the convention itself, on every task: golden and natural sentences pass, wrong answers fail
+    for kind, expected in (("golden", 1.0), ("natural", 1.0), ("wrong", 0.0)):
+        said = [REPLIES[kind](t) for t in tasks]
+        assert answer_reward(said, ground_truth=[rl[t["id"]]["ground_truth"] for t in tasks]) == [expected] * len(tasks)
     assert len({t["pattern"] for t in tasks}) >= 4
