@@ -660,11 +660,11 @@ class SplitsConfig(_Frozen):
         )
 
 
-ExportFormat = Literal["openai_chat", "hf_parquet", "rl", "benchmark"]
+ExportFormat = Literal["openai_chat", "openai_strict", "hf_parquet", "rl", "benchmark"]
 
 
 def _all_formats() -> list[ExportFormat]:
-    return ["openai_chat", "hf_parquet", "rl", "benchmark"]
+    return ["openai_chat", "openai_strict", "hf_parquet", "rl", "benchmark"]
 
 
 class ExportsConfig(_Frozen):

@@ -408,7 +408,9 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
         secrets = ex.known_secrets()
     response = None
     if "RESPONSE" in task.reward_basis:
-        response = scoring.score_response(task_d["answer"], episode["final_answer"], rel_tol=s.number_rel_tol)
+        response = scoring.score_response(
+            task_d["answer"], episode["final_answer"], rel_tol=s.number_rel_tol, question=task.query
+        )
         wants_judge = task.answer.type == "judge" or (s.judge_fallback and not response["decided"])
         if ctx.judge is not None and wants_judge and episode["final_answer"] is not None:
             verdict, reason = await ctx.judge(task.query, task.answer.text, episode["final_answer"])

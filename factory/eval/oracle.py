@@ -64,11 +64,9 @@ def golden_model_calls(
 
 
 def final_answer(task: Mapping[str, Any]) -> str:
-    """The gold answer in the answer protocol of the evaluation system prompt."""
-    ans = task["answer"]
-    if ans["type"] == "number":
-        return f"The result is \\boxed{{{ans['value']}}}"
-    return f"ANSWER: {ans['text']}"
+    """The gold answer as the exported conversations end: the golden answer sentence (the answer convention,
+    `factory.eval.scoring.ANSWER_CONVENTION`; the scorer reads it as it reads a model's sentence)."""
+    return str(task["answer"]["text"])
 
 
 class OracleBackend:

@@ -51,8 +51,24 @@ from factory.tools.spec import ToolSpec
 # --------------------------------------------------------------------------- RESPONSE
 
 _ANSWER = re.compile(r"ANSWER\s*[:：]\s*(.*)", re.IGNORECASE)
-_NUMBER_TOKEN = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+# a number standing on its own: not glued to a Latin letter or digit on either side ("N11206", "100km" and
+# "3rd" are not numbers; "6곡" is), thousands separators only in groups of three
+_NUMBER_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![A-Za-z0-9_])"
+)
 _ARITH = re.compile(r"^[0-9eE+\-*/().\s]*$")
+# a word of a question that may name an entity: Latin letters and digits (identifiers, codes, names)
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'&.-]*[A-Za-z0-9]|[A-Za-z0-9]")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)\s*$")
+# capitalized function words of titles ("The Who", "Lord of the Rings") name no rival answer
+_FUNCTION_WORDS = frozenset("a an and at by for from in of on or the to with".split())
+
+ANSWER_CONVENTION = (
+    'The final reply states the answer in a sentence, answer first ("The answer is 6.", "6곡입니다."); '
+    "an `ANSWER:` line or \\boxed{} is read when present."
+)
+"""The one answer convention of the exported system prompt, the SFT final turn, `factory eval` and the RL
+rewards (`factory.rewards`): see `score_response`."""
 
 
 def extract_boxed(text: str) -> str | None:
@@ -134,22 +150,101 @@ def _gold_number(value: Any) -> float | None:
     return parse_number(str(value)) if value is not None else None
 
 
+def numbers_in(text: str) -> list[float]:
+    """The numbers a text states, in order (standalone tokens: see `_NUMBER_TOKEN`)."""
+    out = []
+    for tok in _NUMBER_TOKEN.findall(unicodedata.normalize("NFKC", text)):
+        v = parse_number(tok)
+        if v is not None:
+            out.append(v)
+    return out
+
+
+def lead_number(text: str, question: str | None = None, gold: float | None = None) -> float | None:
+    """The answer number of a sentence (answer first): the first number it states, skipping the numbers the
+    question states (context: "within 100 km", "at most 17") unless the gold is one of them (a choice between
+    given values: "album id 271 or 254?" → "271 (14 vs 1)"); when every number of the sentence is the
+    question's, the first of them."""
+    stated = numbers_in(text)
+    given = numbers_in(question or "")
+    if gold is not None and any(numbers_equal(gold, g, 0.0) for g in given):
+        given = []
+    for v in stated:
+        if not any(numbers_equal(v, g, 0.0) for g in given):
+            return v
+    return stated[0] if stated else None
+
+
+def mention(text: str, value: Any) -> int | None:
+    """Where `text` first mentions `value` (NFKC, case-folded; the value's words in order, separated by anything
+    that is not a letter or digit; not inside a longer Latin word or number: "N1120" is not in "N11206", "서울"
+    is in "서울에서"), or None."""
+    words = re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", str(value)).casefold())
+    if not words:
+        return None
+    pattern = r"(?<![^\W_])" + r"[\W_]*".join(map(re.escape, words)) + r"(?![A-Za-z0-9])"
+    m = re.search(pattern, unicodedata.normalize("NFKC", text).casefold())
+    return m.start() if m else None
+
+
+def _shape(word: str) -> str:
+    """A word's character-class shape with runs collapsed: "N11206" → "A9", "LGA" → "A", "Oslo" → "Aa"."""
+    classes = ["9" if c.isdigit() else "A" if c.isupper() else "a" if c.islower() else c for c in word]
+    return "".join(c for i, c in enumerate(classes) if i == 0 or c != classes[i - 1])
+
+
+def rivals(question: str | None, gold: str) -> list[str]:
+    """Words of the question that could be another answer of the same kind as `gold` (a string answer): Latin
+    words shaped like one of the gold's words (an aircraft's registration against another, an airport code
+    against another, a capitalized name against another), neither among the gold's words, nor a function word,
+    nor the first word of a sentence."""
+    if not question:
+        return []
+    gold_words = _WORD.findall(unicodedata.normalize("NFKC", gold))
+    shapes = {_shape(w) for w in gold_words if any(c.isupper() or c.isdigit() for c in w)}
+    own = {w.casefold() for w in gold_words}
+    q = unicodedata.normalize("NFKC", question)
+    out = []
+    for m in _WORD.finditer(q):
+        w = m.group(0)
+        if w.casefold() in own | _FUNCTION_WORDS or _shape(w) not in shapes or _SENTENCE_START.search(q[: m.start()]):
+            continue
+        out.append(w)
+    return out
+
+
+def _states_string(text: str, values: Sequence[Any], question: str | None) -> bool:
+    """A sentence states a string answer: it mentions one of the acceptable values before any rival."""
+    for value in values:
+        at = mention(text, value)
+        if at is None:
+            continue
+        if all((r := mention(text, w)) is None or r > at for w in rivals(question, str(value))):
+            return True
+    return False
+
+
 def _contains_value(text: str, value: Any, rel_tol: float) -> bool:
     gold = _gold_number(value)
     if gold is not None:
-        for tok in _NUMBER_TOKEN.findall(text):
-            v = parse_number(tok)
-            if v is not None and numbers_equal(v, gold, rel_tol):
-                return True
-        return False
-    norm = normalize_text(value)
-    return bool(norm) and norm in normalize_text(text)
+        return any(numbers_equal(v, gold, rel_tol) for v in numbers_in(text))
+    return mention(text, value) is not None
 
 
-def score_response(answer: Mapping[str, Any], final: str | None, *, rel_tol: float = 1e-4) -> dict[str, Any]:
-    """{'passed', 'method', 'extracted', 'decided'}: deterministic RESPONSE check (App. B.2).
+def score_response(
+    answer: Mapping[str, Any], final: str | None, *, rel_tol: float = 1e-4, question: str | None = None
+) -> dict[str, Any]:
+    """{'passed', 'method', 'extracted', 'decided'}: deterministic RESPONSE check (App. B.2) under the answer
+    convention (`ANSWER_CONVENTION`), given the task's `question` (its numbers and rival names are context).
 
-    `decided` is False where the paper falls back to a judge (a mismatch, or a 'judge' answer).
+    The explicit forms come first: the last ``\\boxed{}`` for a number (else an ``ANSWER:`` line), the
+    ``ANSWER:`` line for a string (else ``\\boxed{}``). Else the whole reply is read. A fragment that is the
+    value itself (method ``boxed``/``answer_line``/``bare``) is compared as a whole; a sentence
+    (method ``sentence``: "The answer is 6.", "6곡입니다.", "Aircraft N11206 has more flights: 111 against 49.")
+    passes when its answer is the gold: for a number the first number it states that the question does not
+    (`lead_number`), for a string a mention of the gold value (or the gold answer text) before any rival the
+    question names (`rivals`). `decided` is False where the paper falls back to a judge (a mismatch, or a
+    'judge' answer).
     """
     kind = answer.get("type")
     gold = answer.get("value")
@@ -162,6 +257,8 @@ def score_response(answer: Mapping[str, Any], final: str | None, *, rel_tol: flo
         cand = boxed if boxed is not None else line if line is not None else final.strip()
         method = "boxed" if boxed is not None else "answer_line" if line is not None else "bare"
         pred, g = parse_number(cand), _gold_number(gold)
+        if pred is None and boxed is None:  # a boxed value is the value; a line or a reply may be a sentence
+            pred, method = lead_number(cand, question, g), "sentence"
         if pred is None or g is None:
             return {"passed": False, "method": method, "extracted": cand[:200], "decided": False}
         ok = numbers_equal(pred, g, rel_tol)
@@ -169,8 +266,10 @@ def score_response(answer: Mapping[str, Any], final: str | None, *, rel_tol: flo
     if kind == "string":
         cand = line if line is not None else boxed if boxed is not None else final.strip()
         method = "answer_line" if line is not None else "boxed" if boxed is not None else "bare"
-        accept = {normalize_text(v) for v in (gold, answer.get("text")) if v is not None} - {""}
-        ok = normalize_text(cand) in accept
+        values = [v for v in (gold, answer.get("text")) if v is not None and normalize_text(v)]
+        ok = normalize_text(cand) in {normalize_text(v) for v in values}
+        if not ok:
+            ok, method = _states_string(cand, values[:1], question), "sentence"
         return {"passed": ok, "method": method, "extracted": cand[:200], "decided": ok}
     # judge answers: no pattern extraction (App. B.2); containment until a judge decides
     values = gold if isinstance(gold, list) else [gold]

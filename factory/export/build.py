@@ -27,9 +27,10 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import yaml
 
 from factory.config import ProjectConfig
-from factory.export import formats
+from factory.export import formats, strict
 from factory.export.card import render_card, split_order
 from factory.export.publish import EXPORTS_DIR, ExportError, Staging, cleanup, sha256_bytes
 from factory.export.results import TaskResults, recorded_all, replay_all
@@ -37,6 +38,8 @@ from factory.export.tools import TaskTools
 from factory.io import RELEASE, Store, data_store, dumps, register_release
 from factory.records import Task, published_task
 from factory.report import Markdown, bar_plot
+from factory.rewards.env import bindings
+from factory.rewards.verl import verl_tool_config
 from factory.tools.registry import ToolRegistry, ToolResolutionError
 
 log = logging.getLogger(__name__)
@@ -44,6 +47,7 @@ log = logging.getLogger(__name__)
 ALWAYS_DROP = {"replay_call_failed", "trajectory_missing", "unknown_tool", "invalid_task"}
 MANIFEST = "manifest.json"
 CARD = "README.md"
+VERL_TOOLS = "rl/verl_tools.yaml"
 
 
 def _jsonl(rows: Sequence[Any]) -> bytes:
@@ -169,6 +173,13 @@ def build_exports(
             if "hf_parquet" in ex.formats:
                 put("hf_parquet", s, f"hf_parquet/{s}.parquet", _parquet(rows["hf"][s], formats.HF_SCHEMA),
                     len(rows["hf"][s]))  # fmt: skip
+            if "openai_strict" in ex.formats:  # every row validated here: a bad row stops the export
+                try:
+                    srows, side = strict.strict_rows(rows["chat"][s], s)
+                except strict.StrictRowError as e:
+                    raise ExportError(f"openai_strict: {e}; nothing published") from None
+                put("openai_strict", s, f"openai_strict/{s}.jsonl", _jsonl(srows), len(srows))
+                put("openai_strict_meta", s, f"openai_strict/{s}{strict.SIDECAR_SUFFIX}", _jsonl(side), len(side))
             if "rl" in ex.formats:
                 put("rl", s, f"rl/{s}.jsonl", _jsonl(rows["rl"][s]), len(rows["rl"][s]))
                 pr = [formats.rl_parquet_row(r) for r in rows["rl"][s]]
@@ -176,6 +187,10 @@ def build_exports(
             if "benchmark" in ex.formats:
                 doc = formats.benchmark_doc(rows["bench"][s], s, ex.dataset_name, splits_value.get("env_lock") or {})
                 put("benchmark", s, f"benchmark/{s}.json", dumps(doc, indent=1).encode("utf-8"), len(rows["bench"][s]))
+        if "rl" in ex.formats:  # verl's multi-turn tool config for the tools the exported tasks use
+            used = {(sp.platform, sp.name): sp for _, tt, _ in kept for sp in tt.specs}
+            staging.write(VERL_TOOLS, yaml.safe_dump(verl_tool_config(bindings(used.values())), allow_unicode=True,
+                                                     sort_keys=False).encode("utf-8"))  # fmt: skip
         mismatches = sum(1 for d in [*dropped, *flagged] if d["reason"] == "result_digest_mismatch")
         replay_summary = {
             "tool results": ex.tool_results,
@@ -209,7 +224,8 @@ def build_exports(
         staging.write(CARD, card.encode("utf-8"))
         version = staging.version()
         patterns = [re.compile(p) for p in ex.secret_patterns]
-        problems = problems_of(verify_export(staging.read, files, secrets, patterns, extra=[CARD]))
+        extra = [CARD, VERL_TOOLS] if "rl" in ex.formats else [CARD]
+        problems = problems_of(verify_export(staging.read, files, secrets, patterns, extra=extra))
         if problems:
             raise ExportError(
                 f"{len(problems)} problem(s) reading the export back; nothing published: " + "; ".join(problems[:8])
@@ -219,6 +235,7 @@ def build_exports(
             "dataset": ex.dataset_name,
             **files,
             "card": CARD,
+            **({"verl_tools": VERL_TOOLS} if "rl" in ex.formats else {}),
             "dropped": dropped,
             "flagged": flagged,
             "tasks": len(kept),
@@ -238,6 +255,7 @@ def build_exports(
         "root": store.path(root),
         **full,
         "card": store.path(f"{root}/{CARD}"),
+        **({"verl_tools": store.path(f"{root}/{VERL_TOOLS}")} if "rl" in ex.formats else {}),
         "manifest": store.path(f"{root}/{MANIFEST}"),
         "dropped": dropped,
         "flagged": flagged,
@@ -294,8 +312,9 @@ def publish_paths(store: Store, manifest: Mapping[str, Any], root: str, old_root
         return path
 
     out = {k: v for k, v in manifest.items() if k != RELEASE}
-    for key in ("root", "card", "manifest"):
-        out[key] = moved(out.get(key))
+    for key in ("root", "card", "manifest", "verl_tools"):
+        if key in out:
+            out[key] = moved(out.get(key))
     for fmt in FILE_FORMATS:
         if isinstance(out.get(fmt), dict):
             out[fmt] = {s: {**e, "path": moved(e.get("path"))} for s, e in out[fmt].items()}
@@ -304,7 +323,7 @@ def publish_paths(store: Store, manifest: Mapping[str, Any], root: str, old_root
 
 # --------------------------------------------------------------------------- read-back
 
-FILE_FORMATS = ("openai_chat", "hf_parquet", "rl", "rl_parquet", "benchmark")
+FILE_FORMATS = ("openai_chat", "openai_strict", "openai_strict_meta", "hf_parquet", "rl", "rl_parquet", "benchmark")
 
 register_release(RELEASE_KIND, publish_release)
 
@@ -417,7 +436,7 @@ def _scan(data: bytes, secrets, patterns) -> list[str]:
 
 
 def _parse(fmt: str, data: bytes) -> Any:
-    if fmt in ("openai_chat", "rl"):
+    if fmt in ("openai_chat", "openai_strict", "openai_strict_meta", "rl"):
         return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
     if fmt in ("hf_parquet", "rl_parquet"):
         table = pq.read_table(pa.BufferReader(data))
@@ -434,6 +453,11 @@ def _validate_row(fmt: str, r: Mapping[str, Any], split: str) -> list[str]:
         if (r.get("metadata") or {}).get("split") != split:
             errs.append("metadata.split differs from the file's split")
         return errs
+    if fmt == "openai_strict":
+        return strict.validate_strict(r)
+    if fmt == "openai_strict_meta":
+        meta = r.get("metadata") or {}
+        return [] if r.get("id") and meta.get("split") == split else ["sidecar row without id or with another split"]
     if fmt == "rl":
         return formats.validate_rl(r)
     if fmt == "rl_parquet":
@@ -479,14 +503,10 @@ def export_metadata(
     removed: Sequence[str],
 ) -> dict[str, Any]:
     meta: dict[str, Any] = {"version": manifest["version"], "tasks": manifest["tasks"], "root": manifest["root"]}
-    for fmt in ("openai_chat", "hf_parquet", "rl", "rl_parquet", "benchmark"):
+    for fmt in FILE_FORMATS:
         for s, e in (manifest.get(fmt) or {}).items():
             meta[f"rows/{fmt}/{s}"] = e["rows"]
-    meta["paths"] = {
-        fmt: {s: e["path"] for s, e in manifest[fmt].items()}
-        for fmt in ("openai_chat", "hf_parquet", "rl", "rl_parquet", "benchmark")
-        if fmt in manifest
-    }
+    meta["paths"] = {fmt: {s: e["path"] for s, e in manifest[fmt].items()} for fmt in FILE_FORMATS if fmt in manifest}
     meta["card"] = manifest["card"]
     meta["dropped"] = len(manifest["dropped"])
     meta["dropped_by_reason"] = dict(Counter(d["reason"] for d in manifest["dropped"]))

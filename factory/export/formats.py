@@ -11,12 +11,13 @@
   shape varies from row to row (tool definitions, answer value, state hashes, lineage) as JSON
   strings.
 - `rl` (JSONL + a Parquet sibling): GRPO prompts. `prompt` = system + user messages, `tools` =
-  the function definitions, `ground_truth` = what a reward function needs (answer and its type,
+  the function definitions, `ground_truth` = what a reward function needs (the question, answer and its type,
   golden actions (the minimal path) and the other sufficient paths, max_allowed_calls,
   expected_state_hash, reward_basis). TRL's GRPOTrainer passes
   extra columns such as `ground_truth` to reward functions as keyword arguments; verl reads
   `data_source`, `prompt`, `reward_model: {style, ground_truth}` and `extra_info`, so both are
-  present. The Parquet sibling (`RL_SCHEMA`) carries `tools` and `ground_truth` as JSON strings.
+  present; `factory.rewards` has both rewards. The Parquet sibling (`RL_SCHEMA`) carries `tools` and
+  `ground_truth` as JSON strings.
 - `benchmark` (JSON): `{"dataset", "split", "env_lock", "count", "tasks": [Task]}`.
 """
 
@@ -145,6 +146,7 @@ def alternatives(task: Mapping[str, Any]) -> list[dict[str, Any]]:
 def ground_truth(task: Mapping[str, Any]) -> dict[str, Any]:
     ans = task["answer"]
     return {
+        "question": task["query"],  # the scorer reads the question's numbers and names as context
         "answer": {k: ans.get(k) for k in ("value", "text", "fields", "branch")},
         "answer_type": ans["type"],
         "golden_actions": golden(task),

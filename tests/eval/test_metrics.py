@@ -163,7 +163,9 @@ def test_correctness_any_order_with_value_and_validity_checks() -> None:
         ("\\boxed{10001}", 10000, False, "boxed"),
         ("ANSWER: 621", 621, True, "answer_line"),
         ("621", 621, True, "bare"),
-        ("I think it is 621", 621, False, "bare"),
+        ("I think it is 621.", 621, True, "sentence"),
+        ("I think it is 622, not 621.", 621, False, "sentence"),
+        ("There is no number here", 621, False, "sentence"),
         ("\\boxed{__import__('os').system('true')}", 1, False, "boxed"),
     ],
 )
@@ -199,7 +201,53 @@ def test_judge_answers_without_a_judge_use_containment() -> None:
     r = score_response(ans, "ANSWER: 7 invoices; the state is QC")
     assert r["passed"] and r["method"] == "containment" and not r["decided"]
     assert not score_response(ans, "ANSWER: 8 invoices; the state is QC")["passed"]
+    assert not score_response(ans, "ANSWER: 7 invoices; the state is QCX")["passed"]  # not inside a longer word
     assert score_response(ans, None)["method"] == "no_answer"
+
+
+# the answer convention (ANSWER_CONVENTION): the exported prompt asks for a sentence, answer first; the SFT
+# final turn is the golden answer sentence; both must score like an explicit ANSWER: line
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "reply", "passed"),
+    [
+        ("How many tracks are on the album?", {"type": "number", "value": 6}, "The answer is 6.", True),
+        ("앨범에 곡이 몇 개 있나요?", {"type": "number", "value": 6}, "6곡입니다.", True),
+        ("앨범에 곡이 몇 개 있나요?", {"type": "number", "value": 6}, "7곡입니다.", False),
+        ("How many tracks are on the album?", {"type": "number", "value": 1234}, "There are 1,234 tracks.", True),
+        ("How many tracks are on the album?", {"type": "number", "value": 6}, "The answer is 7 (not 6).", False),
+        # numbers the question gives are context, not the answer
+        ("How many airports lie within 100 km of ASX?", {"type": "number", "value": 4},
+         "Within 100 km of ASX there are 4 airports.", True),
+        ("How many airports lie within 100 km of ASX?", {"type": "number", "value": 4},
+         "Within 100 km of ASX there are 5 airports, 4 of them small.", False),
+        # ...unless the gold is one of them: a choice between given values, stated first
+        ("Which has more tracks: album id 271 or album id 254?", {"type": "number", "value": 271},
+         "Album id 271 has more tracks: 14 against 1.", True),
+        ("Which has more tracks: album id 271 or album id 254?", {"type": "number", "value": 271},
+         "Album id 254 has fewer tracks than album id 271.", False),
+        # COND golden answers: the condition clause carries no answer number
+        ("If Norway has more than 2 customers, how many invoices do they have; else how many customers?",
+         {"type": "number", "value": 1, "branch": "else"},
+         "The condition does not hold, so the number of customers from Norway is 1.", True),
+        ("Which has more flights, N11206 or N11207?", {"type": "string", "value": "N11206"},
+         "Aircraft N11206 has more flights: 111 against 49.", True),
+        ("Which has more flights, N11206 or N11207?", {"type": "string", "value": "N11206"},
+         "N11207 has fewer flights than N11206.", False),
+        ("Which has more flights, N11206 or N11207?", {"type": "string", "value": "N1120"},
+         "Aircraft N11206 has more flights.", False),
+        ("Which has more tracks, Voodoo Lounge or My Generation - The Very Best Of The Who?",
+         {"type": "string", "value": "Voodoo Lounge"}, "The answer is Voodoo Lounge.", True),
+        ("Which has more tracks, Voodoo Lounge or My Generation - The Very Best Of The Who?",
+         {"type": "string", "value": "Voodoo Lounge"}, "My Generation has more tracks than Voodoo Lounge.", False),
+        ("어느 공항이 더 붐비나요, LGA 또는 EWR?", {"type": "string", "value": "LGA"}, "LGA 공항이 더 붐빕니다.", True),
+    ],
+)  # fmt: skip
+def test_answer_sentences(question: str, answer: dict, reply: str, passed: bool) -> None:
+    r = score_response({"text": "", **answer}, reply, question=question)
+    assert r["passed"] is passed, r
+    assert r["method"] == "sentence" and r["decided"] is passed
 
 
 def test_hard_failure_fails_a_correct_answer() -> None:

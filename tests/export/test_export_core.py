@@ -139,7 +139,9 @@ def test_card_and_no_keys_anywhere(exported):
     for licence in ("CC0-1.0", "MIT", "NGII"):
         assert licence in card
     files = export_files(manifest["root"])
-    assert len(files) == 17  # 5 formats x 3 splits + card + manifest
+    # 7 files x 3 splits (chat, strict + its sidecar, parquet, rl jsonl + parquet, benchmark) + card, manifest and
+    # the verl tool config
+    assert len(files) == 24
     for p in files:
         text = p.read_bytes().decode("utf-8", errors="replace")
         assert not KEY_RE.search(text), p
