@@ -523,9 +523,11 @@ def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
     clash = out[stat].merge(direct.assign(_direct=True), on=stat, how="left")["_direct"].fillna(False).to_numpy()
     shadowed = out["_renamed"].to_numpy() & clash.astype(bool)
     out = out[~shadowed]
-    ambiguous = out["_renamed"].to_numpy() & out.duplicated(stat, keep=False).to_numpy() & ~out.duplicated(
-        [*stat, "value"], keep=False
-    ).to_numpy()
+    ambiguous = (
+        out["_renamed"].to_numpy()
+        & out.duplicated(stat, keep=False).to_numpy()
+        & ~out.duplicated([*stat, "value"], keep=False).to_numpy()
+    )
     out = out[~ambiguous].drop(columns="_renamed")
     # a moved district takes its new province; names are the latest year's
     adm1_en = dict(zip(latest["adm1_code"].astype(int), latest["adm1"], strict=False))
