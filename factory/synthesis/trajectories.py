@@ -1111,10 +1111,13 @@ async def recheck(
 ) -> dict[str, Any]:
     """Re-run a kept candidate's template on other seeds until one answer differs from the task's, `want`
     re-runs agree with it (Rejection 'constant_answer') or the candidates or the budget run out (unchecked).
-    CMP: an arm with the same count in every context is degenerate as well."""
+    CMP: an arm with the same count in every context is degenerate as well; SEM: a part with the same value for
+    every seed (the invoices of any Chinook customer: 7)."""
     base = dumps(t["answer"]["value"])
     seen: list[Any] = []
     arms: list[list[Any]] = [[c] for c in t["answer"].get("counts") or []]
+    if t["template"] == "SEM" and isinstance(t["answer"]["value"], list):  # each part must vary, like a CMP arm
+        arms = [[v] for v in t["answer"]["value"]]
     before = world.calls_made
     try:
         for rerun in reruns:
@@ -1125,13 +1128,14 @@ async def recheck(
             except Rejection:
                 continue
             seen.append(other["answer"]["value"])
-            for i, c in enumerate(other["answer"].get("counts") or []):
+            parts = other["answer"]["value"] if t["template"] == "SEM" else other["answer"].get("counts")
+            for i, c in enumerate(parts if isinstance(parts, list) else []):
                 if i < len(arms):
                     arms[i].append(c)
-            if t["template"] != "CMP" and dumps(seen[-1]) != base:
+            if t["template"] not in ("CMP", "SEM") and dumps(seen[-1]) != base:
                 break
-            if t["template"] == "CMP" and arms and all(len({dumps(v) for v in a}) > 1 for a in arms):
-                break  # every arm varies with its context
+            if t["template"] in ("CMP", "SEM") and arms and all(len({dumps(v) for v in a}) > 1 for a in arms):
+                break  # every arm (SEM: every part) varies with its context
     finally:
         ledger.spend(t["template"], world.calls_made - before)
     out = {"reruns": len(seen), "answers": seen[:want], "calls": world.calls_made - before}
@@ -1146,6 +1150,13 @@ async def recheck(
                 reason = "always_one" if vals[0] == 1 else "constant_answer"
                 raise Rejection(reason, f"the arm {labels[i]!r} counts {vals[0]} in each of {len(vals)} contexts")
         return {**out, "checked": True, "arms": arms}
+    if t["template"] == "SEM":
+        for i, vals in enumerate(arms):  # 'the number of invoices of customer X' is 7 for every customer
+            if len(vals) >= 2 and len({dumps(v) for v in vals}) == 1:
+                raise Rejection(
+                    "constant_answer",
+                    f"part {i + 1} of the answer is {dumps(vals[0])[:40]} for each of {len(vals)} seeds",
+                )
     if all(dumps(v) == base for v in seen):
         raise Rejection("constant_answer", f"{len(seen)} other seeds give the same answer {base[:60]}")
     return {**out, "checked": True}

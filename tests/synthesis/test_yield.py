@@ -146,3 +146,36 @@ def test_a_count_capped_even_at_the_largest_limit_is_rejected(maximum, n):
 def test_count_only_does_not_trust_a_full_capped_page():
     assert asyncio.run(execute.count_only(_Near(23), _near(), {"iata": "JFK"}, 500)) is None
     assert asyncio.run(execute.count_only(_Near(4), _near(), {"iata": "JFK"}, 500)) == 4
+
+
+# --------------------------------------------------------------------------- SEM parts
+
+
+def _rerunner(values):
+    async def run(v):
+        return {"answer": {"value": v}}
+
+    return [lambda v=v: run(v) for v in values]
+
+
+@pytest.mark.parametrize(
+    "values, reason",
+    [
+        ([[7, "Berlin"], [7, "Prague"], [7, "Oslo"]], "constant_answer"),  # Chinook: every customer has 7 invoices
+        ([[7, "Berlin"], [9, "Prague"]], None),  # both parts vary: checked, stops once they have
+        ([[8, "QC"], [9, "QC"]], "constant_answer"),
+    ],
+)
+def test_a_sem_part_that_never_varies_is_a_constant_answer(values, reason):
+    """The judge's decorative_step caught 4 of music's 4 SEM tasks ('the number of invoices of customer X and
+    their state'): the whole answer varied with the state, the count never did."""
+    world = SimpleNamespace(calls_made=0)
+    t = {"template": "SEM", "answer": {"value": [7, "QC"]}}
+    coro = T.recheck(t, _rerunner(values), 3, T.Ledger(budget=10), world)  # type: ignore[arg-type]
+    if reason is None:
+        out = asyncio.run(coro)
+        assert out["checked"] and out["reruns"] == 2  # the count varied at the second re-run
+    else:
+        with pytest.raises(Rejection) as e:
+            asyncio.run(coro)
+        assert e.value.reason == reason and "part" in e.value.detail
