@@ -104,6 +104,14 @@ def record_cap(spec: ToolSpec, args: Mapping[str, Any]) -> tuple[str, int] | Non
     return None
 
 
+def _capped(spec: ToolSpec, cap: tuple[str, int], reported: int | None, got: int, total: int) -> bool:
+    """Whether `got` records may be the cap rather than the data: as many as the cap and no total beyond them. A
+    paged API's reported total is trusted; a `limit` tool's own count of what it returned (`count: 10`) is not."""
+    if reported is not None and cap[0] == spec.generic_params.page_size:
+        return False
+    return got >= cap[1] and total <= got
+
+
 def _raised(spec: ToolSpec, param: str, value: int, bound: int) -> int | None:
     """A larger cap the schema allows (its maximum, at most `bound`), or None."""
     mx = (spec.params.get(param) or {}).get("maximum")
@@ -148,7 +156,7 @@ async def fetch(ex: ToolExecutor, spec: ToolSpec, tid: str, args: Mapping[str, A
     if not records:
         raise Rejection("empty_result", f"{spec.name}({_brief(args)}) returned no records")
     cap = record_cap(spec, args)
-    if cap is not None and res.total_count is None and len(records) >= cap[1]:
+    if cap is not None and _capped(spec, cap, res.total_count, len(records), total):
         # exactly as many records as the cap allows and no total: the answer would be the cap ('the airports
         # within 100 km (at most 10)' → 10), not the data; ask again under the largest cap allowed, else reject
         up = _raised(spec, cap[0], cap[1], bound)
@@ -168,12 +176,11 @@ async def count_only(ex: ToolExecutor, spec: ToolSpec, args: Mapping[str, Any], 
     res = await ex.call(spec, sent)
     if not res.ok:
         return None
-    if res.total_count is not None:
-        return int(res.total_count)
+    total = int(res.total_count) if res.total_count is not None else int(res.record_count)
     cap = record_cap(spec, sent)
-    if cap is not None and res.record_count >= cap[1]:  # a full page and no total: the count is unknown
-        return None
-    return int(res.record_count)
+    if cap is not None and _capped(spec, cap, res.total_count, int(res.record_count), total):
+        return None  # a full page and no total beyond it: the count is unknown
+    return total
 
 
 def _brief(args: Mapping[str, Any]) -> str:

@@ -109,14 +109,15 @@ def _near(maximum: int | None = 100) -> ToolSpec:
 class _Near:
     """airports_near over `n` airports: at most `limit` of them (10 when not sent), no total reported."""
 
-    def __init__(self, n: int):
-        self.n, self.sent = n, []
+    def __init__(self, n: int, count_field: bool = False):
+        self.n, self.sent, self.count_field = n, [], count_field
 
     async def call(self, spec, args):
         self.sent.append(dict(args))
         k = min(self.n, int(args.get("limit", 10)))
         recs = [{"iata": f"A{i:02d}"} for i in range(k)]
-        return SimpleNamespace(ok=True, records=recs, total_count=None, record_count=k, args=dict(args))
+        total = k if self.count_field else None  # the demo's airports_near reports `count`: what it returned
+        return SimpleNamespace(ok=True, records=recs, total_count=total, record_count=k, args=dict(args))
 
 
 def test_record_cap_is_the_sent_limit_else_its_default():
@@ -125,26 +126,29 @@ def test_record_cap_is_the_sent_limit_else_its_default():
     assert execute.record_cap(spec, {"iata": "JFK", "limit": 40}) == ("limit", 40)
 
 
-def test_a_count_equal_to_the_limit_is_asked_again_under_the_maximum():
-    ex = _Near(23)  # JFK: 23 airports within 100 km, 10 by default
+@pytest.mark.parametrize("count_field", [False, True])
+def test_a_count_equal_to_the_limit_is_asked_again_under_the_maximum(count_field):
+    ex = _Near(23, count_field)  # JFK: 23 airports within 100 km, 10 by default
     f = asyncio.run(execute.fetch(ex, _near(), "aviation/geo-mcp/airports_near", {"iata": "JFK"}, 500))
     assert f.total == 23 and f.args["limit"] == 100
     assert [a.get("limit") for a in ex.sent] == [None, 100]
     # fewer than the cap: one call, the count stands
-    ex = _Near(7)
+    ex = _Near(7, count_field)
     f = asyncio.run(execute.fetch(ex, _near(), "aviation/geo-mcp/airports_near", {"iata": "EWR"}, 500))
     assert f.total == 7 and len(ex.sent) == 1
 
 
-@pytest.mark.parametrize("maximum, n", [(None, 23), (100, 150)])
-def test_a_count_capped_even_at_the_largest_limit_is_rejected(maximum, n):
+@pytest.mark.parametrize("maximum, n, count_field", [(None, 23, False), (100, 150, False), (None, 23, True)])
+def test_a_count_capped_even_at_the_largest_limit_is_rejected(maximum, n, count_field):
+    ex = _Near(n, count_field)
     with pytest.raises(Rejection) as e:
-        asyncio.run(execute.fetch(_Near(n), _near(maximum), "aviation/geo-mcp/airports_near", {"iata": "JFK"}, 500))
+        asyncio.run(execute.fetch(ex, _near(maximum), "aviation/geo-mcp/airports_near", {"iata": "JFK"}, 500))
     assert e.value.reason == "capped_count" and "limit" in e.value.detail
 
 
 def test_count_only_does_not_trust_a_full_capped_page():
     assert asyncio.run(execute.count_only(_Near(23), _near(), {"iata": "JFK"}, 500)) is None
+    assert asyncio.run(execute.count_only(_Near(23, True), _near(), {"iata": "JFK"}, 500)) is None
     assert asyncio.run(execute.count_only(_Near(4), _near(), {"iata": "JFK"}, 500)) == 4
 
 
@@ -179,3 +183,24 @@ def test_a_sem_part_that_never_varies_is_a_constant_answer(values, reason):
         with pytest.raises(Rejection) as e:
             asyncio.run(coro)
         assert e.value.reason == reason and "part" in e.value.detail
+
+
+def test_a_paged_apis_reported_total_is_trusted():
+    """A REST listing with per_page 100 that reports total 100 holds exactly 100 records: not capped."""
+    spec = ToolSpec(
+        domain="music", platform="chinook-catalog", name="list_tracks", description="Tracks", method="GET",
+        input_schema={"type": "object", "properties": {"page": {"type": "integer"},
+                      "per_page": {"type": "integer", "maximum": 100}}},
+        output_schema={"type": "object", "properties": {"track_id": {"type": "integer"}}},
+        output_fields={"track_id": {"name": "track_id", "type": "integer"}},
+        generic_params={"page": "page", "page_size": "per_page"},
+        source=SourceRef(kind="openapi", locator="demo://chinook-catalog"),
+    )  # fmt: skip
+
+    class _Paged:
+        async def call(self, spec, args):
+            recs = [{"track_id": i} for i in range(100)]
+            return SimpleNamespace(ok=True, records=recs, total_count=100, record_count=100, args=dict(args))
+
+    f = asyncio.run(execute.fetch(_Paged(), spec, "music/chinook-catalog/list_tracks", {}, 500))
+    assert f.total == 100 and f.args["per_page"] == 100
