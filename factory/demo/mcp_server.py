@@ -140,8 +140,10 @@ def airports_near(
     limit: Annotated[
         int,
         Field(
+            ge=1,
+            le=MAX_NEAR_RESULTS,
             description="Maximum number of airports returned (1-100); 10 when not given, so only the 10 nearest "
-            "are returned unless a larger limit is sent."
+            "are returned unless a larger limit is sent.",
         ),
     ] = 10,
 ) -> AirportsNear:

@@ -24,7 +24,7 @@ import numpy as np
 from factory.graph import plan as plans
 from factory.graph.edge import Edge
 from factory.semtypes import UNKNOWN, TypeRef, ValueTypes
-from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value
+from factory.synthesis.coerce import Uncoercible, coerce_args, coerce_value, schema_types
 from factory.synthesis.junctions import (
     DRV,
     Rejection,
@@ -41,6 +41,8 @@ from factory.tools.outcomes import CallResult
 from factory.tools.spec import ToolSpec
 
 THRESHOLD_OPERATORS = ("ge", "le", "eq", "date_after")  # their pivots are stated in the query
+#: parameters that cap how many records one call returns (beside a source's detected page size)
+LIMIT_NAMES = frozenset({"limit", "max_results", "maxresults", "top", "top_k", "page_size", "pagesize", "per_page"})
 
 
 @dataclass
@@ -87,6 +89,38 @@ def page_args(spec: ToolSpec, args: Mapping[str, Any], bound: int) -> dict[str, 
     return out
 
 
+def record_cap(spec: ToolSpec, args: Mapping[str, Any]) -> tuple[str, int] | None:
+    """(parameter, value) of the integer parameter capping the call's record count (the source's page size or
+    a `limit`-like name) as sent, else its schema default; None when the tool has none or no value is known."""
+    names = [spec.generic_params.page_size] if spec.generic_params.page_size else []
+    names += sorted(p for p in spec.params if p.lower() in LIMIT_NAMES and p not in names)
+    for p in names:
+        schema = spec.params.get(p) or {}
+        if "integer" not in schema_types(schema):
+            continue
+        v = args.get(p, schema.get("default"))
+        if isinstance(v, int | float) and not isinstance(v, bool) and v >= 1:
+            return p, int(v)
+    return None
+
+
+def _capped(spec: ToolSpec, cap: tuple[str, int], reported: int | None, got: int, total: int) -> bool:
+    """Whether `got` records may be the cap rather than the data: as many as the cap and no total beyond them. A
+    paged API's reported total is trusted; a `limit` tool's own count of what it returned (`count: 10`) is not."""
+    if reported is not None and cap[0] == spec.generic_params.page_size:
+        return False
+    return got >= cap[1] and total <= got
+
+
+def _raised(spec: ToolSpec, param: str, value: int, bound: int) -> int | None:
+    """A larger cap the schema allows (its maximum, at most `bound`), or None."""
+    mx = (spec.params.get(param) or {}).get("maximum")
+    if not isinstance(mx, int | float) or isinstance(mx, bool):
+        return None
+    up = int(min(mx, bound))
+    return up if up > value else None
+
+
 def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
     """`args` converted to the tool's parameter types; Rejection('uncoercible_value') when one cannot be."""
     try:
@@ -121,6 +155,17 @@ async def fetch(ex: ToolExecutor, spec: ToolSpec, tid: str, args: Mapping[str, A
         calls.extend(more)
     if not records:
         raise Rejection("empty_result", f"{spec.name}({_brief(args)}) returned no records")
+    cap = record_cap(spec, args)
+    if cap is not None and _capped(spec, cap, res.total_count, len(records), total):
+        # exactly as many records as the cap allows and no total: the answer would be the cap ('the airports
+        # within 100 km (at most 10)' → 10), not the data; ask again under the largest cap allowed, else reject
+        up = _raised(spec, cap[0], cap[1], bound)
+        if up is None:
+            raise Rejection(
+                "capped_count",
+                f"{spec.name} returned {len(records)} records, its {cap[0]} = {cap[1]}: there may be more",
+            )
+        return await fetch(ex, spec, tid, {**args, cap[0]: up}, bound)
     return Fetched(tool_id=tid, args=dict(res.args), calls=calls, records=records[:bound], total=total)
 
 
@@ -131,13 +176,11 @@ async def count_only(ex: ToolExecutor, spec: ToolSpec, args: Mapping[str, Any], 
     res = await ex.call(spec, sent)
     if not res.ok:
         return None
-    if res.total_count is not None:
-        return int(res.total_count)
-    g = spec.generic_params
-    size = sent.get(g.page_size) if g.page_size else None
-    if size is not None and res.record_count >= int(size):
-        return None
-    return int(res.record_count)
+    total = int(res.total_count) if res.total_count is not None else int(res.record_count)
+    cap = record_cap(spec, sent)
+    if cap is not None and _capped(spec, cap, res.total_count, int(res.record_count), total):
+        return None  # a full page and no total beyond it: the count is unknown
+    return total
 
 
 def _brief(args: Mapping[str, Any]) -> str:

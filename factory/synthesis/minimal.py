@@ -395,7 +395,24 @@ class _State:
         return [c for c in self.calls if c.i in among and not c.key and c.group == g]
 
     def downstream(self, j: _Junction, among: set[int]) -> list[_Call]:
-        return [c for c in self.group(j.dst, among) if all(p in c.args for p in j.params)]
+        """The calls `j` feeds. Where several junctions feed one step (a CMP's two arms, one album picked in an
+        artist's listing, the other found through a track), only the calls whose arguments are values of
+        `j`'s source records: the other arm's call is not fed by it."""
+        down = [c for c in self.group(j.dst, among) if all(p in c.args for p in j.params)]
+        if sum(k.dst == j.dst for k in self.junctions) < 2:
+            return down
+        recs = [r for c in self.calls if c.group == j.src for r in c.records]
+        fed = {
+            c.i
+            for c in self.calls
+            if c.group == j.dst
+            and all(p in c.args for p in j.params)
+            and any(
+                all(f in r and _bound_equal(r[f], c.args[p]) for f, p in zip(j.fields, j.params, strict=True))
+                for r in recs
+            )
+        }
+        return [c for c in down if c.i in fed] if fed else down  # none matched (a transform): every call
 
 
 def _related(a: str, b: str) -> bool:
@@ -469,14 +486,31 @@ def _try_group(st: _State, unit: list[_Call]) -> bool:
             new,
         )
     gone = {id(k) for k in stated}
+    left_in_g = bool(st.group(g, rest))  # one arm's call of a step went, the other arm's stays
     st.junctions = [
-        k for k in st.junctions if id(k) not in gone and k.dst != g and (k.src != g or st.downstream(k, rest))
+        k
+        for k in st.junctions
+        if id(k) not in gone
+        and (k.dst != g or (left_in_g and st.downstream(k, rest)))
+        and (k.src != g or st.downstream(k, rest))
     ]
     reason = "answer_present" if plan else "bridged_elsewhere" if rewires else "stated_in_query" if stated else "unused"
     for c in unit:
         st.removed[c.i] = reason
     st.keep = rest
     return True
+
+
+def _arms(st: _State, unit: Sequence[_Call]) -> bool:
+    """Whether every call of `unit` is read by the answer on its own (one count or value read per call, none of
+    them feeding a later call): separate answer parts rather than one fan-out operation."""
+    ids = {c.i for c in unit}
+    reads = [r for r in _reads(st.spec) if r.target in ids]
+    g = unit[0].group
+    if any(j.src == g and st.downstream(j, st.keep) for j in st.junctions):
+        return False
+    # one read per call, each in its own part of the spec (a FAN's count reads its calls as one list)
+    return len(reads) == len(unit) == len({r.target for r in reads}) == len({id(r.holder) for r in reads})
 
 
 def _feeds(st: _State, g: tuple[int, str]) -> bool:
@@ -492,6 +526,12 @@ def _prune(st: _State) -> None:
             unit = st.group(g)
             if unit and _try_group(st, unit):
                 changed = True
+            elif len(unit) >= 2 and _arms(st, unit):
+                # calls of one step the answer reads one by one (CMP arms, SEM parts) go one at a time: an arm's
+                # count a listing already carries (track_count) needs no call, whatever the other arm needs
+                for c in unit:
+                    if c.i in st.keep and _try_group(st, [c]):
+                        changed = True
         reads = _reads(st.spec)
         read = {r.target for r in reads}
         # a listing the answer reads a record of is scanned for it (and a selection over it reads it all)

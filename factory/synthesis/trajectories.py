@@ -93,7 +93,15 @@ from factory.synthesis.execute import (
     run_chain,
 )
 from factory.synthesis.injection import is_instruction_like
-from factory.synthesis.junctions import DRV, FAN, REJECTION_REASONS, SEQ, Rejection, substring_matches
+from factory.synthesis.junctions import (
+    DRV,
+    FAN,
+    REJECTION_REASONS,
+    SEQ,
+    Rejection,
+    junction_type,
+    substring_matches,
+)
 from factory.tools.executor import ToolExecutor
 from factory.tools.outcomes import Outcome, is_success_outcome
 from factory.tools.registry import ToolRegistry, executor_factory
@@ -108,7 +116,7 @@ DEGENERATE_REASONS = (
 )  # fmt: skip
 SOUNDNESS_REASONS = (
     "repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
-    "entity_level", "circular_hop",
+    "entity_level", "circular_hop", "capped_count",
 )  # fmt: skip  # the question would read another record set than the answer counts (junctions.REJECTION_REASONS)
 RERUN_TRIES = 4  # re-run candidates drawn per wanted re-run (a re-run on another seed may be rejected)
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
@@ -257,6 +265,15 @@ class World:
             self._above.setdefault(tid, {}).setdefault(n, set()).add(a)
         elif exact and n > 0:
             self._fits.add(tid)
+
+    def seed_count(self, tid: str, seed: Mapping[str, Any]) -> int | None:
+        """The record count an observed call of `tid` with exactly `seed`'s arguments reported (values compared
+        as text: probes store '1' where the seed holds 1); None when no such call was observed."""
+        want = {k: str(v) for k, v in seed.items()}
+        for a, n, _ in self.observed.get(tid) or ():
+            if {k: str(v) for k, v in json.loads(a).items()} == want:
+                return n
+        return None
 
     def semantic_args(self, f: Fetched) -> dict[str, Any]:
         """The arguments of an executed call without keys, paging and format parameters."""
@@ -960,6 +977,7 @@ class Ledger:
     excluded: dict[str, int] = field(default_factory=dict)  # COND edges never drawn, by reason
     seeds_too_large: int = 0  # observed calls above max_scan_records, never drawn as seeds
     tools_too_large: list[str] = field(default_factory=list)  # tools no template drew once found oversized
+    retired: int = 0  # draw units retired after RETIRE_AFTER rejections in a row (`Draws`)
 
     def spend(self, template: str, n: int) -> None:
         self.spent += n
@@ -979,6 +997,7 @@ class Ledger:
             "cond_edges_excluded": dict(sorted(self.excluded.items())),
             "seeds_too_large": self.seeds_too_large,
             "tools_too_large": self.tools_too_large,
+            "units_retired": self.retired,
         }
 
 
@@ -1092,10 +1111,13 @@ async def recheck(
 ) -> dict[str, Any]:
     """Re-run a kept candidate's template on other seeds until one answer differs from the task's, `want`
     re-runs agree with it (Rejection 'constant_answer') or the candidates or the budget run out (unchecked).
-    CMP: an arm with the same count in every context is degenerate as well."""
+    CMP: an arm with the same count in every context is degenerate as well; SEM: a part with the same value for
+    every seed (the invoices of any Chinook customer: 7)."""
     base = dumps(t["answer"]["value"])
     seen: list[Any] = []
     arms: list[list[Any]] = [[c] for c in t["answer"].get("counts") or []]
+    if t["template"] == "SEM" and isinstance(t["answer"]["value"], list):  # each part must vary, like a CMP arm
+        arms = [[v] for v in t["answer"]["value"]]
     before = world.calls_made
     try:
         for rerun in reruns:
@@ -1106,13 +1128,14 @@ async def recheck(
             except Rejection:
                 continue
             seen.append(other["answer"]["value"])
-            for i, c in enumerate(other["answer"].get("counts") or []):
+            parts = other["answer"]["value"] if t["template"] == "SEM" else other["answer"].get("counts")
+            for i, c in enumerate(parts if isinstance(parts, list) else []):
                 if i < len(arms):
                     arms[i].append(c)
-            if t["template"] != "CMP" and dumps(seen[-1]) != base:
+            if t["template"] not in ("CMP", "SEM") and dumps(seen[-1]) != base:
                 break
-            if t["template"] == "CMP" and arms and all(len({dumps(v) for v in a}) > 1 for a in arms):
-                break  # every arm varies with its context
+            if t["template"] in ("CMP", "SEM") and arms and all(len({dumps(v) for v in a}) > 1 for a in arms):
+                break  # every arm (SEM: every part) varies with its context
     finally:
         ledger.spend(t["template"], world.calls_made - before)
     out = {"reruns": len(seen), "answers": seen[:want], "calls": world.calls_made - before}
@@ -1127,6 +1150,13 @@ async def recheck(
                 reason = "always_one" if vals[0] == 1 else "constant_answer"
                 raise Rejection(reason, f"the arm {labels[i]!r} counts {vals[0]} in each of {len(vals)} contexts")
         return {**out, "checked": True, "arms": arms}
+    if t["template"] == "SEM":
+        for i, vals in enumerate(arms):  # 'the number of invoices of customer X' is 7 for every customer
+            if len(vals) >= 2 and len({dumps(v) for v in vals}) == 1:
+                raise Rejection(
+                    "constant_answer",
+                    f"part {i + 1} of the answer is {dumps(vals[0])[:40]} for each of {len(vals)} seeds",
+                )
     if all(dumps(v) == base for v in seen):
         raise Rejection("constant_answer", f"{len(seen)} other seeds give the same answer {base[:60]}")
     return {**out, "checked": True}
@@ -1232,6 +1262,76 @@ def _shuffled(items: Sequence[Any], rng) -> list[Any]:
     return [items[int(i)] for i in rng.permutation(len(items))] if items else []
 
 
+RETIRE_AFTER = 3  # rejections in a row after which a draw unit (a chain, a COND edge, ...) is not drawn again
+CHAIN_CATEGORIES = ("SEQ", "FAN", "DRV", "MIXED")
+
+
+@dataclass
+class Draws:
+    """Where the attempt budget goes: a draw unit (one chain of edges, one COND edge, one CMP option, one SEM pair)
+    rejected `RETIRE_AFTER` times in a row is retired (its rejections are mostly structural: the same
+    entity_level, cond_subject or circular_hop on every seed), so the attempts go to units that can still fill
+    a quota. A kept trajectory resets its unit's count; quota_full and duplicate show the unit works."""
+
+    fails: dict[str, int] = field(default_factory=dict)
+    retired: list[str] = field(default_factory=list)
+
+    def live(self, unit: str) -> bool:
+        return self.fails.get(unit, 0) < RETIRE_AFTER
+
+    def note(self, unit: str | None, reason: str | None) -> None:
+        """A finished attempt of `unit`: `reason` None when it was kept."""
+        if unit is None:
+            return
+        if reason is None or reason in ("quota_full", "duplicate"):
+            self.fails[unit] = 0
+            return
+        self.fails[unit] = self.fails.get(unit, 0) + 1
+        if self.fails[unit] == RETIRE_AFTER:
+            self.retired.append(unit)
+
+
+def chain_unit(edges: Sequence[Edge]) -> str:
+    return "chain:" + ">".join(e.edge_id for e in edges)
+
+
+def chain_types(have: Mapping[str, int], quotas: Mapping[str, int], n_edges: int) -> set[str] | None:
+    """The junction types a chain of `n_edges` may have for its category to be an open one (SEQ, FAN, DRV
+    alike for one edge; any for a longer chain while MIXED is open); None when it can fill none."""
+    want = {c for c in CHAIN_CATEGORIES if have[c] < quotas[c]}
+    types = {c for c in want if c != "MIXED"}
+    if n_edges >= 2 and "MIXED" in want:
+        return {SEQ, FAN, DRV}
+    return types or None
+
+
+def pick_chain(chains: Sequence[list[Edge]], have: Mapping[str, int], quotas: Mapping[str, int], draws: Draws, rng):
+    """A chain that can still fill an open category: the length first (uniformly over the lengths left, so that
+    the many long chains do not crowd out the one-edge chains that SEQ/FAN/DRV need), then a chain of it."""
+    live = [c for c in chains if draws.live(chain_unit(c)) and chain_types(have, quotas, len(c))]
+    if not live:
+        return None
+    lengths = sorted({len(c) for c in live})
+    n = lengths[int(rng.integers(len(lengths)))]
+    of_n = [c for c in live if len(c) == n]
+    return of_n[int(rng.integers(len(of_n)))]
+
+
+def pick_seed(world: World, edges: Sequence[Edge], seeds: Sequence[dict[str, Any]], types: set[str] | None, rng):
+    """A seed of the chain's first tool whose observed record count types the first junction as one of `types`
+    (1 → SEQ, 2..φ → FAN, more → DRV: the distinct values bridged are at most the records), when there are
+    such seeds; else any seed."""
+    phi = world.cfg.synthesis.fan_out_budget
+    tid = edges[0].source_tool_id
+    fit = []
+    for s in seeds:
+        n = world.seed_count(tid, s)
+        if n is not None and types is not None and junction_type(n, phi) in types:
+            fit.append(s)
+    pool = fit or list(seeds)
+    return pool[int(rng.integers(len(pool)))]
+
+
 async def _synthesize(
     world: World, progress: Callable[[str], None]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Ledger]:
@@ -1267,6 +1367,17 @@ async def _synthesize(
     world.not_drawn = {t: why for t in templates if (why := impossible.get(t))}
     templates = [t for t in templates if t not in world.not_drawn]
     big: set[str] = set()
+    draws = Draws()
+
+    def units_left(template: str) -> bool:
+        if template == "chain":
+            return any(draws.live(chain_unit(c)) and chain_types(have, quotas, len(c)) for c in chains)
+        if template == "SEM":
+            return any(draws.live(f"SEM:{x}") for x in sem)
+        if template == "CMP":
+            return any(draws.live(f"CMP:{x}") for x in cmp_opts)
+        return any(draws.live(f"COND:{e.edge_id}") for e in cond_edges)
+
     for attempt in range(syn.attempts):
         if all(have[c] >= quotas[c] for c in CATEGORIES):
             break
@@ -1279,23 +1390,28 @@ async def _synthesize(
         rng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt])
         rrng = np.random.default_rng([world.cfg.seed, _stable(world.domain), attempt, 1])  # re-runs only
         open_t = [t for t in templates if t != "chain" and have[t] < quotas[t]]
-        if "chain" in templates and any(have[c] < quotas[c] for c in ("SEQ", "FAN", "DRV", "MIXED")):
+        if "chain" in templates and any(have[c] < quotas[c] for c in CHAIN_CATEGORIES):
             open_t.append("chain")
+        open_t = [t for t in open_t if units_left(t)]  # every unit of a template retired: no attempt goes to it
         if not open_t:
             break
         template = open_t[attempt % len(open_t)]
         info: dict[str, Any] = {"attempt": attempt, "template": template}
+        unit: str | None = None
         others: list[Any] = []  # seeds the kept template is re-run on (degeneracy; CMP: (seed, other) pairs)
         rerun: Callable[[Any, Any], Awaitable[dict[str, Any]]] | None = None
         try:
             if template == "chain":
                 if not chains:
                     raise Rejection("no_seed", "no chain starts at a tool with known arguments")
-                edges = chains[int(rng.integers(len(chains)))]
+                picked = pick_chain(chains, have, quotas, draws, rng)
+                if picked is None:
+                    raise Rejection("no_seed", "no chain left that can fill an open category")
+                edges, unit = picked, chain_unit(picked)
                 seeds = world.drawable(edges[0].source_tool_id)
                 if not seeds:
                     raise Rejection("no_seed", f"no seed of {edges[0].source_tool} names its keys")
-                seed = seeds[int(rng.integers(len(seeds)))]
+                seed = pick_seed(world, edges, seeds, chain_types(have, quotas, len(edges)), rng)
                 info["tools"] = [edges[0].source_tool, *(e.target_tool for e in edges)]
                 t = await chain_trajectory(world, edges, seed, rng)
                 others = world.other_seeds(edges[0].source_tool_id, seed)
@@ -1305,7 +1421,9 @@ async def _synthesize(
             elif template == "SEM":
                 if not sem:
                     raise Rejection("no_partner", "no two tools share an input")
-                a, pa, b, pb = sem[int(rng.integers(len(sem)))]
+                sem_live = [x for x in sem if draws.live(f"SEM:{x}")]
+                a, pa, b, pb = sem_live[int(rng.integers(len(sem_live)))]
+                unit = f"SEM:{(a, pa, b, pb)}"
                 seeds = [s for s in world.drawable(a) if pa in s]
                 if not seeds:
                     raise Rejection("no_seed", f"no known {pa} for {a}")
@@ -1319,7 +1437,9 @@ async def _synthesize(
             elif template == "CMP":
                 if not cmp_opts:
                     raise Rejection("no_partner", "no tool with two known values of an input")
-                tid, p = cmp_opts[int(rng.integers(len(cmp_opts)))]
+                cmp_live = [x for x in cmp_opts if draws.live(f"CMP:{x}")]
+                tid, p = cmp_live[int(rng.integers(len(cmp_live)))]
+                unit = f"CMP:{(tid, p)}"
                 seeds = [s for s in world.drawable(tid) if p in s]
                 if len({dumps(s[p]) for s in seeds}) < 2:
                     raise Rejection("no_partner", f"fewer than two values of {p} name their keys")
@@ -1351,7 +1471,9 @@ async def _synthesize(
             else:
                 if not cond_edges:
                     raise Rejection("no_seed", "no edge with a seeded source")
-                edge = cond_edges[int(rng.integers(len(cond_edges)))]
+                cond_live = [e for e in cond_edges if draws.live(f"COND:{e.edge_id}")]
+                edge = cond_live[int(rng.integers(len(cond_live)))]
+                unit = f"COND:{edge.edge_id}"
                 seeds = _split_seeds(world, edge)
                 if not seeds:
                     raise Rejection("no_seed", f"no seed of {edge.source_tool} names its keys")
@@ -1367,13 +1489,17 @@ async def _synthesize(
             seen.add(t["trajectory_id"])
             have[t["category"]] += 1
             kept.append(t)
+            draws.note(unit, None)
         except Rejection as r:
             rejected.append({**info, "reason": r.reason, "detail": r.detail})
             world.observe_too_large(r)
+            draws.note(unit, r.reason)
         except Exception as e:  # noqa: BLE001 - one broken attempt never stops the stage
             log.warning("trajectory attempt %d failed unexpectedly: %s", attempt, e)
             rejected.append({**info, "reason": "call_failed", "detail": f"{type(e).__name__}: {e}"[:200]})
+            draws.note(unit, "call_failed")
     ledger.seeds_too_large, ledger.tools_too_large = world.seeds_too_large, sorted(world.oversized())
+    ledger.retired = len(draws.retired)
     progress(
         f"{world.domain}: {len(kept)} trajectories kept, {len(rejected)} rejected ({have}); "
         f"{ledger.spent} calls on degeneracy checks"

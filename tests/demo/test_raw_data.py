@@ -146,6 +146,27 @@ def test_older_statistics_are_served_under_the_current_code(
     assert _kr(http, "/kostat-census/getCensusStatistics", k, year=2015, admCd="36310")["header"]["resultCode"] == "03"
 
 
+def test_a_myeon_promoted_to_an_eup_keeps_its_older_statistics(
+    http: httpx.Client, key: KeyFn, clean: DemoService, raw_census: Any
+) -> None:
+    """Korean audit round 2 #24: 기장군's 2015 읍면동 lacked 일광면 (2131031), which became 일광읍 (21510111 in
+    2025): its code is absent from the latest year, so its rows were dropped as a superseded dong."""
+    k = key("kostat-census")
+    raw = raw_census[(raw_census["year"] == 2015) & (raw_census["adm3_code"] == 2131031)]
+    raw = raw[raw["type"] == "population"]
+    assert set(raw["adm3"]) == {"Ilgwang-myeon"} and len(raw) > 0
+    assert 21510111 in set(raw_census.loc[raw_census["year"] == raw_census["year"].max(), "adm3_code"].dropna())
+    body = _kr(http, "/kostat-census/getCensusStatistics", k, year=2015, admCd="21510111", statType="population")
+    items = body["body"]["items"]["item"]
+    assert {(i["class1"], i["class2"]): i["value"] for i in items} == {
+        (r.class1, r.class2): r.value for r in raw.itertuples()
+    }
+    assert {i["admNm"] for i in items} == {"일광읍"}
+    # 기장군's 2015 읍면동 are the five of the latest year (일광 included), not four
+    rows = _kr(http, "/kostat-census/getCensusStatistics", k, year=2015, admCd="21510", statType="population")
+    assert len({i["admCd"] for i in rows["body"]["items"]["item"] if i["admLevel"] == 3}) == 5
+
+
 def test_flights_are_listed_in_date_order_as_documented(
     http: httpx.Client, key: KeyFn, clean: DemoService, raw_flights: list[dict[str, str]]
 ) -> None:

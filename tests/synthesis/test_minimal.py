@@ -469,3 +469,61 @@ def test_coordinates_of_nearby_airports_are_needed_only_for_what_the_listing_lac
         assert [a["tool"] for a in mp.actions] == ["airports_near"]
         assert [r["reason"] for r in mp.removed] == ["answer_present"] * 5
         assert mp.junctions == [] and pattern_of("chain", mp.junctions, "DRV") == ""  # no junction: it collapses
+
+
+def test_cmp_arms_go_one_at_a_time_and_a_track_lookup_the_search_covers_is_bridged_elsewhere():
+    """Audit #38 (music/CMP): 'A Real Dead One' (found in Iron Maiden's albums, which carry track_count 12) against
+    the album of the track 'For Those About To Rock' (search_tracks already returns its album_id 1, so get_track
+    adds nothing). Before: both list_album_tracks calls stayed (one unit) and get_track stayed (its junction
+    counted the other arm's call as fed by it)."""
+    extra = [
+        _tool("music", "chinook-catalog", "search_tracks", {"name": {"type": "string"}, **PAGE}),
+        _tool("music", "chinook-catalog", "get_track", {"track_id": {"type": "integer"}}),
+    ]
+    specs = ToolRegistry([*(SPECS[t] for t in TID.values()), *extra])
+    ids = {s.name: t for t, s in specs.items()}
+    actions: list[dict[str, Any]] = []
+    records: list[list[dict[str, Any]]] = []
+
+    def call(step: int, tool: str, args: dict[str, Any], rs: list[dict[str, Any]]) -> int:
+        spec = specs[ids[tool]]
+        full = {**args, **({"api_key": "<KEY>"} if spec.generic_params.key else {})}
+        actions.append({"step": step, "tool": tool, "tool_id": ids[tool], "platform": spec.platform, "args": full,
+                        "records": len(rs), "total_count": len(rs), "outcome": "semantic_success"})  # fmt: skip
+        records.append(rs)
+        return len(actions) - 1
+
+    track = {"track_id": 1, "name": "For Those About To Rock (We Salute You)", "album_id": 1,
+             "album_title": "For Those About To Rock We Salute You", "artist_id": 1}  # fmt: skip
+    albums = [{"album_id": 94, "title": "A Matter of Life and Death", "artist_id": 90, "track_count": 11},
+              {"album_id": 95, "title": "A Real Dead One", "artist_id": 90, "track_count": 12}]  # fmt: skip
+    call(1, "get_chinook_catalog_key", {}, [{"key": "<KEY>"}])
+    call(2, "search_artists", {"name": "Iron Maiden"}, [{"artist_id": 90, "name": "Iron Maiden"}])
+    call(2, "search_tracks", {"name": track["name"]}, [track])
+    call(3, "list_artist_albums", {"artist_id": 90}, albums)
+    call(3, "get_track", {"track_id": 1}, [track])
+    a = call(4, "list_album_tracks", {"album_id": 95}, [{"track_id": 9500 + k, "album_id": 95} for k in range(12)])
+    b = call(4, "list_album_tracks", {"album_id": 1}, [{"track_id": 100 + k, "album_id": 1} for k in range(10)])
+    junctions = [
+        j("search_artists.artist_id", "list_artist_albums.artist_id"),
+        j("search_tracks.track_id", "get_track.track_id"),
+        j("list_artist_albums.album_id", "list_album_tracks.album_id", process={
+            "field": "title", "operator": "eq", "threshold": "A Real Dead One", "n_in": 2, "n_out": 1}),
+        j("get_track.album_id", "list_album_tracks.album_id"),
+    ]  # fmt: skip
+    spec = {"kind": "cmp", "arms": [{"kind": "count", "calls": [a]}, {"kind": "count", "calls": [b]}],
+            "labels": ["A Real Dead One", "For Those About To Rock We Salute You"], "order": "more", "ask": "winner"}  # fmt: skip
+    given = [("name", "Iron Maiden"), ("name", track["name"]), ("title", "A Real Dead One")]
+    mp = minimal_path(actions, records, spec, junctions, specs, phi=5, given=given)
+    full = answers.compute(mp.original[1], with_records(mp.original[0], records, range(len(actions))))
+    got = answers.compute(mp.answer_spec, with_records(mp.actions, records, mp.keep))
+    assert full["value"] == got["value"] == "A Real Dead One"
+    assert [x["tool"] for x in mp.actions] == [
+        "get_chinook_catalog_key", "search_artists", "search_tracks", "list_artist_albums", "list_album_tracks"]  # fmt: skip
+    assert sorted((r["tool"], r["reason"]) for r in mp.removed) == [
+        ("get_track", "bridged_elsewhere"), ("list_album_tracks", "answer_present")]  # fmt: skip
+    kept_call = next(x for x in mp.actions if x["tool"] == "list_album_tracks")
+    assert kept_call["args"]["album_id"] == 1  # the other arm's count is read from track_count 12
+    assert {"from": "search_tracks.album_id", "to": "list_album_tracks.album_id"}.items() <= next(
+        x for x in mp.junctions if x["to"] == "list_album_tracks.album_id"
+    ).items()
