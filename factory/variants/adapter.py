@@ -6,6 +6,7 @@ Modes: ``normal`` rejects every call that is not valid in the presented schema; 
 the right action but writes it in the wrong form is measured apart from one that does not.
 """
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -133,16 +134,30 @@ def result_digest(records: Any, total: Any, ok: bool, outcome: str) -> str:
 class ExecutorWorld:
     """Native actions through a live `ToolExecutor` (keys injected, results redacted); every episode is an
     executor episode, so a state change in one never shows in another; state hashes come from each
-    stateful platform's state tool, read in the same episode."""
+    stateful platform's state tool, read in the same episode.
 
-    def __init__(self, executor: Any, specs: Mapping[str, ToolSpec], state_specs: Mapping[str, ToolSpec]) -> None:
-        self.ex, self.specs, self.state_specs = executor, dict(specs), dict(state_specs)
+    With `reuse`, a read-only call (not `state_changing`) made while its episode has changed no state is
+    sent once and its result reused for the same (tool, arguments) — such a call sees the shared session,
+    which no episode changes — and so is the final state read of an episode that changed nothing. A
+    decoded call that differs in any argument is a different key and is executed for real.
+    """
 
-    async def _execute(self, call: Call) -> dict[str, Any]:
-        spec = self.specs.get(call.name)
-        if spec is None:
-            return {"ok": False, "outcome": "unknown_tool", "digest": "", "error": f"no native tool {call.name!r}"}
-        r = await self.ex.call(spec, call.arguments)
+    def __init__(
+        self,
+        executor: Any,
+        specs: Mapping[str, ToolSpec],
+        state_specs: Mapping[str, ToolSpec],
+        *,
+        reuse: bool = False,
+    ) -> None:
+        self.ex, self.specs, self.state_specs, self.reuse = executor, dict(specs), dict(state_specs), reuse
+        self._memo: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.sent = 0  # calls actually sent to the executor
+        self.reused = 0
+
+    async def _send(self, spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
+        self.sent += 1
+        r = await self.ex.call(spec, dict(args))
         return {
             "ok": r.ok,
             "outcome": r.outcome.value,
@@ -153,13 +168,45 @@ class ExecutorWorld:
             **({} if r.ok else {"error": r.detail}),
         }
 
+    async def _memoized(self, spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
+        key = json.dumps([spec.platform, spec.name, args], sort_keys=True, ensure_ascii=False, default=str)
+        fut = self._memo.get(key)
+        if fut is not None:
+            self.reused += 1
+            return await asyncio.shield(fut)
+        fut = asyncio.get_running_loop().create_future()
+        self._memo[key] = fut
+        try:
+            out = await self._send(spec, args)
+        except BaseException as e:
+            del self._memo[key]
+            fut.set_exception(e)
+            fut.exception()  # retrieved: waiters get it, nobody else
+            raise
+        fut.set_result(out)
+        return out
+
     async def episode(self, body: Callable[[ExecuteFn], Awaitable[T]]) -> tuple[T, dict[str, str | None]]:
+        changed = False
+
+        async def execute(call: Call) -> dict[str, Any]:
+            nonlocal changed
+            spec = self.specs.get(call.name)
+            if spec is None:
+                return {"ok": False, "outcome": "unknown_tool", "digest": "", "error": f"no native tool {call.name!r}"}
+            if spec.state_changing:
+                changed = True
+            if self.reuse and not changed:
+                return await self._memoized(spec, call.arguments)
+            return await self._send(spec, call.arguments)
+
         async def go() -> tuple[T, dict[str, str | None]]:
-            value = await body(self._execute)
+            value = await body(execute)
             states: dict[str, str | None] = {}
             for platform, spec in sorted(self.state_specs.items()):
-                r = await self.ex.call(spec, {})
-                states[platform] = str(r.records[0].get("state_hash")) if r.ok and r.records else None
+                r = await (self._memoized(spec, {}) if self.reuse and not changed else self._send(spec, {}))
+                rec = r["records"][0] if r["ok"] and r["records"] else None
+                states[platform] = str(rec.get("state_hash")) if isinstance(rec, dict) else None
             return value, states
 
         return await self.ex.in_episode(go())

@@ -39,7 +39,6 @@ from factory.variants.core import (
     VariantError,
     object_schema,
     slug,
-    tool_name,
     unique_name,
     with_tools,
 )
@@ -244,11 +243,11 @@ def merge(
     for i, g in enumerate(groups):
         members = [catalog.tool(n) for n in g]
         if grouping == "full":
-            base = tool_name(slug(catalog.domain), "tools")
+            base = f"{slug(catalog.domain)}_tools"
         elif grouping == "class":
-            base = tool_name(slug(members[0].cls or catalog.domain), "tools")
+            base = f"{slug(members[0].cls or catalog.domain)}_tools"
         else:
-            base = tool_name(slug(catalog.domain), f"group_{i + 1}")
+            base = f"{slug(catalog.domain)}_group_{i + 1}"
         merged.append(_Merged(unique_name(base, taken), members, structure))
     by_member = {n: m for m in merged for n in m.members}
     tools = [t for t in catalog.tools if t.name not in grouped] + [m.tool for m in merged]

@@ -39,6 +39,7 @@ BEGIN, WRITE, COMMIT = "begin_transaction", "set_argument", "commit_transaction"
 RESOLVE = "resolve_reference"
 LIST, INVOKE = "list_methods", "invoke"
 HANDLE_SUFFIX = "_handle"
+PROTOCOL_CLASSES = ("transaction", "reference", "discovery")  # classes of the tools protocols add
 
 
 def _check_free(catalog: Catalog, names: Sequence[str]) -> None:
@@ -88,7 +89,7 @@ def transaction(
     catalog: Catalog, scope: Literal["all", "subset"] = "all", *, vid: str | None = None
 ) -> Variant:
     """Every function (or every second one by name) through begin → set one argument per call → commit."""
-    names = sorted(catalog.names)
+    names = sorted(t.name for t in catalog.tools if t.cls not in PROTOCOL_CLASSES)
     chosen = names if scope == "all" else names[1::2] if scope == "subset" else None
     if chosen is None:
         raise VariantError(f"transaction: scope must be 'all' or 'subset', got {scope!r}")

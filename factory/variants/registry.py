@@ -7,7 +7,7 @@ can train on a mixture and hold variants out.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from factory.variants import merge as m
@@ -32,7 +32,7 @@ def _composed(vid: str, *steps: Build) -> Build:
         v = steps[0](cat, embed)
         for step in steps[1:]:
             v = compose(v, step(v.schema, embed))
-        return Variant(**{**v.__dict__, "id": vid})
+        return replace(v, id=vid)
 
     return build
 
@@ -96,9 +96,9 @@ RECIPES: list[Recipe] = [
         _composed("opaque_stripped", lambda c, e: r.rename(c, "opaque"), lambda c, e: r.strip_descriptions(c)),
     ),
     Recipe(
-        "merge_class_namespaced_nested",
+        "nest_merge_class",
         "composed",
-        _composed("merge_class_namespaced_nested", lambda c, e: r.nest(c, "all"),
+        _composed("nest_merge_class", lambda c, e: r.nest(c, "all"),
                   lambda c, e: m.merge(c, "class", "flat")),
     ),
     Recipe(

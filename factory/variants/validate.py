@@ -25,6 +25,7 @@ class TaskCheck:
     detail: str = ""
     calls: int = 0  # variant calls in the trace
     trace: list[Call] = field(default_factory=list)
+    run: TraceRun | None = None
 
     def row(self) -> dict[str, Any]:
         return {
@@ -68,7 +69,7 @@ async def check_task(
     except Exception as e:  # an encoder that cannot express a* fails the variant, with why
         return TaskCheck(variant.id, task_id, False, "encode", f"{type(e).__name__}: {e}")
     run, state = await _replay(world, AdapterSession(variant, native, "normal"), trace)
-    check = TaskCheck(variant.id, task_id, True, calls=len(trace), trace=trace)
+    check = TaskCheck(variant.id, task_id, True, calls=len(trace), trace=trace, run=run)
     keys = [c.key() for c in run.executed]
     if run.rejected:
         s = run.rejected[0]
