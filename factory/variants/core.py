@@ -77,19 +77,22 @@ class ToolDef:
         return out
 
 
-_VALIDATORS: dict[str, Any] = {}
+_VALIDATORS: dict[int, tuple[Any, Any]] = {}  # id(schema) → (schema kept alive, validator or None)
 
 
 def _validator(schema: Mapping[str, Any]) -> Any:
-    key = json.dumps(schema, sort_keys=True, default=str)
-    if key not in _VALIDATORS:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        try:
-            cls.check_schema(schema)
-            _VALIDATORS[key] = cls(schema)
-        except jsonschema.SchemaError:
-            _VALIDATORS[key] = None
-    return _VALIDATORS[key]
+    """A cached JSON-Schema validator (Draft 7 unless the schema names another; None for an unusable schema)."""
+    hit = _VALIDATORS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
+    try:
+        validator = cls(schema)
+        next(iter(validator.iter_errors({})), None)  # an unusable schema raises here, not on every call
+    except (jsonschema.SchemaError, jsonschema.exceptions.RefResolutionError, TypeError, KeyError):
+        validator = None
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
 
 
 @dataclass(frozen=True)
