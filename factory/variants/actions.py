@@ -13,6 +13,7 @@ from typing import Any
 
 from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names
+from factory.ingest import signature_text
 from factory.llm.agent import offered_from_spec
 from factory.tools.executor import KEY_PLACEHOLDER
 from factory.tools.spec import ToolSpec
@@ -43,7 +44,12 @@ def native_tool(spec: ToolSpec) -> ToolDef:
     offered = offered_from_spec(spec)
     generic = tuple(p for p in (spec.generic_params.page, spec.generic_params.page_size) if p)
     return ToolDef(
-        name=spec.name, description=spec.description, parameters=offered.parameters, cls=spec.platform, generic=generic
+        name=spec.name,
+        description=spec.description,
+        parameters=offered.parameters,
+        cls=spec.platform,
+        generic=generic,
+        text=signature_text(spec.model_dump(mode="json")),  # tool_catalog's text: its cached embedding is reused
     )
 
 

@@ -47,6 +47,7 @@ class ToolDef:
     parameters: dict[str, Any]
     cls: str = ""  # the tool's class (its platform on the demo): class dispatch and namespaces group by it
     generic: tuple[str, ...] = ()  # parameters without task meaning (paging): never split on or resolved
+    text: str = ""  # what the embedder reads (semantic grouping); "" : name, description and argument names
 
     def definition(self) -> dict[str, Any]:
         """The OpenAI tool definition."""

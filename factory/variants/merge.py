@@ -50,8 +50,8 @@ SEP = "__"
 
 
 def tool_text(t: ToolDef) -> str:
-    """What the embedder reads of a tool: its name, description and argument names."""
-    return f"{t.name.replace('_', ' ')}: {t.description} ({', '.join(t.properties)})"
+    """What the embedder reads of a tool: its signature text, else its name, description and argument names."""
+    return t.text or f"{t.name.replace('_', ' ')}: {t.description} ({', '.join(t.properties)})"
 
 
 def _similarity(tools: Sequence[ToolDef], embed: Embed) -> np.ndarray:
