@@ -52,6 +52,11 @@ def demo(request: pytest.FixtureRequest, demo_data: dict[str, Any]) -> Demo:
     return Demo(request.param, demo_data)
 
 
+@pytest.fixture(scope="session")
+def music(demo_data: dict[str, Any]) -> Demo:
+    return Demo("music", demo_data)
+
+
 class FakeWorld:
     """Executes native calls in memory: a result is a digest of the call; state-changing calls append to
     the episode's state, whose hash is the final state."""

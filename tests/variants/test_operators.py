@@ -147,11 +147,6 @@ def _variant(demo: Demo, vid: str) -> Variant:
     return next(v for v in _variants(demo) if v.id == vid)
 
 
-@pytest.fixture()
-def music(demo_data: dict[str, Any]) -> Demo:
-    return Demo("music", demo_data)
-
-
 def test_off_schema_native_call_is_rejected_then_decoded_in_schema_form_mode(music: Demo) -> None:
     v = _variant(music, "merge_full_flat")
     call = Call("search_artists", {"name": "Accept"})
