@@ -55,8 +55,10 @@ def native_tool(spec: ToolSpec) -> ToolDef:
 
 def native_catalog(domain: str, specs: Iterable[ToolSpec]) -> Catalog:
     """The domain's native schema S0: every tool an agent is offered (key tools excluded), by name."""
-    tools = sorted((native_tool(s) for s in specs if s.domain == domain and s.key_acquisition is None),
-                   key=lambda t: (t.cls, t.name))
+    tools = sorted(
+        (native_tool(s) for s in specs if s.domain == domain and s.key_acquisition is None),
+        key=lambda t: (t.cls, t.name),
+    )
     seen: dict[str, str] = {}
     for t in tools:
         if t.name in seen:
@@ -80,11 +82,7 @@ def native_actions(task: Mapping[str, Any], specs: Mapping[tuple[str, str], Tool
             raise VariantError(f"task {str(task.get('id'))[:19]}: no tool {a['platform']}/{a['tool']} in the inventory")
         tool = native_tool(spec)
         props = tool.properties
-        args = {
-            k: coerce(v, props.get(k) or {})
-            for k, v in a["args"].items()
-            if k in props and v != KEY_PLACEHOLDER
-        }
+        args = {k: coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k in props and v != KEY_PLACEHOLDER}
         out.append(NativeAction(operation=a["tool"], arguments=args, platform=a["platform"], step=int(a["step"])))
     return out
 

@@ -64,15 +64,31 @@ def checks_frame(value: Mapping[str, Any]) -> pd.DataFrame:
     rows = [{**c, "published_count": count} for c in value["checks"] if c["variant"] in published]
     cols = ["variant", "task", "passed", "failure", "detail", "calls", "published_count"]
     if not rows:  # nothing published: one row so that the count is still checked
-        rows = [{"variant": None, "task": None, "passed": True, "failure": None, "detail": "", "calls": 0,
-                 "published_count": count}]
+        rows = [
+            {
+                "variant": None,
+                "task": None,
+                "passed": True,
+                "failure": None,
+                "detail": "",
+                "calls": 0,
+                "published_count": count,
+            }
+        ]
     return pd.DataFrame(rows, columns=cols)
 
 
 def disabled(domain: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The value when variants.enabled is off: nothing built, nothing published."""
-    value = {"domain": domain, "native_fingerprint": "", "variants": [], "skipped": {}, "native_failures": {},
-             "checks": [], "tasks": []}
+    value = {
+        "domain": domain,
+        "native_fingerprint": "",
+        "variants": [],
+        "skipped": {},
+        "native_failures": {},
+        "checks": [],
+        "tasks": [],
+    }
     return value, {"variants_built": 0, "variants_published": 0, "disabled": True}
 
 
@@ -143,11 +159,11 @@ def schema_variants(
             for tid, _ in tasks
         ],
     }
-    published = [r for r in vrows if r["published"]]
+    n_published = sum(1 for r in vrows if r["published"])
     meta: dict[str, Any] = {
         "variants_built": len(variants),
-        "variants_published": len(published),
-        "variants_failed": len(variants) - len(published),
+        "variants_published": n_published,
+        "variants_failed": len(variants) - n_published,
         "variants_skipped": len(skipped),
         "tasks": len(tasks),
         "trace_checks": len(val.checks),
@@ -157,7 +173,10 @@ def schema_variants(
         "calls_reused": world.reused,
         "preview": md_table(
             [
-                {k: r[k] for k in ("id", "operator", "tools", "mean_calls", "tasks_passed", "tasks_checked", "published")}
+                {
+                    k: r[k]
+                    for k in ("id", "operator", "tools", "mean_calls", "tasks_passed", "tasks_checked", "published")
+                }
                 for r in vrows
             ],
             limit=60,

@@ -152,7 +152,9 @@ class _Merged:
         listing = "; ".join(f"{m.name}: {m.description}" for m in members)
         ops = [m.name for m in members]
         if structure == "flat":
-            props: dict[str, Any] = {"operation": {"type": "string", "enum": ops, "description": "The operation to run."}}
+            props: dict[str, Any] = {
+                "operation": {"type": "string", "enum": ops, "description": "The operation to run."}
+            }
             for m in members:
                 for p, sch in m.properties.items():
                     props[f"{m.name}{SEP}{p}"] = _described(sch, f"({m.name}) ")
@@ -176,8 +178,9 @@ class _Merged:
             how = "Fill exactly one of the objects: the operation to run, with its arguments."
         else:
             raise VariantError(f"unknown merge structure {structure!r}")
-        self.tool = ToolDef(name, f"Runs one of these operations. {how} Operations: {listing}", params,
-                            cls=members[0].cls)
+        self.tool = ToolDef(
+            name, f"Runs one of these operations. {how} Operations: {listing}", params, cls=members[0].cls
+        )
 
     def encode(self, call: Call) -> Call:
         if self.structure == "flat":
@@ -233,8 +236,9 @@ def merge(
     vid: str | None = None,
 ) -> Variant:
     """Merge the catalog's functions by `grouping` into tools taking arguments in `structure`."""
-    groups = [g for g in groups_for(catalog, grouping, group_size=group_size, fraction=fraction, seed=seed,
-                                    embed=embed) if g]
+    groups = [
+        g for g in groups_for(catalog, grouping, group_size=group_size, fraction=fraction, seed=seed, embed=embed) if g
+    ]
     if all(len(g) < 2 for g in groups):
         raise NotApplicable(f"merge {grouping}: no group has two functions on {catalog.domain!r}")
     taken = {t.name for t in catalog.tools}
@@ -261,7 +265,9 @@ def merge(
         m = by_tool.get(tool.name)
         return m.decode(tool, call) if m else Execute(call)
 
-    method = f"{grouping}_{structure}" + (f"_g{group_size}" if grouping in ("semantic", "random", "anti_semantic") else "")
+    method = f"{grouping}_{structure}" + (
+        f"_g{group_size}" if grouping in ("semantic", "random", "anti_semantic") else ""
+    )
     method += f"_{round(fraction * 100)}" if grouping == "partial" else ""
     sentence = {
         "flat": f"Choose the function with `operation` and fill only the fields prefixed with its name and `{SEP}`.",

@@ -71,7 +71,9 @@ class _TransactionSession:
         tid = a["transaction_id"]
         txn = self.open.get(tid)
         if txn is None:
-            return Reject(f"{call.name}: no open transaction {tid!r} (begin one, and commit each only once)", "protocol")
+            return Reject(
+                f"{call.name}: no open transaction {tid!r} (begin one, and commit each only once)", "protocol"
+            )
         member = self.members[txn["operation"]]
         if call.name == WRITE:
             if a["name"] not in member.properties:
@@ -85,9 +87,7 @@ class _TransactionSession:
         return Execute(Call(txn["operation"], dict(txn["arguments"]), call.label, call.step))
 
 
-def transaction(
-    catalog: Catalog, scope: Literal["all", "subset"] = "all", *, vid: str | None = None
-) -> Variant:
+def transaction(catalog: Catalog, scope: Literal["all", "subset"] = "all", *, vid: str | None = None) -> Variant:
     """Every function (or every second one by name) through begin → set one argument per call → commit."""
     names = sorted(t.name for t in catalog.tools if t.cls not in PROTOCOL_CLASSES)
     chosen = names if scope == "all" else names[1::2] if scope == "subset" else None
@@ -136,7 +136,9 @@ def transaction(
             opened = f"{c.label}.begin"
             out.append(Call(BEGIN, {"operation": c.name}, opened, c.step))
             tid = ref(opened, "transaction_id")
-            out += [Call(WRITE, {"transaction_id": tid, "name": k, "value": v}, "", c.step) for k, v in c.arguments.items()]
+            out += [
+                Call(WRITE, {"transaction_id": tid, "name": k, "value": v}, "", c.step) for k, v in c.arguments.items()
+            ]
             out.append(Call(COMMIT, {"transaction_id": tid}, c.label, c.step))
         return out
 
@@ -244,8 +246,10 @@ def reference_resolution(catalog: Catalog, *, vid: str | None = None) -> Variant
                 continue
             got = f"{c.label}.ref"
             out.append(Call(RESOLVE, {"argument": p, "value": c.arguments[p]}, got, c.step))
-            args = {(p + HANDLE_SUFFIX if k == p else k): (ref(got, "handle") if k == p else v)
-                    for k, v in c.arguments.items()}
+            args = {
+                (p + HANDLE_SUFFIX if k == p else k): (ref(got, "handle") if k == p else v)
+                for k, v in c.arguments.items()
+            }
             out.append(Call(c.name, args, c.label, c.step))
         return out
 

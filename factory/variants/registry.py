@@ -62,11 +62,31 @@ RECIPES: list[Recipe] = [
         lambda c, e: m.merge(c, "anti_semantic", "flat", group_size=4, embed=e, vid="merge_anti_semantic_g4"),
         needs_embedder=True,
     ),
-    Recipe("merge_random_g2", "partitioning", lambda c, e: m.merge(c, "random", "flat", group_size=2, vid="merge_random_g2")),
-    Recipe("merge_random_g4", "partitioning", lambda c, e: m.merge(c, "random", "flat", group_size=4, vid="merge_random_g4")),
-    Recipe("merge_partial_25", "partitioning", lambda c, e: m.merge(c, "partial", "flat", fraction=0.25, vid="merge_partial_25")),
-    Recipe("merge_partial_50", "partitioning", lambda c, e: m.merge(c, "partial", "flat", fraction=0.5, vid="merge_partial_50")),
-    Recipe("merge_partial_75", "partitioning", lambda c, e: m.merge(c, "partial", "flat", fraction=0.75, vid="merge_partial_75")),
+    Recipe(
+        "merge_random_g2",
+        "partitioning",
+        lambda c, e: m.merge(c, "random", "flat", group_size=2, vid="merge_random_g2"),
+    ),
+    Recipe(
+        "merge_random_g4",
+        "partitioning",
+        lambda c, e: m.merge(c, "random", "flat", group_size=4, vid="merge_random_g4"),
+    ),
+    Recipe(
+        "merge_partial_25",
+        "partitioning",
+        lambda c, e: m.merge(c, "partial", "flat", fraction=0.25, vid="merge_partial_25"),
+    ),
+    Recipe(
+        "merge_partial_50",
+        "partitioning",
+        lambda c, e: m.merge(c, "partial", "flat", fraction=0.5, vid="merge_partial_50"),
+    ),
+    Recipe(
+        "merge_partial_75",
+        "partitioning",
+        lambda c, e: m.merge(c, "partial", "flat", fraction=0.75, vid="merge_partial_75"),
+    ),
     Recipe("split_full", "partitioning", lambda c, e: s.fully_split(c)),
     Recipe("split_interval_1", "partitioning", lambda c, e: s.interval_split(c, 1)),
     Recipe("split_interval_2", "partitioning", lambda c, e: s.interval_split(c, 2)),
@@ -87,8 +107,9 @@ RECIPES: list[Recipe] = [
     Recipe(
         "transaction_over_references",
         "composed",
-        _composed("transaction_over_references", lambda c, e: p.reference_resolution(c),
-                  lambda c, e: p.transaction(c, "all")),
+        _composed(
+            "transaction_over_references", lambda c, e: p.reference_resolution(c), lambda c, e: p.transaction(c, "all")
+        ),
     ),
     Recipe(
         "opaque_stripped",
@@ -98,8 +119,7 @@ RECIPES: list[Recipe] = [
     Recipe(
         "nest_merge_class",
         "composed",
-        _composed("nest_merge_class", lambda c, e: r.nest(c, "all"),
-                  lambda c, e: m.merge(c, "class", "flat")),
+        _composed("nest_merge_class", lambda c, e: r.nest(c, "all"), lambda c, e: m.merge(c, "class", "flat")),
     ),
     Recipe(
         "split_interval_opaque",
@@ -109,8 +129,12 @@ RECIPES: list[Recipe] = [
     Recipe(
         "reference_reordered_stripped",
         "composed",
-        _composed("reference_reordered_stripped", lambda c, e: p.reference_resolution(c),
-                  lambda c, e: r.reorder(c), lambda c, e: r.strip_descriptions(c)),
+        _composed(
+            "reference_reordered_stripped",
+            lambda c, e: p.reference_resolution(c),
+            lambda c, e: r.reorder(c),
+            lambda c, e: r.strip_descriptions(c),
+        ),
     ),
 ]
 

@@ -43,8 +43,10 @@ def nest(catalog: Catalog, which: Literal["all", "optional"] = "all", *, vid: st
             continue
         inner_req = [r for r in t.required if r in inner]
         outer = {p: s for p, s in props.items() if p not in inner}
-        outer[wrapper] = {**object_schema({p: props[p] for p in inner}, inner_req),
-                          "description": f"The {'arguments' if which == 'all' else 'optional arguments'} of {t.name}."}
+        outer[wrapper] = {
+            **object_schema({p: props[p] for p in inner}, inner_req),
+            "description": f"The {'arguments' if which == 'all' else 'optional arguments'} of {t.name}.",
+        }
         req = [r for r in t.required if r not in inner] + ([wrapper] if inner_req else [])
         tools.append(ToolDef(t.name, t.description, object_schema(outer, req), t.cls, t.generic))
         packed[t.name] = inner

@@ -38,7 +38,9 @@ class Demo:
         self.by = {(s.platform, s.name): s for s in self.specs}
         self.catalog: Catalog = native_catalog(domain, self.specs)
         self.task_rows = data["tasks"][domain]
-        self.tasks: list[tuple[str, list[NativeAction]]] = [(t["id"], native_actions(t, self.by)) for t in self.task_rows]
+        self.tasks: list[tuple[str, list[NativeAction]]] = [
+            (t["id"], native_actions(t, self.by)) for t in self.task_rows
+        ]
         self.state_changing = {s.name for s in self.specs if s.state_changing}
 
 

@@ -7,7 +7,6 @@ import re
 from typing import Any
 
 import jsonschema
-import pytest
 
 from factory.variants.actions import NativeAction, as_trace
 from factory.variants.adapter import AdapterSession, run_trace
@@ -31,7 +30,16 @@ def test_at_least_24_variants_per_demo_domain(demo: Demo) -> None:
     assert len(ids) >= 24, (ids, skipped)
     assert len(set(ids)) == len(ids)
     assert {v.operator for v in variants} >= {
-        "merge", "split", "nest", "rename", "strip", "reorder", "transaction", "reference", "discovery", "composed",
+        "merge",
+        "split",
+        "nest",
+        "rename",
+        "strip",
+        "reorder",
+        "transaction",
+        "reference",
+        "discovery",
+        "composed",
     }
     # every method builds on the fixture unless it says why not
     assert set(ids) | set(skipped) == {r.id for r in RECIPES}
@@ -184,7 +192,9 @@ def test_protocol_state_is_enforced(music: Demo) -> None:
     assert isinstance(out, Reject) and "no argument" in out.reason
     out, _ = txn.decode(Call("commit_transaction", {"transaction_id": tid}))
     assert isinstance(out, Reject) and "album_id" in out.reason  # nothing runs without its required argument
-    assert isinstance(txn.decode(Call("set_argument", {"transaction_id": tid, "name": "album_id", "value": 7}))[0], Reply)
+    assert isinstance(
+        txn.decode(Call("set_argument", {"transaction_id": tid, "name": "album_id", "value": 7}))[0], Reply
+    )
     out, _ = txn.decode(Call("commit_transaction", {"transaction_id": tid}))
     assert isinstance(out, Execute) and out.call == Call("get_album", {"album_id": 7})
     out, _ = txn.decode(Call("commit_transaction", {"transaction_id": tid}))

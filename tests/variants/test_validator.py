@@ -95,26 +95,35 @@ def _value(checks: list[dict[str, Any]], published: list[str], tasks: int = 2) -
 
 
 def _check(v: str, t: str, passed: bool = True) -> dict[str, Any]:
-    return {"variant": v, "task": t, "passed": passed, "failure": None if passed else "actions",
-            "detail": "" if passed else "call 0: got x, want y", "calls": 3}
+    return {
+        "variant": v,
+        "task": t,
+        "passed": passed,
+        "failure": None if passed else "actions",
+        "detail": "" if passed else "call 0: got x, want y",
+        "calls": 3,
+    }
 
 
 def test_gate_passes_published_variants_that_pass_every_task() -> None:
     checks = [_check(v, t) for v in ("a", "b") for t in ("t0", "t1")]
-    gate = quality.validate("schema_variants", checks_frame(_value(checks, ["a", "b"])),
-                            settings={"variants.min_published": 2})
+    gate = quality.validate(
+        "schema_variants", checks_frame(_value(checks, ["a", "b"])), settings={"variants.min_published": 2}
+    )
     assert gate.success, gate.summary()
 
 
 def test_gate_fails_a_published_variant_with_a_failing_task_and_too_few_variants() -> None:
     checks = [_check("a", "t0"), _check("a", "t1", passed=False), _check("b", "t0"), _check("b", "t1")]
-    gate = quality.validate("schema_variants", checks_frame(_value(checks, ["a", "b"])),
-                            settings={"variants.min_published": 2})
+    gate = quality.validate(
+        "schema_variants", checks_frame(_value(checks, ["a", "b"])), settings={"variants.min_published": 2}
+    )
     assert not gate.success
     assert "every published variant reproduces" in gate.summary()
     # the failing variant left unpublished: only the count fails
-    gate = quality.validate("schema_variants", checks_frame(_value(checks, ["b"])),
-                            settings={"variants.min_published": 2})
+    gate = quality.validate(
+        "schema_variants", checks_frame(_value(checks, ["b"])), settings={"variants.min_published": 2}
+    )
     assert not gate.success
     summary = gate.summary()
     assert "enough validated variants" in summary and "every published variant reproduces" not in summary
