@@ -16,7 +16,8 @@ import pytest
 
 from factory.tools.spec import ToolSpec
 from factory.variants.actions import NativeAction, native_actions, native_catalog
-from factory.variants.core import Call, Catalog
+from factory.variants.core import Call, Catalog, Variant
+from factory.variants.registry import build_variants
 
 SNAPSHOT = Path(__file__).with_name("demo_snapshot.json")
 DOMAINS = ("music", "aviation", "korea")
@@ -42,6 +43,14 @@ class Demo:
             (t["id"], native_actions(t, self.by)) for t in self.task_rows
         ]
         self.state_changing = {s.name for s in self.specs if s.state_changing}
+        self._variants: list[Variant] | None = None
+
+    @property
+    def variants(self) -> list[Variant]:
+        """Every registered variant that applies (built once per domain and session)."""
+        if self._variants is None:
+            self._variants = build_variants(self.catalog, bag_of_words)[0]
+        return self._variants
 
 
 @pytest.fixture(scope="session")
