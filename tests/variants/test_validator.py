@@ -130,3 +130,32 @@ def test_gate_fails_a_published_variant_with_a_failing_task_and_too_few_variants
     # a domain without tasks checks no count
     empty = {"variants": [], "checks": [], "tasks": []}
     assert quality.validate("schema_variants", checks_frame(empty), settings={"variants.min_published": 2}).success
+
+
+def test_variant_rows_carry_the_variant_id_and_follow_the_splits() -> None:
+    from factory.variants.export import variant_rows
+
+    value = {
+        "domain": "music",
+        "variants": [
+            {"id": "native", "published": True, "operator": "native", "tool_definitions": [{"n": 1}]},
+            {"id": "rename_opaque", "published": True, "operator": "rename", "tool_definitions": [{"n": 2}]},
+            {"id": "broken", "published": False, "operator": "x", "tool_definitions": []},
+        ],
+        "tasks": [
+            {
+                "task_id": "t1",
+                "target_actions": [],
+                "variants": {"native": [{"name": "a"}], "rename_opaque": [{"name": "b"}]},
+            },
+            {"task_id": "t2", "target_actions": [], "variants": {"native": [{"name": "a"}], "broken": [{"name": "c"}]}},
+        ],
+    }
+    rows = variant_rows([value], split_of={"t1": "train"})
+    assert [(r["task_id"], r["variant_id"], r["split"]) for r in rows] == [
+        ("t1", "native", "train"),
+        ("t1", "rename_opaque", "train"),
+    ]
+    assert rows[1]["tools"] == [{"n": 2}] and rows[1]["trace"] == [{"name": "b"}]
+    held_out = variant_rows({"music": value}, include=["native"])
+    assert {r["variant_id"] for r in held_out} == {"native"} and len(held_out) == 2
