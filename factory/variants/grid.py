@@ -204,7 +204,7 @@ class VariantOracle:
         self._n = 0
 
     async def chat(self, role_name: str, messages: list[dict[str, Any]], **_: Any) -> tuple[dict[str, Any], bool]:
-        user = next((m.get("content") for m in messages if m.get("role") == "user"), "")
+        user = str(next((m.get("content") for m in messages if m.get("role") == "user"), "") or "")
         task, trace = self._by_query[user]
         tool_msgs = [m for m in messages if m.get("role") == "tool"]
         pos = len(tool_msgs)
@@ -282,7 +282,6 @@ def evaluate_grid(
 
     from factory.tools.registry import ToolRegistry, executor_factory
     from factory.variants.actions import native_actions, native_catalog
-    from factory.variants.adapter import ExecutorWorld, state_specs
     from factory.variants.build import inventory_specs
     from factory.variants.registry import build_variants
 
@@ -300,28 +299,37 @@ def evaluate_grid(
         native = native_catalog(domain, specs)
         gold = [(t, native_actions(t, by)) for t in dtasks]
         variants, skipped[domain] = build_variants(native, embed, list(variant_ids) if variant_ids else None)
-        make = executor_factory(cfg, [domain], registry)
-
-        async def go(
-            variants: list[Variant] = variants,
-            gold: list[Any] = gold,
-            native: Catalog = native,
-            specs: list[Any] = specs,
-        ) -> list[dict[str, Any]]:
-            out = []
-            async with make() as ex:
-                world = ExecutorWorld(
-                    ex, {s.name: s for s in specs}, state_specs(specs), reuse=cfg.variants.reuse_read_results
-                )
-                for v in variants:
-                    model = backend if backend is not None else oracle_for(v, gold)
-                    for mode in modes:
-                        for t, g in gold:
-                            out.append(await run_episode(model, t, v, native, g, world, settings, mode))
-                    if progress:
-                        done = [e for e in out if e["variant"] == v.id]
-                        progress(f"{domain} {v.id}: {sum(e['success'] for e in done)}/{len(done)} episodes succeeded")
-            return out
-
-        episodes += asyncio.run(go())
+        world_args = (executor_factory(cfg, [domain], registry), specs, cfg.variants.reuse_read_results)
+        episodes += asyncio.run(
+            _domain_grid(domain, world_args, variants, gold, native, backend, modes, settings, progress)
+        )
     return {"cells": summarize(episodes), "episodes": episodes, "skipped": skipped}
+
+
+async def _domain_grid(
+    domain: str,
+    world_args: tuple[Any, Sequence[Any], bool],
+    variants: Sequence[Variant],
+    gold: Sequence[tuple[Mapping[str, Any], Sequence[NativeAction]]],
+    native: Catalog,
+    backend: Any | None,
+    modes: Sequence[Mode],
+    settings: GridSettings,
+    progress: Any,
+) -> list[dict[str, Any]]:
+    """One domain's episodes, in one executor (each episode an executor episode)."""
+    from factory.variants.adapter import ExecutorWorld, state_specs
+
+    make, specs, reuse = world_args
+    out: list[dict[str, Any]] = []
+    async with make() as ex:
+        world = ExecutorWorld(ex, {s.name: s for s in specs}, state_specs(specs), reuse=reuse)
+        for v in variants:
+            model = backend if backend is not None else oracle_for(v, gold)
+            for mode in modes:
+                for t, g in gold:
+                    out.append(await run_episode(model, t, v, native, g, world, settings, mode))
+            if progress:
+                done = [e for e in out if e["variant"] == v.id]
+                progress(f"{domain} {v.id}: {sum(e['success'] for e in done)}/{len(done)} episodes succeeded")
+    return out
