@@ -90,8 +90,21 @@ def run(args: argparse.Namespace, out: Any) -> int:
             instruction=args.variant_instruction,
             first_call_required=args.first_call_required,
         )
+        embed = None
+        if cfg.variants.semantic_grouping:
+            from factory.embed import Embedder
+
+            embed = Embedder(cfg.resolved_models().embeddings).encode
         result = evaluate_grid(
-            rows, inventories, cfg, backend, ids, modes=modes, settings=grid, progress=None if args.quiet else out
+            rows,
+            inventories,
+            cfg,
+            backend,
+            ids,
+            modes=modes,
+            settings=grid,
+            embed=embed,
+            progress=None if args.quiet else out,
         )
     except (EvalError, DemoServiceError, LLMError, VariantError) as e:
         sys.stderr.write(f"error: {e}\n")
