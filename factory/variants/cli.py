@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, out: Any) -> int:
 
     cfg = load_config(args.config)
     ids = None if args.variants.strip().lower() == "all" else [v.strip() for v in args.variants.split(",") if v.strip()]
-    unknown = sorted(set(ids or []) - set(VARIANT_IDS))
+    unknown = sorted(set(ids or []) - {"native", *VARIANT_IDS})
     if unknown:
         sys.stderr.write(f"error: unknown variant(s) {', '.join(unknown)}; known: {', '.join(VARIANT_IDS)}\n")
         return 2
