@@ -46,9 +46,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-cache", action="store_true", help="ask the model again instead of replaying cached replies")
     p.add_argument("--no-start-demo", action="store_true", help="fail instead of starting the demo service")
     p.add_argument("--quiet", action="store_true", help="no per-episode progress lines")
-    from factory.variants import cli as variants_cli  # `--variants`: the schema-variant grid (#18)
-
-    variants_cli.add_arguments(p)
     p.set_defaults(func=cmd_eval)
 
 
@@ -93,10 +90,6 @@ def _uses_demo(cfg: Any, domains: set[str]) -> bool:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    if getattr(args, "variants", None):
-        from factory.variants import cli as variants_cli
-
-        return variants_cli.run(args, _out)
     from factory.config import load_config
     from factory.demo.service import DemoService, DemoServiceError
     from factory.eval import report as reporting

@@ -32,6 +32,21 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--first-call-required", action="store_true", help="tool_choice=required on the first turn")
 
 
+def extend_eval(p: argparse.ArgumentParser) -> None:
+    """Add the grid's options to the `eval` subcommand; `--variants` runs the grid instead of the harness."""
+    add_arguments(p)
+    harness = p.get_default("func")
+
+    def cmd(args: argparse.Namespace) -> int:
+        if getattr(args, "variants", None):
+            from factory.eval.cli import _out
+
+            return run(args, _out)
+        return int(harness(args))
+
+    p.set_defaults(func=cmd)
+
+
 def run(args: argparse.Namespace, out: Any) -> int:
     import sys
 

@@ -110,3 +110,17 @@ def test_wilson_interval() -> None:
     assert hi == 1.0 and 0.65 < lo < 0.75
     lo, hi = wilson(5, 10)
     assert lo < 0.5 < hi
+
+
+def test_eval_cli_routes_variants_to_the_grid_and_names_unknown_ids(tmp_path: Any, capsys: Any) -> None:
+    from factory.cli import build_parser, main
+    from tests.conftest import write_config
+
+    args = build_parser().parse_args(["eval", "--variants", "all", "--variant-modes", "normal,schema_form"])
+    assert args.variants == "all" and args.variant_modes == "normal,schema_form"
+    cfg = write_config(tmp_path)
+    assert main(["eval", "--config", str(cfg), "--variants", "native,no_such_variant"]) == 2
+    err = capsys.readouterr().err
+    assert "no_such_variant" in err and "merge_full_flat" in err
+    assert main(["eval", "--config", str(cfg), "--variants", "all", "--variant-modes", "sideways"]) == 2
+    assert "--variant-modes" in capsys.readouterr().err
