@@ -25,7 +25,7 @@ def test_schema_variants_publishes_validated_variants(synth_world) -> None:
         # every published variant renders the task: its golden variant trace decodes to a*
         assert set(row["variants"]) == {v["id"] for v in published}
         native = [s["native"] for s in row["variants"]["transaction_all"] if "native" in s]
-        assert [(a["operation"], a["arguments"]) for a in native] == [
+        assert [(a["name"], a["arguments"]) for a in native] == [
             (a["operation"], a["arguments"]) for a in row["target_actions"]
         ]
         assert any("reply" in s for s in row["variants"]["transaction_all"])
