@@ -339,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     from factory.lineage import register as register_lineage
 
     eval_cli.register(sub)
+    from factory.variants import cli as variants_cli  # `factory eval --variants`: the schema-variant grid
+
+    variants_cli.extend_eval(sub.choices["eval"])
     register_lineage(sub)
     audit_cli.register(sub)
     for name, sp in sub.choices.items():  # `factory run --config F` as well as `factory --config F run`

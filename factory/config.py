@@ -738,6 +738,34 @@ class ExportsConfig(_Frozen):
     )
 
 
+class VariantsConfig(_Frozen):
+    """schema_variants (Action-Space Shaping, #18): verified-equivalent tool schemas per domain. Owned by
+    factory/variants/."""
+
+    enabled: bool = Field(default=True, description="Build, validate and publish schema variants per domain.")
+    only: list[str] | None = Field(
+        default=None, description="Variant ids to build (factory/variants/registry.py); None: every registered one."
+    )
+    min_published: int = Field(
+        default=24,
+        ge=0,
+        description="The schema_variants gate fails when fewer validated variants than this are published for a "
+        "domain that has tasks.",
+    )
+    max_tasks: int | None = Field(
+        default=None, ge=1, description="Tasks per domain the validator replays (None: every kept task)."
+    )
+    concurrency: int = Field(default=8, ge=1, description="Trace replays run at the same time.")
+    reuse_read_results: bool = Field(
+        default=True,
+        description="Send a read-only call with the same arguments once per validation and reuse its result (and "
+        "the state read of an episode that changed nothing); off: every decoded call is sent.",
+    )
+    semantic_grouping: bool = Field(
+        default=True, description="Build the semantic / anti-semantic merges (they load the embedding model)."
+    )
+
+
 class ProjectConfig(_Frozen):
     name: str = "toolcall-factory"
     data_dir: str = Field(
@@ -758,6 +786,7 @@ class ProjectConfig(_Frozen):
     evaluation: EvaluationConfig = Field(default_factory=EvaluationConfig)
     splits: SplitsConfig = Field(default_factory=SplitsConfig)
     exports: ExportsConfig = Field(default_factory=ExportsConfig)
+    variants: VariantsConfig = Field(default_factory=VariantsConfig)
     domains: list[DomainConfig] = Field(min_length=1)
 
     # the folder of the config file (set by load_config / parse_config); not part of the digest

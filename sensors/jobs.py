@@ -13,7 +13,8 @@ from assets.partitions import domain_partitions
 
 GLOBAL_CATALOG_ASSETS = ["tool_catalog"]
 INGESTION_GROUP = "ingestion"
-SYNTHESIS_GROUPS = ["lexicon", "graph", "synthesis", "judging"]  # per-domain groups that run after the catalog
+# per-domain groups that run after the catalog
+SYNTHESIS_GROUPS = ["lexicon", "graph", "synthesis", "judging", "variants"]
 
 domain_ingestion_job = dg.define_asset_job(
     name="domain_ingestion",
