@@ -10,8 +10,8 @@ import inspect
 import json
 import re
 import unicodedata
-from functools import lru_cache
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from typing import Any
 
 from factory import prompts
