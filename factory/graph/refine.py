@@ -377,8 +377,10 @@ class Refiner:
         progress: Callable[[str], None] = log.info,
         after_iteration: Callable[[int], None] | None = None,
         concurrent: bool = True,
+        legacy: bool = False,
     ):
         self.concurrent = concurrent
+        self.legacy = legacy  # the earlier whole-graph work per iteration (copies, prune scan): benchmark only
         self.domain = domain
         self.skeleton = skeleton
         self.edges = parse_edges(skeleton["edges"])
@@ -395,7 +397,7 @@ class Refiner:
         self.type_mismatched = type_mismatched_edges(self.edges, self.types, kg, specs)
         self.rel = f"{CHECKPOINT_DIR}/{domain}.json"
         self._adjacency: _Adjacency | None = None
-        self._seen: tuple[list[str], set[str]] | None = None  # state["_seen_calls"] and a set of it
+        self._seen: tuple[list[Any], set[Any]] | None = None  # state["_seen_calls"] and a set of it
 
     # -- checkpoint
     def _load(self) -> dict[str, Any] | None:
@@ -443,7 +445,12 @@ class Refiner:
     # -- one iteration
     async def _iteration(self, runner: _Runner, state: dict[str, Any], t: int) -> None:
         g = self.cfg.graph
-        adj = self._index(state)
+        if self.legacy:  # as before issue 20: a copy of every edge and the adjacency rebuilt each iteration
+            live = state["edges"]
+            adj = _Adjacency([e.model_copy() for e in live], self.specs, g.execute_state_changing)
+            adj.by_id = {e.edge_id: e for e in live}
+        else:
+            adj = self._index(state)
         # posteriors as of the start of the iteration: nothing changes an edge before every path has
         # finished (the updates below), so the paths read the live edges
         out_edges = adj.out_edges
@@ -498,7 +505,8 @@ class Refiner:
                         ok_all = False
                 entry["passed"] += ok_all
             # Eq. 5 depends on an edge's own counts only: an edge no path tried is as it was
-            for e in sorted(touched.values(), key=lambda x: adj.position[x.edge_id]):
+            checked: list[Edge] = list(state["edges"] if self.legacy else touched.values())
+            for e in sorted(checked, key=lambda x: adj.position[x.edge_id]):
                 if e.status == "retained" and should_prune(e, g):
                     e.status, e.pruned_at_iteration = "pruned", t
                     adj.prune(e)

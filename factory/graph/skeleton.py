@@ -25,7 +25,7 @@ bindings; the dropped ones are counted (`invalid_bindings`).
 """
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -171,13 +171,15 @@ def candidate_pairs(
     k_cross: int,
     legacy: bool = False,
     block: int = 512,
+    only_sources: Collection[str] | None = None,
 ) -> tuple[list[tuple[str, str, float, bool]], dict[str, Any]]:
     """(source id, target id, cosine similarity, cross-domain?) by dense retrieval, plus counts.
 
     Each source's top `k_same` same-domain and top `k_cross` cross-domain targets by cosine similarity,
     ties broken by target id.  Sources are scored in blocks of `block` rows (one matrix product and
     one partial sort per block: no Python loop over source × target); `legacy=True` runs the earlier
-    per-source loop (kept for the benchmark's side-by-side figures; same pairs)."""
+    per-source loop (kept for the benchmark's side-by-side figures; same pairs).  `only_sources`: score
+    just these sources (the benchmark times the earlier loop on a sample of them)."""
     stats: dict[str, list[str]] = {
         "tools_without_outputs": [],
         "tools_without_inputs": [],
@@ -195,6 +197,8 @@ def candidate_pairs(
     sources = sorted(
         t for t, s in specs.items() if s.domain == domain and t in emb and not s.key_acquisition and s.output_fields
     )
+    if only_sources is not None:
+        sources = [t for t in sources if t in only_sources]
     pairs: list[tuple[str, str, float, bool]] = []
     if not targets or not sources:
         return pairs, stats
@@ -220,11 +224,11 @@ def candidate_pairs(
             mask = ~in_domain if is_cross else in_domain
             if k <= 0 or not mask.any():
                 continue
-            group = np.where(mask[None, :], sims, -np.inf).astype(np.float32)
+            scores = np.where(mask[None, :], sims, -np.inf).astype(np.float32)
             if not is_cross:
                 rows = np.flatnonzero(self_cols >= 0)
-                group[rows, self_cols[rows]] = -np.inf  # never an edge to itself
-            picked.append((is_cross, _top_k(group, k)))
+                scores[rows, self_cols[rows]] = -np.inf  # never an edge to itself
+            picked.append((is_cross, _top_k(scores, k)))
         for r, src in enumerate(srcs):  # per source: same-domain targets, then cross-domain ones
             for is_cross, tops in picked:
                 pairs += [(src, targets[c], round(float(sims[r, c]), 4), is_cross) for c in tops[r]]

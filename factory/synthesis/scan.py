@@ -90,9 +90,8 @@ async def scan_junction(
                     sample[j] = dict(r)
 
     take(res.records)
-    can_page = bool(g.page and g.page in spec.params and page_size)
     while len(keys) <= phi and seen < total:
-        if not can_page:
+        if not (g.page and g.page in spec.params and page_size):
             raise Rejection("response_too_large", f"{spec.name}: {total} records and no way to page")
         if pages >= max_pages:
             raise Rejection(

@@ -257,6 +257,21 @@ def test_same_seed_same_graph(world):
     ]
 
 
+def test_blocked_retrieval_picks_the_demo_pairs_of_the_per_source_loop(world):
+    """Issue 20: on the demo catalog the vectorized retrieval returns the earlier loop's pairs exactly."""
+    from factory.graph.skeleton import candidate_pairs
+
+    cfg, _, inv, probes, load, _ = world
+    catalog = load("tool_catalog", None)
+    specs = ToolRegistry.from_inventories(inv, probes)
+    g = cfg.graph
+    for d in cfg.domain_names:
+        new, _ = candidate_pairs(d, specs, catalog, g.k_same_domain, g.k_cross_domain)
+        old, _ = candidate_pairs(d, specs, catalog, g.k_same_domain, g.k_cross_domain, legacy=True)
+        assert new and new == old
+
+
+@pytest.mark.slow
 def test_blocked_retrieval_builds_the_same_skeleton_as_the_per_source_loop(world):
     """Issue 20: the vectorized candidate retrieval admits exactly the edges of the earlier loop."""
     from factory.graph.skeleton import build_skeleton
