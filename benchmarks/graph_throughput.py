@@ -1,18 +1,34 @@
-"""Phase A throughput: concurrent vs sequential path execution, and the cost of one iteration
-as the tool inventory grows (demo tools replicated under new names; every call is real).
+"""Graph scale (issue 20 #1-2): the skeleton and Phase A as the tool inventory grows, and concurrent vs
+sequential path execution under added latency, each printed side by side with the earlier code.
 
-    .venv/bin/python benchmarks/graph_throughput.py [--paths 40] [--sizes 50,200,800] [--latency-ms 0,50]
+    .venv/bin/python benchmarks/graph_throughput.py [--sizes 800,3200,10000] [--latency-ms 0,50,200]
+        [--concurrency 4,16] [--paths 40] [--legacy-full-max 800] [--legacy-sample 150]
 
-Starts its own demo service on a free port, ingests the demo domains into a temporary data
-folder, and prints one JSON report.
+Starts its own demo service on a free port, ingests the demo domains into a temporary data folder,
+and prints Markdown tables (and, with --json, one JSON report).  The large inventories are the
+demo's REST tools replicated under new names (same endpoints, embeddings with small noise); every
+Phase A call is real.
+
+- Skeleton: candidate retrieval (blocked top-K, `candidate_pairs`) against the earlier per-source
+  loop (`legacy=True`) — whole for sizes up to --legacy-full-max, above that timed on a sample of
+  --legacy-sample sources and scaled to all of them (marked "est.").  The build's own work is shown
+  apart from the edge proposals (the `edge_proposal` role: a model call in a run; here the rules,
+  asked once per distinct pair of replicated tools).
+- Phase A: seconds of one iteration (M paths) with the adjacency kept across iterations against the
+  earlier whole-graph copy and prune scan (`Refiner(legacy=True)`), same seed, same paths.
+- Concurrency: paths/s one path at a time against all paths in flight at each per-platform
+  concurrency, with the demo adding the given latency to every request.
 """
 
 import argparse
+import asyncio
+import gc
 import json
 import socket
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,22 +38,44 @@ from factory.config import load_config
 from factory.demo.service import DemoService
 from factory.embed import Embedder
 from factory.graph.refine import Refiner
-from factory.graph.skeleton import build_skeleton, seed_knowledge_graph
+from factory.graph.skeleton import build_skeleton, candidate_pairs, seed_knowledge_graph
 from factory.llm import rules
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.spec import ToolSpec
 
 
 class _Rules:
-    def __init__(self, out):
+    def __init__(self, out: Any) -> None:
         self.output, self.fallback, self.failure = out, False, None
 
-    def provenance(self):
+    def provenance(self) -> dict[str, str]:
         return {"implementation": "rules"}
 
 
-def propose(inputs):
+def propose(inputs: list[Any]) -> list[_Rules]:
     return [_Rules(rules.edge_proposal(i)) for i in inputs]
+
+
+class TimedProposals:
+    """The rules' edge proposals, asked once per pair of base tools (replicas share schemas and probe
+    values, so their proposals are equal), with the seconds spent in them."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.asked = 0
+        self._memo: dict[tuple[str, str], _Rules] = {}
+
+    def __call__(self, inputs: list[Any]) -> list[_Rules]:
+        t = time.monotonic()
+        out = []
+        for i in inputs:
+            key = (i.source.name.split("__r")[0], i.target.name.split("__r")[0])
+            if key not in self._memo:
+                self._memo[key] = _Rules(rules.edge_proposal(i))
+            out.append(self._memo[key])
+        self.asked += len(inputs)
+        self.seconds += time.monotonic() - t
+        return out
 
 
 def _port() -> int:
@@ -46,11 +84,9 @@ def _port() -> int:
         return int(s.getsockname()[1])
 
 
-def _refine_seconds(domain, skeleton, inventories, probes, cfg, concurrent):
+def _refine(domain, skeleton, inventories, probes, cfg, concurrent=True, legacy=False):
     specs = ToolRegistry.from_inventories(inventories)
     kg = seed_knowledge_graph(domain, specs, probes, cfg)
-    import asyncio
-
     refiner = Refiner(
         domain,
         skeleton,
@@ -60,6 +96,7 @@ def _refine_seconds(domain, skeleton, inventories, probes, cfg, concurrent):
         executor_factory(cfg, sorted(inventories), specs),
         concurrent=concurrent,
         progress=lambda m: None,
+        legacy=legacy,
     )
     t = time.monotonic()
     state = asyncio.run(refiner.run())
@@ -95,12 +132,145 @@ def replicate(inventories, probes, catalog, n_tools):
     return inv, {"bench": {"rows": rows}}, pd.DataFrame(cat)
 
 
+def _compare(old, new):
+    """(same set of (source, target) pairs, positions where the order differs, similarities that differ
+    in the 4th decimal): float32 sums in another order can swap near-duplicate targets whose cosine
+    agrees to 4 decimals, or move a rounding by one unit."""
+    po, pn = [p[:2] for p in old], [p[:2] for p in new]
+    same = sorted(po) == sorted(pn)
+    swaps = sum(a != b for a, b in zip(po, pn, strict=True)) if same else None
+    sim = {p[:2]: p[2] for p in old}
+    diff = sum(sim[p[:2]] != p[2] for p in new) if same else None
+    return same, swaps, diff
+
+
+def _retrieval(n, binv, bprobes, bcat, k, full_max, sample):
+    specs = ToolRegistry.from_inventories(binv, bprobes)
+    t = time.monotonic()
+    new, _ = candidate_pairs("bench", specs, bcat, k, 0)
+    new_s = time.monotonic() - t
+    sources = sorted({p[0] for p in new})
+    if n <= full_max:
+        t = time.monotonic()
+        old, _ = candidate_pairs("bench", specs, bcat, k, 0, legacy=True)
+        old_s, est = time.monotonic() - t, False
+        same, swaps, sim_diff = _compare(old, new)
+    else:
+        picked = set(np.random.default_rng(1).choice(sources, size=min(sample, len(sources)), replace=False).tolist())
+        t = time.monotonic()
+        old, _ = candidate_pairs("bench", specs, bcat, k, 0, legacy=True, only_sources=picked)
+        old_s, est = (time.monotonic() - t) * len(sources) / len(picked), True
+        sub = [p for p in new if p[0] in picked]
+        same, swaps, sim_diff = _compare(old, sub)
+    return {
+        "pairs": len(new),
+        "retrieval_old_s": round(old_s, 2),
+        "retrieval_old_estimated": est,
+        "retrieval_new_s": round(new_s, 3),
+        "retrieval_speedup": round(old_s / new_s, 1),
+        "same_pairs": same,
+        "order_swaps": swaps,
+        "similarity_4th_decimal_differs": sim_diff,
+    }
+
+
+def scaling_row(n, inv, probes, catalog, one, args):
+    binv, bprobes, bcat = replicate(inv, probes, catalog, n)
+    row: dict[str, Any] = {"tools": n}
+    row.update(_retrieval(n, binv, bprobes, bcat, one.graph.k_same_domain, args.legacy_full_max, args.legacy_sample))
+    prop = TimedProposals()
+    t = time.monotonic()
+    bsk, _ = build_skeleton("bench", binv, bprobes, bcat, one, prop)
+    total = time.monotonic() - t
+    row.update(
+        {
+            "admitted_edges": len(bsk["edges"]),
+            "skeleton_s": round(total, 2),
+            "skeleton_own_s": round(total - prop.seconds, 2),
+            "proposals": prop.asked,
+            "proposal_s": round(prop.seconds, 2),
+        }
+    )
+    if n <= args.legacy_full_max:
+        prop_old = TimedProposals()
+        t = time.monotonic()
+        old, _ = build_skeleton("bench", binv, bprobes, bcat, one, prop_old, legacy=True)
+        row["skeleton_old_s"] = round(time.monotonic() - t, 2)
+        row["skeleton_old_own_s"] = round(row["skeleton_old_s"] - prop_old.seconds, 2)
+        row["same_edges"] = [e["edge_id"] for e in old["edges"]] == [e["edge_id"] for e in bsk["edges"]]
+        del old
+    for legacy in (False, True):
+        gc.collect()
+        run_s, paths, state = _refine("bench", bsk, binv, bprobes, one, legacy=legacy)
+        it = state["history"][0]
+        key = "old" if legacy else "new"
+        row[f"iteration_{key}_s"] = it["seconds"]
+        row[f"run_{key}_s"] = round(run_s, 2)
+        row[f"paths_{key}"] = paths
+        row[f"calls_{key}"] = it["calls"]
+    del bsk
+    gc.collect()
+    return row
+
+
+def concurrency_rows(sk, inv, probes, cfg, svc, latencies, levels):
+    out = []
+    for latency_ms in latencies:
+        # the demo answers in about a millisecond; public APIs take tens to hundreds
+        for platform in ("airline-registry", "flight-ops", "airport-directory"):
+            svc.set_faults(platform, {"slow": 1.0, "slow_seconds": latency_ms / 1000} if latency_ms else {})
+        seq_s, seq_paths, _ = _refine("aviation", sk, inv, probes, cfg, concurrent=False)
+        row: dict[str, Any] = {"added_latency_ms": latency_ms, "sequential_paths_per_s": round(seq_paths / seq_s, 2)}
+        for c in levels:
+            ccfg = cfg.model_copy(update={"executor": cfg.executor.model_copy(update={"concurrency_per_platform": c})})
+            con_s, con_paths, _ = _refine("aviation", sk, inv, probes, ccfg, concurrent=True)
+            row[f"c{c}_paths_per_s"] = round(con_paths / con_s, 2)
+            row[f"c{c}_speedup"] = round((con_paths / con_s) / (seq_paths / seq_s), 2)
+        row["paths"] = seq_paths
+        out.append(row)
+    for platform in ("airline-registry", "flight-ops", "airport-directory"):
+        svc.set_faults(platform, {})
+    return out
+
+
+def markdown(report: dict[str, Any], levels: list[int]) -> str:
+    lines = ["### Skeleton and Phase A vs tools (old = the per-source retrieval loop / whole-graph iteration)", ""]
+    lines += [
+        "| tools | candidate pairs | retrieval old s | retrieval new s | × | same pairs (order swaps) "
+        "| skeleton old s (own) "
+        "| skeleton new s (own) | proposals (s) | same edges | Phase A iteration old s | new s | paths |",
+        "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+    ]
+    for r in report["scaling"]:
+        old = f"{r['retrieval_old_s']}{' est.' if r['retrieval_old_estimated'] else ''}"
+        sk_old = f"{r['skeleton_old_s']} ({r['skeleton_old_own_s']})" if "skeleton_old_s" in r else "—"
+        lines.append(
+            f"| {r['tools']} | {r['pairs']} | {old} | {r['retrieval_new_s']} | {r['retrieval_speedup']} "
+            f"| {r['same_pairs']} ({r.get('order_swaps')}) | {sk_old} | {r['skeleton_s']} ({r['skeleton_own_s']}) "
+            f"| {r['proposals']} ({r['proposal_s']}) | {r.get('same_edges', '—')} | {r['iteration_old_s']} "
+            f"| {r['iteration_new_s']} | {r['paths_new']} |"
+        )
+    lines += ["", "### Concurrent vs sequential paths (aviation, paths/s)", ""]
+    head = " | ".join(f"concurrency {c} (×)" for c in levels)
+    lines += [f"| added latency ms | sequential | {head} |", "| ---: | ---: |" + " ---: |" * len(levels)]
+    for r in report["concurrency"]:
+        cells = " | ".join(f"{r[f'c{c}_paths_per_s']} (×{r[f'c{c}_speedup']})" for c in levels)
+        lines.append(f"| {r['added_latency_ms']} | {r['sequential_paths_per_s']} | {cells} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--paths", type=int, default=40)
-    ap.add_argument("--sizes", default="50,200,800")
-    ap.add_argument("--latency-ms", default="0,50", help="Per-request latency added by the demo (comma list).")
+    ap.add_argument("--sizes", default="800,3200,10000")
+    ap.add_argument("--latency-ms", default="0,50,200", help="Per-request latency added by the demo (comma list).")
+    ap.add_argument("--concurrency", default="4,16", help="Per-platform concurrency levels (comma list).")
+    ap.add_argument("--legacy-full-max", type=int, default=800, help="Run the old code whole up to this size.")
+    ap.add_argument("--legacy-sample", type=int, default=150, help="Sources the old retrieval is timed on above it.")
+    ap.add_argument("--skip-concurrency", action="store_true")
+    ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    levels = [int(x) for x in args.concurrency.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="graph-bench-"))
     cfg = load_config()
     cfg = cfg.model_copy(
@@ -123,49 +293,19 @@ def main() -> None:
         inv = {d.name: ingest.build_inventory(d, cfg)[0] for d in cfg.domains}
         probes = {d: ingest.run_probes(inv[d], cfg, progress=lambda m: None)[0] for d in inv}
         catalog = ingest.build_catalog(inv, Embedder(cfg.models.embeddings).encode)[0]
-        sk, _ = build_skeleton("aviation", inv, probes, catalog, cfg, propose)
-        svc = DemoService(cfg.demo)
         report["concurrency"] = []
-        for latency_ms in [int(x) for x in args.latency_ms.split(",")]:
-            # the demo answers in about a millisecond; public APIs take tens to hundreds
-            for platform in ("airline-registry", "flight-ops", "airport-directory"):
-                svc.set_faults(platform, {"slow": 1.0, "slow_seconds": latency_ms / 1000} if latency_ms else {})
-            seq_s, seq_paths, _ = _refine_seconds("aviation", sk, inv, probes, cfg, concurrent=False)
-            con_s, con_paths, _ = _refine_seconds("aviation", sk, inv, probes, cfg, concurrent=True)
-            report["concurrency"].append(
-                {
-                    "domain": "aviation",
-                    "added_latency_ms": latency_ms,
-                    "paths": con_paths,
-                    "sequential_paths_per_s": round(seq_paths / seq_s, 2),
-                    "concurrent_paths_per_s": round(con_paths / con_s, 2),
-                    "speedup": round((con_paths / con_s) / (seq_paths / seq_s), 2),
-                    "concurrency_per_platform": cfg.executor.concurrency_per_platform,
-                }
-            )
-        for platform in ("airline-registry", "flight-ops", "airport-directory"):
-            svc.set_faults(platform, {})
+        if not args.skip_concurrency:
+            sk, _ = build_skeleton("aviation", inv, probes, catalog, cfg, propose)
+            latencies = [int(x) for x in args.latency_ms.split(",")]
+            report["concurrency"] = concurrency_rows(sk, inv, probes, cfg, DemoService(cfg.demo), latencies, levels)
         one = cfg.model_copy(update={"graph": cfg.graph.model_copy(update={"iterations": 1, "k_cross_domain": 0})})
-        scaling = []
+        report["scaling"] = []
         for n in [int(x) for x in args.sizes.split(",")]:
-            binv, bprobes, bcat = replicate(inv, probes, catalog, n)
-            t = time.monotonic()
-            bsk, _ = build_skeleton("bench", binv, bprobes, bcat, one, propose)
-            sk_s = time.monotonic() - t
-            it_s, paths, state = _refine_seconds("bench", bsk, binv, bprobes, one, concurrent=True)
-            scaling.append(
-                {
-                    "tools": n,
-                    "candidate_edges": len(bsk["edges"]) + len(bsk["rejected"]),
-                    "admitted_edges": len(bsk["edges"]),
-                    "skeleton_s": round(sk_s, 2),
-                    "iteration_s": round(it_s, 2),
-                    "calls": state["stats"]["calls"],
-                    "paths": paths,
-                }
-            )
-        report["scaling"] = scaling
-    print(json.dumps(report, indent=1))
+            report["scaling"].append(scaling_row(n, inv, probes, catalog, one, args))
+            print(json.dumps(report["scaling"][-1]), flush=True)
+    print(markdown(report, levels))
+    if args.json:
+        print(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":

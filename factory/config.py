@@ -17,7 +17,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveInt,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from factory.model_config import LocalBackendConfig, ModelsConfig
 from factory.paths import is_uri, resolve_location, resolve_path
@@ -158,7 +167,17 @@ class ExecutorConfig(_Frozen):
     )
     backoff_base_s: float = Field(default=0.2, ge=0)
     max_backoff_s: float = Field(default=5.0, ge=0)
-    concurrency_per_platform: int = Field(default=4, ge=1)
+    concurrency_per_platform: int = Field(
+        default=4, ge=1, description="Calls in flight per platform (16 or more for slow public APIs)."
+    )
+    platform_concurrency: dict[str, PositiveInt] = Field(
+        default_factory=dict, description="Per-platform overrides of concurrency_per_platform (platform → calls)."
+    )
+    max_connections: int = Field(
+        default=64,
+        ge=1,
+        description="HTTP connection pool of one executor (kept alive and reused across calls and platforms).",
+    )
     max_records_kept: int = Field(default=50, ge=1, description="Records kept per call result.")
     max_response_bytes: int = Field(
         default=5_000_000,

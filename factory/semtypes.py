@@ -877,10 +877,19 @@ class Inference:
     merges: list[dict[str, Any]]
     parents: dict[str, str]
     overrides_applied: list[str]
+    # tool id → sorted [(kind, name, type)]: built on first use, so `tool_types` over every tool is
+    # linear in the slots (a scan of every slot per tool was quadratic: minutes at 10k tools)
+    _by_tool: dict[str, list[tuple[str, str, str]]] | None = field(default=None, repr=False, compare=False)
 
     def tool_types(self, tid: str) -> dict[str, Any]:
-        params = {n: t.type for (t_id, k, n), t in sorted(self.slots.items()) if t_id == tid and k == "param"}
-        fields = {n: t.type for (t_id, k, n), t in sorted(self.slots.items()) if t_id == tid and k == "field"}
+        if self._by_tool is None:  # slots are complete when an Inference is built
+            index: dict[str, list[tuple[str, str, str]]] = {}
+            for (t_id, k, n), t in sorted(self.slots.items()):
+                index.setdefault(t_id, []).append((k, n, t.type))
+            self._by_tool = index
+        slots = self._by_tool.get(tid, [])
+        params = {n: typ for k, n, typ in slots if k == "param"}
+        fields = {n: typ for k, n, typ in slots if k == "field"}
         return {"entity": self.entities.get(tid), "params": params, "fields": fields}
 
 

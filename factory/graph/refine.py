@@ -322,6 +322,45 @@ def _observe(kg: KnowledgeGraph, specs: Mapping[str, ToolSpec], tid: str, call: 
     )
 
 
+class _Adjacency:
+    """The retained edges of a run by source tool, in the order of the edge list, with the counts an
+    iteration reports; `prune` keeps them current (an edge is only ever pruned, never restored)."""
+
+    def __init__(self, edges: list[Edge], specs: Mapping[str, ToolSpec], state_changing: bool):
+        self.edges = edges
+        self.specs = specs
+        self.state_changing = state_changing
+        self.by_id = {e.edge_id: e for e in edges}
+        self.position = {e.edge_id: i for i, e in enumerate(edges)}
+        self.out_edges: dict[str, list[Edge]] = {}
+        for e in edges:
+            if e.status != "retained":
+                continue
+            if not state_changing and specs[e.target_tool_id].state_changing:
+                continue
+            self.out_edges.setdefault(e.source_tool_id, []).append(e)
+        self.retained = sum(1 for e in edges if e.status == "retained")
+        self.pruned = sum(1 for e in edges if e.status == "pruned")
+        self._starts: list[str] | None = None
+
+    def starts(self) -> list[str]:
+        """Tools a path may start from (sorted): sources of a retained edge, not state-changing."""
+        if self._starts is None:
+            self._starts = sorted(s for s in self.out_edges if self.state_changing or not self.specs[s].state_changing)
+        return self._starts
+
+    def prune(self, e: Edge) -> None:
+        self.retained -= 1
+        self.pruned += 1
+        out = self.out_edges.get(e.source_tool_id)
+        at = next((i for i, x in enumerate(out or []) if x is e), None)
+        if out is not None and at is not None:
+            del out[at]
+            if not out:
+                del self.out_edges[e.source_tool_id]
+                self._starts = None
+
+
 class Refiner:
     """Runs the loop for one domain's skeleton (async; see `refine` for the sync entry point)."""
 
@@ -338,8 +377,10 @@ class Refiner:
         progress: Callable[[str], None] = log.info,
         after_iteration: Callable[[int], None] | None = None,
         concurrent: bool = True,
+        legacy: bool = False,
     ):
         self.concurrent = concurrent
+        self.legacy = legacy  # the earlier whole-graph work per iteration (copies, prune scan): benchmark only
         self.domain = domain
         self.skeleton = skeleton
         self.edges = parse_edges(skeleton["edges"])
@@ -355,6 +396,8 @@ class Refiner:
         self.types = ValueTypes.from_graph(skeleton)
         self.type_mismatched = type_mismatched_edges(self.edges, self.types, kg, specs)
         self.rel = f"{CHECKPOINT_DIR}/{domain}.json"
+        self._adjacency: _Adjacency | None = None
+        self._seen: tuple[list[Any], set[Any]] | None = None  # state["_seen_calls"] and a set of it
 
     # -- checkpoint
     def _load(self) -> dict[str, Any] | None:
@@ -391,19 +434,27 @@ class Refiner:
             out.append(args)
         return out, fallbacks
 
+    # -- the retained graph, kept between iterations
+    def _index(self, state: dict[str, Any]) -> "_Adjacency":
+        """Adjacency lists of the retained, executable edges (built once per run, then updated as
+        edges are pruned), so an iteration costs what its paths do, not what the graph holds."""
+        if self._adjacency is None or self._adjacency.edges is not state["edges"]:
+            self._adjacency = _Adjacency(state["edges"], self.specs, self.cfg.graph.execute_state_changing)
+        return self._adjacency
+
     # -- one iteration
     async def _iteration(self, runner: _Runner, state: dict[str, Any], t: int) -> None:
         g = self.cfg.graph
-        edges = state["edges"]
-        snapshot = [e.model_copy() for e in edges]  # posteriors as of the start of the iteration
-        out_edges: dict[str, list[Edge]] = {}
-        for e in snapshot:
-            if e.status != "retained":
-                continue
-            if not g.execute_state_changing and self.specs[e.target_tool_id].state_changing:
-                continue
-            out_edges.setdefault(e.source_tool_id, []).append(e)
-        starts_pool = sorted(s for s in out_edges if g.execute_state_changing or not self.specs[s].state_changing)
+        if self.legacy:  # as before issue 20: a copy of every edge and the adjacency rebuilt each iteration
+            live = state["edges"]
+            adj = _Adjacency([e.model_copy() for e in live], self.specs, g.execute_state_changing)
+            adj.by_id = {e.edge_id: e for e in live}
+        else:
+            adj = self._index(state)
+        # posteriors as of the start of the iteration: nothing changes an edge before every path has
+        # finished (the updates below), so the paths read the live edges
+        out_edges = adj.out_edges
+        starts_pool = adj.starts()
         t0, calls0 = time.monotonic(), runner.calls
         entry = {
             "iteration": t,
@@ -429,7 +480,7 @@ class Refiner:
                 paths = await asyncio.gather(*jobs)
             else:  # one path at a time (benchmark baseline)
                 paths = [await j for j in jobs]
-            by_id = {e.edge_id: e for e in edges}
+            touched: dict[str, Edge] = {}
             for p in paths:  # path order: deterministic updates
                 if is_success_outcome(p["start_outcome"]) and p["start_records"]:
                     self._keep_observation(state, p["start"], {**p["start_call"], "args": p["start_args"]})
@@ -442,8 +493,9 @@ class Refiner:
                 entry["paths"] += 1
                 ok_all = True
                 for s in p["steps"]:
-                    e = by_id[s["edge_id"]]
+                    e = adj.by_id[s["edge_id"]]
                     apply_outcome(e, s["outcome"], g)
+                    touched[e.edge_id] = e
                     entry["steps"] += 1
                     if is_success_outcome(s["outcome"]):
                         entry["step_successes"] += 1
@@ -452,13 +504,16 @@ class Refiner:
                     else:
                         ok_all = False
                 entry["passed"] += ok_all
-            for e in edges:
+            # Eq. 5 depends on an edge's own counts only: an edge no path tried is as it was
+            checked: list[Edge] = list(state["edges"] if self.legacy else touched.values())
+            for e in sorted(checked, key=lambda x: adj.position[x.edge_id]):
                 if e.status == "retained" and should_prune(e, g):
                     e.status, e.pruned_at_iteration = "pruned", t
+                    adj.prune(e)
         entry["pass_rate"] = round(entry["passed"] / entry["paths"], 4) if entry["paths"] else 0.0
         entry["step_success_rate"] = round(entry["step_successes"] / entry["steps"], 4) if entry["steps"] else 0.0
-        entry["retained"] = sum(1 for e in edges if e.status == "retained")
-        entry["pruned"] = sum(1 for e in edges if e.status == "pruned")
+        entry["retained"] = adj.retained
+        entry["pruned"] = adj.pruned
         entry["calls"] = runner.calls - calls0
         entry["seconds"] = round(time.monotonic() - t0, 3)
         state["history"].append(entry)
@@ -480,8 +535,12 @@ class Refiner:
         _observe(self.kg, self.specs, tid, call, "path")
         obs = state["observations"]
         digest = call.get("call_digest")
-        if len(obs) < self.cfg.graph.max_observations and digest not in state["_seen_calls"]:
-            state["_seen_calls"].append(digest)
+        listed = state["_seen_calls"]
+        if self._seen is None or self._seen[0] is not listed:
+            self._seen = (listed, set(listed))
+        if len(obs) < self.cfg.graph.max_observations and digest not in self._seen[1]:
+            listed.append(digest)
+            self._seen[1].add(digest)
             spec = self.specs[tid]
             obs.append(
                 {
@@ -553,6 +612,7 @@ class Refiner:
             await self._sweep(runner, state)
             state["stats"]["calls"] = runner.calls
         state.pop("_seen_calls", None)
+        self._adjacency = None
         return state
 
 

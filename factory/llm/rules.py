@@ -11,6 +11,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from typing import Any
 
 from factory import prompts
@@ -50,20 +51,22 @@ _STOP = frozenset("a an the of for by to in on and or with is are get list find 
 _SYNONYMS = {"cd": "code", "nm": "name", "no": "number", "num": "number", "dt": "date", "ymd": "date", "yr": "year"}
 
 
-def tokens(text: str) -> set[str]:
+@lru_cache(maxsize=65536)  # pure; edge proposals ask for the same names and descriptions again and again
+def tokens(text: str) -> frozenset[str]:
     """Lower-case word tokens of an identifier or a sentence (camelCase and snake_case split)."""
     out = set()
     for t in _SPLIT.split(_CAMEL.sub(" ", text)):
         t = t.lower()
         if t and t not in _STOP:
             out.add(_SYNONYMS.get(t, t))
-    return out
+    return frozenset(out)
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
+def _jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+@lru_cache(maxsize=65536)
 def _norm_name(name: str) -> str:
     return re.sub(r"[^0-9a-z]", "", name.rsplit(".", 1)[-1].lower())
 
@@ -95,6 +98,7 @@ def _type_compat(param_type: str, field_type: str) -> float:
     return 0.4
 
 
+@lru_cache(maxsize=65536, typed=True)
 def _norm_value(v: Scalar) -> str:
     s = str(v).strip().casefold()
     return s[:-2] if s.endswith(".0") and s[:-2].lstrip("-").isdigit() else s

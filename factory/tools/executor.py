@@ -432,7 +432,8 @@ class ToolExecutor:
     def _sem(self, platform: str) -> asyncio.Semaphore:
         sem = self._sems.get(platform)
         if sem is None:
-            sem = self._sems[platform] = asyncio.Semaphore(self.cfg.concurrency_per_platform)
+            n = self.cfg.platform_concurrency.get(platform, self.cfg.concurrency_per_platform)
+            sem = self._sems[platform] = asyncio.Semaphore(n)
         return sem
 
     def _backoff(self, attempt: int, retry_after: float | None = None) -> float:

@@ -209,3 +209,34 @@ def test_skeleton_handles_bad_input_and_invalid_replies():
         assert e["alpha"] == pytest.approx(1 + 2 * e["feasibility"])
     frame = edges_frame(value, ToolRegistry.from_inventories(_inventory(tools)))
     assert frame["bindings_in_schemas"].all() and meta["invalid_bindings"] == 4
+
+
+def test_blocked_retrieval_picks_the_same_pairs_as_the_per_source_loop():
+    """Top-K by block matrix products = the per-source loop: same pairs, same order, same similarity,
+    ties broken by target id (the embeddings are exact in binary, so every tie is a real tie)."""
+    from factory.graph.skeleton import candidate_pairs
+
+    rng = np.random.default_rng(3)
+    tools = [
+        _spec(f"t{i:03d}", {"code": "string"}, ["code"], ["code"], domain="d" if i % 3 else "x", platform=f"p{i % 4}")
+        for i in range(90)
+    ]
+    vecs = []
+    for _ in tools:  # four entries of ±0.5 in eight dimensions: unit norm, dot products exact
+        v = np.zeros(8)
+        v[rng.choice(8, size=4, replace=False)] = rng.choice([-0.5, 0.5], size=4)
+        vecs.append(v.tolist())
+    catalog = pd.DataFrame({"tool_id": [f"{t.domain}/{t.platform}/{t.name}" for t in tools], "embedding": vecs})
+    specs = {f"{t.domain}/{t.platform}/{t.name}": t for t in tools}
+    old, _ = candidate_pairs("d", specs, catalog, 5, 3, legacy=True)
+    sims = [p[2] for p in old]
+    assert len(sims) > len(set(sims)) * 3  # many ties to break
+    for block in (1, 7, 512):
+        new, _ = candidate_pairs("d", specs, catalog, 5, 3, block=block)
+        assert new == old
+    sources = {p[0] for p in old}
+    assert len(old) == len(sources) * (5 + 3) and all(s != t for s, t, _, _ in old)
+    # fewer targets than k: every one of them, best first
+    few, _ = candidate_pairs("d", specs, catalog, 500, 1, block=16)
+    assert few == candidate_pairs("d", specs, catalog, 500, 1, legacy=True)[0]
+    assert sum(1 for p in few if not p[3]) == len(sources) * (len(sources) - 1)

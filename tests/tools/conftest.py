@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pytest
-from fastapi import FastAPI, HTTPException, Response
+from fastapi import FastAPI, HTTPException, Request, Response
 from fastapi.responses import JSONResponse, PlainTextResponse
 
 from tests.serving import serve_asgi
@@ -39,6 +39,7 @@ class FaultState:
     hit_times: dict[tuple[str, str], list[float]] = field(default_factory=dict)
     inflight: int = 0
     max_inflight: int = 0
+    peers: set[str] = field(default_factory=set)  # client address:port of /concurrent calls (connection reuse)
 
     def hit(self, name: str, tag: str) -> int:
         self.hits[(name, tag)] += 1
@@ -159,7 +160,9 @@ def build_app(state: FaultState) -> FastAPI:
         return {"response": {"header": header}}
 
     @app.get("/concurrent", operation_id="concurrent", openapi_extra={"x-records-path": "data"})
-    async def concurrent(i: int) -> Any:
+    async def concurrent(i: int, request: Request) -> Any:
+        if request.client is not None:
+            state.peers.add(f"{request.client.host}:{request.client.port}")
         state.inflight += 1
         state.max_inflight = max(state.max_inflight, state.inflight)
         try:

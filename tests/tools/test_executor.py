@@ -247,6 +247,23 @@ def test_concurrency_bounded_per_platform(tools: dict[str, ToolSpec], fault_serv
     assert fault_server.state.max_inflight == 2
 
 
+def test_platform_concurrency_override_and_pooled_connections(
+    tools: dict[str, ToolSpec], fault_server: LiveServer
+) -> None:
+    """Issue 20: one platform at 16 calls in flight over kept-alive connections; the pool bounds it."""
+    fault_server.state.max_inflight = 0
+    fault_server.state.peers.clear()
+    cfg = CFG.model_copy(update={"concurrency_per_platform": 2, "platform_concurrency": {"lab": 16}})
+    results = run(tools, [("concurrent", {"i": i}) for i in range(32)], cfg=cfg)
+    assert [r.records[0]["i"] for r in results] == list(range(32))
+    assert 2 < fault_server.state.max_inflight <= 16  # the override, not the default of 2 (timing: load)
+    assert len(fault_server.state.peers) <= 16  # 32 calls over at most 16 kept-alive connections
+    fault_server.state.max_inflight = 0
+    small = cfg.model_copy(update={"max_connections": 4})
+    assert all(r.ok for r in run(tools, [("concurrent", {"i": i}) for i in range(8)], cfg=small))
+    assert 1 <= fault_server.state.max_inflight <= 4  # the pool bounds what the platform allows
+
+
 def test_async_interface_and_digest(tools: dict[str, ToolSpec]) -> None:
     async def go() -> tuple[CallResult, CallResult]:
         async with ToolExecutor(list(tools.values()), CFG, KEYS) as ex:

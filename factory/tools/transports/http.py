@@ -55,7 +55,13 @@ class HttpTransport(Transport):
 
     async def open(self) -> None:
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self.cfg.timeout_s, follow_redirects=True, verify=_tls_context())
+            pool = self.cfg.max_connections  # every connection a platform's concurrency needs stays alive
+            self._client = httpx.AsyncClient(
+                timeout=self.cfg.timeout_s,
+                follow_redirects=True,
+                verify=_tls_context(),
+                limits=httpx.Limits(max_connections=pool, max_keepalive_connections=pool),
+            )
 
     async def close(self) -> None:
         if self._client is not None and self._own_client:
