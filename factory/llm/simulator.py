@@ -82,12 +82,13 @@ def leaked_facts(message: str, asked: Sequence[str], hidden_info: Mapping[str, A
     ]
 
 
-def goal_met(transcript: Sequence[Mapping[str, str]], answer_values: Sequence[Any]) -> bool:
-    """Whether some agent statement states every answer value (no answer values: any agent statement)."""
+def goal_met(transcript: Sequence[Mapping[str, str]], answer_values: Sequence[Any], language: str = "en") -> bool:
+    """Whether some agent turn states every answer value (no answer values: some agent turn that is not a
+    question)."""
     said = [m.get("content") or "" for m in transcript if m.get("role") == "assistant"]
     said = [s for s in said if s.strip()]
     if not answer_values:
-        return bool(said)
+        return any(not is_question(s, language) for s in said)
     return any(all(mentions_value(s, v) for v in answer_values) for s in said)
 
 
@@ -113,7 +114,7 @@ def user_simulator(inp: SimulatorInput) -> SimulatorReply:
         return SimulatorReply(
             message=_render(inp, "reveal", [(n, inp.hidden_info[n]) for n in asked]), revealed=list(asked)
         )
-    if goal_met(inp.transcript, inp.answer_values) and said:
+    if goal_met(inp.transcript, inp.answer_values, inp.language) and said:
         return SimulatorReply(message=f"{_render(inp, 'thanks')} {STOP}", stop=True)
     if said and is_question(said, inp.language):
         return SimulatorReply(message=_render(inp, "confirm"))
