@@ -9,12 +9,14 @@ and sim_fault 0 under the oracle. The share caught is reported.
 """
 
 import asyncio
+from dataclasses import dataclass
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from factory.config import ProjectConfig
 from factory.conversations.episode import Caps, ModelSimulator, OracleAgent, Simulator, run_conversation, score_episode
+from factory.conversations.stateful import stateful_tasks
 from factory.conversations.tasks import CASE_KINDS, ConversationTaskError, conversation_tasks, lexicon_noun_of
 from factory.eval.harness import task_tools
 from factory.llm.agent import ExecutorRunner, OfferedTool
@@ -58,10 +60,33 @@ class LiveEnv:
         return out
 
 
+@dataclass(frozen=True)
+class _ToolsView:
+    """The fields of a Task that `task_tools` reads, taken from a conversation task."""
+
+    id: str
+    domain: str
+    platforms: list[str]
+    available_tools: list[str]
+    system_state: dict[str, Any]
+    expected_state_hash: dict[str, str]
+
+    @classmethod
+    def of(cls, conv: Mapping[str, Any]) -> "_ToolsView":
+        return cls(
+            id=conv["id"],
+            domain=conv["domain"],
+            platforms=list(conv["platforms"]),
+            available_tools=list(conv["tools_subset"]),
+            system_state=dict(conv["system_state"]),
+            expected_state_hash=dict(conv["success_criteria"]["terminal_state"]),
+        )
+
+
 async def _audit_one(
-    conv: Mapping[str, Any], source: Task, registry: ToolRegistry, cfg: ProjectConfig, sim: Simulator, caps: Caps
+    conv: Mapping[str, Any], registry: ToolRegistry, cfg: ProjectConfig, sim: Simulator, caps: Caps
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    tools = task_tools(registry, source)
+    tools = task_tools(registry, cast(Task, _ToolsView.of(conv)))
     async with executor_factory(cfg, tools.domains, registry)() as ex:
         for spec in tools.key_specs:  # keys are acquired before the first turn, as in evaluation
             await ex.call(spec, {})
@@ -73,7 +98,6 @@ async def _audit_one(
 
 async def audit(
     convs: Sequence[Mapping[str, Any]],
-    sources: Mapping[str, Task],
     registry: ToolRegistry,
     cfg: ProjectConfig,
     sim: Simulator,
@@ -84,7 +108,7 @@ async def audit(
 
     async def one(c: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         async with gate:
-            return await _audit_one(c, sources[c["source_task_id"]], registry, cfg, sim, caps)
+            return await _audit_one(c, registry, cfg, sim, caps)
 
     return list(await asyncio.gather(*(one(c) for c in convs)))
 
@@ -106,7 +130,6 @@ def build_conversations(
         t["trajectory_id"]: t for v in trajectories.values() for t in (v.get("trajectories") or []) if "trajectory_id" in t
     }
     noun_of = lexicon_noun_of(lexicons)
-    sources: dict[str, Task] = {}
     convs: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     for row in splits.get("tasks") or []:
@@ -114,7 +137,6 @@ def build_conversations(
             skipped.append({"source_task_id": row["id"], "case_pattern": "*", "reason": "tool_inventory missing"})
             continue
         task = Task.model_validate(row)
-        sources[task.id] = task
         try:
             made, why = conversation_tasks(
                 row,
@@ -130,10 +152,17 @@ def build_conversations(
         convs.extend(made)
         skipped.extend(why)
     _cover_no_call(convs, splits.get("tasks") or [], specs, by_traj, noun_of, cfg)
+    languages = {d.name: d.language for d in cfg.domains if d.name in inventories}
+    splits_of: dict[str, list[str]] = {}
+    for row in splits.get("tasks") or []:
+        splits_of.setdefault(row["domain"], []).append(str(row.get("split") or "train"))
+    made, why = asyncio.run(stateful_tasks(registry, cfg, languages, splits_of, noun_of))
+    convs.extend(made)
+    skipped.extend(why)
     c = cfg.conversations
     caps = Caps(max_user_turns=c.max_user_turns, max_calls=c.max_calls, max_agent_steps=c.max_agent_steps)
     sim = simulator or ModelSimulator(llm)
-    results = asyncio.run(audit(convs, sources, registry, cfg, sim, caps)) if convs else []
+    results = asyncio.run(audit(convs, registry, cfg, sim, caps)) if convs else []
     published, dropped, transcripts = [], [], []
     for conv, (score, episode) in zip(convs, results, strict=True):
         conv["oracle_audit"] = {
