@@ -27,6 +27,7 @@ SYSTEM_PROMPTS = [n for n in prompts.list_templates() if n.startswith("export/")
         "dataset_splits": dg.AssetIn(),
         "tool_inventory": all_partitions_in(),
         "trajectories": all_partitions_in(),
+        "conversations": dg.AssetIn(),
     },
     description="The split tasks in four formats per split: OpenAI chat fine-tuning JSONL (tool calls and their "
     "results), Hugging Face Parquet with a dataset card, RL (GRPO) prompts with ground truth, benchmark-task JSON. "
@@ -42,6 +43,7 @@ def dataset_exports(
     dataset_splits: dict,
     tool_inventory: dict,
     trajectories: dict,
+    conversations: dict,
 ) -> dg.Output[dict]:
     cfg = project.load()
     replay = cfg.exports.tool_results == "replay"
@@ -57,6 +59,7 @@ def dataset_exports(
             make_executor=make,
             progress=context.log.info,
             stage_only=True,  # published (LATEST.json) once the read-back check passed
+            conversations=conversations,  # issue 19: conversation files beside the task formats
         )
     context.log.info(
         f"dataset_exports {manifest['version']} (staged): {manifest['tasks']} tasks {manifest['splits']}, "

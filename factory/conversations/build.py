@@ -92,7 +92,7 @@ async def _audit_one(
             await ex.call(spec, {})
         env = LiveEnv(ex, tools.offered, tools.state_specs, cfg.conversations.max_observation_chars)
         episode = await run_conversation(conv, OracleAgent(), sim, env, caps)
-        episode = ex.redact(episode)
+        episode = ex.redact({**episode, "tools": [t.definition() for t in tools.offered]})
     return score_episode(conv, episode), episode
 
 
@@ -173,6 +173,8 @@ def build_conversations(
             "turns": score["turns"],
         }
         if score["goal_success"] and not score["sim_fault"]:
+            conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
+            conv["tools"] = episode["tools"]
             published.append(conv)
             if len(transcripts) < 40:
                 transcripts.append({"id": conv["id"], "case_pattern": conv["case_pattern"], "transcript": episode["transcript"]})

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from factory.config import ProjectConfig
+from factory.export import conversations as conversation_exports
 from factory.export import formats
 from factory.export.card import render_card, split_order
 from factory.export.publish import EXPORTS_DIR, ExportError, Staging, cleanup, sha256_bytes
@@ -93,6 +94,7 @@ def build_exports(
     store: Store | None = None,
     progress: Callable[[str], None] = log.info,
     stage_only: bool = False,
+    conversations: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The export manifest (the asset value) and its metadata. Publishes the export; with `stage_only`
     leaves it verified in its staging folder, the manifest pointing there and carrying a `release` for
@@ -174,6 +176,8 @@ def build_exports(
             if "benchmark" in ex.formats:
                 doc = formats.benchmark_doc(rows["bench"][s], s, ex.dataset_name, splits_value.get("env_lock") or {})
                 put("benchmark", s, f"benchmark/{s}.json", dumps(doc, indent=1).encode("utf-8"), len(rows["bench"][s]))
+            for fmt, rel, data, n in conversation_exports.files(conversations, s, ex.dataset_name):  # issue 19
+                put(fmt, s, rel, data, n)
         mismatches = sum(1 for d in [*dropped, *flagged] if d["reason"] == "result_digest_mismatch")
         replay_summary = {
             "tool results": ex.tool_results,
@@ -361,6 +365,16 @@ def verify_export(
             rep["key_free"] = False
             rep["problems"] += [f"{rel}: {x}" for x in leaks]
         if fmt == "card":
+            continue
+        if fmt in conversation_exports.FORMATS:
+            try:
+                rep["rows_read"], errs = conversation_exports.read_back(fmt, data, split)
+            except (ValueError, KeyError, TypeError, pa.ArrowException) as err:
+                rep["parse_ok"], errs = False, [f"does not parse ({str(err)[:300]})"]
+            rep["invalid_rows"] = len(errs)
+            rep["problems"] += [f"{rel}: {x}" for x in errs[:5]]
+            if rep["rows_read"] != e["rows"]:
+                rep["problems"].append(f"{rel}: {rep['rows_read']} rows read back, {e['rows']} written")
             continue
         try:
             rows = _parse(fmt, data)

@@ -172,3 +172,22 @@ def test_masking_and_banmal() -> None:
     assert to_banmal("시군구 수 차이는 얼마인가요? 그 수를 알려 주세요.") == "시군구 수 차이는 얼마야? 그 수를 알려 줘."
     assert to_banmal("몇 곳인가요?") == "몇 곳이야?"
     assert to_banmal("이건 모르겠습니다.") is None
+
+
+def test_case_breakdown_pass_hat_k_and_mcnemar() -> None:
+    from factory.conversations.metrics import all_runs_pass, case_breakdown, mcnemar_exact
+
+    rows = [
+        *({"task_id": "a", "case_pattern": "single", "goal_success": ok, "sim_fault": False} for ok in (1, 1, 0)),
+        *({"task_id": "b", "case_pattern": "single", "goal_success": True, "sim_fault": False} for _ in range(3)),
+        *({"task_id": "n", "case_pattern": "no_call", "goal_success": True, "sim_fault": True} for _ in range(3)),
+    ]
+    out = case_breakdown(rows, k=3)
+    assert out["by_case"]["single"]["pass@1"] == round(5 / 6, 4) and out["by_case"]["single"]["pass^3"] == 0.5
+    assert out["without_no_call"]["tasks"] == 2 and out["no_call"]["pass^3"] == 1.0 and out["no_call"]["sim_fault"] == 1.0
+    assert all_runs_pass(rows) == {"a": False, "b": True, "n": True}
+    # 8 discordant tasks all favouring one model: p = 2 / 2^8
+    a = {f"t{i}": True for i in range(10)}
+    b = {f"t{i}": i >= 8 for i in range(10)}
+    assert mcnemar_exact(a, b) == {"tasks": 10, "b01": 0, "b10": 8, "p": 2 / 256}
+    assert mcnemar_exact(a, a)["p"] == 1.0
