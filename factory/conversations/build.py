@@ -9,9 +9,9 @@ and sim_fault 0 under the oracle. The share caught is reported.
 """
 
 import asyncio
-from dataclasses import dataclass
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from factory.config import ProjectConfig
@@ -127,7 +127,10 @@ def build_conversations(
     registry = ToolRegistry.from_inventories(inventories)
     specs = registry.by_platform_name
     by_traj = {
-        t["trajectory_id"]: t for v in trajectories.values() for t in (v.get("trajectories") or []) if "trajectory_id" in t
+        t["trajectory_id"]: t
+        for v in trajectories.values()
+        for t in (v.get("trajectories") or [])
+        if "trajectory_id" in t
     }
     noun_of = lexicon_noun_of(lexicons)
     convs: list[dict[str, Any]] = []
@@ -177,7 +180,9 @@ def build_conversations(
             conv["tools"] = episode["tools"]
             published.append(conv)
             if len(transcripts) < 40:
-                transcripts.append({"id": conv["id"], "case_pattern": conv["case_pattern"], "transcript": episode["transcript"]})
+                transcripts.append(
+                    {"id": conv["id"], "case_pattern": conv["case_pattern"], "transcript": episode["transcript"]}
+                )
         else:
             faults = sorted({f["fault"] for f in score["sim_faults"]})
             dropped.append(
@@ -261,7 +266,9 @@ def conversations_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "by_case": md_table(table, ["case", *langs, "total"]),
         "dropped_reasons": md_table([{"reason": r, "n": n} for r, n in reasons.most_common()], ["reason", "n"]),
         "preview": md_table(preview, ["case", "lang", "initial_message", "hidden_info"], limit=12),
-        "simulator_backend": ", ".join(f"{k}: {v['backend']}/{v['model']}" for k, v in value["simulator"]["languages"].items()),
+        "simulator_backend": ", ".join(
+            f"{k}: {v['backend']}/{v['model']}" for k, v in value["simulator"]["languages"].items()
+        ),
     }
 
 
@@ -284,7 +291,9 @@ def conversations_frame(value: Mapping[str, Any]) -> "pd.DataFrame":
                 "oracle_goal_success": bool(audit_row.get("goal_success")),
                 "oracle_sim_faults": int(audit_row.get("sim_faults", -1)),
                 "oracle_reason": str(audit_row.get("reason", "not audited")),
-                "opening_leaks_hidden_info": any(mentions_value(t["initial_message"], v) for v in t["hidden_info"].values()),
+                "opening_leaks_hidden_info": any(
+                    mentions_value(t["initial_message"], v) for v in t["hidden_info"].values()
+                ),
                 "criteria_consistent": bool(crit["no_call"]) == (t["case_pattern"] == "no_call")
                 and (not crit["required_calls"]) == bool(crit["no_call"]),
                 "hidden_info_consistent": bool(t["hidden_info"]) == (t["case_pattern"] == "multi_turn"),

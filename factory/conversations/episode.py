@@ -76,7 +76,9 @@ class ModelSimulator:
         return out
 
 
-def simulator_input(task: Mapping[str, Any], transcript: Sequence[Mapping[str, str]], revealed: Sequence[str]) -> SimulatorInput:
+def simulator_input(
+    task: Mapping[str, Any], transcript: Sequence[Mapping[str, str]], revealed: Sequence[str]
+) -> SimulatorInput:
     return SimulatorInput(
         language=task["language"],
         persona=dict(task["persona"]),

@@ -115,7 +115,9 @@ async def stateful_tasks(
                     "seed": seed,
                     "source_pattern": "STATE",
                     "golden_calls": [call],
-                    "golden_actions": [{"step": 1, "tool": spec.name, "platform": spec.platform, "args": {param: value}}],
+                    "golden_actions": [
+                        {"step": 1, "tool": spec.name, "platform": spec.platform, "args": {param: value}}
+                    ],
                     "answer": {"text": "", "values": []},
                     "task": request,
                     "initial_message": opening(lang, persona, request),

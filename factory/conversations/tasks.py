@@ -103,7 +103,9 @@ def answer_values(task: Mapping[str, Any]) -> list[Any]:
     value = ans.get("value")
     values = value if isinstance(value, list) else [value]
     text = str(ans.get("text") or "")
-    return [v for v in values if isinstance(v, str | int | float) and not isinstance(v, bool) and mentions_value(text, v)]
+    return [
+        v for v in values if isinstance(v, str | int | float) and not isinstance(v, bool) and mentions_value(text, v)
+    ]
 
 
 # --------------------------------------------------------------------------- masking (multi_turn)
@@ -267,9 +269,7 @@ def conversation_tasks(
     return out, skipped
 
 
-def no_call_task(
-    task: Mapping[str, Any], subject: str, noun: str, rng: random.Random, cfg_seed: int
-) -> dict[str, Any]:
+def no_call_task(task: Mapping[str, Any], subject: str, noun: str, rng: random.Random, cfg_seed: int) -> dict[str, Any]:
     """A request the agent must answer without any call, about the verified task's subject."""
     lang = task["language"]
     variant = _seed_int(cfg_seed, task["id"], "variant")

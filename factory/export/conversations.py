@@ -55,7 +55,9 @@ def chat_row(task: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": task["id"], "messages": msgs, "tools": list(task.get("tools") or []), "metadata": meta}
 
 
-def benchmark_doc(tasks: Sequence[Mapping[str, Any]], split: str, dataset: str, simulator: Mapping[str, Any]) -> dict[str, Any]:
+def benchmark_doc(
+    tasks: Sequence[Mapping[str, Any]], split: str, dataset: str, simulator: Mapping[str, Any]
+) -> dict[str, Any]:
     return {
         "dataset": f"{dataset}-conversations",
         "split": split,
@@ -109,9 +111,19 @@ def files(value: Mapping[str, Any] | None, split: str, dataset: str) -> Iterator
     sim = value.get("simulator") or {}
     chat = [chat_row(t) for t in tasks]
     yield "conversations_chat", f"conversations/openai_chat/{split}.jsonl", _jsonl(chat), len(chat)
-    yield "conversations_parquet", f"conversations/hf_parquet/{split}.parquet", _parquet(list(zip(chat, tasks, strict=True))), len(chat)  # type: ignore[arg-type]  # noqa: E501
+    yield (
+        "conversations_parquet",
+        f"conversations/hf_parquet/{split}.parquet",
+        _parquet(list(zip(chat, tasks, strict=True))),
+        len(chat),
+    )  # type: ignore[arg-type]  # noqa: E501
     doc = benchmark_doc(tasks, split, dataset, sim)
-    yield "conversations_benchmark", f"conversations/benchmark/{split}.json", dumps(doc, indent=1).encode("utf-8"), len(tasks)
+    yield (
+        "conversations_benchmark",
+        f"conversations/benchmark/{split}.json",
+        dumps(doc, indent=1).encode("utf-8"),
+        len(tasks),
+    )
     rl = [rl_row(t, sim) for t in tasks]
     yield "conversations_rl", f"conversations/rl/{split}.jsonl", _jsonl(rl), len(rl)
 

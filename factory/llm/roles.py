@@ -33,9 +33,9 @@ from factory.llm.schemas import (
     QueryDraft,
     QueryParaphraseInput,
     QueryWriterInput,
-    SourceArguments,
     SimulatorInput,
     SimulatorReply,
+    SourceArguments,
     SourceArgumentsInput,
 )
 from factory.model_config import LANGUAGE_ROLES, ROLE_NAMES

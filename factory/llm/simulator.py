@@ -72,14 +72,12 @@ def _confirmation(text: str, hidden_info: Mapping[str, Any]) -> bool:
     return any(mentions_value(text, v) for v in hidden_info.values())
 
 
-def leaked_facts(message: str, asked: Sequence[str], hidden_info: Mapping[str, Any], revealed: Sequence[str]) -> list[str]:
+def leaked_facts(
+    message: str, asked: Sequence[str], hidden_info: Mapping[str, Any], revealed: Sequence[str]
+) -> list[str]:
     """Facts a user message states although they were neither asked for in the agent's last turn nor revealed
     before: a leak (the kotraj simulator fault 'leaked hidden info unasked')."""
-    return [
-        n
-        for n, v in hidden_info.items()
-        if n not in asked and n not in revealed and mentions_value(message, v)
-    ]
+    return [n for n, v in hidden_info.items() if n not in asked and n not in revealed and mentions_value(message, v)]
 
 
 def goal_met(transcript: Sequence[Mapping[str, str]], answer_values: Sequence[Any], language: str = "en") -> bool:
@@ -94,7 +92,11 @@ def goal_met(transcript: Sequence[Mapping[str, str]], answer_values: Sequence[An
 
 def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = ()) -> str:
     text = prompts.render(
-        RULES_TEMPLATE.format(lang=inp.language), kind=kind, persona=inp.persona, facts=[list(f) for f in facts], text=""
+        RULES_TEMPLATE.format(lang=inp.language),
+        kind=kind,
+        persona=inp.persona,
+        facts=[list(f) for f in facts],
+        text="",
     )
     return " ".join(text.split())
 
@@ -118,11 +120,7 @@ def user_simulator(inp: SimulatorInput) -> SimulatorReply:
         return SimulatorReply(message=f"{_render(inp, 'thanks')} {STOP}", stop=True)
     if said and is_question(said, inp.language):
         return SimulatorReply(message=_render(inp, "confirm"))
-    nudges = sum(
-        1
-        for m in inp.transcript
-        if m.get("role") == "user" and m.get("content") == _render(inp, "nudge")
-    )
+    nudges = sum(1 for m in inp.transcript if m.get("role") == "user" and m.get("content") == _render(inp, "nudge"))
     if nudges >= MAX_NUDGES:
         return SimulatorReply(message=f"{_render(inp, 'give_up')} {STOP}", stop=True)
     return SimulatorReply(message=_render(inp, "nudge"))

@@ -16,11 +16,20 @@ def source_task(language: str = "en") -> dict[str, Any]:
         "query": "Can you count the albums of the artist of track Different World for me?"
         if en
         else "철마면의 시군구의 읍면동 수를 알려 주세요.",
-        "answer": {"type": "number", "value": 21 if en else 5, "text": "The artist has 21 albums." if en else "5곳입니다."},
+        "answer": {
+            "type": "number",
+            "value": 21 if en else 5,
+            "text": "The artist has 21 albums." if en else "5곳입니다.",
+        },
         "pattern": "SEQ",
         "golden_actions": [
             {"step": 1, "tool": "get_key", "platform": "store", "args": {}},
-            {"step": 2, "tool": "search", "platform": "store", "args": {"name": "Different World" if en else "철마면", "api_key": KEY}},
+            {
+                "step": 2,
+                "tool": "search",
+                "platform": "store",
+                "args": {"name": "Different World" if en else "철마면", "api_key": KEY},
+            },
             {"step": 3, "tool": "count_items", "platform": "store", "args": {"parent_id": 90, "api_key": KEY}},
         ],
         "available_tools": ["search", "count_items", "create_list"],

@@ -18,8 +18,7 @@ from factory.conversations.persona import to_banmal
 from factory.conversations.tasks import conversation_tasks, mask_english, mask_korean
 from factory.llm.schemas import SimulatorInput, SimulatorReply
 from factory.llm.simulator import STOP, reply_problems, user_simulator
-
-from .helpers import FakeEnv, noun_of, source_task, trajectory
+from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
 
 
 def _tasks(language: str = "en") -> dict[str, dict[str, Any]]:
@@ -61,7 +60,9 @@ def test_the_oracle_passes_every_case_with_no_sim_fault(language: str) -> None:
         assert not s["sim_fault"], (case, s["sim_faults"])
         assert ep["stop_reason"] == "user_stop"
         if case == "multi_turn":  # the agent had to ask, and the simulator revealed the fact in reply
-            assert ep["sim_turns"][0]["asked"] == list(task["hidden_info"]) and ep["revealed"] == list(task["hidden_info"])
+            assert ep["sim_turns"][0]["asked"] == list(task["hidden_info"]) and ep["revealed"] == list(
+                task["hidden_info"]
+            )
 
 
 def test_a_simulator_that_leaks_hidden_info_is_flagged() -> None:
@@ -167,7 +168,10 @@ def test_masking_and_banmal() -> None:
         "airport",
     )
     assert mask_english("Between airline UA and ICN?", "ICN") is None  # a mention without its noun
-    assert mask_korean("서울특별시와 부산광역시 중 어디가 큰가요?", "서울특별시", "시도") == "어느 시도와 부산광역시 중 어디가 큰가요?"
+    assert (
+        mask_korean("서울특별시와 부산광역시 중 어디가 큰가요?", "서울특별시", "시도")
+        == "어느 시도와 부산광역시 중 어디가 큰가요?"
+    )
     assert mask_korean("철마면은 어디인가요?", "철마면", "읍면동") == "어느 읍면동은 어디인가요?"
     assert to_banmal("시군구 수 차이는 얼마인가요? 그 수를 알려 주세요.") == "시군구 수 차이는 얼마야? 그 수를 알려 줘."
     assert to_banmal("몇 곳인가요?") == "몇 곳이야?"
@@ -184,7 +188,9 @@ def test_case_breakdown_pass_hat_k_and_mcnemar() -> None:
     ]
     out = case_breakdown(rows, k=3)
     assert out["by_case"]["single"]["pass@1"] == round(5 / 6, 4) and out["by_case"]["single"]["pass^3"] == 0.5
-    assert out["without_no_call"]["tasks"] == 2 and out["no_call"]["pass^3"] == 1.0 and out["no_call"]["sim_fault"] == 1.0
+    assert (
+        out["without_no_call"]["tasks"] == 2 and out["no_call"]["pass^3"] == 1.0 and out["no_call"]["sim_fault"] == 1.0
+    )
     assert all_runs_pass(rows) == {"a": False, "b": True, "n": True}
     # 8 discordant tasks all favouring one model: p = 2 / 2^8
     a = {f"t{i}": True for i in range(10)}
