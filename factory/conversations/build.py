@@ -166,7 +166,9 @@ def build_conversations(
     caps = Caps(max_user_turns=c.max_user_turns, max_calls=c.max_calls, max_agent_steps=c.max_agent_steps)
     sim = simulator or ModelSimulator(llm)
     results = asyncio.run(audit(convs, registry, cfg, sim, caps)) if convs else []
-    published, dropped, transcripts = [], [], []
+    published: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    transcripts: list[dict[str, Any]] = []
     for conv, (score, episode) in zip(convs, results, strict=True):
         conv["oracle_audit"] = {
             "goal_success": score["goal_success"],
@@ -231,7 +233,7 @@ def _cover_no_call(
         key = (row["domain"], row["language"])
         if key in have or row["id"] not in made_from:
             continue
-        traj = by_traj.get((row.get("lineage") or {}).get("trajectory_id"))
+        traj = by_traj.get(str((row.get("lineage") or {}).get("trajectory_id")))
         extra, _ = conversation_tasks(row, specs, trajectory=traj, noun_of=noun_of, no_call_every=1, cfg_seed=cfg.seed)
         no_call = [c for c in extra if c["case_pattern"] == "no_call"]
         if no_call:

@@ -85,19 +85,27 @@ def rl_row(task: Mapping[str, Any], simulator: Mapping[str, Any]) -> dict[str, A
     }
 
 
-def _parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
+def _parquet(rows: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> bytes:
+    """Parquet of (chat row, task) pairs."""
     table = pa.Table.from_pylist(
         [
             {
-                "id": r["id"], "domain": r["metadata"]["domain"], "language": r["metadata"]["language"],
-                "split": r["metadata"]["split"], "case_pattern": r["metadata"]["case_pattern"],
-                "messages": dumps(r["messages"]), "tools": dumps(r["tools"]), "persona": dumps(r["metadata"]["persona"]),
-                "hidden_info": dumps(t["hidden_info"]), "success_criteria": dumps(t["success_criteria"]), "seed": t["seed"],
+                "id": r["id"],
+                "domain": r["metadata"]["domain"],
+                "language": r["metadata"]["language"],
+                "split": r["metadata"]["split"],
+                "case_pattern": r["metadata"]["case_pattern"],
+                "messages": dumps(r["messages"]),
+                "tools": dumps(r["tools"]),
+                "persona": dumps(r["metadata"]["persona"]),
+                "hidden_info": dumps(t["hidden_info"]),
+                "success_criteria": dumps(t["success_criteria"]),
+                "seed": t["seed"],
             }
-            for r, t in rows  # type: ignore[misc]
+            for r, t in rows
         ],
         schema=PARQUET_SCHEMA,
-    )  # fmt: skip
+    )
     buf = io.BytesIO()
     pq.write_table(table, buf)
     return buf.getvalue()
@@ -116,7 +124,7 @@ def files(value: Mapping[str, Any] | None, split: str, dataset: str) -> Iterator
         f"conversations/hf_parquet/{split}.parquet",
         _parquet(list(zip(chat, tasks, strict=True))),
         len(chat),
-    )  # type: ignore[arg-type]  # noqa: E501
+    )
     doc = benchmark_doc(tasks, split, dataset, sim)
     yield (
         "conversations_benchmark",
