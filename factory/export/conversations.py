@@ -42,6 +42,21 @@ PARQUET_SCHEMA = pa.schema(
 )
 
 
+def current_conversations(value: Mapping[str, Any] | None, splits_value: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The stored conversations value restricted to tasks made from the current splits' tasks (and the
+    terminal-state tasks of creating tools), with each task's split as its source task has it now."""
+    if not value or not value.get("tasks"):
+        return None
+    split_of = {t["id"]: t.get("split") for t in splits_value.get("tasks") or []}
+    tasks = []
+    for t in value["tasks"]:
+        if t.get("source_pattern") == "STATE":
+            tasks.append(t)
+        elif t.get("source_task_id") in split_of and split_of[t["source_task_id"]] == t.get("split"):
+            tasks.append(t)
+    return {**value, "tasks": tasks}
+
+
 def system_message(language: str) -> dict[str, str]:
     return {"role": "system", "content": " ".join(prompts.render(SYSTEM_TEMPLATE.format(lang=language)).split())}
 

@@ -72,3 +72,12 @@ def test_creating_tools_yield_terminal_state_tasks() -> None:
     ids = {"type": "integer", "examples": [1]}
     assert creation_param(_spec("create_invoice", {"customer_id": ids}, ["customer_id"])) is None
     assert creation_param(_spec("create_playlist", {"name": {"type": "string"}}, ["name"])) is None  # no example
+
+
+def test_only_conversations_of_the_current_splits_are_exported() -> None:
+    value = _value()
+    src = source_task()
+    assert len(ce.current_conversations(value, {"tasks": [src]})["tasks"]) == len(value["tasks"])
+    moved = {"tasks": [{**src, "split": "test"}]}  # the source task changed split since: stale rows left out
+    assert ce.current_conversations(value, moved)["tasks"] == []
+    assert ce.current_conversations(None, {"tasks": [src]}) is None
