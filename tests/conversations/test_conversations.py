@@ -153,7 +153,7 @@ def test_rules_simulator_register_and_confirmation() -> None:
         {"role": "user", "content": "어느 읍면동의 수를 알려 줘."},
         {"role": "assistant", "content": "어느 읍면동인지 알려 주시겠어요?"}], **base)  # fmt: skip
     r = user_simulator(banmal)
-    assert r.revealed == ["읍면동"] and "철마면" in r.message and r.message.rstrip(".").endswith("야")
+    assert r.revealed == ["읍면동"] and "철마면" in r.message and r.message.rstrip(".").endswith("철마면이야")
     polite = banmal.model_copy(update={"persona": {"격식": "존댓말"}})
     assert "입니다" in user_simulator(polite).message
     confirm = banmal.model_copy(update={"revealed": ["읍면동"], "transcript": [
