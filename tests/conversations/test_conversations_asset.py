@@ -2,6 +2,7 @@
 every conversation task against the live demo tools)."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +33,10 @@ def test_conversations_asset_audits_and_exports(synth_world):
 
     res = synth_world.materialize(["dataset_exports"])
     assert res.success
+    gate = {e.asset_check_key.name: e for e in res.get_asset_check_evaluations()}["dataset_exports_read_back"]
+    assert gate.passed, gate.metadata
     manifest = synth_world.load("dataset_exports")
+    root = Path(manifest["manifest"]).parent  # the published folder
     files = manifest["conversations_benchmark"]
-    exported = sum(json.loads(open(e["path"], encoding="utf-8").read())["count"] for e in files.values())
+    exported = sum(json.loads((root / f"conversations/benchmark/{s}.json").read_text("utf-8"))["count"] for s in files)
     assert exported == len(tasks)
