@@ -8,6 +8,8 @@ import dagster as dg
 from assets._meta import gate, gate_result, to_metadata
 from factory import prompts, quality
 from factory.export import build
+from factory.export.conversations import current_conversations
+from factory.io import read_artifact
 from factory.report import Markdown, md_table
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in, uses_demo
 from factory.tools.registry import ToolRegistry, executor_factory
@@ -31,6 +33,9 @@ SYSTEM_PROMPTS = [n for n in prompts.list_templates() if n.startswith("export/")
         "generated_queries": all_partitions_in(),
         "judged_queries": all_partitions_in(),
     },
+    # issue 19: the conversation files come from the stored `conversations` value when there is one (a
+    # dependency, not an input, so the export runs without it)
+    deps=["conversations"],
     description="The split tasks in four formats per split: OpenAI chat fine-tuning JSONL (tool calls and their "
     "results), Hugging Face Parquet with a dataset card, RL (GRPO) prompts with ground truth, benchmark-task JSON. "
     "Tool results come from re-executing every task's golden actions against the live tools, each result digest "
@@ -49,6 +54,7 @@ def dataset_exports(
     judged_queries: dict,
 ) -> dg.Output[dict]:
     cfg = project.load()
+    conversations = current_conversations(read_artifact(cfg, "conversations", default=None), dataset_splits)
     replay = cfg.exports.tool_results == "replay"
     # executors as at synthesis time (the scan profile), so replayed result digests are comparable
     make = executor_factory(cfg, None, ToolRegistry.from_inventories(tool_inventory), scan=True) if replay else None
@@ -64,6 +70,7 @@ def dataset_exports(
             stage_only=True,  # published (LATEST.json) once the read-back check passed
             judged=judged_queries,
             queries=generated_queries,
+            conversations=conversations,  # issue 19: conversation files beside the task formats
         )
     context.log.info(
         f"dataset_exports {manifest['version']} (staged): {manifest['tasks']} tasks {manifest['splits']}, "

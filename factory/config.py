@@ -686,6 +686,20 @@ def _all_formats() -> list[ExportFormat]:
     return ["openai_chat", "openai_strict", "hf_parquet", "rl", "benchmark"]
 
 
+class ConversationsConfig(_Frozen):
+    """conversations: multi-turn, single and no-call tasks with a user simulator (issue 19). Owned by
+    factory/conversations/."""
+
+    enabled: bool = Field(default=True, description="Build conversation tasks from the published tasks.")
+    no_call_every: int = Field(
+        default=3, ge=0, description="About one verified task in this many also yields a no_call task (0: none)."
+    )
+    max_user_turns: int = Field(default=6, ge=1, description="Simulator replies per episode (cap).")
+    max_calls: int = Field(default=24, ge=1, description="Tool calls per episode (cap).")
+    max_agent_steps: int = Field(default=10, ge=1, description="Agent messages between two user turns (cap).")
+    max_observation_chars: int = Field(default=4000, ge=200, description="Tool result text shown to the agent.")
+
+
 class ExportsConfig(_Frozen):
     """dataset_exports: training and benchmark formats. Owned by factory/export/.
 
@@ -806,6 +820,7 @@ class ProjectConfig(_Frozen):
     splits: SplitsConfig = Field(default_factory=SplitsConfig)
     exports: ExportsConfig = Field(default_factory=ExportsConfig)
     variants: VariantsConfig = Field(default_factory=VariantsConfig)
+    conversations: ConversationsConfig = Field(default_factory=ConversationsConfig)
     domains: list[DomainConfig] = Field(min_length=1)
 
     # the folder of the config file (set by load_config / parse_config); not part of the digest

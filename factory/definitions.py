@@ -9,7 +9,7 @@ import os
 
 import dagster as dg
 
-from assets import datasets, evaluation, exports, graph, ingestion, judging, lexicon, synthesis, variants
+from assets import conversations, datasets, evaluation, exports, graph, ingestion, judging, lexicon, synthesis, variants
 from factory.config import find_config, load_config
 from factory.io import data_store
 from factory.llm.resource import EmbeddingsResource, LLMResource
@@ -38,6 +38,7 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
         *synthesis.ASSETS,
         *judging.ASSETS,
         *datasets.ASSETS,
+        *conversations.ASSETS,
         *exports.ASSETS,
         *evaluation.ASSETS,
         *variants.ASSETS,
@@ -51,6 +52,7 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
             *synthesis.CHECKS,
             *judging.CHECKS,
             *datasets.CHECKS,
+            *conversations.CHECKS,
             *exports.CHECKS,
             *evaluation.CHECKS,
             *variants.CHECKS,

@@ -28,6 +28,7 @@ RoleName = Literal[
     "judge_decorative_chain",
     "agent_resolver",
     "fluency_scorer",
+    "user_simulator",
 ]
 ROLE_NAMES: tuple[str, ...] = RoleName.__args__  # type: ignore[attr-defined]
 
@@ -43,7 +44,11 @@ def _english_only() -> list[Language]:
 
 
 # Roles whose model output is text read by users: they are routed per language.
-LANGUAGE_ROLES: frozenset[str] = frozenset({"query_writer", "query_paraphrase", "agent_resolver", "fluency_scorer"})
+LANGUAGE_ROLES: frozenset[str] = frozenset(
+    {"query_writer", "query_paraphrase", "agent_resolver", "fluency_scorer", "user_simulator"}
+)
+# Roles pinned to temperature 0 (the user simulator is part of the benchmark environment, hashed in env_lock).
+PINNED_ROLES: frozenset[str] = frozenset({"user_simulator"})
 # Roles whose model implementation needs OpenAI tool calls.
 TOOL_ROLES: frozenset[str] = frozenset({"agent_resolver"})
 
@@ -267,6 +272,11 @@ class ModelsConfig(BaseModel):
                         f"roles: {role!r} for language {lang!r} is mapped to backend {name!r} ({b.kind}, model "
                         f"{b.model}), which cannot write {lang!r} (its languages: {b.languages}); map "
                         f"'{role}.{lang}' to 'rules' or to another backend"
+                    )
+                if role in PINNED_ROLES and b.temperature != 0:
+                    raise ValueError(
+                        f"roles: {role!r} is pinned to temperature 0 (it is part of the environment lock) but backend "
+                        f"{name!r} has temperature {b.temperature}; map it to a backend with temperature 0"
                     )
                 if role in TOOL_ROLES and not b.tool_calls:
                     raise ValueError(

@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from factory.config import ProjectConfig
+from factory.export import conversations as conversation_exports
 from factory.export import formats, strict
 from factory.export.card import render_card, split_order
 from factory.export.publish import EXPORTS_DIR, ExportError, Staging, cleanup, sha256_bytes
@@ -99,6 +100,7 @@ def build_exports(
     stage_only: bool = False,
     judged: Mapping[str, Mapping[str, Any]] | None = None,
     queries: Mapping[str, Mapping[str, Any]] | None = None,
+    conversations: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The export manifest (the asset value) and its metadata. Publishes the export; with `stage_only`
     leaves it verified in its staging folder, the manifest pointing there and carrying a `release` for
@@ -187,6 +189,8 @@ def build_exports(
             if "benchmark" in ex.formats:
                 doc = formats.benchmark_doc(rows["bench"][s], s, ex.dataset_name, splits_value.get("env_lock") or {})
                 put("benchmark", s, f"benchmark/{s}.json", dumps(doc, indent=1).encode("utf-8"), len(rows["bench"][s]))
+            for fmt, rel, data, n in conversation_exports.files(conversations, s, ex.dataset_name):  # issue 19
+                put(fmt, s, rel, data, n)
         if "rl" in ex.formats:  # verl's multi-turn tool config for the tools the exported tasks use
             used = {(sp.platform, sp.name): sp for _, tt, _ in kept for sp in tt.specs}
             staging.write(VERL_TOOLS, yaml.safe_dump(verl_tool_config(bindings(used.values())), allow_unicode=True,
@@ -391,6 +395,16 @@ def verify_export(
             rep["key_free"] = False
             rep["problems"] += [f"{rel}: {x}" for x in leaks]
         if fmt == "card":
+            continue
+        if fmt in conversation_exports.FORMATS:
+            try:
+                rep["rows_read"], errs = conversation_exports.read_back(fmt, data, split)
+            except (ValueError, KeyError, TypeError, pa.ArrowException) as err:
+                rep["parse_ok"], errs = False, [f"does not parse ({str(err)[:300]})"]
+            rep["invalid_rows"] = len(errs)
+            rep["problems"] += [f"{rel}: {x}" for x in errs[:5]]
+            if rep["rows_read"] != e["rows"]:
+                rep["problems"].append(f"{rel}: {rep['rows_read']} rows read back, {e['rows']} written")
             continue
         try:
             rows = _parse(fmt, data)

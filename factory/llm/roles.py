@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from factory import prompts
-from factory.llm import rules
+from factory.llm import rules, simulator
 from factory.llm.schemas import (
     AgentResult,
     AgentTaskInput,
@@ -33,6 +33,8 @@ from factory.llm.schemas import (
     QueryDraft,
     QueryParaphraseInput,
     QueryWriterInput,
+    SimulatorInput,
+    SimulatorReply,
     SourceArguments,
     SourceArgumentsInput,
 )
@@ -310,6 +312,16 @@ ROLES: dict[str, RoleSpec] = {
             output_model=FluencyScores,
             rules=rules.fluency_scorer,
             prompt_stems=(),
+        ),
+        RoleSpec(
+            name="user_simulator",
+            description="The simulated user of a conversation task: reveals hidden facts when asked, confirms, "
+            "stops when the goal is met (rules: factory.llm.simulator; model: pinned to temperature 0).",
+            input_model=SimulatorInput,
+            output_model=SimulatorReply,
+            rules=simulator.user_simulator,
+            rules_templates=(simulator.RULES_TEMPLATE,),
+            guard=simulator.reply_problems,
         ),
     ]
 }

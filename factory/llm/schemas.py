@@ -319,3 +319,30 @@ class AgentResult(_Out):
     final_answer: str
     trace: list[ToolCallRecord] = Field(default_factory=list)
     stop_reason: Literal["answer", "max_calls", "error", "replayed"] = "answer"
+
+
+# --------------------------------------------------------------------------- user simulator (issue 19)
+
+
+class SimulatorInput(_In):
+    """One turn of the simulated user of a conversation task (kotraj fields)."""
+
+    language: Language = "en"
+    persona: dict[str, str] = Field(description="Register, urgency, region, digital literacy: drives the wording.")
+    task: str = Field(description="What the user wants, in full (the verified question).")
+    hidden_info: dict[str, Scalar] = Field(
+        default_factory=dict, description="Fact name → value: revealed only when the agent asks for that fact."
+    )
+    revealed: list[str] = Field(default_factory=list, description="Facts already revealed in earlier turns.")
+    answer_values: list[Scalar] = Field(
+        default_factory=list, description="Values the agent's answer must state for the goal to count as met."
+    )
+    transcript: list[dict[str, str]] = Field(
+        min_length=1, description="The conversation so far as {role: user|assistant, content} (tool turns left out)."
+    )
+
+
+class SimulatorReply(_Out):
+    message: str = Field(description="The user's next message (empty only when stop is true).")
+    stop: bool = Field(default=False, description="True when the user is done (the goal is met or cannot be).")
+    revealed: list[str] = Field(default_factory=list, description="Fact names whose values this message states.")

@@ -8,6 +8,8 @@
   things live (`PLACEMENT_FIELDS`: data folder, cache files, ports), so the same project run from
   another folder or port locks the same environment;
 - the benchmark files audited against (sha256 of their bytes);
+- the user simulator of conversation tasks (`simulator_pin`): its backend and model per language, temperature
+  (pinned to 0) and the hash of every template it renders (issue 19);
 - `lock`: sha256 over the canonical JSON of everything above.
 If any hash differs between two locks, the runs used a different environment.
 """
@@ -18,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from factory import prompts
 from factory.config import ProjectConfig
 from factory.io import dumps
 from factory.paths import package_root
@@ -61,6 +64,30 @@ def tree_digest(root: Path, pattern: str = "*") -> tuple[str, dict[str, str]]:
     return "sha256:" + h.hexdigest(), files
 
 
+def simulator_pin(cfg: ProjectConfig) -> dict[str, Any]:
+    """The user simulator as it is pinned: backend, model and temperature per language, template hashes."""
+    from factory.llm.roles import role
+    from factory.llm.rules import RULES_VERSION
+    from factory.model_config import RULES
+
+    spec = role("user_simulator")
+    per_language: dict[str, Any] = {}
+    for lang in cfg.models.languages:
+        name = cfg.models.backend_for(spec.name, lang)
+        if name == RULES:
+            per_language[lang] = {"backend": RULES, "model": RULES_VERSION, "temperature": 0.0}
+        else:
+            b = cfg.models.backends[name]
+            per_language[lang] = {"backend": name, "model": b.model, "temperature": b.temperature}
+    rules_code = package_root() / "factory" / "llm" / "simulator.py"
+    return {
+        "role": spec.name,
+        "languages": per_language,
+        "rules_implementation": "sha256:" + hashlib.sha256(rules_code.read_bytes()).hexdigest(),
+        "prompts": prompts.template_hashes(spec.all_templates()),
+    }
+
+
 def build_env_lock(
     cfg: ProjectConfig,
     inventories: Mapping[str, Mapping[str, Any]],
@@ -87,6 +114,7 @@ def build_env_lock(
         "config": {"digest": config, "slug": f"{cfg.name}-{len(cfg.domains)}d-seed{cfg.seed}-{config[7:15]}"},
         "benchmarks": {b["path"]: b["sha256"] for b in benchmarks},
         "audit_method": dict(method or {}),
+        "user_simulator": simulator_pin(cfg),
     }
     return {**body, "lock": "sha256:" + hashlib.sha256(dumps(body).encode()).hexdigest()}
 

@@ -15,6 +15,7 @@ from factory.llm.schemas import (
     ParamBrief,
     QueryParaphraseInput,
     QueryWriterInput,
+    SimulatorInput,
     SourceArgumentsInput,
     ToolBrief,
     TrajectoryStep,
@@ -97,6 +98,16 @@ def sample_inputs() -> dict[str, Any]:
                 GoldenAction(step=2, tool="list_flights", args={"carrier": "DL", "date": "2013-01-05"}),
             ],
             golden_answer="912",
+        ),
+        "user_simulator": SimulatorInput(
+            persona={"register": "formal", "style": "relaxed", "digital_literacy": "high"},
+            task="How many flights did Delta Air Lines operate on 2013-01-05?",
+            hidden_info={"airline": "Delta Air Lines"},
+            answer_values=[912],
+            transcript=[
+                {"role": "user", "content": "Hello, how many flights did an airline operate on 2013-01-05?"},
+                {"role": "assistant", "content": "Which airline do you mean?"},
+            ],
         ),
     }
 

@@ -1,0 +1,306 @@
+"""The `conversations` asset's core: conversation tasks from the published tasks, audited with the golden agent
+against the configured user simulator and the live tools (issue 19 items 1-4).
+
+Every conversation task is played once by the `OracleAgent` against the simulator (the `user_simulator` role:
+rules, or a model pinned to temperature 0) and the real tools (one executor session per episode, keys acquired
+up front, the state hash read at the end). The oracle does exactly what the task requires, so any failure is a
+simulator or task defect: such tasks are dropped with the reason, and the published tasks have goal_success 1
+and sim_fault 0 under the oracle. The share caught is reported.
+"""
+
+import asyncio
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from factory.config import ProjectConfig
+from factory.conversations.episode import Caps, ModelSimulator, OracleAgent, Simulator, run_conversation, score_episode
+from factory.conversations.stateful import stateful_tasks
+from factory.conversations.tasks import CASE_KINDS, ConversationTaskError, conversation_tasks, lexicon_noun_of
+from factory.eval.harness import task_tools
+from factory.llm.agent import ExecutorRunner, OfferedTool
+from factory.llm.client import ModelClient
+from factory.records import Task
+from factory.report import md_table
+from factory.splits.envlock import simulator_pin
+from factory.tools.registry import ToolRegistry, executor_factory
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class LiveEnv:
+    """The task's offered tools through one executor session; the state hash of the terminal-state platforms."""
+
+    def __init__(self, ex: Any, offered: Sequence[OfferedTool], state_specs: Mapping[str, Any], max_chars: int):
+        self.ex = ex
+        self.offered = {t.name: t for t in offered}
+        self.runner = ExecutorRunner(ex, max_chars)
+        self.state_specs = state_specs
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+        tool = self.offered.get(name)
+        if tool is None:
+            return False, f"unknown tool {name!r}; offered: {', '.join(sorted(self.offered))}"
+        problems = tool.problems(args)
+        if problems:
+            return False, "invalid arguments: " + "; ".join(problems)
+        obs = await self.runner(tool, args)
+        return obs.ok, obs.content
+
+    async def state(self) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
+        for platform, spec in self.state_specs.items():
+            if spec is None:
+                out[platform] = None
+                continue
+            r = await self.ex.call(spec, {})
+            out[platform] = str(r.records[0].get("state_hash")) if r.ok and r.records else None
+        return out
+
+
+@dataclass(frozen=True)
+class _ToolsView:
+    """The fields of a Task that `task_tools` reads, taken from a conversation task."""
+
+    id: str
+    domain: str
+    platforms: list[str]
+    available_tools: list[str]
+    system_state: dict[str, Any]
+    expected_state_hash: dict[str, str]
+
+    @classmethod
+    def of(cls, conv: Mapping[str, Any]) -> "_ToolsView":
+        return cls(
+            id=conv["id"],
+            domain=conv["domain"],
+            platforms=list(conv["platforms"]),
+            available_tools=list(conv["tools_subset"]),
+            system_state=dict(conv["system_state"]),
+            expected_state_hash=dict(conv["success_criteria"]["terminal_state"]),
+        )
+
+
+async def _audit_one(
+    conv: Mapping[str, Any], registry: ToolRegistry, cfg: ProjectConfig, sim: Simulator, caps: Caps
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    tools = task_tools(registry, cast(Task, _ToolsView.of(conv)))
+    async with executor_factory(cfg, tools.domains, registry)() as ex:
+        for spec in tools.key_specs:  # keys are acquired before the first turn, as in evaluation
+            await ex.call(spec, {})
+        env = LiveEnv(ex, tools.offered, tools.state_specs, cfg.conversations.max_observation_chars)
+        episode = await run_conversation(conv, OracleAgent(), sim, env, caps)
+        episode = ex.redact({**episode, "tools": [t.definition() for t in tools.offered]})
+    return score_episode(conv, episode), episode
+
+
+async def audit(
+    convs: Sequence[Mapping[str, Any]],
+    registry: ToolRegistry,
+    cfg: ProjectConfig,
+    sim: Simulator,
+    caps: Caps,
+    concurrency: int = 4,
+) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(c: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        async with gate:
+            return await _audit_one(c, registry, cfg, sim, caps)
+
+    return list(await asyncio.gather(*(one(c) for c in convs)))
+
+
+def build_conversations(
+    splits: Mapping[str, Any],
+    trajectories: Mapping[str, Mapping[str, Any]],
+    inventories: Mapping[str, Mapping[str, Any]],
+    lexicons: Mapping[str, Mapping[str, Any]],
+    cfg: ProjectConfig,
+    llm: ModelClient,
+    *,
+    simulator: Simulator | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(value, metadata): the audited conversation tasks of every published task."""
+    registry = ToolRegistry.from_inventories(inventories)
+    specs = registry.by_platform_name
+    by_traj = {
+        t["trajectory_id"]: t
+        for v in trajectories.values()
+        for t in (v.get("trajectories") or [])
+        if "trajectory_id" in t
+    }
+    noun_of = lexicon_noun_of(lexicons)
+    convs: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    for row in splits.get("tasks") or []:
+        if row["domain"] not in inventories:
+            skipped.append({"source_task_id": row["id"], "case_pattern": "*", "reason": "tool_inventory missing"})
+            continue
+        task = Task.model_validate(row)
+        try:
+            made, why = conversation_tasks(
+                row,
+                specs,
+                trajectory=by_traj.get(task.lineage.trajectory_id),
+                noun_of=noun_of,
+                no_call_every=cfg.conversations.no_call_every,
+                cfg_seed=cfg.seed,
+            )
+        except ConversationTaskError as e:
+            skipped.append({"source_task_id": task.id, "case_pattern": "*", "reason": str(e)})
+            continue
+        convs.extend(made)
+        skipped.extend(why)
+    _cover_no_call(convs, splits.get("tasks") or [], specs, by_traj, noun_of, cfg)
+    languages = {d.name: d.language for d in cfg.domains if d.name in inventories}
+    splits_of: dict[str, list[str]] = {}
+    for row in splits.get("tasks") or []:
+        splits_of.setdefault(row["domain"], []).append(str(row.get("split") or "train"))
+    made, why = asyncio.run(stateful_tasks(registry, cfg, languages, splits_of, noun_of))
+    convs.extend(made)
+    skipped.extend(why)
+    c = cfg.conversations
+    caps = Caps(max_user_turns=c.max_user_turns, max_calls=c.max_calls, max_agent_steps=c.max_agent_steps)
+    sim = simulator or ModelSimulator(llm)
+    results = asyncio.run(audit(convs, registry, cfg, sim, caps)) if convs else []
+    published: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
+    transcripts: list[dict[str, Any]] = []
+    for conv, (score, episode) in zip(convs, results, strict=True):
+        conv["oracle_audit"] = {
+            "goal_success": score["goal_success"],
+            "sim_faults": len(score["sim_faults"]),
+            "reason": score["reason"],
+            "stop_reason": score["stop_reason"],
+            "turns": score["turns"],
+        }
+        if score["goal_success"] and not score["sim_fault"]:
+            conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
+            conv["tools"] = episode["tools"]
+            published.append(conv)
+            if len(transcripts) < 40:
+                transcripts.append(
+                    {"id": conv["id"], "case_pattern": conv["case_pattern"], "transcript": episode["transcript"]}
+                )
+        else:
+            faults = sorted({f["fault"] for f in score["sim_faults"]})
+            dropped.append(
+                {
+                    "id": conv["id"],
+                    "source_task_id": conv["source_task_id"],
+                    "case_pattern": conv["case_pattern"],
+                    "language": conv["language"],
+                    "reason": ", ".join(faults) if faults else score["reason"],
+                    "sim_faults": score["sim_faults"],
+                    "goal_reason": score["reason"],
+                }
+            )
+    value = {
+        "tasks": published,
+        "dropped": dropped,
+        "skipped": skipped,
+        "simulator": simulator_pin(cfg),
+        "transcripts": transcripts,
+        "audit": {
+            "episodes": len(results),
+            "caught": len(dropped),
+            "caught_share": round(len(dropped) / len(results), 4) if results else 0.0,
+            "sim_fault_episodes": sum(1 for s, _ in results if s["sim_fault"]),
+            "oracle_failures": sum(1 for s, _ in results if not s["goal_success"]),
+        },
+    }
+    return value, conversations_metadata(value)
+
+
+def _cover_no_call(
+    convs: list[dict[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    specs: Any,
+    by_traj: Mapping[str, Any],
+    noun_of: Any,
+    cfg: ProjectConfig,
+) -> None:
+    """Every (domain, language) with tasks gets at least one no_call task (the first source that can make one),
+    so that the case breakdown never misses the kind that rewards inaction."""
+    if cfg.conversations.no_call_every == 0:
+        return
+    have = {(c["domain"], c["language"]) for c in convs if c["case_pattern"] == "no_call"}
+    made_from = {c["source_task_id"] for c in convs}
+    for row in rows:
+        key = (row["domain"], row["language"])
+        if key in have or row["id"] not in made_from:
+            continue
+        traj = by_traj.get(str((row.get("lineage") or {}).get("trajectory_id")))
+        extra, _ = conversation_tasks(row, specs, trajectory=traj, noun_of=noun_of, no_call_every=1, cfg_seed=cfg.seed)
+        no_call = [c for c in extra if c["case_pattern"] == "no_call"]
+        if no_call:
+            convs.append(no_call[0])
+            have.add(key)
+
+
+def counts(tasks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """case kind → language → tasks (every kind listed)."""
+    n = Counter((t["case_pattern"], t["language"]) for t in tasks)
+    langs = sorted({t["language"] for t in tasks}) or ["en"]
+    return {k: {lang: n[(k, lang)] for lang in langs} for k in CASE_KINDS}
+
+
+def conversations_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
+    tasks = value["tasks"]
+    table = [{"case": k, **v, "total": sum(v.values())} for k, v in counts(tasks).items()]
+    langs = sorted({t["language"] for t in tasks}) or ["en"]
+    a = value["audit"]
+    reasons = Counter(d["reason"] for d in value["dropped"])
+    preview = [
+        {"case": t["case_pattern"], "lang": t["language"], "initial_message": t["initial_message"][:140],
+         "hidden_info": str(t["hidden_info"])[:60]}
+        for t in tasks[:12]
+    ]  # fmt: skip
+    return {
+        "tasks": len(tasks),
+        "dropped_by_oracle_audit": a["caught"],
+        "oracle_audit_caught_share": a["caught_share"],
+        "sim_fault_episodes": a["sim_fault_episodes"],
+        "skipped_variants": len(value["skipped"]),
+        "by_case": md_table(table, ["case", *langs, "total"]),
+        "dropped_reasons": md_table([{"reason": r, "n": n} for r, n in reasons.most_common()], ["reason", "n"]),
+        "preview": md_table(preview, ["case", "lang", "initial_message", "hidden_info"], limit=12),
+        "simulator_backend": ", ".join(
+            f"{k}: {v['backend']}/{v['model']}" for k, v in value["simulator"]["languages"].items()
+        ),
+    }
+
+
+def conversations_frame(value: Mapping[str, Any]) -> "pd.DataFrame":
+    """One row per published task, for the GX suite expectations/conversations.json."""
+    import pandas as pd
+
+    from factory.llm.simulator import mentions_value
+
+    rows = []
+    for t in value["tasks"]:
+        crit = t["success_criteria"]
+        audit_row = t.get("oracle_audit") or {}
+        rows.append(
+            {
+                "id": t["id"],
+                "case_pattern": t["case_pattern"],
+                "split": t.get("split"),
+                "initial_message": t["initial_message"],
+                "oracle_goal_success": bool(audit_row.get("goal_success")),
+                "oracle_sim_faults": int(audit_row.get("sim_faults", -1)),
+                "oracle_reason": str(audit_row.get("reason", "not audited")),
+                "opening_leaks_hidden_info": any(
+                    mentions_value(t["initial_message"], v) for v in t["hidden_info"].values()
+                ),
+                "criteria_consistent": bool(crit["no_call"]) == (t["case_pattern"] == "no_call")
+                and (not crit["required_calls"]) == bool(crit["no_call"]),
+                "hidden_info_consistent": bool(t["hidden_info"]) == (t["case_pattern"] == "multi_turn"),
+            }
+        )
+    columns = ["id", "case_pattern", "split", "initial_message", "oracle_goal_success", "oracle_sim_faults",
+               "oracle_reason", "opening_leaks_hidden_info", "criteria_consistent", "hidden_info_consistent"]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)

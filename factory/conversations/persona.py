@@ -1,0 +1,89 @@
+"""Personas of simulated users (kotraj `persona`): register, urgency, region, digital literacy.
+
+Korean personas carry the register (반말/존댓말) the simulator must keep; a verified question is written in
+존댓말, so a 반말 persona is drawn only when `to_banmal` can rewrite every sentence ending of the request
+(otherwise the persona would contradict its own first message).
+"""
+
+import random
+import re
+from typing import Any
+
+from factory.prompts import josa
+
+EN_FIELDS: dict[str, tuple[str, ...]] = {
+    "age_group": ("20s", "30s", "40s", "50s", "60s+"),
+    "register": ("casual", "formal"),
+    "style": ("hurried", "relaxed"),
+    "region": ("New York", "Texas", "California", "London", "Toronto"),
+    "digital_literacy": ("high", "low"),
+}
+KO_FIELDS: dict[str, tuple[str, ...]] = {
+    "연령대": ("20대", "30대", "40대", "50대", "60대 이상"),
+    "격식": ("반말", "존댓말"),
+    "스타일": ("급함", "느긋함"),
+    "지역 맥락": ("서울 생활권", "부산·경남 생활권", "대전·충청 생활권", "광주·전라 생활권", "대구·경북 생활권"),
+    "디지털 활용": ("높음", "낮음"),
+}
+REGISTER_KEY = {"en": "register", "ko": "격식"}
+
+# 존댓말 sentence endings → 반말, tried in order at the end of each sentence; `{N}` takes 이야/야 by the
+# final consonant of the syllable before the ending.
+_BANMAL_ENDINGS: tuple[tuple[str, str], ...] = (
+    ("무엇인가요", "뭐야"),
+    ("어떻게 되나요", "어떻게 돼"),
+    ("알려 주시겠어요", "알려 줄래"),
+    ("알려 주세요", "알려 줘"),
+    ("궁금합니다", "궁금해"),
+    ("인가요", "{N}"),
+    ("입니까", "{N}"),
+    ("나요", "니"),
+    ("할까요", "할까"),
+)
+_POLITE_LEFT = re.compile(r"(요|니다|니까|세요)\s*$")
+
+
+def draw_persona(language: str, rng: random.Random, *, register: str | None = None) -> dict[str, str]:
+    """A persona in the task's language; `register` forces the register value (e.g. '존댓말')."""
+    fields = KO_FIELDS if language == "ko" else EN_FIELDS
+    out = {k: rng.choice(v) for k, v in fields.items()}
+    if register is not None:
+        out[REGISTER_KEY.get(language, "register")] = register
+    return out
+
+
+def _copula(before: str) -> str:
+    """이야 after a final consonant, 야 otherwise (josa's rule, read off the syllable before)."""
+    return "이야" if josa(before or "가", "이/가").endswith("이") else "야"
+
+
+def to_banmal(text: str) -> str | None:
+    """The request rewritten in 반말, or None when some sentence ending is not one the rules know."""
+    parts = re.split(r"([.?!])", text.strip())
+    out: list[str] = []
+    for i in range(0, len(parts), 2):
+        sentence = parts[i]
+        mark = parts[i + 1] if i + 1 < len(parts) else ""
+        if not sentence.strip():
+            out.append(sentence + mark)
+            continue
+        body = sentence.rstrip()
+        for polite, plain in _BANMAL_ENDINGS:
+            if body.endswith(polite):
+                stem = body[: -len(polite)]
+                body = stem + (plain.replace("{N}", _copula(stem[-1:])) if "{N}" in plain else plain)
+                break
+        if _POLITE_LEFT.search(body):
+            return None
+        out.append(body + mark)
+    return "".join(out).strip()
+
+
+def korean_register(text: str, persona: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The request in the persona's register; a 반말 persona whose request cannot be rewritten turns 존댓말."""
+    if persona.get("격식") != "반말":
+        return text, persona
+    plain = to_banmal(text)
+    if plain is None:
+        return text, {**persona, "격식": "존댓말"}
+    return plain, persona

@@ -1,0 +1,316 @@
+"""Conversation tasks (kotraj case kinds) built from verified tasks (issue 19 item 1).
+
+Every published task of `dataset_splits` (kept by the filter cascade: its golden calls were executed and
+replayed) yields conversation tasks that keep its golden calls, split and state hash:
+
+- its base case by the shape of its golden calls without key acquisition: `single` (one call),
+  `sequential` (one call per step, steps in order), `parallel` (some step issues several independent calls);
+- `multi_turn` when the question cites exactly one seed value: the first message names only the kind of thing
+  (the value masked), the value goes to `hidden_info` under that name, and the agent must ask for it;
+- `no_call` for a deterministic share: a request no offered tool serves (out of scope) or one answerable
+  without a lookup; success means no call at all.
+
+`success_criteria`: `required_calls` (tool name + `args_subset`, the compared arguments of each golden call:
+key, paging and format parameters left out), `ordering` ([i, j]: required call i before j, from the golden
+steps), `terminal_state` (platform → state hash the environment must end in), `no_call`.
+"""
+
+import hashlib
+import random
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from factory import prompts
+from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_register
+from factory.eval.oracle import coerce
+from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
+from factory.io import dumps
+from factory.llm.agent import hidden_params
+from factory.llm.simulator import mentions_value, opening
+from factory.tools.executor import KEY_PLACEHOLDER
+from factory.tools.spec import ToolSpec
+
+CASE_KINDS = ("single", "sequential", "parallel", "multi_turn", "no_call")
+NO_CALL_KINDS = ("out_of_scope", "direct")
+NO_CALL_TEMPLATE = "conversations/no_call.{lang}"
+Specs = Mapping[tuple[str, str], ToolSpec]
+# (tool_id, param, language) → the noun naming the value's kind ('track', '읍면동'), None when unknown
+NounOf = Callable[[str, str, str], str | None]
+
+_EN_NOT_NOUNS = frozenset(
+    "a an the of and or with between at in on for to from by is are was were do does did than as that this "
+    "its their his her my your our".split()
+)
+
+
+class ConversationTaskError(ValueError):
+    """A verified task that cannot become a conversation task (no calls, unknown tool)."""
+
+
+def _seed_int(*parts: Any) -> int:
+    return int(hashlib.sha256(dumps(list(parts)).encode()).hexdigest()[:8], 16)
+
+
+def required_calls(task: Mapping[str, Any], specs: Specs) -> tuple[list[dict[str, Any]], list[list[int]]]:
+    """The golden calls a model must make (key acquisition left out) as `required_calls`, and the ordering
+    pairs [i, j] (every call of a step before every call of the next step)."""
+    keys = key_tool_names(task.get("system_state") or {})
+    calls: list[dict[str, Any]] = []
+    for a in task["golden_actions"]:
+        if is_key_action(a, specs, keys):
+            continue
+        spec = spec_of(specs, a)
+        props = (spec.input_schema.get("properties") or {}) if spec is not None else {}
+        hide = hidden_params(spec) if spec is not None else set()
+        subset = {
+            k: coerce(v, props.get(k) or {})
+            for k, v in value_compare_args(a, spec).items()
+            if k not in hide and v != KEY_PLACEHOLDER
+        }
+        arguments = {
+            k: coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k not in hide and v != KEY_PLACEHOLDER
+        }
+        calls.append(
+            {"name": a["tool"], "platform": a["platform"], "step": a["step"], "args_subset": subset, "args": arguments}
+        )
+    steps = sorted({c["step"] for c in calls})
+    ordering = [
+        [i, j]
+        for s, nxt in zip(steps, steps[1:], strict=False)
+        for i, c in enumerate(calls)
+        if c["step"] == s
+        for j, d in enumerate(calls)
+        if d["step"] == nxt
+    ]
+    return calls, ordering
+
+
+def base_case(calls: Sequence[Mapping[str, Any]]) -> str:
+    if not calls:
+        raise ConversationTaskError("the task has no call besides key acquisition")
+    if len(calls) == 1:
+        return "single"
+    per_step: dict[int, int] = {}
+    for c in calls:
+        per_step[c["step"]] = per_step.get(c["step"], 0) + 1
+    return "parallel" if max(per_step.values()) > 1 else "sequential"
+
+
+def answer_values(task: Mapping[str, Any]) -> list[Any]:
+    """The gold answer's scalar values that its text states (what the simulator waits to hear)."""
+    ans = task.get("answer") or {}
+    value = ans.get("value")
+    values = value if isinstance(value, list) else [value]
+    text = str(ans.get("text") or "")
+    return [
+        v for v in values if isinstance(v, str | int | float) and not isinstance(v, bool) and mentions_value(text, v)
+    ]
+
+
+# --------------------------------------------------------------------------- masking (multi_turn)
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def mask_english(query: str, value: str) -> tuple[str, str] | None:
+    """The question with `value` masked behind its noun ('of airport ICN' → 'of an airport', later mentions
+    'that airport') and the noun; None when some mention has no noun before it."""
+    pat = re.compile(rf"\b(?:(?:the|a|an) )?([a-z]+) {re.escape(value)}(?![\w])")
+    found = list(pat.finditer(query))
+    if not found or any(m.group(1) in _EN_NOT_NOUNS for m in found):
+        return None
+    noun = found[0].group(1)
+    if any(m.group(1) != noun for m in found):
+        return None
+    out = query
+    for k, m in enumerate(reversed(found)):
+        first = k == len(found) - 1
+        out = out[: m.start()] + (f"{_article(noun)} {noun}" if first else f"that {noun}") + out[m.end() :]
+    if mentions_value(out, value):
+        return None
+    return out, noun
+
+
+_KO_PARTICLES = (("으로", "으로/로"), ("로", "으로/로"), ("은", "은/는"), ("는", "은/는"), ("을", "을/를"),
+                 ("를", "을/를"), ("과", "과/와"), ("와", "과/와"), ("이", "이/가"), ("가", "이/가"))  # fmt: skip
+
+
+def mask_korean(query: str, value: str, noun: str) -> str | None:
+    """The question with `value` replaced by '어느 <noun>' (later mentions '그 <noun>'), particles refitted."""
+    if not noun or value not in query:
+        return None
+    pieces = query.split(value)
+    out = pieces[0]
+    for k, rest in enumerate(pieces[1:]):
+        word = f"어느 {noun}" if k == 0 else f"그 {noun}"
+        for particle, pair in _KO_PARTICLES:
+            if rest.startswith(particle) and (len(rest) == len(particle) or not rest[len(particle)].isalnum()):
+                word, rest = prompts.josa(word, pair), rest[len(particle) :]
+                break
+        out += word + rest
+    return out
+
+
+def _seed_of(traj: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The one seed value a trajectory's question cites (None when it cites none or several)."""
+    seeds = (traj or {}).get("seeds") or []
+    values = {str(s.get("value")) for s in seeds}
+    if len(values) != 1 or not isinstance(seeds[0].get("value"), str):
+        return None
+    s = seeds[0]
+    via = s.get("via") or {}
+    return {"value": s["value"], "tool_id": via.get("tool_id") or s["tool_id"], "param": via.get("param") or s["param"]}
+
+
+# --------------------------------------------------------------------------- building
+
+
+def _common(task: Mapping[str, Any], case: str, variant: str, cfg_seed: int) -> dict[str, Any]:
+    cid = "sha256:" + hashlib.sha256(dumps([task["id"], case, variant]).encode()).hexdigest()
+    return {
+        "id": cid,
+        "source_task_id": task["id"],
+        "domain": task["domain"],
+        "language": task["language"],
+        "split": task.get("split"),
+        "case_pattern": case,
+        "platforms": list(task.get("platforms") or []),
+        "tools_subset": list(task.get("available_tools") or []),
+        "system_state": dict(task.get("system_state") or {}),
+        "seed": _seed_int(cfg_seed, cid),
+        "source_pattern": task.get("pattern"),
+    }
+
+
+def _persona(language: str, rng: random.Random, request: str) -> tuple[str, dict[str, str]]:
+    persona = draw_persona(language, rng)
+    if language == "ko":
+        request, persona = korean_register(request, persona)
+    return request, persona
+
+
+def conversation_tasks(
+    task: Mapping[str, Any],
+    specs: Specs,
+    *,
+    trajectory: Mapping[str, Any] | None = None,
+    noun_of: NounOf | None = None,
+    no_call_every: int = 3,
+    cfg_seed: int = 0,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The conversation tasks one verified task yields, and the variants it could not yield (with reasons)."""
+    calls, ordering = required_calls(task, specs)
+    lang = task["language"]
+    rng = random.Random(_seed_int(cfg_seed, task["id"]))
+    out: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    criteria = {
+        "required_calls": [{k: c[k] for k in ("name", "args_subset", "step")} for c in calls],
+        "ordering": ordering,
+        "terminal_state": dict(task.get("expected_state_hash") or {}),
+        "no_call": False,
+    }
+    solved = {
+        "golden_calls": calls,
+        "golden_actions": list(task["golden_actions"]),
+        "answer": {"text": (task.get("answer") or {}).get("text", ""), "values": answer_values(task)},
+        "task": task["query"],
+    }
+    request, persona = _persona(lang, rng, task["query"])
+    base = _common(task, base_case(calls), "base", cfg_seed)
+    out.append(
+        {
+            **base,
+            **solved,
+            "initial_message": opening(lang, persona, request),
+            "persona": persona,
+            "hidden_info": {},
+            "success_criteria": criteria,
+        }
+    )
+    seed = _seed_of(trajectory)
+    masked: tuple[str, str] | None = None
+    why = "the question cites no single seed value"
+    if seed is not None:
+        if lang == "ko":
+            noun = noun_of(seed["tool_id"], seed["param"], lang) if noun_of else None
+            text = mask_korean(task["query"], seed["value"], noun) if noun else None
+            masked = (text, noun) if text and noun else None
+            why = "no Korean noun names the seed's kind" if not noun else "the seed is not cited verbatim"
+        else:
+            masked = mask_english(task["query"], seed["value"])
+            why = "some mention of the seed has no noun before it"
+    if masked is not None:
+        text, noun = masked
+        request, persona = _persona(lang, rng, text)
+        out.append(
+            {
+                **_common(task, "multi_turn", "masked-seed", cfg_seed),
+                **solved,
+                "initial_message": opening(lang, persona, request),
+                "persona": persona,
+                "hidden_info": {noun: seed["value"]},  # type: ignore[index]
+                "success_criteria": criteria,
+            }
+        )
+    else:
+        skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn", "reason": why})
+    noun = masked[1] if masked is not None else None
+    if noun is None and seed is not None and noun_of is not None:
+        noun = noun_of(seed["tool_id"], seed["param"], lang)
+    if no_call_every > 0 and _seed_int(cfg_seed, task["id"], "no_call") % no_call_every == 0:
+        if seed is not None and noun:
+            out.append(no_call_task(task, str(seed["value"]), noun, rng, cfg_seed))
+        else:
+            skipped.append({"source_task_id": task["id"], "case_pattern": "no_call", "reason": "no seed with a noun"})
+    return out, skipped
+
+
+def no_call_task(task: Mapping[str, Any], subject: str, noun: str, rng: random.Random, cfg_seed: int) -> dict[str, Any]:
+    """A request the agent must answer without any call, about the verified task's subject."""
+    lang = task["language"]
+    variant = _seed_int(cfg_seed, task["id"], "variant")
+    kind = NO_CALL_KINDS[variant % len(NO_CALL_KINDS)]
+    persona = draw_persona(lang, rng)
+    banmal = persona.get(REGISTER_KEY.get(lang, "")) == "반말"
+    request = prompts.render(
+        NO_CALL_TEMPLATE.format(lang=lang), kind=kind, noun=noun, subject=subject, variant=variant // 2, banmal=banmal
+    )
+    request = " ".join(request.split())
+    return {
+        **_common(task, "no_call", kind, cfg_seed),
+        "golden_calls": [],
+        "golden_actions": [],
+        "answer": {"text": "", "values": []},
+        "task": request,
+        "no_call_kind": kind,
+        "initial_message": opening(lang, persona, request),
+        "persona": persona,
+        "hidden_info": {},
+        "success_criteria": {"required_calls": [], "ordering": [], "terminal_state": {}, "no_call": True},
+    }
+
+
+def lexicon_noun_of(lexicons: Mapping[str, Mapping[str, Any]]) -> NounOf:
+    """`NounOf` over `tool_lexicon` values: a parameter's own noun, else its tool's noun when it names the
+    tool's entity."""
+    tools: dict[str, Mapping[str, Any]] = {}
+    for lex in lexicons.values():
+        tools.update(((lex.get("nouns") or {}).get("tools") or {}).items())
+
+    def noun_of(tool_id: str, param: str, language: str) -> str | None:
+        t = tools.get(tool_id) or {}
+        p = (t.get("params") or {}).get(param) or {}
+        own = (p.get("noun") or {}).get(language)
+        if isinstance(own, str) and own:
+            return own
+        if p.get("entity") and p.get("entity") == t.get("entity"):
+            n = (t.get("noun") or {}).get(language)
+            n = n.get("noun") or n.get("sing") if isinstance(n, Mapping) else n
+            return n if isinstance(n, str) and n else None
+        return None
+
+    return noun_of

@@ -1,0 +1,144 @@
+"""The user simulator's deterministic side (issue 19): what a turn of the agent asks for, and the rules user.
+
+Shared by the `user_simulator` role (its rules implementation and its guard against leaks) and by the
+episode scorer in `factory.conversations` (which classifies simulator faults with the same reading of a
+turn, so a model simulator is judged by the rules the rules simulator follows).
+
+The rules user:
+- reveals a hidden fact only in reply to an agent turn that asks for it (names it, or asks a question while
+  exactly one fact is still unrevealed);
+- confirms what the agent asks to confirm;
+- stops with `STOP` once the agent has stated every answer value (or, for a task without answer values,
+  has replied with a statement); after two statements that do not answer, it gives up (also with `STOP`).
+"""
+
+import re
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from factory import prompts
+from factory.llm.schemas import SimulatorInput, SimulatorReply
+
+STOP = "###STOP###"
+RULES_TEMPLATE = "user_simulator/rules.{lang}"
+MAX_NUDGES = 1  # statements that do not answer before the rules user gives up
+
+_KO_QUESTION = re.compile(r"(까요|나요|세요|습니까|ㅂ니까|인가요|을까|ㄹ까|알려\s*주|말씀해\s*주|어느|어떤|무슨)")
+_EN_QUESTION = re.compile(r"^\s*(which|what|who|where|when|could you|can you|would you|please tell|tell me)\b", re.I)
+
+
+def _fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def is_question(text: str, language: str) -> bool:
+    """Whether an agent turn asks the user something."""
+    if "?" in text or "？" in text:
+        return True
+    return bool(_KO_QUESTION.search(text)) if language == "ko" else bool(_EN_QUESTION.search(text))
+
+
+def _terms(name: str) -> list[str]:
+    return [t for t in re.split(r"[\s_/·,()]+", _fold(name)) if len(t) >= 2]
+
+
+def mentions_value(text: str, value: Any) -> bool:
+    """Whether `value` appears in `text` as a whole token (case- and width-insensitive)."""
+    v = _fold(str(value).strip())
+    if not v:
+        return False
+    t = _fold(text)
+    if re.fullmatch(r"[0-9a-z_.\-:]+", v):
+        return re.search(rf"(?<![0-9a-z]){re.escape(v)}(?![0-9a-z])", t) is not None
+    return v in t
+
+
+def asked_facts(text: str, hidden_info: Mapping[str, Any], revealed: Sequence[str], language: str) -> list[str]:
+    """The hidden facts an agent turn asks for: those it names in a question; a question naming none asks for
+    the one fact still unrevealed when exactly one is."""
+    if not text or not is_question(text, language):
+        return []
+    folded = _fold(text)
+    named = [n for n in hidden_info if any(t in folded for t in _terms(n))]
+    if named:
+        return named
+    open_facts = [n for n in hidden_info if n not in revealed]
+    return open_facts if len(open_facts) == 1 and not _confirmation(text, hidden_info) else []
+
+
+def _confirmation(text: str, hidden_info: Mapping[str, Any]) -> bool:
+    """A question that already states a hidden value ('Do you mean ICN?') asks to confirm, not to reveal."""
+    return any(mentions_value(text, v) for v in hidden_info.values())
+
+
+def leaked_facts(
+    message: str, asked: Sequence[str], hidden_info: Mapping[str, Any], revealed: Sequence[str]
+) -> list[str]:
+    """Facts a user message states although they were neither asked for in the agent's last turn nor revealed
+    before: a leak (the kotraj simulator fault 'leaked hidden info unasked')."""
+    return [n for n, v in hidden_info.items() if n not in asked and n not in revealed and mentions_value(message, v)]
+
+
+def goal_met(transcript: Sequence[Mapping[str, str]], answer_values: Sequence[Any], language: str = "en") -> bool:
+    """Whether some agent turn states every answer value (no answer values: some agent turn that is not a
+    question)."""
+    said = [m.get("content") or "" for m in transcript if m.get("role") == "assistant"]
+    said = [s for s in said if s.strip()]
+    if not answer_values:
+        return any(not is_question(s, language) for s in said)
+    return any(all(mentions_value(s, v) for v in answer_values) for s in said)
+
+
+def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = ()) -> str:
+    text = prompts.render(
+        RULES_TEMPLATE.format(lang=inp.language),
+        kind=kind,
+        persona=inp.persona,
+        facts=[list(f) for f in facts],
+        text="",
+    )
+    return " ".join(text.split())
+
+
+def opening(language: str, persona: Mapping[str, str], text: str) -> str:
+    """The user's first message: the persona's opener and the request."""
+    out = prompts.render(RULES_TEMPLATE.format(lang=language), kind="open", persona=dict(persona), facts=[], text=text)
+    return " ".join(out.split())
+
+
+def user_simulator(inp: SimulatorInput) -> SimulatorReply:
+    """The rules user's next message for the transcript (whose last turn is the agent's)."""
+    last = inp.transcript[-1]
+    said = (last.get("content") or "").strip() if last.get("role") == "assistant" else ""
+    asked = asked_facts(said, inp.hidden_info, inp.revealed, inp.language)
+    if asked:
+        return SimulatorReply(
+            message=_render(inp, "reveal", [(n, inp.hidden_info[n]) for n in asked]), revealed=list(asked)
+        )
+    if goal_met(inp.transcript, inp.answer_values, inp.language) and said:
+        return SimulatorReply(message=f"{_render(inp, 'thanks')} {STOP}", stop=True)
+    if said and is_question(said, inp.language):
+        return SimulatorReply(message=_render(inp, "confirm"))
+    nudges = sum(1 for m in inp.transcript if m.get("role") == "user" and m.get("content") == _render(inp, "nudge"))
+    if nudges >= MAX_NUDGES:
+        return SimulatorReply(message=f"{_render(inp, 'give_up')} {STOP}", stop=True)
+    return SimulatorReply(message=_render(inp, "nudge"))
+
+
+def reply_problems(inp: SimulatorInput, out: SimulatorReply) -> list[str]:
+    """Guard of a model simulator's reply: not empty unless stopping, no hidden fact the agent did not ask for,
+    no hidden value changed."""
+    problems = []
+    if not out.message.strip() and not out.stop:
+        problems.append("the message is empty but stop is false")
+    last = inp.transcript[-1]
+    said = (last.get("content") or "") if last.get("role") == "assistant" else ""
+    asked = asked_facts(said, inp.hidden_info, inp.revealed, inp.language)
+    leaked = leaked_facts(out.message, asked, inp.hidden_info, inp.revealed)
+    if leaked:
+        problems.append(f"the message reveals {', '.join(leaked)} although the assistant did not ask for it")
+    unknown = [n for n in out.revealed if n not in inp.hidden_info]
+    if unknown:
+        problems.append(f"revealed names facts that are not hidden_info: {', '.join(unknown)}")
+    return problems
