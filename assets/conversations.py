@@ -2,6 +2,8 @@
 a user simulator, built from the published tasks and audited with the golden agent (issue 19).
 The core is factory/conversations/."""
 
+from typing import Any
+
 import dagster as dg
 
 from assets._meta import gate, gate_result, to_metadata
@@ -47,7 +49,14 @@ def conversations(
 ) -> dg.Output[dict]:
     cfg = project.load()
     if not cfg.conversations.enabled:
-        value = {"tasks": [], "dropped": [], "skipped": [], "transcripts": [], "audit": {}, "simulator": {}}
+        value: dict[str, Any] = {
+            "tasks": [],
+            "dropped": [],
+            "skipped": [],
+            "transcripts": [],
+            "audit": {},
+            "simulator": {},
+        }
         return dg.Output(value, metadata={"tasks": 0, "enabled": False})
     model = llm.get()
     with model.track() as acct, demo.serving(cfg):
