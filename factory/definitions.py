@@ -9,7 +9,7 @@ import os
 
 import dagster as dg
 
-from assets import datasets, evaluation, exports, graph, ingestion, judging, lexicon, synthesis
+from assets import datasets, evaluation, exports, graph, ingestion, judging, lexicon, retrieval, synthesis
 from factory.config import find_config, load_config
 from factory.io import data_store
 from factory.llm.resource import EmbeddingsResource, LLMResource
@@ -40,6 +40,7 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
         *datasets.ASSETS,
         *exports.ASSETS,
         *evaluation.ASSETS,
+        *retrieval.ASSETS,
     ]
     return dg.Definitions(
         assets=all_assets,
@@ -52,6 +53,7 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
             *datasets.CHECKS,
             *exports.CHECKS,
             *evaluation.CHECKS,
+            *retrieval.CHECKS,
         ],
         jobs=[*JOBS, make_resynthesis_job(all_assets)],
         sensors=[

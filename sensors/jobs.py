@@ -51,7 +51,23 @@ evaluation_job = dg.define_asset_job(
     description="On demand: evaluate a model on a split (evaluation_report); not part of the main job.",
 )
 
-JOBS = [domain_ingestion_job, global_catalog_job, domain_synthesis_job, global_dataset_job, evaluation_job]
+RETRIEVAL_GROUP = "retrieval"  # per-domain: retrieval_index (decontaminated against the published splits)
+
+domain_retrieval_job = dg.define_asset_job(
+    name="domain_retrieval",
+    selection=dg.AssetSelection.groups(RETRIEVAL_GROUP),
+    partitions_def=domain_partitions,
+    description="Per-domain retrieval indices, decontaminated against the dataset splits (retrieval_index).",
+)
+
+JOBS = [
+    domain_ingestion_job,
+    global_catalog_job,
+    domain_synthesis_job,
+    global_dataset_job,
+    domain_retrieval_job,
+    evaluation_job,
+]
 
 # (job name, per-domain?) in the order the main job (`factory run`) executes them
 PIPELINE_STAGES: list[tuple[str, bool]] = [
@@ -59,6 +75,7 @@ PIPELINE_STAGES: list[tuple[str, bool]] = [
     ("global_catalog", False),
     ("domain_synthesis", True),
     ("global_dataset", False),
+    ("domain_retrieval", True),
 ]
 
 
