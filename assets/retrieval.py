@@ -1,5 +1,6 @@
-"""Retrieval assets (issue 17): retrieval_corpus (per domain, with ingestion) and retrieval_index (per
-domain, after the dataset splits it decontaminates against). The core is factory/retrieval/."""
+"""Retrieval assets (issue 17): retrieval_corpus and retrieval_index, per domain, after the dataset
+splits the index is decontaminated against (every domain's corpus first: cross-domain leakage needs
+them all). The core is factory/retrieval/."""
 
 import dagster as dg
 
@@ -10,8 +11,8 @@ from factory.resources import ProjectResource, all_partitions_in
 from factory.retrieval import corpus, index
 from factory.versions import code_version
 
-CORPUS_GROUP = "ingestion"  # documents are ingested with the tools: every corpus exists before any index
-GROUP = "retrieval"  # sensors/jobs.py: domain_retrieval, after global_dataset
+CORPUS_GROUP = "retrieval_corpus"  # sensors/jobs.py: domain_corpus, so every corpus exists before any index
+GROUP = "retrieval"  # sensors/jobs.py: domain_retrieval, after global_dataset and domain_corpus
 
 
 @dg.asset(

@@ -196,8 +196,10 @@ class RetrievalConfig(_Frozen):
         "a near-duplicate of that held-out item.",
     )
     cross_domain_jaccard: float = Field(
-        default=0.85, gt=0, le=1, description="Decontamination: Jaccard (5-grams) at which a chunk duplicates another "
-        "domain's chunk.",
+        default=0.85,
+        gt=0,
+        le=1,
+        description="Decontamination: Jaccard (5-grams) at which a chunk duplicates another domain's chunk.",
     )
     rrf_k: int = Field(default=60, ge=1, description="Hybrid search: reciprocal-rank-fusion constant.")
     default_k: int = Field(default=5, ge=1, le=50, description="Passages a search returns when k is not given.")

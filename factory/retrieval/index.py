@@ -48,8 +48,14 @@ def _fts(table: Any, language: str) -> None:
     """BM25 over the text: words for English (stemmed), character 2-3-grams for Korean (particles stay
     attached to words there: 군포시의 must still match 군포시)."""
     opts: dict[str, Any] = (
-        {"base_tokenizer": "ngram", "ngram_min_length": 2, "ngram_max_length": 3, "stem": False,
-         "remove_stop_words": False, "ascii_folding": False}  # fmt: skip
+        {
+            "base_tokenizer": "ngram",
+            "ngram_min_length": 2,
+            "ngram_max_length": 3,
+            "stem": False,
+            "remove_stop_words": False,
+            "ascii_folding": False,
+        }  # fmt: skip
         if language == "ko"
         else {"base_tokenizer": "simple", "stem": True, "remove_stop_words": True}
     )
@@ -64,9 +70,7 @@ def fingerprint(table: str, version: int, model: str, ids: Sequence[str]) -> str
     return f"sha256:{h.hexdigest()}"
 
 
-def write_index(
-    uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors: np.ndarray, language: str
-) -> int:
+def write_index(uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors: np.ndarray, language: str) -> int:
     """Write the served chunks as a new version of table `name`; returns the version (after the FTS index)."""
     import lancedb
     import pyarrow as pa
@@ -90,9 +94,7 @@ def write_index(
 class RetrievalIndex:
     """One published index version, searchable: `search(query, k)` → passages, best first."""
 
-    def __init__(
-        self, uri: str, name: str, version: int, embedder: RetrievalEmbedder, *, rrf_k: int = 60
-    ) -> None:
+    def __init__(self, uri: str, name: str, version: int, embedder: RetrievalEmbedder, *, rrf_k: int = 60) -> None:
         import lancedb
 
         try:
@@ -162,7 +164,7 @@ def published_tasks(splits_value: Mapping[str, Any] | None, cfg: ProjectConfig) 
 
     store = data_store(cfg)
     folder = release_folder(splits_value)
-    out = []
+    out: list[dict[str, Any]] = []
     for split in sorted(splits_value.get("splits") or {}):
         rel = f"{folder}/{split}.jsonl"
         if store.exists(rel):
@@ -183,8 +185,15 @@ def build_index(
     chunks = list(corpus.get("chunks") or [])
     collection = corpus.get("collection")
     if not collection:
-        value = {"domain": domain, "table": None, "version": None, "chunks": 0, "served": 0, "removed": []}
-        return value, {"configured": False, "chunks": 0, "served": 0}
+        empty: dict[str, Any] = {
+            "domain": domain,
+            "table": None,
+            "version": None,
+            "chunks": 0,
+            "served": 0,
+            "removed": [],
+        }
+        return empty, {"configured": False, "chunks": 0, "served": 0}
     others = {d: list(c.get("chunks") or []) for d, c in corpora.items() if d != domain}
     verdicts, stats = decontam.decontaminate(domain, chunks, tasks, others, cfg.retrieval)
     removed = {v["id"] for v in verdicts}
@@ -198,7 +207,7 @@ def build_index(
     uri = index_uri(cfg)
     name = table_name(domain, str(collection))
     version = write_index(uri, name, kept, vectors, language)
-    value = {
+    value: dict[str, Any] = {
         "domain": domain,
         "collection": collection,
         "language": language,

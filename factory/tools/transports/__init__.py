@@ -15,4 +15,13 @@ TRANSPORTS: dict[str, type[Transport]] = {
     "retrieval": RetrievalTransport,
 }
 
-__all__ = ["TRANSPORTS", "Exchange", "HttpTransport", "McpTransport", "NotSent", "RetrievalTransport", "Transport", "TransportOptions"]
+__all__ = [
+    "TRANSPORTS",
+    "Exchange",
+    "HttpTransport",
+    "McpTransport",
+    "NotSent",
+    "RetrievalTransport",
+    "Transport",
+    "TransportOptions",
+]
