@@ -33,7 +33,13 @@ def _cfg(tmp: Path, name: str, path: str, language: str):
     ("name", "path", "language", "query", "title"),
     [
         ("aviation", "demo://aviation-weather", "en", "EWR weather on January 5, 2013", "EWR weather 2013-01-05"),
-        ("korea", "demo://korea-census", "ko", "2015년 부산광역시 인구주택총조사 결과", "2015년 부산광역시 인구주택총조사 결과"),
+        (
+            "korea",
+            "demo://korea-census",
+            "ko",
+            "2015년 부산광역시 인구주택총조사 결과",
+            "2015년 부산광역시 인구주택총조사 결과",
+        ),
     ],
 )
 def test_demo_bulletin_is_found_by_hybrid_search(tmp_path, name, path, language, query, title):
