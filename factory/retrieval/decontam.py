@@ -8,7 +8,7 @@ removed when (first matching rule wins, in this order; "states" means within one
   names) in one sentence, so the task could be answered from the passage without calling the tools;
 - ``api_bridge_stated`` (a): it states a bridge value of such a task (an argument of a later call
   that the question does not name, i.e. a value the chain had to look up; digits only when 4+ long,
-  shorter ones are ids and counts) with an anchor;
+  shorter ones are ids and counts) with an anchor (numbers of 3 characters or fewer are never anchors);
 - ``held_out_near_duplicate`` (c): it holds at least `retrieval.held_out_containment` of the
   character 5-grams of a dev/test question (the shingles of `factory.splits.minhash`), so a
   held-out item leaks through retrieval;
@@ -39,6 +39,7 @@ REASONS: dict[str, str] = {
 }
 GENERIC_ARGS = {"api_key", "serviceKey", "page", "per_page", "pageNo", "numOfRows", "_type", "limit", "offset"}
 HELD_OUT = ("dev", "test")
+_SHORT_NUMBER = re.compile(r"[\d,.]{1,3}")
 SHINGLE = 5
 
 
@@ -95,8 +96,10 @@ def task_facts(task: Mapping[str, Any]) -> TaskFacts:
                 continue
             for form in value_forms(v) if not isinstance(v, dict | list) else set():
                 (anchors if normalize(form) in q else bridges).add(form)
-    # a numeric bridge value is an id or a count looked up on the way: as digits it is no statement unless long
-    bridges = {b for b in bridges if not re.fullmatch(r"[\d,.]+", b) or len(b) >= 4}
+    # a short number is an id, an hour or a count: as an anchor or a bridge it names nothing (a "15" is in
+    # every "15:00"); dates, codes and names do
+    anchors = {a for a in anchors if not _SHORT_NUMBER.fullmatch(a)}
+    bridges = {b for b in bridges if not _SHORT_NUMBER.fullmatch(b)}
     answer = task.get("answer") or {}
     answers = {f for v in _scalars(answer.get("value")) for f in value_forms(v)}
     return TaskFacts(

@@ -90,6 +90,14 @@ def test_short_and_numeric_id_values_decide_nothing():
     chunks = _chunks("music", ["Let There Be Rock has 7 songs and album number 12 in the list."])
     verdicts, _ = decontam.decontaminate("music", chunks, [task], {}, RetrievalConfig())
     assert verdicts == []
+    # an hour named in the question is no anchor: "15" is in every "15:00"
+    hourly = {"id": "h", "domain": "aviation", "split": "train", "query": "How many flights left EWR at hour 15?",
+              "answer": {"value": 24}, "golden_actions": [{"tool": "t", "args": {"origin": "EWR", "hour": 15}}]}  # fmt: skip
+    chunks = _chunks(
+        "aviation", ["Temperatures peaked at 15:00 over 24 hourly observations.", "EWR logged 24 departures."]
+    )
+    verdicts, _ = decontam.decontaminate("aviation", chunks, [hourly], {}, RetrievalConfig())
+    assert [v["id"] for v in verdicts] == [chunks[1]["id"]]
 
 
 class FakeEmbedder:
