@@ -154,6 +154,11 @@ class CorpusSourceConfig(_Frozen):
     title_field: str | None = Field(default=None, description="jsonl: the field holding each document's title.")
     licence: str = Field(min_length=1, description="Licence of the documents (shown in the dataset card).")
     language: Literal["ko", "en"] = Field(description="Language of the documents (chooses the embedding model).")
+    max_documents: int | None = Field(
+        default=None,
+        ge=1,
+        description="Keep at most this many documents of this source (None: retrieval.max_documents_per_source).",
+    )
 
 
 class DomainRetrievalConfig(_Frozen):

@@ -248,7 +248,8 @@ def build_corpus(
     chunks: list[dict[str, Any]] = []
     sources: list[dict[str, Any]] = []
     for src in retrieval.sources:
-        docs = read_source(src, cfg.project_dir, domain, settings.max_documents_per_source)
+        limits = [n for n in (src.max_documents, settings.max_documents_per_source) if n is not None]
+        docs = read_source(src, cfg.project_dir, domain, min(limits) if limits else None)
         rows = chunk_documents(domain, docs, settings, licence=src.licence, language=src.language)
         chunks.extend(rows)
         sources.append(

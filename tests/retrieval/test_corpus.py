@@ -90,3 +90,13 @@ def test_unknown_demo_corpus_is_an_error():
 def test_retrieval_config_validates_collection():
     with pytest.raises(ValueError, match="lowercase slug"):
         DomainRetrievalConfig(collection="Bad Name", sources=[{"path": "x", "licence": "x", "language": "en"}])
+
+
+def test_per_source_document_cap_wins_over_the_global_one(tmp_path):
+    _write(tmp_path)
+    src = {"path": "docs/*.md", "licence": "CC0", "language": "en"}
+    capped = {"path": "docs/*.jsonl", "text_field": "body", "licence": "CC0", "language": "en", "max_documents": 1}
+    cfg, retrieval = _cfg(tmp_path, [src, capped], max_documents_per_source=5)
+    value, meta = corpus.build_corpus("d1", retrieval, cfg)
+    assert [s["documents"] for s in value["sources"]] == [1, 1]
+    assert [c["source"] for c in value["chunks"]] == ["docs/a.md", "docs/d.jsonl#L1"]
