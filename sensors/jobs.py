@@ -52,7 +52,32 @@ evaluation_job = dg.define_asset_job(
     description="On demand: evaluate a model on a split (evaluation_report); not part of the main job.",
 )
 
-JOBS = [domain_ingestion_job, global_catalog_job, domain_synthesis_job, global_dataset_job, evaluation_job]
+CORPUS_GROUP = "retrieval_corpus"  # per-domain: retrieval_corpus
+RETRIEVAL_GROUP = "retrieval"  # per-domain: retrieval_index (decontaminated against the published splits)
+
+domain_corpus_job = dg.define_asset_job(
+    name="domain_corpus",
+    selection=dg.AssetSelection.groups(CORPUS_GROUP),
+    partitions_def=domain_partitions,
+    description="Per-domain document corpora (retrieval_corpus); every domain's before any retrieval index.",
+)
+
+domain_retrieval_job = dg.define_asset_job(
+    name="domain_retrieval",
+    selection=dg.AssetSelection.groups(RETRIEVAL_GROUP),
+    partitions_def=domain_partitions,
+    description="Per-domain retrieval indices, decontaminated against the dataset splits (retrieval_index).",
+)
+
+JOBS = [
+    domain_ingestion_job,
+    global_catalog_job,
+    domain_synthesis_job,
+    global_dataset_job,
+    domain_corpus_job,
+    domain_retrieval_job,
+    evaluation_job,
+]
 
 # (job name, per-domain?) in the order the main job (`factory run`) executes them
 PIPELINE_STAGES: list[tuple[str, bool]] = [
@@ -60,6 +85,8 @@ PIPELINE_STAGES: list[tuple[str, bool]] = [
     ("global_catalog", False),
     ("domain_synthesis", True),
     ("global_dataset", False),
+    ("domain_corpus", True),
+    ("domain_retrieval", True),
 ]
 
 

@@ -32,6 +32,8 @@ def write_config(tmp: Path, *, domains: list[dict] | None = None, **overrides) -
     # that are not about fluency keep the first grounded variant (tests/synthesis/test_fluency.py,
     # tests/llm/test_fluency_scorer.py map the role themselves)
     data["models"]["roles"]["fluency_scorer.en"] = "rules"
+    # retrieval corpora: a few documents per demo corpus keep the pipeline tests' embedding work small
+    data["retrieval"]["max_documents_per_source"] = 25
     if domains is not None:
         data["domains"] = domains
     for k, v in overrides.items():

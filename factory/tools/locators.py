@@ -39,6 +39,8 @@ def resolve_source(
     """
     if src.kind == "mcp":
         return mcp_locator(src), src.url
+    if src.kind == "retrieval":
+        return src.locator, None
     spec = str(src.spec)
     if spec.startswith(DEMO_SCHEME):
         platform = spec[len(DEMO_SCHEME) :].strip("/")

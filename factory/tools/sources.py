@@ -1,7 +1,8 @@
 """Tool sources: load the tools of a configured source, and of a domain.
 
 A domain declares its sources in `factory.yaml` (`SourceConfig`).  This module
-dispatches each to its kind's loader (`LOADERS`: OpenAPI document, MCP server) and
+dispatches each to its kind's loader (`LOADERS`: OpenAPI document, MCP server; a retrieval
+source's loader reads the domain's published index) and
 checks the domain-level invariants (tool names unique within a domain).  Every
 failure surfaces as a `SourceError` whose message names the source.  Locators
 (``demo://<platform>`` → the bundled demo service) and `SourceError` itself live in
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from factory.tools.locators import SourceError, resolve_source
 from factory.tools.mcp import load_mcp
 from factory.tools.openapi import TOOL_NAME, fetch_spec, load_openapi, valid_tool_name
+from factory.tools.retrieval import load_retrieval
 
 if TYPE_CHECKING:
     from factory.config import DemoConfig, DomainConfig, ProjectConfig, SourceConfig
@@ -43,6 +45,15 @@ def _load_mcp_source(
     return load_mcp(src, domain, base_dir)
 
 
+def _load_retrieval_source(
+    src: SourceConfig, domain: str, demo: DemoConfig, base_dir: str | os.PathLike | None = None
+) -> list[ToolSpec]:
+    raise SourceError(
+        f"{src.locator}: a retrieval source reads its domain's published index, which needs the project config; "
+        "load it with load_domain_tools"
+    )
+
+
 def _load_openapi_source(
     src: SourceConfig, domain: str, demo: DemoConfig, base_dir: str | os.PathLike | None = None
 ) -> list[ToolSpec]:
@@ -62,6 +73,7 @@ def _load_openapi_source(
 LOADERS: dict[str, Callable[[SourceConfig, str, DemoConfig, str | os.PathLike | None], list[ToolSpec]]] = {
     "openapi": _load_openapi_source,
     "mcp": _load_mcp_source,
+    "retrieval": _load_retrieval_source,  # load_domain_tools calls factory.tools.retrieval.load_retrieval
 }
 
 
@@ -92,7 +104,10 @@ def load_domain_tools(domain_cfg: DomainConfig, project_cfg: ProjectConfig) -> l
     for src in domain_cfg.sources:
         label = f"{src.kind} source {src.platform or ''} ({src.locator})".replace("  ", " ")
         try:
-            loaded = load_source_tools(src, domain_cfg.name, project_cfg.demo, project_cfg.project_dir)
+            if src.kind == "retrieval":  # the index is a project artifact: its loader needs the config
+                loaded = load_retrieval(src, domain_cfg.name, project_cfg)
+            else:
+                loaded = load_source_tools(src, domain_cfg.name, project_cfg.demo, project_cfg.project_dir)
         except SourceError as e:
             msg = str(e)
             raise SourceError(msg if src.locator in msg else f"{label}: {msg}") from e

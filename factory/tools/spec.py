@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-SourceKind = Literal["openapi", "mcp"]
+SourceKind = Literal["openapi", "mcp", "retrieval"]
 ParamLocation = Literal["query", "path", "header", "body", "mcp"]
 
 
@@ -25,8 +25,12 @@ class SourceRef(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     kind: SourceKind
-    locator: str = Field(description="Spec URL/path (openapi) or the server command line (mcp).")
-    base_url: str | None = Field(default=None, description="Base URL calls are sent to (openapi).")
+    locator: str = Field(
+        description="Spec URL/path (openapi), the server command line (mcp) or retrieval://<collection> (retrieval)."
+    )
+    base_url: str | None = Field(
+        default=None, description="Base URL calls are sent to (openapi); the LanceDB location (retrieval)."
+    )
 
 
 class OutputField(BaseModel):

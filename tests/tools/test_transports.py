@@ -59,7 +59,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch) -> type[Scripted]:
 
 
 def test_the_table_maps_each_source_kind() -> None:
-    assert set(transports.TRANSPORTS) == {"openapi", "mcp"}
+    assert set(transports.TRANSPORTS) == {"openapi", "mcp", "retrieval"}
     for kind, cls in transports.TRANSPORTS.items():
         assert issubclass(cls, Transport) and cls.kind == kind
 

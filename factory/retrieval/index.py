@@ -1,0 +1,285 @@
+"""The retrieval index of a domain: the served chunks with their embeddings in a LanceDB table, a BM25
+full-text index on their text, and hybrid search (vector + BM25, reciprocal-rank fusion).
+
+LanceDB (embedded, Arrow-native, versioned tables; the same API on a local folder or an object store
+URI) keeps one table per domain and collection, ``<domain>__<collection>``, in
+``<data_dir>/retrieval_index/lancedb``. Every build writes a new table version; the
+`retrieval_index` value pins the version it wrote, and searches open that version (`checkout`), so a
+build whose gates fail never changes what the published value serves, and a task can name the exact
+index version its passages came from. Only chunks that survive decontamination are written: a
+removed id is absent from the table, not filtered at query time.
+"""
+
+import hashlib
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from factory.config import ProjectConfig
+from factory.io import data_store
+from factory.report import bar_plot, md_table
+from factory.retrieval import decontam
+from factory.retrieval.embedding import RetrievalEmbedder, embedder_for
+
+INDEX_FOLDER = "retrieval_index/lancedb"
+KEPT_COLUMNS = ("id", "doc_id", "domain", "title", "source", "position", "text", "licence", "language", "meta")
+
+
+class RetrievalIndexError(RuntimeError):
+    """A retrieval index that cannot be opened or searched; the message names the table and version."""
+
+
+def index_uri(cfg: ProjectConfig) -> str:
+    """The LanceDB location of the project's retrieval indices (a folder, or a URI under an object store)."""
+    store = data_store(cfg)
+    local = store.local_path(INDEX_FOLDER)
+    return str(local) if local is not None else f"{cfg.data_location.rstrip('/')}/{INDEX_FOLDER}"
+
+
+def table_name(domain: str, collection: str) -> str:
+    return f"{domain}__{collection}"
+
+
+def _fts(table: Any, language: str) -> None:
+    """BM25 over the text: words for English (stemmed), character 2-3-grams for Korean (particles stay
+    attached to words there: 군포시의 must still match 군포시)."""
+    opts: dict[str, Any] = (
+        {
+            "base_tokenizer": "ngram",
+            "ngram_min_length": 2,
+            "ngram_max_length": 3,
+            "stem": False,
+            "remove_stop_words": False,
+            "ascii_folding": False,
+        }  # fmt: skip
+        if language == "ko"
+        else {"base_tokenizer": "simple", "stem": True, "remove_stop_words": True}
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_fts_index is marked deprecated in favour of a config object
+        table.create_fts_index("text", replace=True, **opts)
+
+
+def fingerprint(table: str, version: int, model: str, ids: Sequence[str]) -> str:
+    """The index version as a tool-surface input: table, LanceDB version, model and served ids."""
+    h = hashlib.sha256(json.dumps([table, version, model, sorted(ids)]).encode())
+    return f"sha256:{h.hexdigest()}"
+
+
+def write_index(uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors: np.ndarray, language: str) -> int:
+    """Write the served chunks as a new version of table `name`; returns the version (after the FTS index)."""
+    import lancedb
+    import pyarrow as pa
+
+    dim = int(vectors.shape[1]) if vectors.ndim == 2 and len(vectors) else 0
+    cols: dict[str, Any] = {c: [r[c] for r in rows] for c in KEPT_COLUMNS}
+    schema = pa.schema(
+        [(c, pa.int32() if c == "position" else pa.string()) for c in KEPT_COLUMNS]
+        + [("vector", pa.list_(pa.float32(), dim))]
+    )
+    flat = pa.array(vectors.astype(np.float32).reshape(-1), type=pa.float32())
+    cols["vector"] = pa.FixedSizeListArray.from_arrays(flat, dim) if dim else pa.array([], pa.list_(pa.float32(), 0))
+    data = pa.Table.from_pydict(cols, schema=schema)
+    db = lancedb.connect(uri)
+    table = db.create_table(name, data=data, mode="overwrite")
+    if len(rows):
+        _fts(table, language)
+    return int(table.version)
+
+
+class RetrievalIndex:
+    """One published index version, searchable: `search(query, k)` → passages, best first."""
+
+    def __init__(self, uri: str, name: str, version: int, embedder: RetrievalEmbedder, *, rrf_k: int = 60) -> None:
+        import lancedb
+
+        try:
+            self.table = lancedb.connect(uri).open_table(name)
+            self.table.checkout(version)
+        except Exception as e:  # the library raises several types for a missing table/version
+            raise RetrievalIndexError(f"cannot open retrieval index {name} version {version} at {uri}: {e}") from e
+        self.name, self.version, self.embedder, self.rrf_k = name, version, embedder, rrf_k
+
+    @classmethod
+    def from_value(cls, value: Mapping[str, Any], cfg: ProjectConfig) -> "RetrievalIndex":
+        if not value.get("table"):
+            raise RetrievalIndexError(f"retrieval_index of {value.get('domain')!r} has no table (no corpus configured)")
+        return cls(
+            str(value["uri"]),
+            str(value["table"]),
+            int(value["version"]),
+            embedder_for(str(value["language"]), cfg),
+            rrf_k=cfg.retrieval.rrf_k,
+        )
+
+    def count(self) -> int:
+        return int(self.table.count_rows())
+
+    def search(self, query: str, k: int = 5) -> list[dict[str, Any]]:
+        """Hybrid search: the top `k` of the vector and BM25 rankings fused by reciprocal rank."""
+        if not query.strip():
+            return []
+        depth = max(4 * k, 20)
+        vec = self.embedder.encode_queries([query])[0]
+        by_vec = self.table.search(vec, vector_column_name="vector").limit(depth).to_list()
+        try:
+            by_text = self.table.search(query, query_type="fts").limit(depth).to_list()
+        except Exception:  # noqa: BLE001 - a query the FTS parser rejects (quotes, operators): vector only
+            by_text = []
+        score: dict[str, float] = {}
+        rows: dict[str, dict[str, Any]] = {}
+        for ranking in (by_vec, by_text):
+            for rank, r in enumerate(ranking):
+                score[r["id"]] = score.get(r["id"], 0.0) + 1.0 / (self.rrf_k + rank + 1)
+                rows.setdefault(r["id"], r)
+        best = sorted(score, key=lambda i: (-score[i], i))[:k]
+        return [
+            {
+                "id": i,
+                "title": rows[i]["title"],
+                "source": rows[i]["source"],
+                "position": int(rows[i]["position"]),
+                "text": rows[i]["text"],
+                "score": round(score[i], 6),
+            }
+            for i in best
+        ]
+
+    def ids(self) -> list[str]:
+        return [str(x) for x in self.table.to_arrow().column("id").to_pylist()]
+
+
+# --------------------------------------------------------------------------- the asset's core
+
+
+def published_tasks(splits_value: Mapping[str, Any] | None, cfg: ProjectConfig) -> list[dict[str, Any]]:
+    """Every task of the dataset_splits value's files (train/dev/test), with its `split`."""
+    if not splits_value:
+        return []
+    from factory.splits.build import release_folder
+
+    store = data_store(cfg)
+    folder = release_folder(splits_value)
+    out: list[dict[str, Any]] = []
+    for split in sorted(splits_value.get("splits") or {}):
+        rel = f"{folder}/{split}.jsonl"
+        if store.exists(rel):
+            out.extend({**t, "split": t.get("split", split)} for t in store.read_jsonl(rel))
+    return out
+
+
+def build_index(
+    domain: str,
+    corpus: Mapping[str, Any],
+    corpora: Mapping[str, Mapping[str, Any]],
+    tasks: Sequence[Mapping[str, Any]],
+    cfg: ProjectConfig,
+    embedder: RetrievalEmbedder | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """`retrieval_index` of one domain: decontaminate the corpus, embed the kept chunks, write them to
+    LanceDB with a BM25 index; the value pins the table version and records every removal verdict."""
+    chunks = list(corpus.get("chunks") or [])
+    collection = corpus.get("collection")
+    if not collection:
+        empty: dict[str, Any] = {
+            "domain": domain,
+            "table": None,
+            "version": None,
+            "chunks": 0,
+            "served": 0,
+            "removed": [],
+        }
+        return empty, {"configured": False, "chunks": 0, "served": 0}
+    others = {d: list(c.get("chunks") or []) for d, c in corpora.items() if d != domain}
+    verdicts, stats = decontam.decontaminate(domain, chunks, tasks, others, cfg.retrieval)
+    removed = {v["id"] for v in verdicts}
+    kept = [c for c in chunks if c["id"] not in removed]
+    languages = sorted({c["language"] for c in chunks}) or ["en"]
+    if len(languages) > 1:
+        raise ValueError(f"domain {domain!r}: corpus mixes languages {languages}; one index has one embedding model")
+    language = languages[0]
+    emb = embedder or embedder_for(language, cfg)
+    vectors = emb.encode([c["text"] for c in kept]) if kept else np.zeros((0, 1), dtype=np.float32)
+    uri = index_uri(cfg)
+    name = table_name(domain, str(collection))
+    version = write_index(uri, name, kept, vectors, language)
+    value: dict[str, Any] = {
+        "domain": domain,
+        "collection": collection,
+        "language": language,
+        "uri": uri,
+        "table": name,
+        "version": version,
+        "model": emb.model_id,
+        "dim": int(vectors.shape[1]) if len(kept) else 0,
+        "chunks": len(chunks),
+        "served": len(kept),
+        "removed": verdicts,
+        "decontamination": stats,
+        "fingerprint": fingerprint(name, version, emb.model_id, [c["id"] for c in kept]),
+    }
+    counts = stats["removed"]
+    meta: dict[str, Any] = {
+        "configured": True,
+        "table": name,
+        "version": version,
+        "model": emb.model_id,
+        "chunks": len(chunks),
+        "served": len(kept),
+        "removed_total": len(verdicts),
+        **{f"removed/{r}": n for r, n in counts.items()},
+        "api_only_tasks": stats["api_only_tasks"],
+        "held_out_questions": stats["held_out_questions"],
+        "rag_only_tasks": stats["rag_only_tasks"],
+        "removals": md_table(verdicts, ["id", "reason", "detail"], limit=20),
+        "decontamination_plot": bar_plot(
+            {"corpus": len(chunks), **{r: -n for r, n in counts.items()}, "served": len(kept)},
+            title=f"{domain}: decontamination waterfall (chunks)",
+        ),
+        **emb.metadata("embeddings"),
+    }
+    return value, meta
+
+
+def index_frame(value: Mapping[str, Any], cfg: ProjectConfig, corpus: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per corpus chunk for the GX gate, recomputed from the table the value pins: whether it is
+    removed, whether it is served, whether its vector is there with the value's dimension and a non-zero norm."""
+    chunks = list(corpus.get("chunks") or [])
+    removed = {v["id"]: v["reason"] for v in value.get("removed") or []}
+    served: dict[str, float] = {}
+    dims: dict[str, int] = {}
+    if value.get("table"):
+        import lancedb
+
+        table = lancedb.connect(str(value["uri"])).open_table(str(value["table"]))
+        table.checkout(int(value["version"]))
+        arrow = table.to_arrow()
+        for i, v in zip(arrow.column("id").to_pylist(), arrow.column("vector").to_pylist(), strict=True):
+            arr = np.asarray(v or [], dtype=np.float32)
+            served[str(i)] = float(np.linalg.norm(arr)) if arr.size else 0.0
+            dims[str(i)] = int(arr.size)
+    ids = {c["id"] for c in chunks}
+    rows = [
+        {
+            "id": c["id"],
+            "removed": c["id"] in removed,
+            "reason": removed.get(c["id"], ""),
+            "served": c["id"] in served,
+            "embedded": c["id"] in removed or (dims.get(c["id"]) == value.get("dim") and served.get(c["id"], 0) > 0),
+        }
+        for c in chunks
+    ]
+    # ids served that the corpus does not hold (a stale table) are rows too: they must fail
+    rows += [
+        {"id": i, "removed": i in removed, "reason": removed.get(i, "not_in_corpus"), "served": True, "embedded": True}
+        for i in sorted(set(served) - ids)
+    ]
+    frame = pd.DataFrame(rows, columns=["id", "removed", "reason", "served", "embedded"])
+    frame["removed_not_served"] = ~(frame["removed"] & frame["served"])
+    frame["known_reason"] = frame["reason"].isin(["", *decontam.REASONS])
+    frame["kept_is_served"] = frame["removed"] | frame["served"]
+    return frame

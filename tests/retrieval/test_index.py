@@ -1,0 +1,250 @@
+"""Decontamination verdicts (planted documents) and the LanceDB index: served ids, pinned versions, search, gate."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from factory import quality
+from factory.config import RetrievalConfig, parse_config
+from factory.retrieval import corpus, decontam, index
+
+ALBUM_TASK = {
+    "id": "sha256:album-task",
+    "domain": "music",
+    "split": "train",
+    "query": "Which artist recorded the album Let There Be Rock?",
+    "answer": {"value": "AC/DC", "type": "string"},
+    "golden_actions": [
+        {"tool": "search_albums", "args": {"title": "Let There Be Rock", "page": 1}},
+        {"tool": "get_artist", "args": {"artist_id": 1}},
+    ],
+}
+HELD_OUT = {
+    "id": "sha256:held-out",
+    "domain": "music",
+    "split": "test",
+    "query": "How many tracks are on the playlist Heavy Metal Classic?",
+    "answer": {"value": 26},
+    "golden_actions": [{"tool": "list_playlists", "args": {"name": "Heavy Metal Classic"}}],
+}
+FLIGHT_TASK = {
+    "id": "sha256:flight-task",
+    "domain": "aviation",
+    "split": "train",
+    "query": "Which airline flies the tail number N14228?",
+    "answer": {"value": "United Air Lines Inc."},
+    "golden_actions": [{"tool": "get_plane", "args": {"tailnum": "N14228"}}],
+}
+
+
+def _chunks(domain: str, texts: list[str]) -> list[dict]:
+    docs = [corpus.Document(f"doc {i}", t, f"src/{i}") for i, t in enumerate(texts)]
+    return corpus.chunk_documents(domain, docs, RetrievalConfig(), licence="CC0", language="en")
+
+
+MUSIC_TEXTS = [
+    "Let There Be Rock is a 1977 album by AC/DC. It was recorded in Sydney.",  # (a) states the answer
+    "The Rolling Stones released many compilations. Let There Be Rock is not one of them.",  # anchor, no answer
+    "Trivia corner: how many tracks are on the playlist Heavy Metal Classic? Find out below.",  # (c) held out
+    "Jazz albums in the catalogue run longer than rock albums on average.",  # clean
+    "Tail number N14228 is an aircraft flown by United Air Lines Inc. out of Newark.",  # (d) aviation answer
+]
+
+
+def test_planted_documents_get_their_reason_codes():
+    chunks = _chunks("music", MUSIC_TEXTS)
+    verdicts, stats = decontam.decontaminate(
+        "music", chunks, [ALBUM_TASK, HELD_OUT, FLIGHT_TASK], {}, RetrievalConfig()
+    )
+    by_id = {v["id"]: v for v in verdicts}
+    reasons = [by_id.get(c["id"], {}).get("reason") for c in chunks]
+    assert reasons == ["api_answer_stated", None, "held_out_near_duplicate", None, "cross_domain_leak"]
+    assert "ac/dc" in by_id[chunks[0]["id"]]["detail"]
+    assert by_id[chunks[0]["id"]]["evidence"] == "sha256:album-task"
+    assert stats["removed"]["api_answer_stated"] == 1 and stats["rag_only_tasks"] == 0
+
+
+def test_bridge_value_and_cross_domain_duplicate():
+    task = {
+        **ALBUM_TASK,
+        "answer": {"value": 1977},
+        "golden_actions": [
+            {"tool": "search_albums", "args": {"title": "Let There Be Rock"}},
+            {"tool": "list_tracks", "args": {"artist_name": "AC/DC"}},  # a looked-up value: a bridge
+        ],
+    }
+    text = "In the store, Let There Be Rock is credited to AC/DC and sells well."
+    dup = "A sentence that two domains both carry word for word, which is a leak between their corpora."
+    chunks = _chunks("music", [text, dup])
+    others = {"aviation": _chunks("aviation", [dup])}
+    verdicts, _ = decontam.decontaminate("music", chunks, [task], others, RetrievalConfig())
+    assert [v["reason"] for v in verdicts] == ["api_bridge_stated", "cross_domain_leak"]
+    assert "Jaccard 1.00" in verdicts[1]["detail"]
+
+
+def test_short_and_numeric_id_values_decide_nothing():
+    task = {**ALBUM_TASK, "answer": {"value": 7}, "golden_actions": [
+        {"tool": "search_albums", "args": {"title": "Let There Be Rock"}}, {"tool": "t", "args": {"album_id": 12}}]}  # fmt: skip
+    chunks = _chunks("music", ["Let There Be Rock has 7 songs and album number 12 in the list."])
+    verdicts, _ = decontam.decontaminate("music", chunks, [task], {}, RetrievalConfig())
+    assert verdicts == []
+    # an hour named in the question is no anchor: "15" is in every "15:00"
+    hourly = {"id": "h", "domain": "aviation", "split": "train", "query": "How many flights left EWR at hour 15?",
+              "answer": {"value": 24}, "golden_actions": [{"tool": "t", "args": {"origin": "EWR", "hour": 15}}]}  # fmt: skip
+    chunks = _chunks(
+        "aviation", ["Temperatures peaked at 15:00 over 24 hourly observations.", "EWR logged 24 departures."]
+    )
+    verdicts, _ = decontam.decontaminate("aviation", chunks, [hourly], {}, RetrievalConfig())
+    assert [v["id"] for v in verdicts] == [chunks[1]["id"]]
+
+
+class FakeEmbedder:
+    """Deterministic 8-d bag-of-letters vectors (no model load)."""
+
+    model_id = "fake-letters"
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), 8), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for ch in t.lower():
+                if ch.isalpha():
+                    out[i, ord(ch) % 8] += 1
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+    encode_queries = encode
+
+    def metadata(self, prefix):
+        return {f"{prefix}/model": self.model_id}
+
+
+def _project(tmp: Path):
+    raw = {
+        "data_dir": str(tmp / "data"),
+        "domains": [
+            {
+                "name": "music",
+                "sources": [{"kind": "openapi", "spec": "demo://x"}],
+                "retrieval": {"collection": "notes", "sources": [{"path": "x", "licence": "CC0", "language": "en"}]},
+            }
+        ],
+    }
+    return parse_config(yaml.safe_dump(raw), project_dir=tmp)
+
+
+def test_index_serves_kept_chunks_only_and_pins_its_version(tmp_path):
+    cfg = _project(tmp_path)
+    chunks = _chunks("music", MUSIC_TEXTS)
+    value_corpus = {"domain": "music", "collection": "notes", "chunks": chunks}
+    tasks = [ALBUM_TASK, HELD_OUT, FLIGHT_TASK]
+    v1, meta = index.build_index("music", value_corpus, {"music": value_corpus}, tasks, cfg, embedder=FakeEmbedder())
+    assert meta["served"] == 2 and meta["removed_total"] == 3
+    ix = index.RetrievalIndex(v1["uri"], v1["table"], v1["version"], FakeEmbedder())
+    removed = {r["id"] for r in v1["removed"]}
+    assert set(ix.ids()) == {c["id"] for c in chunks} - removed
+    hits = ix.search("jazz albums run longer", 2)
+    assert hits[0]["id"] == chunks[3]["id"] and hits[0]["title"] == "doc 3"
+    frame = index.index_frame(v1, cfg, value_corpus)
+    assert quality.validate("retrieval_index", frame, cfg).success
+    # a rebuild without tasks writes a new version; the old value still serves what it pinned
+    v2, _ = index.build_index("music", value_corpus, {"music": value_corpus}, [], cfg, embedder=FakeEmbedder())
+    assert v2["version"] > v1["version"] and v2["fingerprint"] != v1["fingerprint"]
+    assert len(index.RetrievalIndex(v2["uri"], v2["table"], v2["version"], FakeEmbedder()).ids()) == 5
+    assert len(index.RetrievalIndex(v1["uri"], v1["table"], v1["version"], FakeEmbedder()).ids()) == 2
+    # the gate fails when a value claims a removal its table still serves
+    bad = {**v2, "removed": v1["removed"]}
+    result = quality.validate("retrieval_index", index.index_frame(bad, cfg, value_corpus), cfg)
+    assert not result.success
+    assert "no removed chunk id is served" in result.summary()
+
+
+def test_missing_table_version_is_a_clear_error(tmp_path):
+    with pytest.raises(index.RetrievalIndexError, match="cannot open retrieval index music__notes version 3"):
+        index.RetrievalIndex(str(tmp_path / "nope"), "music__notes", 3, FakeEmbedder())
+
+
+# --------------------------------------------------------------------------- retrieval as a tool
+
+
+def _published(tmp: Path):
+    """A project whose music domain has a retrieval source, and its published index (fake embedder)."""
+    from factory.io import data_store, write_artifact
+    from factory.tools.transports import retrieval as transport
+
+    raw = {
+        "data_dir": str(tmp / "data"),
+        "domains": [
+            {
+                "name": "music",
+                "sources": [{"kind": "retrieval", "collection": "notes"}],
+                "retrieval": {"collection": "notes", "sources": [{"path": "x", "licence": "CC0", "language": "en"}]},
+            }
+        ],
+    }
+    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp)
+    chunks = _chunks("music", MUSIC_TEXTS)
+    vc = {"domain": "music", "collection": "notes", "chunks": chunks}
+    value, _ = index.build_index("music", vc, {"music": vc}, [ALBUM_TASK], cfg, embedder=FakeEmbedder())
+    write_artifact(data_store(cfg), "retrieval_index", "music", value)
+    # the transport opens indices per process by (location, table, version, model): seed it with the fake model
+    key = (value["uri"], value["table"], value["version"], value["model"])
+    transport._OPEN[key] = index.RetrievalIndex(value["uri"], value["table"], value["version"], FakeEmbedder())
+    return cfg, value, chunks
+
+
+def test_search_tool_spec_and_executor_call(tmp_path):
+    import asyncio
+
+    from factory.tools.executor import ToolExecutor
+    from factory.tools.fingerprint import surface_fingerprint
+    from factory.tools.outcomes import Outcome
+    from factory.tools.sources import load_domain_tools
+
+    cfg, value, chunks = _published(tmp_path)
+    (tool,) = load_domain_tools(cfg.domain("music"), cfg)
+    assert tool.name == "search_notes" and tool.source.kind == "retrieval"
+    assert tool.required_params == ["query"] and tool.output_schema["x-index"]["version"] == value["version"]
+
+    async def go():
+        async with ToolExecutor([tool], cfg.executor) as ex:
+            return (
+                await ex.call("search_notes", {"query": "jazz albums run longer", "k": 2}),
+                await ex.call("search_notes", {"query": ""}),
+                await ex.call("search_notes", {"query": "rock", "k": 0}),
+            )
+
+    ok, empty, bad_k = asyncio.run(go())
+    assert ok.outcome is Outcome.SEMANTIC_SUCCESS, ok.detail
+    served = {c["id"] for c in chunks} - {r["id"] for r in value["removed"]}
+    passages = ok.records
+    assert len(passages) == 2 and passages[0]["id"] == chunks[3]["id"]
+    assert {p["id"] for p in passages} <= served  # a removed chunk is never returned
+    assert empty.outcome is Outcome.MISSING_FIELD and empty.attempts == 0
+    assert bad_k.outcome is Outcome.SCHEMA_MISMATCH
+    # a rebuilt index is a new tool surface (drift), like a changed API
+    v2, _ = index.build_index("music", {"domain": "music", "collection": "notes", "chunks": chunks}, {}, [], cfg,
+                              embedder=FakeEmbedder())  # fmt: skip
+    from factory.io import data_store, write_artifact
+
+    write_artifact(data_store(cfg), "retrieval_index", "music", v2)
+    (tool2,) = load_domain_tools(cfg.domain("music"), cfg)
+    assert surface_fingerprint([tool2]) != surface_fingerprint([tool])
+
+
+def test_unbuilt_index_is_a_source_error(tmp_path):
+    from factory.tools.sources import SourceError, load_domain_tools
+
+    raw = {
+        "data_dir": str(tmp_path / "data"),
+        "domains": [
+            {
+                "name": "music",
+                "sources": [{"kind": "retrieval", "collection": "notes"}],
+                "retrieval": {"collection": "notes", "sources": [{"path": "x", "licence": "CC0", "language": "en"}]},
+            }
+        ],
+    }
+    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+    with pytest.raises(SourceError, match="retrieval://notes.*not built yet; materialize retrieval_index"):
+        load_domain_tools(cfg.domain("music"), cfg)
