@@ -9,6 +9,7 @@ from assets._meta import gate, gate_result, to_metadata
 from factory import prompts, quality
 from factory.export import build
 from factory.export.conversations import current_conversations
+from factory.export.variants import current_variants
 from factory.io import read_artifact
 from factory.report import Markdown, md_table
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in, uses_demo
@@ -35,7 +36,7 @@ SYSTEM_PROMPTS = [n for n in prompts.list_templates() if n.startswith("export/")
     },
     # issue 19: the conversation files come from the stored `conversations` value when there is one (a
     # dependency, not an input, so the export runs without it)
-    deps=["conversations"],
+    deps=["conversations", "schema_variants"],  # issue 18: variant rows from the stored schema_variants values
     description="The split tasks in four formats per split: OpenAI chat fine-tuning JSONL (tool calls and their "
     "results), Hugging Face Parquet with a dataset card, RL (GRPO) prompts with ground truth, benchmark-task JSON. "
     "Tool results come from re-executing every task's golden actions against the live tools, each result digest "
@@ -55,6 +56,9 @@ def dataset_exports(
 ) -> dg.Output[dict]:
     cfg = project.load()
     conversations = current_conversations(read_artifact(cfg, "conversations", default=None), dataset_splits)
+    variants = current_variants(
+        {d.name: read_artifact(cfg, "schema_variants", d.name, default=None) for d in cfg.domains}, dataset_splits
+    )
     replay = cfg.exports.tool_results == "replay"
     # executors as at synthesis time (the scan profile), so replayed result digests are comparable
     make = executor_factory(cfg, None, ToolRegistry.from_inventories(tool_inventory), scan=True) if replay else None
@@ -71,6 +75,7 @@ def dataset_exports(
             judged=judged_queries,
             queries=generated_queries,
             conversations=conversations,  # issue 19: conversation files beside the task formats
+            variants=variants,  # issue 18: every task under each published schema variant
         )
     context.log.info(
         f"dataset_exports {manifest['version']} (staged): {manifest['tasks']} tasks {manifest['splits']}, "

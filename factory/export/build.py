@@ -32,6 +32,7 @@ import yaml
 from factory.config import ProjectConfig
 from factory.export import conversations as conversation_exports
 from factory.export import formats, strict
+from factory.export import variants as variant_exports
 from factory.export.card import render_card, split_order
 from factory.export.publish import EXPORTS_DIR, ExportError, Staging, cleanup, sha256_bytes
 from factory.export.results import TaskResults, recorded_all, replay_all
@@ -101,6 +102,7 @@ def build_exports(
     judged: Mapping[str, Mapping[str, Any]] | None = None,
     queries: Mapping[str, Mapping[str, Any]] | None = None,
     conversations: Mapping[str, Any] | None = None,
+    variants: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The export manifest (the asset value) and its metadata. Publishes the export; with `stage_only`
     leaves it verified in its staging folder, the manifest pointing there and carrying a `release` for
@@ -146,6 +148,7 @@ def build_exports(
         "max_string_chars": ex.max_string_chars,
     }
     splits = split_order([t["split"] for t, _, _ in kept] or list((splits_value.get("splits") or {}).keys()))
+    split_of = {str(t["id"]): t["split"] for t, _, _ in kept}  # the exported tasks only (variant rows follow them)
     rows: dict[str, dict[str, list[Any]]] = {f: {s: [] for s in splits} for f in ("chat", "hf", "rl", "bench")}
     truncated_total = 0
     for i, (task, tt, tr) in enumerate(kept):
@@ -191,6 +194,10 @@ def build_exports(
                 put("benchmark", s, f"benchmark/{s}.json", dumps(doc, indent=1).encode("utf-8"), len(rows["bench"][s]))
             for fmt, rel, data, n in conversation_exports.files(conversations, s, ex.dataset_name):  # issue 19
                 put(fmt, s, rel, data, n)
+            for fmt, rel, data, n in variant_exports.files(variants, s, split_of):  # issue 18
+                put(fmt, s, rel, data, n)
+        if (cat := variant_exports.catalog_file(variants)) is not None:
+            put("variants_catalog", "all", *cat)
         if "rl" in ex.formats:  # verl's multi-turn tool config for the tools the exported tasks use
             used = {(sp.platform, sp.name): sp for _, tt, _ in kept for sp in tt.specs}
             staging.write(VERL_TOOLS, yaml.safe_dump(verl_tool_config(bindings(used.values())), allow_unicode=True,
@@ -327,7 +334,9 @@ def publish_paths(store: Store, manifest: Mapping[str, Any], root: str, old_root
 
 # --------------------------------------------------------------------------- read-back
 
-FILE_FORMATS = ("openai_chat", "openai_strict", "openai_strict_meta", "hf_parquet", "rl", "rl_parquet", "benchmark")
+TASK_FORMATS = ("openai_chat", "openai_strict", "openai_strict_meta", "hf_parquet", "rl", "rl_parquet", "benchmark")
+# every file a manifest names: moved to the published folder and verified again by the read-back gate
+FILE_FORMATS = (*TASK_FORMATS, *conversation_exports.FORMATS, *variant_exports.FORMATS)
 
 register_release(RELEASE_KIND, publish_release)
 
@@ -396,9 +405,10 @@ def verify_export(
             rep["problems"] += [f"{rel}: {x}" for x in leaks]
         if fmt == "card":
             continue
-        if fmt in conversation_exports.FORMATS:
+        if fmt in conversation_exports.FORMATS or fmt in variant_exports.FORMATS:
+            mod = conversation_exports if fmt in conversation_exports.FORMATS else variant_exports
             try:
-                rep["rows_read"], errs = conversation_exports.read_back(fmt, data, split)
+                rep["rows_read"], errs = mod.read_back(fmt, data, split)
             except (ValueError, KeyError, TypeError, pa.ArrowException) as err:
                 rep["parse_ok"], errs = False, [f"does not parse ({str(err)[:300]})"]
             rep["invalid_rows"] = len(errs)
