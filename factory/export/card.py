@@ -358,6 +358,17 @@ def render_card(
         "needed), the other sufficient paths, max_allowed_calls, expected_state_hash, reward_basis), and "
         "verl's `data_source` / `reward_model` / `extra_info`.",
         "- `benchmark/<split>.json`: the task records themselves, with the environment lock.",
+        "- `openai_strict/<split>.jsonl`: the chat rows with only `messages` and `tools` (what fine-tuning "
+        "uploads accept), arguments typed by each tool's schema, every row validated before publishing; ids "
+        "and metadata in `openai_strict/<split>.meta.jsonl`, keyed by line number.",
+        "- `rl/verl_tools.yaml`: verl's tool config for the tools the tasks use (`factory.rewards`: TRL reward "
+        "functions, verl `compute_score` and a tool environment over the live services; README, Training on "
+        "an export).",
+        "- `conversations/…/<split>.*` (when the `conversations` asset ran): multi-turn, single, parallel and "
+        "no-call tasks with a user simulator, as chat JSONL, Parquet, benchmark JSON (kotraj fields) and RL rows.",
+        "- `variants/<split>.jsonl` and `variants/catalog.json` (when `schema_variants` ran): every task under "
+        "each verified-equivalent tool schema, by `variant_id`, with the golden variant trace; the catalog "
+        "holds each variant's tools once.",
         "",
         "```python",
         "import datasets",

@@ -310,13 +310,15 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         d = desc if holds else str(frame.get("otherwise") or "")
         if not holds and frame.get("otherwise_counter"):
             frame = {**frame, "counter": frame["otherwise_counter"]}
+        # a yes/no first, as a person answers an 'if ...' question; the condition restated only when it holds
+        qual = str(frame.get("qualifier") or "")
         if ko:
-            head = "조건이 성립하므로" if holds else "조건이 성립하지 않으므로"
             body = _statement(d, v, typ, frame, language) if d else f"답은 {_fmt(v)}입니다"
-            return f"{head} {body}."
-        head = "The condition holds, so" if holds else "The condition does not hold, so"
+            return f"{'네' if holds else '아니요'}, {body}."
         body = _statement(d, v, typ, frame, language) if d else f"the answer is {_fmt(v)}"
-        return f"{head} {body}."
+        if holds and qual:
+            return f"Yes, {qual}, so {body}."
+        return f"{'Yes' if holds else 'No'}: {body}."
     if pattern == "BOTH" and desc and isinstance(v, list):
         if ko:
             return f"{josa(desc, '은/는')} 각각 {_listing(v, language)}입니다."

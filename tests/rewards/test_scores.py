@@ -40,13 +40,13 @@ GOLDEN = {
                "읍면동은 동구가 45곳으로 더 많습니다(다른 쪽은 17곳).", None),
     "COND": ("Does playlist Music Videos have at least 1477 tracks? If so, how many albums do the artists of those "
              "tracks have; if not, how many tracks are there?", "number", 1,
-             "The condition does not hold, so the number of tracks of playlist Music Videos is 1.", "else"),
+             "No: the number of tracks of playlist Music Videos is 1.", "else"),
     "COND+FAN": ("Are there at least 4 customers from Germany? If so, how many invoices do those customers have in "
                  "total; if not, how many customers are there?", "number", 28,
-                 "The condition holds, so there are 28 invoices of those customers.", "then"),
+                 "Yes: there are 28 invoices of those customers.", "then"),
     "COND/ko": ("인천광역시 중구의 읍면동이 87곳 이상인가요? 그렇다면 그 읍면동의 시군구와 이름이 같은 행정구역이 몇 곳인지, "
                 "아니라면 그 읍면동이 몇 곳인지 알려 주세요.", "number", 52,
-                "조건이 성립하지 않으므로 인천광역시 중구의 읍면동의 수는 52개입니다.", "else"),
+                "아니요, 인천광역시 중구의 읍면동의 수는 52개입니다.", "else"),
     "MIXED": ("What is the number of airports within 100 km of the airport with the lowest latitude in degrees "
               "among the airports with the same country and subdivision as airport EWR (at most 10)?", "number", 7,
               "There are 7 airports within 100 km of the airport with the lowest latitude in degrees among the "

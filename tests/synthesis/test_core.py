@@ -102,7 +102,7 @@ def test_answers_from_totals_values_branches():
             "else": {"kind": "count", "calls": [B]}}  # fmt: skip
     out = answers.compute(cond, ROWS)
     assert out["branch"] == "else" and out["value"] == 3
-    assert answers.answer_text(out, "en") == "The condition does not hold, so the answer is 3."
+    assert answers.answer_text(out, "en") == "No: the answer is 3."
     tie = {**cmp, "arms": [{"kind": "count", "calls": [C]}, {"kind": "count", "calls": [C]}]}
     assert answers.compute(tie, ROWS)["value"] is None
     # a listing record selected by its fields, and a count field read instead of the call's total

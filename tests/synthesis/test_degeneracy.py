@@ -224,6 +224,9 @@ def test_threshold_splits_observed_counts():
         t = T._pick_threshold([4, 9, 1], 4, np.random.default_rng(s))
         assert t in (4, 9)
     assert {T._pick_threshold([4, 9, 1], 4, np.random.default_rng(s)) >= 5 for s in range(20)} == {True, False}
+    # the counts nearest the seed's own: a city with 1 airport is not asked about 'at least 257'
+    far = {T._pick_threshold([1, 3, 257, 40, 2], 1, np.random.default_rng(s)) for s in range(40)}
+    assert far <= {2, 3} and len(far) == 2
     with pytest.raises(Rejection) as e:
         T._pick_threshold([1, 1, 1], 1, np.random.default_rng(0))
     assert e.value.reason == "cond_one_sided"

@@ -195,4 +195,4 @@ def test_a_korean_else_branch_counts_with_the_conditions_counter():
              "counter": "곳", "otherwise_counter": "곳"}  # fmt: skip
     # before: '… 인천광역시 중구의 읍면동의 수는 52개입니다.' (the general counter)
     text = answer_text({"value": 52, "type": "number", "branch": "else"}, "ko", {**frame, "counter": ""})
-    assert text == "조건이 성립하지 않으므로 인천광역시 중구의 읍면동의 수는 52곳입니다.", text
+    assert text == "아니요, 인천광역시 중구의 읍면동의 수는 52곳입니다.", text
