@@ -37,7 +37,8 @@ def test_run_summary_prints_the_yield_table(capsys):
     from factory.cli import print_summary
     from factory.config import load_config
 
-    print_summary(load_config(), SUMMARIES, 1.0)
+    cfg = load_config()
+    print_summary(cfg, SUMMARIES, 1.0)
     out = capsys.readouterr().out
     assert "yield (attempted → executed → kept" in out
-    assert "synthesis.per_pattern (4)" in out and "Making more data" in out
+    assert f"synthesis.per_pattern ({cfg.synthesis.per_pattern})" in out and "Making more data" in out
