@@ -6,6 +6,7 @@ import dagster as dg
 from assets._meta import gate, gate_result, to_metadata
 from factory import quality
 from factory.io import staged_files_dir
+from factory.llm.simulator import simulator_pin
 from factory.report import Markdown, md_table
 from factory.resources import ProjectResource, all_partitions_in
 from factory.splits import build
@@ -37,6 +38,7 @@ def dataset_splits(
         tool_inventory,
         cfg,
         run_id=context.run_id,
+        simulator=simulator_pin(cfg),  # the conversations' user simulator, pinned in the env lock
         stage_dir=staged_files_dir(
             context.asset_key.to_user_string(), context.run_id
         ),  # published once the gates below pass

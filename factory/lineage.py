@@ -152,7 +152,11 @@ def _mat_row(rec: Any) -> dict[str, Any]:
         "time": _iso(rec.timestamp),
         "code_version": tags.get("dagster/code_version"),
         "data_version": tags.get("dagster/data_version"),
-        "_pointers": {k[len(POINTER_TAG) :]: int(v) for k, v in tags.items() if k.startswith(POINTER_TAG)},
+        # an upstream that has never been materialized is tagged "NULL" (a non-input dependency such as
+        # dataset_exports → conversations): no pointer, the chain reads it as not materialized
+        "_pointers": {
+            k[len(POINTER_TAG) :]: int(v) for k, v in tags.items() if k.startswith(POINTER_TAG) and str(v).isdigit()
+        },
     }
 
 

@@ -61,7 +61,12 @@ def test_dagster_asset_materialize_one_domain(tmp_path):
     assert "tool_inventory_contract" in res.stderr and "ASSET_CHECK_EVALUATION" in res.stderr
 
 
-DOMAIN_SELECTION = "tool_inventory,tool_probes,group:lexicon,group:graph,group:synthesis,group:judging"
+DOMAIN_SELECTION = (
+    "tool_inventory,tool_probes,group:lexicon,group:graph,group:synthesis,group:judging,group:variants,"
+    "group:retrieval_corpus"
+)
+# per-domain assets that read the global dataset (its own README row): not in the one-domain selection
+AFTER_DATASET = {"retrieval_index"}
 
 
 def test_one_domain_selection_stops_at_the_domains_assets(tmp_path):
@@ -77,7 +82,7 @@ def test_one_domain_selection_stops_at_the_domains_assets(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     listed = set(res.stdout.split())
     specs = build_definitions(str(write_config(tmp_path))).resolve_all_asset_specs()
-    partitioned = {s.key.to_user_string() for s in specs if s.partitions_def is not None}
+    partitioned = {s.key.to_user_string() for s in specs if s.partitions_def is not None} - AFTER_DATASET
     assert listed == partitioned, (listed, partitioned)
     assert not listed & {"tool_catalog", "dataset_splits", "dataset_exports", "evaluation_report"}
 

@@ -21,9 +21,9 @@ from factory.conversations.tasks import CASE_KINDS, ConversationTaskError, conve
 from factory.eval.harness import task_tools
 from factory.llm.agent import ExecutorRunner, OfferedTool
 from factory.llm.client import ModelClient
+from factory.llm.simulator import simulator_pin
 from factory.records import Task
 from factory.report import md_table
-from factory.splits.envlock import simulator_pin
 from factory.tools.registry import ToolRegistry, executor_factory
 
 if TYPE_CHECKING:

@@ -12,12 +12,14 @@ The rules user:
   has replied with a statement); after two statements that do not answer, it gives up (also with `STOP`).
 """
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from factory import prompts
+from factory.config import ProjectConfig
 from factory.llm.schemas import SimulatorInput, SimulatorReply
 
 STOP = "###STOP###"
@@ -142,3 +144,28 @@ def reply_problems(inp: SimulatorInput, out: SimulatorReply) -> list[str]:
     if unknown:
         problems.append(f"revealed names facts that are not hidden_info: {', '.join(unknown)}")
     return problems
+
+
+def simulator_pin(cfg: ProjectConfig) -> dict[str, Any]:
+    """The user simulator as it is pinned: backend, model and temperature per language, template hashes."""
+    from factory.llm.roles import role
+    from factory.llm.rules import RULES_VERSION
+    from factory.model_config import RULES
+    from factory.paths import package_root
+
+    spec = role("user_simulator")
+    per_language: dict[str, Any] = {}
+    for lang in cfg.models.languages:
+        name = cfg.models.backend_for(spec.name, lang)
+        if name == RULES:
+            per_language[lang] = {"backend": RULES, "model": RULES_VERSION, "temperature": 0.0}
+        else:
+            b = cfg.models.backends[name]
+            per_language[lang] = {"backend": name, "model": b.model, "temperature": b.temperature}
+    rules_code = package_root() / "factory" / "llm" / "simulator.py"
+    return {
+        "role": spec.name,
+        "languages": per_language,
+        "rules_implementation": "sha256:" + hashlib.sha256(rules_code.read_bytes()).hexdigest(),
+        "prompts": prompts.template_hashes(spec.all_templates()),
+    }

@@ -116,9 +116,10 @@ def build_dataset_splits(
     demo_dir: Path | None = None,
     prompts_dir: Path | None = None,
     stage_dir: str | None = None,
+    simulator: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The dataset_splits value and its metadata; publishes the files, or with `stage_dir` stages them
-    there for `publish_release` (see module doc)."""
+    there for `publish_release` (see module doc). `simulator`: the user simulator's pin for the env lock."""
     sc = cfg.splits
     store = store or data_store(cfg)
     tasks, removed = collect_tasks(judged)
@@ -207,6 +208,7 @@ def build_dataset_splits(
         demo_dir=demo_dir,
         prompts_dir=prompts_dir,
         method=index.index.method(),
+        simulator=simulator,
     )
     dataset_nn = _dataset_nn(final, sketches, sc.nn_max_pairs)
 

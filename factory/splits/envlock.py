@@ -8,7 +8,7 @@
   things live (`PLACEMENT_FIELDS`: data folder, cache files, ports), so the same project run from
   another folder or port locks the same environment;
 - the benchmark files audited against (sha256 of their bytes);
-- the user simulator of conversation tasks (`simulator_pin`): its backend and model per language, temperature
+- the user simulator of conversation tasks (`factory.llm.simulator.simulator_pin`, given by the caller): its backend and model per language, temperature
   (pinned to 0) and the hash of every template it renders (issue 19);
 - `lock`: sha256 over the canonical JSON of everything above.
 If any hash differs between two locks, the runs used a different environment.
@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from factory import prompts
 from factory.config import ProjectConfig
 from factory.io import dumps
 from factory.paths import package_root
@@ -64,30 +63,6 @@ def tree_digest(root: Path, pattern: str = "*") -> tuple[str, dict[str, str]]:
     return "sha256:" + h.hexdigest(), files
 
 
-def simulator_pin(cfg: ProjectConfig) -> dict[str, Any]:
-    """The user simulator as it is pinned: backend, model and temperature per language, template hashes."""
-    from factory.llm.roles import role
-    from factory.llm.rules import RULES_VERSION
-    from factory.model_config import RULES
-
-    spec = role("user_simulator")
-    per_language: dict[str, Any] = {}
-    for lang in cfg.models.languages:
-        name = cfg.models.backend_for(spec.name, lang)
-        if name == RULES:
-            per_language[lang] = {"backend": RULES, "model": RULES_VERSION, "temperature": 0.0}
-        else:
-            b = cfg.models.backends[name]
-            per_language[lang] = {"backend": name, "model": b.model, "temperature": b.temperature}
-    rules_code = package_root() / "factory" / "llm" / "simulator.py"
-    return {
-        "role": spec.name,
-        "languages": per_language,
-        "rules_implementation": "sha256:" + hashlib.sha256(rules_code.read_bytes()).hexdigest(),
-        "prompts": prompts.template_hashes(spec.all_templates()),
-    }
-
-
 def build_env_lock(
     cfg: ProjectConfig,
     inventories: Mapping[str, Mapping[str, Any]],
@@ -96,7 +71,10 @@ def build_env_lock(
     demo_dir: Path | None = None,
     prompts_dir: Path | None = None,
     method: Mapping[str, Any] | None = None,
+    simulator: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
+    """The environment lock; `simulator` is the user simulator's pin (`factory.llm.simulator.simulator_pin`),
+    computed by the caller so that this package does not depend on the model layer."""
     demo_digest, demo_files = tree_digest(demo_dir or package_root() / "factory" / "demo", "*.py")
     prompts_digest, prompt_files = tree_digest(prompts_dir or package_root() / "prompts")
     config = config_digest(cfg)
@@ -114,7 +92,7 @@ def build_env_lock(
         "config": {"digest": config, "slug": f"{cfg.name}-{len(cfg.domains)}d-seed{cfg.seed}-{config[7:15]}"},
         "benchmarks": {b["path"]: b["sha256"] for b in benchmarks},
         "audit_method": dict(method or {}),
-        "user_simulator": simulator_pin(cfg),
+        "user_simulator": dict(simulator or {}),
     }
     return {**body, "lock": "sha256:" + hashlib.sha256(dumps(body).encode()).hexdigest()}
 

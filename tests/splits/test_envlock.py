@@ -60,3 +60,18 @@ def test_config_digest_ignores_where_the_project_lives_but_not_what_it_does(tmp_
     assert a == b  # ... but not what the data is made of: the same lock
     more = cfg.model_copy(update={"synthesis": cfg.synthesis.model_copy(update={"per_pattern": 99})})
     assert envlock.diff_env_lock(a, envlock.build_env_lock(more, {})) == ["config.digest", "config.slug"]
+
+
+def test_the_user_simulator_pin_is_part_of_the_lock():
+    """The caller (the dataset_splits asset) pins the conversations' user simulator; another pin, another lock."""
+    from factory.llm.simulator import simulator_pin
+
+    cfg = load_config()
+    pin = simulator_pin(cfg)
+    assert pin["role"] == "user_simulator" and set(pin["languages"]) == set(cfg.models.languages)
+    lock = envlock.build_env_lock(cfg, {}, simulator=pin)
+    assert lock["user_simulator"] == pin
+    other = {**pin, "rules_implementation": "sha256:0"}
+    assert envlock.diff_env_lock(lock, envlock.build_env_lock(cfg, {}, simulator=other)) == [
+        "user_simulator.rules_implementation"
+    ]
