@@ -21,7 +21,7 @@ Everything here is pure: no executor, no Dagster.
 import copy
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -339,6 +339,12 @@ def object_schema(props: Mapping[str, Any], required: Iterable[str] = ()) -> dic
     if req:
         out["required"] = req
     return out
+
+
+def encode_calls(trace: Sequence[Call], affected: Container[str], one: Callable[[Call], Call]) -> list[Call]:
+    """An operator's encoder that rewrites each call of an `affected` tool on its own (`one`) and passes the
+    other calls through unchanged."""
+    return [one(c) if c.name in affected else c for c in trace]
 
 
 def with_tools(catalog: Catalog, tools: Iterable[ToolDef]) -> Catalog:

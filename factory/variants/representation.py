@@ -19,6 +19,7 @@ from factory.variants.core import (
     ToolDef,
     Variant,
     VariantError,
+    encode_calls,
     object_schema,
     slug,
     tool_name,
@@ -54,18 +55,15 @@ def nest(catalog: Catalog, which: Literal["all", "optional"] = "all", *, vid: st
         raise NotApplicable(f"nest {which}: no tool of {catalog.domain!r} has arguments to pack")
     schema = with_tools(catalog, tools)
 
+    def pack(c: Call) -> Call:
+        inner = {k: v for k, v in c.arguments.items() if k in packed[c.name]}
+        args = {k: v for k, v in c.arguments.items() if k not in packed[c.name]}
+        if inner or which == "all":
+            args[wrapper] = inner
+        return Call(c.name, args, c.label, c.step)
+
     def encode(trace: Sequence[Call]) -> list[Call]:
-        out = []
-        for c in trace:
-            if c.name not in packed:
-                out.append(c)
-                continue
-            inner = {k: v for k, v in c.arguments.items() if k in packed[c.name]}
-            args = {k: v for k, v in c.arguments.items() if k not in packed[c.name]}
-            if inner or which == "all":
-                args[wrapper] = inner
-            out.append(Call(c.name, args, c.label, c.step))
-        return out
+        return encode_calls(trace, packed, pack)
 
     def decode(tool: ToolDef, call: Call) -> Outcome:
         if tool.name not in packed:

@@ -25,6 +25,7 @@ from factory.variants.core import (
     ToolDef,
     Variant,
     VariantError,
+    encode_calls,
     slug,
     tool_name,
     unique_name,
@@ -98,18 +99,15 @@ def fully_split(catalog: Catalog, *, vid: str | None = None) -> Variant:
     split_of = {native for native, _ in table.values()}
     enum_params = {native: [p for p in vals] for native, vals in ((n, b) for n, b in table.values())}
 
+    def bake(c: Call) -> Call:
+        baked = {p: c.arguments.get(p, UNSET) for p in enum_params[c.name]}
+        name = encode_to.get((c.name, _combo_key(baked)))
+        if name is None:
+            raise VariantError(f"fully split: {c.name} has no tool for {baked}")
+        return Call(name, {k: v for k, v in c.arguments.items() if k not in baked}, c.label, c.step)
+
     def encode(trace: Sequence[Call]) -> list[Call]:
-        out = []
-        for c in trace:
-            if c.name not in split_of:
-                out.append(c)
-                continue
-            baked = {p: c.arguments.get(p, UNSET) for p in enum_params[c.name]}
-            name = encode_to.get((c.name, _combo_key(baked)))
-            if name is None:
-                raise VariantError(f"fully split: {c.name} has no tool for {baked}")
-            out.append(Call(name, {k: v for k, v in c.arguments.items() if k not in baked}, c.label, c.step))
-        return out
+        return encode_calls(trace, split_of, bake)
 
     def decode(tool: ToolDef, call: Call) -> Outcome:
         if tool.name not in table:
@@ -206,18 +204,15 @@ def interval_split(catalog: Catalog, cuts: int = 1, *, vid: str | None = None) -
         raise NotApplicable(f"interval split: no tool of {catalog.domain!r} has a non-enumerable argument to cut")
     schema = with_tools(catalog, tools)
 
+    def route(c: Call) -> Call:
+        _, p, kind, points, _ = table[by_native[c.name][0]]
+        i = _interval(c.arguments.get(p), points, kind)
+        if i is None:
+            raise VariantError(f"interval split: {c.name}.{p} = {c.arguments.get(p)!r} is not a {kind}")
+        return Call(by_native[c.name][i], dict(c.arguments), c.label, c.step)
+
     def encode(trace: Sequence[Call]) -> list[Call]:
-        out = []
-        for c in trace:
-            if c.name not in by_native:
-                out.append(c)
-                continue
-            _, p, kind, points, _ = table[by_native[c.name][0]]
-            i = _interval(c.arguments.get(p), points, kind)
-            if i is None:
-                raise VariantError(f"interval split: {c.name}.{p} = {c.arguments.get(p)!r} is not a {kind}")
-            out.append(Call(by_native[c.name][i], dict(c.arguments), c.label, c.step))
-        return out
+        return encode_calls(trace, by_native, route)
 
     def decode(tool: ToolDef, call: Call) -> Outcome:
         if tool.name not in table:
