@@ -141,6 +141,12 @@ class ToolSpec(BaseModel):
     )
     realtime: bool = False
     source: SourceRef
+    path_kinds: dict[str, str] = Field(
+        default_factory=dict,
+        exclude=True,
+        description="Path input → the kind of path it takes (file | directory), as the probes showed (an EISDIR "
+        "for a folder, successes with files): set by `ToolRegistry.from_inventories`, never stored in the inventory.",
+    )
 
     @property
     def qualified_name(self) -> str:
