@@ -111,6 +111,7 @@ from factory.tools.outcomes import CallResult, Outcome, content_detail, error_en
 from factory.tools.schema import dig, non_null_schema
 from factory.tools.spec import ToolSpec
 from factory.tools.transports import TRANSPORTS, Exchange, NotSent, Transport, TransportOptions
+from factory.tools.transports.recorded import RecordingTransport, Recordings, recorded
 from factory.tools.transports.base import nonempty as _nonempty
 from factory.tools.transports.base import short as _short
 from factory.tools.transports.http import authorization_value, classify_http_error
@@ -182,6 +183,7 @@ class ToolExecutor:
         workdir: str | os.PathLike | None = None,
         refuse: Mapping[str, str] | None = None,
         key_patterns: Iterable[str] = (),
+        recordings: Recordings | None = None,
     ) -> None:
         self.cfg = cfg or ExecutorConfig()
         self._refuse = dict(refuse or {})  # qualified name → why it is never sent (factory.tools.safety)
@@ -204,6 +206,8 @@ class ToolExecutor:
             self.cfg, sources, http_client, str(workdir) if workdir is not None else None, self._episode.get
         )
         self._transports: dict[str, Transport] = {kind: cls(options) for kind, cls in TRANSPORTS.items()}
+        if recordings is not None and any(recorded(t) for t in self.tools.values()):  # responses: record
+            self._transports = {k: RecordingTransport(t, recordings) for k, t in self._transports.items()}
         self._open = False
 
     # ------------------------------------------------------------------ lifecycle

@@ -255,6 +255,19 @@ def executor_factory(
     workdir = cfg.project_dir
     refuse = {s.qualified_name: why for s in specs if (why := refusal(s, cfg))}
     patterns = tuple(cfg.exports.secret_patterns)  # key-like values are redacted where they enter
+    recordings = None
+    if any(s.source.recorded for s in specs):  # a source with `responses: record`
+        from factory.io import data_store
+        from factory.tools.transports.recorded import Recordings
+
+        recordings = Recordings(data_store(cfg))
     return lambda: ToolExecutor(
-        specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir, refuse=refuse, key_patterns=patterns
+        specs,
+        ex_cfg,
+        api_keys=keys,
+        sources=sources,
+        workdir=workdir,
+        refuse=refuse,
+        key_patterns=patterns,
+        recordings=recordings,
     )

@@ -31,6 +31,12 @@ class SourceRef(BaseModel):
     base_url: str | None = Field(
         default=None, description="Base URL calls are sent to (openapi); the LanceDB location (retrieval)."
     )
+    recorded: bool = Field(
+        default=False,
+        exclude_if=lambda v: not v,  # absent unless set: inventories of live sources are unchanged
+        description="Read-only calls are answered from recordings (the source's `responses: record`; "
+        "factory.tools.transports.recorded).",
+    )
 
 
 class OutputField(BaseModel):
