@@ -259,9 +259,8 @@ async def junction(
     {'process': node or None}.  The junction must be of the same kind: with a node, more than φ values
     and the node applied again (max/min/most-frequent pivots re-read from these records); without one,
     at most φ values; else Rejection('no_valid_pivot')."""
-    records = [r for f in upstream for r in f.records]
     fields = plans.upstream_fields(edge.plan)
-    records, path_kind = of_path_kind(records, edge, specs[edge.target_tool_id])
+    records, path_kind = of_path_kind([r for f in upstream for r in f.records], edge, specs[edge.target_tool_id])
     keys = distinct_keys(records, fields)
     if not keys:
         what = f"{path_kind} entry" if path_kind else "record"
@@ -353,8 +352,8 @@ async def junction(
 
 
 def of_path_kind(
-    records: Sequence[Mapping[str, Any]], edge: Edge, target: ToolSpec
-) -> tuple[list[Mapping[str, Any]], str | None]:
+    records: Sequence[dict[str, Any]], edge: Edge, target: ToolSpec
+) -> tuple[list[dict[str, Any]], str | None]:
     """The listing entries of the kind the target's path input takes (`ToolSpec.path_kinds`: files for a
     file reader, folders for a lister) and that kind; records that are no listing entry (no ``type`` of
     file/directory) are kept.  Unchanged, with None, when the input's kind is unknown or no record is an entry."""

@@ -590,8 +590,9 @@ class ValuePool:
                 if base:  # the folder a listing listed
                     self.path_kinds.setdefault(base, "directory")
         listed = _LISTED.findall("\n".join(r["text"] for r in records if isinstance(r.get("text"), str)))
-        for kind, name in listed if base else ():
-            self.path_kinds.setdefault(f"{base.rstrip('/')}/{name}", "directory" if kind == "DIR" else "file")
+        for kind, name in listed:
+            if base:
+                self.path_kinds.setdefault(f"{base.rstrip('/')}/{name}", "directory" if kind == "DIR" else "file")
         return new
 
     # ------------------------------------------------------------ path kinds

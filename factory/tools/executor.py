@@ -111,10 +111,10 @@ from factory.tools.outcomes import CallResult, Outcome, content_detail, error_en
 from factory.tools.schema import dig, non_null_schema
 from factory.tools.spec import ToolSpec
 from factory.tools.transports import TRANSPORTS, Exchange, NotSent, Transport, TransportOptions
-from factory.tools.transports.recorded import RecordingTransport, Recordings, recorded
 from factory.tools.transports.base import nonempty as _nonempty
 from factory.tools.transports.base import short as _short
 from factory.tools.transports.http import authorization_value, classify_http_error
+from factory.tools.transports.recorded import Recordings, RecordingTransport, recorded
 
 __all__ = ["KEY_PLACEHOLDER", "CallSpec", "ToolExecutor", "classify_http_error", "run_calls", "run_many"]
 

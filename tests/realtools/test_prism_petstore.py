@@ -82,8 +82,14 @@ def real_run(tmp_path_factory: pytest.TempPathFactory, prism: str) -> Iterator[R
         "language": "en",
         "description": "A pet store: pets by status and tag, store orders and inventory, users.",
         "sources": [
-            {"kind": "openapi", "platform": "petstore", "spec": str(SPEC), "base_url": prism, "api_key_env": KEY_ENV,
-             "responses": "record"}  # fmt: skip
+            {
+                "kind": "openapi",
+                "platform": "petstore",
+                "spec": str(SPEC),
+                "base_url": prism,
+                "api_key_env": KEY_ENV,
+                "responses": "record",
+            }  # fmt: skip
         ],
     }
     mp = pytest.MonkeyPatch()
