@@ -89,7 +89,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory, prism: str) -> Iterator[R
                 "base_url": prism,
                 "api_key_env": KEY_ENV,
                 "responses": "record",
-            }  # fmt: skip
+            }
         ],
     }
     mp = pytest.MonkeyPatch()
