@@ -12,7 +12,8 @@ StableToolBench's response cache), kept in the data folder under ``recordings/<p
 - Only read-only calls (`ToolSpec.state_changing` false) whose transport returned a body are recorded;
   failures are never recorded (a transient error is retried live next time), state changes never replayed.
 - A call is identified by its tool and its arguments without the API key (`call_key`); a recorded body
-  has the known secrets replaced (`factory.redaction.redact_text`) before it is written.
+  has the known secrets replaced (`factory.redaction.redact_secrets`) before it is written; key-like
+  values are then redacted where results enter, as for a live answer.
 - The first recording wins: a file is created only where none exists (a hard link of a finished
   temporary file on a local folder), and a call that lost the race answers with the recording that won,
   so two processes calling at once agree.
@@ -27,7 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from factory.redaction import redact_text
+from factory.redaction import redact_secrets
 from factory.tools.transports.base import Exchange, Transport
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ class Recordings:
         arg_key = tool.generic_params.key
         shown = {k: ("<KEY>" if k == arg_key else v) for k, v in args.items()}
         record = {"tool": tool.qualified_name, "args": shown, "status_code": ex.status_code, "body": ex.body}
-        text = redact_text(json.dumps(record, ensure_ascii=False, default=str))
+        text = redact_secrets(json.dumps(record, ensure_ascii=False, default=str))
         data = text.encode()
         local = self.store.local_path(rel)
         if local is None:  # object storage: no atomic create; the last writer of a race wins there
