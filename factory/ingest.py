@@ -249,6 +249,11 @@ async def _repeat_empty_reads(
     return out
 
 
+def _texts(records: list[dict[str, Any]]) -> list[str]:
+    """The text values of a result's records (where a tool reports an error for one of several inputs)."""
+    return [v for r in records for v in r.values() if isinstance(v, str)]
+
+
 async def _probe_async(
     tools: list[ToolSpec],
     cfg: ProjectConfig,
@@ -310,13 +315,13 @@ async def _probe_async(
                         planner.record(t.name, res.outcome.is_success)
                         if res.ok and not t.key_acquisition:
                             pool.add_records(res.records, t.tool_id, res.args)
-                        pool.note_path_call(t.name, res.args, res.ok, res.detail)
+                        pool.note_path_call(t.name, res.args, res.ok, res.detail, _texts(res.records))
                     for t, res, row in await _repeat_empty_reads(ex, rows, tools, round_no, progress):
                         rows.append(row)  # reads that found an empty store before this round created data
                         planner.record(t.name, res.outcome.is_success)
                         if res.ok:
                             pool.add_records(res.records, t.tool_id, res.args)
-                        pool.note_path_call(t.name, res.args, res.ok, res.detail)
+                        pool.note_path_call(t.name, res.args, res.ok, res.detail, _texts(res.records))
                 if store is not None:
                     state = rng.getstate()
                     store.write_json(

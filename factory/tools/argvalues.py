@@ -596,18 +596,24 @@ class ValuePool:
         return new
 
     # ------------------------------------------------------------ path kinds
-    def note_path_call(self, tool: str, args: Mapping[str, Any], ok: bool, detail: str = "") -> None:
+    def note_path_call(
+        self, tool: str, args: Mapping[str, Any], ok: bool, detail: str = "", texts: Iterable[str] = ()
+    ) -> None:
         """What one call says about the kind of path its path inputs take: a success with a path of a
         known kind (`ok:file`), or a wrong-kind failure (EISDIR: the path given was a directory, so
-        the input takes files; ENOTDIR: the reverse); the failing path's own kind is learnt too."""
-        wrong = None if ok else wrong_path_kind(detail)
+        the input takes files; ENOTDIR: the reverse), also one that a successful answer reports for
+        one of several paths (``/a/sub: Error - EISDIR: ...`` in read_multiple_files' text); the
+        failing path's own kind is learnt too."""
+        lines = [ln for t in texts for ln in str(t).splitlines() if wrong_path_kind(ln)] if ok else []
         for p, v in (args or {}).items():
             vals = [x for x in (v if isinstance(v, list) else [v]) if isinstance(x, str) and x.startswith("/")]
             if not vals:
                 continue
             ev = self.path_evidence.setdefault(tool, {}).setdefault(p, {})
             for x in vals:
-                if wrong is not None and len(vals) == 1:
+                said = next((ln for ln in lines if x in ln), None)  # this path's own error inside an answer
+                wrong = wrong_path_kind(said) if said else (None if ok or len(vals) > 1 else wrong_path_kind(detail))
+                if wrong is not None:
                     self.path_kinds.setdefault(x, wrong)
                     ev[f"wrong:{wrong}"] = ev.get(f"wrong:{wrong}", 0) + 1
                 elif ok and (k := self.path_kinds.get(x)) is not None:

@@ -52,6 +52,7 @@ def test_listings_and_errors_say_what_a_path_is_and_what_an_input_takes() -> Non
     assert pool.path_kind("read_text_file", "path") == "file"  # a folder was refused: it reads files
     pool.note_path_call("read_text_file", {"path": f"{ROOT}/summary.csv"}, True)
     assert pool.input_path_kinds() == {"list_directory": {"path": "directory"}, "read_text_file": {"path": "file"}}
+    assert av.ValuePool().path_kind("read_text_file", "path") is None  # nothing known
     # a text listing ([FILE]/[DIR] lines under the folder the call named) types its entries too
     text = av.ValuePool()
     text.add_records([{"text": "[DIR] sites\n[FILE] notes.txt"}], "files/files/ls", {"path": ROOT})
@@ -60,6 +61,10 @@ def test_listings_and_errors_say_what_a_path_is_and_what_an_input_takes() -> Non
     pool.note_path_call("get_file_info", {"path": ROOT}, True)
     pool.note_path_call("get_file_info", {"path": f"{ROOT}/README.md"}, True)
     assert pool.path_kind("get_file_info", "path") is None
+    # a success that reports one path's error in its text (read_multiple_files): that path was refused
+    answer = [f"{ROOT}: Error - EISDIR: illegal operation on a directory, read"]
+    pool.note_path_call("read_multiple_files", {"paths": [ROOT]}, True, "", answer)
+    assert pool.path_kind("read_multiple_files", "paths") == "file"
     # ENOTDIR: a file given to a folder lister
     pool.note_path_call("directory_tree", {"path": f"{ROOT}/README.md"}, False, "ENOTDIR: not a directory, scandir")
     assert pool.path_kind("directory_tree", "path") == "directory"
