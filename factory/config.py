@@ -122,6 +122,14 @@ class SourceConfig(_Frozen):
         "Unset: allow_writes for demo:// sources, read_only for every other source.",
     )
 
+    # --- recorded answers (issue 13: a dynamic mock; factory.tools.transports.recorded)
+    responses: Literal["live", "record"] = Field(
+        default="live",
+        description="live: every call goes to the service; record: the first answer of each read-only call is "
+        "recorded in the data folder (recordings/<platform>/) and every identical call after it, in any stage, "
+        "gets that answer, so a service that answers at random (a dynamic mock server) is a stable environment.",
+    )
+
     @property
     def writes_allowed(self) -> bool:
         """Whether tools of this source that change state may be executed (`side_effects`, resolved)."""

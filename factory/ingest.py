@@ -249,6 +249,11 @@ async def _repeat_empty_reads(
     return out
 
 
+def _texts(records: list[dict[str, Any]]) -> list[str]:
+    """The text values of a result's records (where a tool reports an error for one of several inputs)."""
+    return [v for r in records for v in r.values() if isinstance(v, str)]
+
+
 async def _probe_async(
     tools: list[ToolSpec],
     cfg: ProjectConfig,
@@ -310,11 +315,13 @@ async def _probe_async(
                         planner.record(t.name, res.outcome.is_success)
                         if res.ok and not t.key_acquisition:
                             pool.add_records(res.records, t.tool_id, res.args)
+                        pool.note_path_call(t.name, res.args, res.ok, res.detail, _texts(res.records))
                     for t, res, row in await _repeat_empty_reads(ex, rows, tools, round_no, progress):
                         rows.append(row)  # reads that found an empty store before this round created data
                         planner.record(t.name, res.outcome.is_success)
                         if res.ok:
                             pool.add_records(res.records, t.tool_id, res.args)
+                        pool.note_path_call(t.name, res.args, res.ok, res.detail, _texts(res.records))
                 if store is not None:
                     state = rng.getstate()
                     store.write_json(
@@ -333,7 +340,7 @@ async def _probe_async(
     finally:
         if use_model and model is not None:
             await model.aclose_loop()  # its clients belong to this event loop
-    return rows, secrets, call_counts, planner.state()
+    return rows, secrets, call_counts, {**planner.state(), "path_kinds": pool.input_path_kinds()}
 
 
 async def _model_round(
@@ -454,6 +461,7 @@ def run_probes(
         "skipped": skipped,
         "no_success": no_success,
         "observed_schemas": observe_schemas(tools, rows),  # output fields inferred where none are declared
+        "path_kinds": plan["path_kinds"],  # tool → path input → file | directory, as the probes showed
     }
     meta = probe_metadata(rows, names, call_counts, no_success)
     meta.update(observed_metadata(value["observed_schemas"]))

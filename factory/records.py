@@ -50,6 +50,12 @@ class Junction(_Row):
     width: int = Field(ge=1, description="Downstream calls issued (≤ φ).")
     edge_id: str = ""
     process: dict[str, Any] | None = Field(default=None, description="DRV: field, operator, threshold, n_in, n_out.")
+    path_kind: Literal["file", "directory"] | None = Field(
+        default=None,
+        exclude_if=lambda v: v is None,  # absent unless the junction kept one kind of listing entry
+        description="The kind of listing entries the junction passed on (a file reader gets the listing's files, "
+        "a folder lister its folders: `factory.synthesis.execute.of_path_kind`).",
+    )
 
 
 class Answer(_Row):

@@ -35,6 +35,7 @@ __all__ = [
     "RedactingFilter",
     "install_log_redaction",
     "known_secret_count",
+    "redact_secrets",
     "redact_text",
     "register_secret",
 ]
@@ -71,6 +72,19 @@ def known_secret_count() -> int:
 
 def _key_param(m: re.Match[str]) -> str:
     return m.group("value") if m.group("value") == PLACEHOLDER else m.group("name") + PLACEHOLDER
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with every known secret (`register_secret`) replaced by ``<KEY>``; nothing else changed (a
+    recorded answer keeps its data, such as a `password` field a service returns, which `redact_text` would hide)."""
+    if not text:
+        return text
+    with _lock:
+        secrets = sorted(_secrets, key=len, reverse=True)
+    for s in secrets:
+        if s in text:
+            text = text.replace(s, PLACEHOLDER)
+    return text
 
 
 def redact_text(text: str) -> str:

@@ -114,13 +114,22 @@ def _distinctiveness(v: str) -> float:
     return 1.0
 
 
+_LONG_ID = re.compile(r"^-?\d{12,}$|^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
 def _value_overlap(field: FieldBrief, param: ParamBrief) -> float:
+    """Shared values, weighted by how much each says, over the smaller of the two sets; one shared long id
+    (12+ digits, a UUID) is half the evidence whatever the sets' sizes: it cannot coincide by chance, and a
+    target whose accepted ids came from several listings (get_pet_by_id fed by findByStatus and by findByTags)
+    would otherwise look weakly bound to each."""
     accepted = {_norm_value(v) for v in [*param.examples, *(param.enum or [])]}
     seen = {_norm_value(v) for v in field.samples}
     if not accepted or not seen:
         return 0.0
-    shared = sum(_distinctiveness(v) for v in accepted & seen)
-    return min(shared / min(len(accepted), len(seen)), 1.0)
+    both = accepted & seen
+    shared = sum(_distinctiveness(v) for v in both)
+    overlap = min(shared / min(len(accepted), len(seen)), 1.0)
+    return max(overlap, 0.5) if any(_LONG_ID.match(v) for v in both) else overlap
 
 
 _DATE_DASH = re.compile(r"^\d{4}-\d{2}-\d{2}$")

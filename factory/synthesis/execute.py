@@ -35,6 +35,7 @@ from factory.synthesis.junctions import (
     key_of,
     reapply_node,
 )
+from factory.tools.argvalues import entry_kind
 from factory.tools.executor import ToolExecutor
 from factory.tools.fingerprint import sha256_digest
 from factory.tools.outcomes import CallResult
@@ -258,11 +259,12 @@ async def junction(
     {'process': node or None}.  The junction must be of the same kind: with a node, more than φ values
     and the node applied again (max/min/most-frequent pivots re-read from these records); without one,
     at most φ values; else Rejection('no_valid_pivot')."""
-    records = [r for f in upstream for r in f.records]
     fields = plans.upstream_fields(edge.plan)
+    records, path_kind = of_path_kind([r for f in upstream for r in f.records], edge, specs[edge.target_tool_id])
     keys = distinct_keys(records, fields)
     if not keys:
-        raise Rejection("junction_field_missing", f"no record of {edge.source_tool} has {', '.join(fields)}")
+        what = f"{path_kind} entry" if path_kind else "record"
+        raise Rejection("junction_field_missing", f"no {what} of {edge.source_tool} has {', '.join(fields)}")
     n = len(keys)
     called = [f for f in upstream if f.records]
     per_call = [distinct_keys(f.records, fields) for f in called]
@@ -343,9 +345,24 @@ async def junction(
             "n": n,
             "width": len(keys),
             "process": node,
+            **({"path_kind": path_kind} if path_kind else {}),
         }
     )
     return Stage(fetched=done)
+
+
+def of_path_kind(
+    records: Sequence[dict[str, Any]], edge: Edge, target: ToolSpec
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The listing entries of the kind the target's path input takes (`ToolSpec.path_kinds`: files for a
+    file reader, folders for a lister) and that kind; records that are no listing entry (no ``type`` of
+    file/directory) are kept.  Unchanged, with None, when the input's kind is unknown or no record is an entry."""
+    fed = [p for p, st in edge.plan.items() if st["kind"] == plans.UPSTREAM]
+    kinds = {target.path_kinds[p] for p in fed if p in target.path_kinds}
+    if len(kinds) != 1 or not any(entry_kind(r) for r in records):
+        return list(records), None
+    (want,) = kinds
+    return [r for r in records if entry_kind(r) in (None, want)], want
 
 
 async def run_chain(

@@ -105,6 +105,7 @@ from factory.synthesis.junctions import (
 from factory.tools.executor import ToolExecutor
 from factory.tools.outcomes import Outcome, is_success_outcome
 from factory.tools.registry import ToolRegistry, executor_factory
+from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -1208,9 +1209,17 @@ def _sem_pairs(world: World) -> list[tuple[str, str, str, str]]:
                         pb in plans.bindable_params(world.specs[b])
                         and norm_name(pb) == norm_name(pa)
                         and world.types.same_type(a, pa, b, pb)  # one value type (one code system), not one name
+                        and _same_path_kind(world.specs[a], pa, world.specs[b], pb)
                     ):
                         out.append((a, pa, b, pb))
     return out
+
+
+def _same_path_kind(a: ToolSpec, pa: str, b: ToolSpec, pb: str) -> bool:
+    """Two path inputs that take paths of different kinds (a file reader's, a folder lister's: the probes'
+    `path_kinds`) never share a value; any other pair may."""
+    ka, kb = a.path_kinds.get(pa), b.path_kinds.get(pb)
+    return ka is None or kb is None or ka == kb
 
 
 def _cmp_options(world: World) -> list[tuple[str, str]]:

@@ -491,6 +491,41 @@ def listed_lines(text: str) -> list[str]:
     return lines
 
 
+PATH_KINDS = ("file", "directory")
+_WRONG_KIND = (
+    (re.compile(r"\beisdir\b|is a directory|illegal operation on a directory", re.I), "directory"),
+    (re.compile(r"\benotdir\b|not a directory", re.I), "file"),
+)
+
+
+def entry_kind(record: Mapping[str, Any]) -> str | None:
+    """``file`` or ``directory`` for a listing entry (``{type: file|directory, ...}``: `observed`'s
+    ``[FILE]``/``[DIR]`` records, a JSON directory tree), else None."""
+    kind = record.get("type") if isinstance(record, Mapping) else None
+    return kind if kind in PATH_KINDS else None
+
+
+def wrong_path_kind(detail: str) -> str | None:
+    """The kind the path of a failed call turned out to be, from its error (EISDIR → ``directory``,
+    ENOTDIR → ``file``), else None."""
+    for pattern, kind in _WRONG_KIND:
+        if pattern.search(detail or ""):
+            return kind
+    return None
+
+
+def input_path_kind(evidence: Mapping[str, int]) -> str | None:
+    """The kind of path an input takes from the evidence `ValuePool.note_path_call` gathered: ``file``
+    when calls succeeded with files or failed because a directory was given, and never succeeded with
+    a directory (``directory`` the reverse); None when both kinds worked or nothing is known."""
+    takes = {k for k in PATH_KINDS if evidence.get(f"ok:{k}")}
+    other = {"file": "directory", "directory": "file"}
+    takes |= {other[k] for k in PATH_KINDS if evidence.get(f"wrong:{k}")}
+    refuses = {k for k in PATH_KINDS if evidence.get(f"wrong:{k}")}
+    kinds = takes - refuses
+    return next(iter(kinds)) if len(kinds) == 1 and len(takes) == 1 else None
+
+
 def tool_entity_words(tool_name: str) -> set[str]:
     """Nouns of a tool's name, singular (``list_tables`` → {list, table}; ``git_branch`` → {git, branch})."""
     return {singular(w) for w in words(tool_name)}
@@ -506,6 +541,10 @@ class ValuePool:
         self.by_tool: dict[str, dict[str, list[Any]]] = {}
         self.paths: list[str] = []
         self.inputs: dict[str, list[str]] = {}  # tool → the inputs it was called with
+        self.path_kinds: dict[str, str] = {}  # path → file | directory (a listing's entry type, a listed folder)
+        # tool → path input → kind → how often a call with a path of that kind succeeded (`ok:<kind>`) or failed
+        # because the path was of the other kind (`wrong:<kind>`: EISDIR says the path was a directory)
+        self.path_evidence: dict[str, dict[str, dict[str, int]]] = {}
 
     # ------------------------------------------------------------ adding
     def _keep(self, bucket: list[Any], v: Any) -> bool:
@@ -546,11 +585,63 @@ class ValuePool:
                     self._keep(self.by_tool.setdefault(tool, {}).setdefault(k, []), v)
                 if isinstance(v, str) and v.startswith("/") and ("path" in k.lower() or "dir" in k.lower()):
                     self._keep(self.paths, v)
+            if (kind := entry_kind(rec)) is not None and isinstance(rec.get("path"), str):
+                self.path_kinds.setdefault(rec["path"], kind)
+                if base:  # the folder a listing listed
+                    self.path_kinds.setdefault(base, "directory")
+        listed = _LISTED.findall("\n".join(r["text"] for r in records if isinstance(r.get("text"), str)))
+        for kind, name in listed:
+            if base:
+                self.path_kinds.setdefault(f"{base.rstrip('/')}/{name}", "directory" if kind == "DIR" else "file")
         return new
+
+    # ------------------------------------------------------------ path kinds
+    def note_path_call(
+        self, tool: str, args: Mapping[str, Any], ok: bool, detail: str = "", texts: Iterable[str] = ()
+    ) -> None:
+        """What one call says about the kind of path its path inputs take: a success with a path of a
+        known kind (`ok:file`), or a wrong-kind failure (EISDIR: the path given was a directory, so
+        the input takes files; ENOTDIR: the reverse), also one that a successful answer reports for
+        one of several paths (``/a/sub: Error - EISDIR: ...`` in read_multiple_files' text); the
+        failing path's own kind is learnt too."""
+        lines = [ln for t in texts for ln in str(t).splitlines() if wrong_path_kind(ln)] if ok else []
+        for p, v in (args or {}).items():
+            vals = [x for x in (v if isinstance(v, list) else [v]) if isinstance(x, str) and x.startswith("/")]
+            if not vals:
+                continue
+            ev = self.path_evidence.setdefault(tool, {}).setdefault(p, {})
+            for x in vals:
+                said = next((ln for ln in lines if x in ln), None)  # this path's own error inside an answer
+                wrong = wrong_path_kind(said) if said else (None if ok or len(vals) > 1 else wrong_path_kind(detail))
+                if wrong is not None:
+                    self.path_kinds.setdefault(x, wrong)
+                    ev[f"wrong:{wrong}"] = ev.get(f"wrong:{wrong}", 0) + 1
+                elif ok and (k := self.path_kinds.get(x)) is not None:
+                    ev[f"ok:{k}"] = ev.get(f"ok:{k}", 0) + 1
+
+    def input_path_kinds(self) -> dict[str, dict[str, str]]:
+        """tool → path input → the kind of path it takes, for the inputs whose kind the calls showed."""
+        out: dict[str, dict[str, str]] = {}
+        for tool, params in sorted(self.path_evidence.items()):
+            for p in sorted(params):
+                if (k := self.path_kind(tool, p)) is not None:
+                    out.setdefault(tool, {})[p] = k
+        return out
+
+    def path_kind(self, tool: str, param: str) -> str | None:
+        """The kind of path an input takes (`input_path_kind` of what the calls showed), None when unknown."""
+        return input_path_kind((self.path_evidence.get(tool) or {}).get(param) or {})
 
     # ------------------------------------------------------------ checkpoints
     def to_json(self) -> dict[str, Any]:
-        return {"values": self.values, "by_tool": self.by_tool, "paths": self.paths, "inputs": self.inputs}
+        return {
+            "values": self.values,
+            "by_tool": self.by_tool,
+            "paths": self.paths,
+            "inputs": self.inputs,
+            "path_kinds": self.path_kinds,
+            "path_evidence": self.path_evidence,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ValuePool":
@@ -560,6 +651,10 @@ class ValuePool:
             pool.by_tool = {t: {f: list(v) for f, v in fs.items()} for t, fs in (data.get("by_tool") or {}).items()}
             pool.paths = list(data.get("paths") or [])
             pool.inputs = {t: list(v) for t, v in (data.get("inputs") or {}).items()}
+            pool.path_kinds = dict(data.get("path_kinds") or {})
+            pool.path_evidence = {
+                t: {p: dict(ev) for p, ev in ps.items()} for t, ps in (data.get("path_evidence") or {}).items()
+            }
         else:  # an older checkpoint: the name → values map alone
             pool.values = {k: list(v) for k, v in data.items()}
         return pool
@@ -817,7 +912,10 @@ def candidates(
     raw += [Candidate(v, "generated") for v in generated_values(s)]
     out: list[Candidate] = []
     seen: set[str] = set()
+    want = pool.path_kind(tool.name, param) if kind == "path" else None
     for c in raw:
+        if want is not None and any(pool.path_kinds.get(x, want) != want for x in _strings(c.value)):
+            continue  # a directory for an input that reads files (EISDIR), a file for one that lists folders
         ok, v = coerce(c.value, s, kind)
         if not ok or (closed is not None and (not isinstance(v, str) or v not in closed)):
             continue
@@ -828,6 +926,10 @@ def candidates(
             seen.add(k)
             out.append(Candidate(v, c.source))
     return out
+
+
+def _strings(value: Any) -> list[str]:
+    return [x for x in (value if isinstance(value, list) else [value]) if isinstance(x, str)]
 
 
 def missing_values(tool: ToolSpec, pool: ValuePool, types: TypeLookup | None = None) -> list[str]:

@@ -114,6 +114,7 @@ from factory.tools.transports import TRANSPORTS, Exchange, NotSent, Transport, T
 from factory.tools.transports.base import nonempty as _nonempty
 from factory.tools.transports.base import short as _short
 from factory.tools.transports.http import authorization_value, classify_http_error
+from factory.tools.transports.recorded import Recordings, RecordingTransport, recorded
 
 __all__ = ["KEY_PLACEHOLDER", "CallSpec", "ToolExecutor", "classify_http_error", "run_calls", "run_many"]
 
@@ -182,6 +183,7 @@ class ToolExecutor:
         workdir: str | os.PathLike | None = None,
         refuse: Mapping[str, str] | None = None,
         key_patterns: Iterable[str] = (),
+        recordings: Recordings | None = None,
     ) -> None:
         self.cfg = cfg or ExecutorConfig()
         self._refuse = dict(refuse or {})  # qualified name → why it is never sent (factory.tools.safety)
@@ -204,6 +206,8 @@ class ToolExecutor:
             self.cfg, sources, http_client, str(workdir) if workdir is not None else None, self._episode.get
         )
         self._transports: dict[str, Transport] = {kind: cls(options) for kind, cls in TRANSPORTS.items()}
+        if recordings is not None and any(recorded(t) for t in self.tools.values()):  # responses: record
+            self._transports = {k: RecordingTransport(t, recordings) for k, t in self._transports.items()}
         self._open = False
 
     # ------------------------------------------------------------------ lifecycle

@@ -85,6 +85,9 @@ CONTENT_RULES: list[ContentRule] = [
     _rule("auth", r"unauthori[sz]ed|forbidden|api.?key|authenticat|\b40[13]\b|permission denied|access denied"
           r"|\beacces\b|\beperm\b", Outcome.AUTH_ERROR),
     _rule("no_such_file", r"\benoent\b|no such file or directory", Outcome.SCHEMA_MISMATCH),
+    # a path of the wrong kind: a directory given to a file reader, a file given to a directory lister
+    _rule("wrong_path_kind", r"\beisdir\b|\benotdir\b|is a directory|not a directory|illegal operation on a directory",
+          Outcome.SCHEMA_MISMATCH),
     _rule("missing_argument", r"field required|\bmissing\b(?![.\w])|required (argument|parameter|field|property)"
           r"|is required|required .* not (given|provided)", Outcome.MISSING_FIELD),
     _rule("database_unavailable", r"database is locked|disk i/o error|unable to open database|could not connect"

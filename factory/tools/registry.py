@@ -41,6 +41,11 @@ __all__ = [
 MakeExecutor = Callable[[], "ToolExecutor"]
 
 
+def _with_path_kinds(spec: ToolSpec, kinds: Mapping[str, str] | None) -> ToolSpec:
+    """`spec` with the kinds of path its inputs take (the probes' `path_kinds`), when there are any."""
+    return spec.model_copy(update={"path_kinds": dict(kinds)}) if kinds else spec
+
+
 class ToolResolutionError(ValueError):
     """A tool name that names no tool of the inventories, or more than one."""
 
@@ -77,8 +82,9 @@ class ToolRegistry(Mapping[str, ToolSpec]):
         from factory.tools.observed import observed_in, with_observed
 
         seen = observed_in(probes)
+        kinds = {d: (v or {}).get("path_kinds") or {} for d, v in (probes or {}).items()}
         return cls(
-            with_observed(spec, seen.get((domain, spec.name)))
+            _with_path_kinds(with_observed(spec, seen.get((domain, spec.name))), kinds.get(domain, {}).get(spec.name))
             for domain in sorted(inventories)
             for spec in (ToolSpec.model_validate(t) for t in inventories[domain].get("tools") or [])
         )
@@ -249,6 +255,19 @@ def executor_factory(
     workdir = cfg.project_dir
     refuse = {s.qualified_name: why for s in specs if (why := refusal(s, cfg))}
     patterns = tuple(cfg.exports.secret_patterns)  # key-like values are redacted where they enter
+    recordings = None
+    if any(s.source.recorded for s in specs):  # a source with `responses: record`
+        from factory.io import data_store
+        from factory.tools.transports.recorded import Recordings
+
+        recordings = Recordings(data_store(cfg))
     return lambda: ToolExecutor(
-        specs, ex_cfg, api_keys=keys, sources=sources, workdir=workdir, refuse=refuse, key_patterns=patterns
+        specs,
+        ex_cfg,
+        api_keys=keys,
+        sources=sources,
+        workdir=workdir,
+        refuse=refuse,
+        key_patterns=patterns,
+        recordings=recordings,
     )

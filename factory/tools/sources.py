@@ -114,6 +114,8 @@ def load_domain_tools(domain_cfg: DomainConfig, project_cfg: ProjectConfig) -> l
         except Exception as e:  # a loader bug or an unexpected library error: still name the source
             raise SourceError(f"{label}: {type(e).__name__}: {e}") from e
         loaded = function_names(loaded)
+        if src.responses == "record":
+            loaded = [t.model_copy(update={"source": t.source.model_copy(update={"recorded": True})}) for t in loaded]
         for t in loaded:
             if t.name in owner:
                 raise SourceError(

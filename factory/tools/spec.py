@@ -31,6 +31,12 @@ class SourceRef(BaseModel):
     base_url: str | None = Field(
         default=None, description="Base URL calls are sent to (openapi); the LanceDB location (retrieval)."
     )
+    recorded: bool = Field(
+        default=False,
+        exclude_if=lambda v: not v,  # absent unless set: inventories of live sources are unchanged
+        description="Read-only calls are answered from recordings (the source's `responses: record`; "
+        "factory.tools.transports.recorded).",
+    )
 
 
 class OutputField(BaseModel):
@@ -141,6 +147,12 @@ class ToolSpec(BaseModel):
     )
     realtime: bool = False
     source: SourceRef
+    path_kinds: dict[str, str] = Field(
+        default_factory=dict,
+        exclude=True,
+        description="Path input → the kind of path it takes (file | directory), as the probes showed (an EISDIR "
+        "for a folder, successes with files): set by `ToolRegistry.from_inventories`, never stored in the inventory.",
+    )
 
     @property
     def qualified_name(self) -> str:

@@ -76,6 +76,18 @@ def test_edge_proposal_value_overlap_and_unrelated_tools() -> None:
     assert low.bindings == [] and low.feasibility_score < 0.3
 
 
+def test_one_shared_long_id_binds_a_target_fed_by_several_listings() -> None:
+    """get_pet_by_id accepted three ids, one from each of three listings: the one findByStatus emitted binds
+    it (an id of 16 digits cannot coincide); one shared short number among as many does not."""
+    src = ToolBrief(name="find_pets", fields=[FieldBrief(name="id", type="integer", samples=[
+        8814567081365689, -8337430086166439, 2714723666389553, 1, 2])])  # fmt: skip
+    tgt = ToolBrief(name="get_pet_by_id", params=[ParamBrief(name="petId", type="integer", required=True,
+        examples=[8814567081365689, -844580079540367, 7821176537179293])])  # fmt: skip
+    assert [(b.source_field, b.target_param) for b in rules.edge_proposal(EdgeProposalInput(source=src, target=tgt)).bindings] == [("id", "petId")]  # fmt: skip
+    short = tgt.model_copy(update={"params": [tgt.params[0].model_copy(update={"examples": [1, 57, 99]})]})
+    assert rules.edge_proposal(EdgeProposalInput(source=src, target=short)).bindings == []
+
+
 def test_edge_transform_date_format() -> None:
     src = ToolBrief(name="a", fields=[FieldBrief(name="date", samples=["2013-01-05"])])
     tgt = ToolBrief(name="b", params=[ParamBrief(name="date", examples=["20130105"])])

@@ -1,5 +1,11 @@
 """A Prism mock (`@stoplight/prism-cli`, `prism mock -d`) serving the Swagger Petstore OpenAPI 3.0
-document (tests/realtools/fixtures/petstore, not written here) end to end."""
+document (tests/realtools/fixtures/petstore, not written here) end to end.
+
+Prism's dynamic mock draws every answer at random from the document's schemas (with ``--seed`` it draws
+the same answer for every call of an operation, whatever the arguments: then every task is degenerate).
+The source says ``responses: record``: the first answer of each read-only call is recorded and every
+identical call after it, in any stage, gets that answer (factory.tools.transports.recorded), so the
+random mock is a stable environment whose answers depend on the arguments."""
 
 from __future__ import annotations
 
@@ -35,13 +41,13 @@ START_TIMEOUT_S = 60.0
 
 @pytest.fixture(scope="module")
 def prism(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`prism mock -d --seed 13` on a free port (dynamic, seeded examples); stopped after the module."""
+    """`prism mock -d` on a free port (dynamic: random answers drawn from the schemas); stopped after the module."""
     bin_dir = realtools_bin()
     port = free_port()
     log = tmp_path_factory.mktemp("prism") / "prism.log"
     with log.open("w", encoding="utf-8") as out:
         proc = subprocess.Popen(
-            [str(bin_dir / "prism"), "mock", "-d", "--seed", "13", "-h", "127.0.0.1", "-p", str(port), str(SPEC)],
+            [str(bin_dir / "prism"), "mock", "-d", "-h", "127.0.0.1", "-p", str(port), str(SPEC)],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
     try:
@@ -76,7 +82,14 @@ def real_run(tmp_path_factory: pytest.TempPathFactory, prism: str) -> Iterator[R
         "language": "en",
         "description": "A pet store: pets by status and tag, store orders and inventory, users.",
         "sources": [
-            {"kind": "openapi", "platform": "petstore", "spec": str(SPEC), "base_url": prism, "api_key_env": KEY_ENV}
+            {
+                "kind": "openapi",
+                "platform": "petstore",
+                "spec": str(SPEC),
+                "base_url": prism,
+                "api_key_env": KEY_ENV,
+                "responses": "record",
+            }
         ],
     }
     mp = pytest.MonkeyPatch()
@@ -142,21 +155,10 @@ def test_values_the_document_offers_for_testing_reach_the_probes(real_run: RealR
                for r in logins for u in users), (logins, users)  # fmt: skip
 
 
-PRISM_CONSTANT = pytest.mark.xfail(
-    reason="Prism's dynamic mock answers every call with the same fake values (one user, four pets of one "
-    "name): every task it allows is a tie, a one-sided condition or a constant answer, and the soundness rules "
-    "of issue 14 reject them (cond_one_sided, tie, uniform_list, constant_answer); a mock serving the "
-    "document's examples per argument would give tasks (issue 13, open)",
-    strict=False,
-)
-
-
-@PRISM_CONSTANT
 def test_trajectories(real_run: RealRun) -> None:
     assert_trajectories(real_run)
 
 
-@PRISM_CONSTANT
 def test_judged_and_exports(real_run: RealRun) -> None:
     assert_judged_nonempty(real_run)
     assert_exports_nonempty(real_run)
@@ -164,7 +166,7 @@ def test_judged_and_exports(real_run: RealRun) -> None:
 
 def test_the_mock_serves_the_third_party_document(prism: str) -> None:
     """The fixture is the published document byte for byte (its README's sha256), and the mock answers
-    with objects of the document's own schemas (seeded dynamic examples)."""
+    with objects of the document's own schemas (random dynamic examples)."""
     import hashlib
 
     import httpx

@@ -83,6 +83,8 @@ def test_real_data_that_mentions_errors_is_data() -> None:
         ("Error: Only SELECT queries are allowed for read_query", Outcome.SCHEMA_MISMATCH, "not_allowed"),
         ("Entity with name Nobody not found", Outcome.SCHEMA_MISMATCH, "not_found"),
         ("ENOENT: no such file or directory, open '/data/missing.txt'", Outcome.SCHEMA_MISMATCH, "no_such_file"),
+        ("EISDIR: illegal operation on a directory, read", Outcome.SCHEMA_MISMATCH, "wrong_path_kind"),
+        ("ENOTDIR: not a directory, scandir '/srv/notes/a.txt'", Outcome.SCHEMA_MISMATCH, "wrong_path_kind"),
         ("Invalid timezone: 'No time zone found with key users'", Outcome.SCHEMA_MISMATCH, "invalid_argument"),
         ("Error: Invalid branch type: VARCHAR", Outcome.SCHEMA_MISMATCH, "invalid_argument"),
         ("Error: service unavailable, try again later", Outcome.ENDPOINT_UNAVAILABLE, "unavailable"),
