@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, cast
 from factory.config import ProjectConfig
 from factory.conversations.episode import Caps, ModelSimulator, OracleAgent, Simulator, run_conversation, score_episode
 from factory.conversations.persona import register_consistent
+from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variant
+from factory.conversations.recovery import verified as recovery_verified
 from factory.conversations.stateful import stateful_tasks
 from factory.conversations.tasks import (
     CASE_KINDS,
@@ -133,8 +135,10 @@ def build_conversations(
     llm: ModelClient,
     *,
     simulator: Simulator | None = None,
+    probes: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(value, metadata): the audited conversation tasks of every published task."""
+    """(value, metadata): the audited conversation tasks of every published task (`probes`: the tool_probes
+    values, whose failed calls seed error-recovery conversations)."""
     registry = ToolRegistry.from_inventories(inventories)
     specs = registry.by_platform_name
     by_traj = {
@@ -194,11 +198,37 @@ def build_conversations(
     c = cfg.conversations
     caps = Caps(max_user_turns=c.max_user_turns, max_calls=c.max_calls, max_agent_steps=c.max_agent_steps)
     sim = simulator or ModelSimulator(llm)
-    results = asyncio.run(audit(convs, registry, cfg, sim, caps)) if convs else []
+    required = {spec.name: [p for p in spec.required_params if p not in spec.generic_params.names()]
+                for spec in specs.values()}  # fmt: skip
+    failures = probe_failures(probes or {})
+    variants: list[dict[str, Any]] = []
+    for conv in convs:
+        share = c.error_recovery_share.get(str(conv.get("split")), 0.0)
+        if conv["case_pattern"] in RECOVERABLE and chosen(conv, share, cfg.seed):
+            v = recovery_variant(conv, failures, required)
+            if v is None:
+                skipped.append({"source_task_id": conv["source_task_id"], "case_pattern": "error_recovery",
+                                "reason": "no call can be made wrong"})  # fmt: skip
+            else:
+                variants.append(v)
+    played = [*convs, *variants]
+    results = asyncio.run(audit(played, registry, cfg, sim, caps)) if played else []
+    audited = dict(zip((t["id"] for t in played), results, strict=True))
+    recovered: dict[str, dict[str, Any]] = {}
+    for v in variants:
+        score, episode = audited[v["id"]]
+        ok, why = recovery_verified(v, episode)
+        if ok and score["goal_success"] and not score["sim_fault"]:
+            recovered[v["recovers"]] = v
+        else:
+            skipped.append({"source_task_id": v["source_task_id"], "case_pattern": "error_recovery",
+                            "reason": why if not ok else f"oracle: {score['reason']}"})  # fmt: skip
     published: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     transcripts: list[dict[str, Any]] = []
-    for conv, (score, episode) in zip(convs, results, strict=True):
+    for original in convs:
+        conv = recovered.get(original["id"], original)  # a verified recovery variant replaces its conversation
+        score, episode = audited[conv["id"]]
         conv["oracle_audit"] = {
             "goal_success": score["goal_success"],
             "sim_faults": len(score["sim_faults"]),
@@ -212,6 +242,12 @@ def build_conversations(
         if score["goal_success"] and not score["sim_fault"]:
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
             conv["tools"] = episode["tools"]
+            if conv.get("recovery"):
+                failed = next(c for c in episode["calls"] if not c["ok"])
+                conv["recovery"]["error"] = next(
+                    (str(m.get("content") or "")[:400] for m in episode["messages"]
+                     if m.get("role") == "tool" and m.get("tool_call_id") == failed.get("call_id")), ""
+                )  # fmt: skip
             published.append(conv)
             if len(transcripts) < 40:
                 transcripts.append(
@@ -230,6 +266,7 @@ def build_conversations(
                     "goal_reason": score["reason"],
                 }
             )
+    results = [audited[t["id"]] for t in convs]  # the audit counts below: the conversations as published or not
     value = {
         "tasks": published,
         "dropped": dropped,
@@ -341,6 +378,7 @@ def conversations_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "dropped_by_oracle_audit": a["caught"],
         "oracle_audit_caught_share": a["caught_share"],
         "sim_fault_episodes": a["sim_fault_episodes"],
+        "error_recovery": sum(1 for t in tasks if t.get("recovery")),
         "skipped_variants": len(value["skipped"]),
         "by_case": md_table(table, ["case", *langs, "total"]),
         "dropped_reasons": md_table([{"reason": r, "n": n} for r, n in reasons.most_common()], ["reason", "n"]),

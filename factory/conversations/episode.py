@@ -123,7 +123,9 @@ async def run_conversation(
                     ok, content = await env.call(name, args) if isinstance(args, dict) else (False, "bad arguments")
                 except json.JSONDecodeError:
                     args, ok, content = {}, False, "the arguments are not JSON"
-                calls.append({"index": len(calls), "turn": user_turn, "tool": name, "args": args, "ok": ok})
+                calls.append(
+                    {"index": len(calls), "turn": user_turn, "tool": name, "args": args, "ok": ok, "call_id": tc.get("id")}
+                )
                 messages.append({"role": "tool", "tool_call_id": tc.get("id"), "content": content})
             if stop_reason == "call_cap":
                 break
@@ -286,6 +288,12 @@ class OracleAgent:
         for c in task["golden_calls"]:
             steps.setdefault(c["step"], []).append(c)
         ordered = [steps[s] for s in sorted(steps)]
+        recovery = task.get("recovery")
+        if recovery:  # an error-recovery conversation: the wrong call alone, just before its step
+            failed = recovery["failed_call"]
+            at = task["golden_calls"][recovery["call_index"]]["step"]
+            k = sorted(steps).index(at)
+            ordered = [*ordered[:k], [{"name": failed["name"], "args": failed["args"]}], *ordered[k:]]
         if done < len(ordered):
             return {
                 "content": None,
