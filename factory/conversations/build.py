@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from factory.config import ProjectConfig
-from factory.conversations.episode import Caps, ModelSimulator, OracleAgent, Simulator, run_conversation, score_episode
+from factory.conversations.episode import (
+    Agent,
+    Caps,
+    ModelSimulator,
+    OracleAgent,
+    Simulator,
+    run_conversation,
+    score_episode,
+)
 from factory.conversations.persona import register_consistent
 from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variant
 from factory.conversations.recovery import verified as recovery_verified
@@ -96,15 +104,22 @@ class _ToolsView:
         )
 
 
-async def _audit_one(
-    conv: Mapping[str, Any], registry: ToolRegistry, cfg: ProjectConfig, sim: Simulator, caps: Caps
+async def play(
+    conv: Mapping[str, Any],
+    registry: ToolRegistry,
+    cfg: ProjectConfig,
+    sim: Simulator,
+    caps: Caps,
+    agent: Agent | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(score, episode) of one conversation task played by `agent` (default: the golden `OracleAgent`) against
+    the simulator and the live tools, in its own executor session."""
     tools = task_tools(registry, cast(Task, _ToolsView.of(conv)))
     async with executor_factory(cfg, tools.domains, registry)() as ex:
         for spec in tools.key_specs:  # keys are acquired before the first turn, as in evaluation
             await ex.call(spec, {})
         env = LiveEnv(ex, tools.offered, tools.state_specs, cfg.conversations.max_observation_chars)
-        episode = await run_conversation(conv, OracleAgent(), sim, env, caps)
+        episode = await run_conversation(conv, agent or OracleAgent(), sim, env, caps)
         episode = ex.redact({**episode, "tools": [t.definition() for t in tools.offered]})
     return score_episode(conv, episode), episode
 
@@ -121,7 +136,7 @@ async def audit(
 
     async def one(c: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         async with gate:
-            return await _audit_one(c, registry, cfg, sim, caps)
+            return await play(c, registry, cfg, sim, caps)
 
     return list(await asyncio.gather(*(one(c) for c in convs)))
 
@@ -176,15 +191,17 @@ def build_conversations(
         except ConversationTaskError as e:
             skipped.append({"source_task_id": task.id, "case_pattern": "*", "reason": str(e)})
             continue
-        key = question_key(row)
-        for c in made:
-            c["question_key"] = key if c["case_pattern"] != "no_call" else _digest(["no_call", c["language"], c["task"]])
+        qkey = question_key(row)
+        for conv in made:
+            conv["question_key"] = (
+                qkey if conv["case_pattern"] != "no_call" else _digest(["no_call", conv["language"], conv["task"]])
+            )
         convs.extend(made)
         skipped.extend(why)
-        for c in count_singles(row, specs, tool_noun, cfg.seed):
-            c["question_key"] = _digest(["count", c["language"], c["counted"]])
-            if all(d["question_key"] != c["question_key"] for d in convs):  # one per question over all splits
-                convs.append(c)
+        for single in count_singles(row, specs, tool_noun, cfg.seed):
+            single["question_key"] = _digest(["count", single["language"], single["counted"]])
+            if all(d["question_key"] != single["question_key"] for d in convs):  # one per question, all splits
+                convs.append(single)
     _cover_no_call(convs, splits.get("tasks") or [], specs, by_traj, noun_of, cfg, can)
     convs, duplicates = select(convs, cfg.conversations.multi_turn_share, cfg.seed)
     skipped.extend(duplicates)
@@ -217,12 +234,12 @@ def build_conversations(
     recovered: dict[str, dict[str, Any]] = {}
     for v in variants:
         score, episode = audited[v["id"]]
-        ok, why = recovery_verified(v, episode)
+        ok, shown = recovery_verified(v, episode)
         if ok and score["goal_success"] and not score["sim_fault"]:
             recovered[v["recovers"]] = v
         else:
             skipped.append({"source_task_id": v["source_task_id"], "case_pattern": "error_recovery",
-                            "reason": why if not ok else f"oracle: {score['reason']}"})  # fmt: skip
+                            "reason": shown if not ok else f"oracle: {score['reason']}"})  # fmt: skip
     published: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     transcripts: list[dict[str, Any]] = []
@@ -238,7 +255,11 @@ def build_conversations(
         }
         users = [str(m.get("content") or "") for m in episode["messages"] if m.get("role") == "user"]
         if conv["language"] == "ko" and not register_consistent(users, conv["persona"]):
-            score = {**score, "goal_success": False, "reason": f"user turns leave the persona's {conv['persona']['격식']}"}
+            score = {
+                **score,
+                "goal_success": False,
+                "reason": f"user turns leave the persona's {conv['persona']['격식']}",
+            }
         if score["goal_success"] and not score["sim_fault"]:
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
             conv["tools"] = episode["tools"]

@@ -124,7 +124,14 @@ async def run_conversation(
                 except json.JSONDecodeError:
                     args, ok, content = {}, False, "the arguments are not JSON"
                 calls.append(
-                    {"index": len(calls), "turn": user_turn, "tool": name, "args": args, "ok": ok, "call_id": tc.get("id")}
+                    {
+                        "index": len(calls),
+                        "turn": user_turn,
+                        "tool": name,
+                        "args": args,
+                        "ok": ok,
+                        "call_id": tc.get("id"),
+                    }
                 )
                 messages.append({"role": "tool", "tool_call_id": tc.get("id"), "content": content})
             if stop_reason == "call_cap":

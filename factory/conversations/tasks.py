@@ -347,7 +347,9 @@ COUNT_TEMPLATE = "conversations/count.{lang}"
 ToolNoun = Callable[[str, str], Mapping[str, Any] | None]  # (tool_id, language) → the lexicon's noun entry
 
 
-def count_singles(task: Mapping[str, Any], specs: Specs, tool_noun: ToolNoun, cfg_seed: int = 0) -> list[dict[str, Any]]:
+def count_singles(
+    task: Mapping[str, Any], specs: Specs, tool_noun: ToolNoun, cfg_seed: int = 0
+) -> list[dict[str, Any]]:
     """`single` tasks from a verified task's listing calls that take no argument a user would give ("How many
     provinces are there?"): the call's recorded total is the answer; the call stays executed and replayable."""
     lang = task["language"]
@@ -359,7 +361,13 @@ def count_singles(task: Mapping[str, Any], specs: Specs, tool_noun: ToolNoun, cf
             continue
         total = a.get("total_count")
         noun = tool_noun(spec.tool_id, lang)
-        if value_compare_args(a, spec) or not isinstance(total, int) or isinstance(total, bool) or total < 2 or not noun:
+        if (
+            value_compare_args(a, spec)
+            or not isinstance(total, int)
+            or isinstance(total, bool)
+            or total < 2
+            or not noun
+        ):
             continue
         required = [p for p in spec.required_params if p not in spec.generic_params.names()]
         if required:
@@ -370,7 +378,9 @@ def count_singles(task: Mapping[str, Any], specs: Specs, tool_noun: ToolNoun, cf
         reply = " ".join(prompts.render(COUNT_TEMPLATE.format(lang=lang), part="reply", **ctx).split())
         hide = hidden_params(spec)
         props = spec.input_schema.get("properties") or {}
-        args = {k: coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k not in hide and v != KEY_PLACEHOLDER}
+        args = {
+            k: coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k not in hide and v != KEY_PLACEHOLDER
+        }
         call = {"name": a["tool"], "platform": a["platform"], "step": 1, "args_subset": {}, "args": args}
         base = _common(task, "single", f"count:{spec.tool_id}", cfg_seed)
         rng = random.Random(base["seed"])
@@ -381,8 +391,12 @@ def count_singles(task: Mapping[str, Any], specs: Specs, tool_noun: ToolNoun, cf
                 "id": "sha256:" + hashlib.sha256(dumps([spec.tool_id, "count", total]).encode()).hexdigest(),
                 "source_pattern": "COUNT",
                 "golden_calls": [call],
-                "golden_actions": [a2 for a2 in task["golden_actions"] if is_key_action(a2, specs, keys) and
-                                   a2.get("platform") == a["platform"]] + [{**a, "step": 2}],
+                "golden_actions": [
+                    a2
+                    for a2 in task["golden_actions"]
+                    if is_key_action(a2, specs, keys) and a2.get("platform") == a["platform"]
+                ]
+                + [{**a, "step": 2}],
                 "answer": {"text": reply, "values": [total]},
                 "task": request,
                 "initial_message": opening(lang, persona, request, variant=variant),

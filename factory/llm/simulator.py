@@ -110,9 +110,7 @@ def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = (
     return " ".join(text.split())
 
 
-def opening(
-    language: str, persona: Mapping[str, str], text: str, *, variant: int = 0, noun: str | None = None
-) -> str:
+def opening(language: str, persona: Mapping[str, str], text: str, *, variant: int = 0, noun: str | None = None) -> str:
     """The user's first message: the persona's opener and the request (`variant` picks the form); with `noun`,
     a request whose one thing is withheld ('that track'), introduced the way a person brings it up."""
     out = prompts.render(

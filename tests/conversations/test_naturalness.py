@@ -26,13 +26,18 @@ def test_askability_skips_field_paths_database_words_and_false_conditionals() ->
             "airports with the same country and subdivision as airport SSN?")  # fmt: skip
     assert askability(_task(path))[0] is None and "field path" in askability(_task(path))[1]
     assert askability(_task("Which has more albums: artist AC/DC or artist Heroes?"))[0] == SHORT
-    assert askability(_task("How many tracks do the albums of the artist of the track 'Go' have in total?"))[0] == MEDIUM
+    assert (
+        askability(_task("How many tracks do the albums of the artist of the track 'Go' have in total?"))[0] == MEDIUM
+    )
     assert "database" in askability(_task("How many hourly weather records at airport JFK are there?"))[1]
     cond = _task("If there are at least 5 customers from Norway, how many invoices do they have?",
                  branch="else", frame={"pattern": "IF"})  # fmt: skip
     assert askability(cond) == (None, "conditional whose condition does not hold")
     assert askability({**cond, "answer": {**cond["answer"], "branch": "then"}})[0] == MEDIUM  # never for hurried
-    assert askability(_task("남동구의 읍면동의 시군구와 이름이 같은 행정구역의 센서스 통계는 몇 건인가요?", "ko"))[0] is None
+    assert (
+        askability(_task("남동구의 읍면동의 시군구와 이름이 같은 행정구역의 센서스 통계는 몇 건인가요?", "ko"))[0]
+        is None
+    )
     assert askability(_task("서울특별시 종로구의 읍면동 수를 알려 주세요.", "ko"))[0] == SHORT
     assert speakable("What is the unit price in USD and the duration in milliseconds?", "en") == (
         "What is the unit price and the duration?"
@@ -79,11 +84,18 @@ def test_gold_replies_answer_first_without_the_chain() -> None:
     reply = answer_reply({"language": "en", "answer": {"value": 38.0189, "text": chain, "frame": {"pattern": "PATH"}}})
     assert "38.0189" in reply and "among" not in reply and len(reply.split()) <= 6
     cond = "The condition holds, so there are 88 routes of those flights."
-    assert answer_reply({"language": "en", "answer": {"value": 88, "text": cond}}) == "There are 88 routes of those flights."
+    assert (
+        answer_reply({"language": "en", "answer": {"value": 88, "text": cond}})
+        == "There are 88 routes of those flights."
+    )
     short = "The difference is 1: 2 for artist AC/DC against 3 for artist The Rolling Stones."
-    assert answer_reply({"language": "en", "answer": {"value": 1, "text": short, "frame": {"pattern": "DIFF"}}}) == short
+    assert (
+        answer_reply({"language": "en", "answer": {"value": 1, "text": short, "frame": {"pattern": "DIFF"}}}) == short
+    )
     ko = "남동구의 읍면동의 시군구와 이름이 같은 행정구역의 2010년 센서스 통계의 수는 85건입니다."
-    out = answer_reply({"language": "ko", "answer": {"value": 85, "text": ko, "frame": {"pattern": "PATH", "counter": "건"}}})
+    out = answer_reply(
+        {"language": "ko", "answer": {"value": 85, "text": ko, "frame": {"pattern": "PATH", "counter": "건"}}}
+    )
     assert "85건" in out and "행정구역" not in out
 
 
