@@ -1,14 +1,22 @@
 """Conversation tasks (kotraj case kinds) built from verified tasks (issue 19 item 1).
 
 Every published task of `dataset_splits` (kept by the filter cascade: its golden calls were executed and
-replayed) yields conversation tasks that keep its golden calls, split and state hash:
+replayed) whose question a person would type (`naturalness.askability`: short chains, no database wording, no
+conditional that is false by construction) yields candidate conversation tasks that keep its golden calls,
+split and state hash:
 
 - its base case by the shape of its golden calls without key acquisition: `single` (one call),
   `sequential` (one call per step, steps in order), `parallel` (some step issues several independent calls);
-- `multi_turn` when the question cites exactly one seed value: the first message names only the kind of thing
-  (the value masked), the value goes to `hidden_info` under that name, and the agent must ask for it;
-- `no_call` for a deterministic share: a request no offered tool serves (out of scope) or one answerable
-  without a lookup; success means no call at all.
+- `multi_turn` when the question cites exactly one seed value: the opening brings up the thing the way people
+  do ("There's a track I'm curious about. … that track …"; "궁금한 시군구가 하나 있어요. 그 시군구의 …"), the
+  value goes to `hidden_info` under its noun, and the agent must ask for it;
+- `no_call` for a deterministic share: a request no offered tool serves (the gold reply declines briefly and
+  says what the tools look up) or one answerable without a lookup (the gold reply answers it);
+- `single` count questions from listing calls that take no argument ("시도는 모두 몇 곳인가요?").
+
+The persona is drawn to fit the question (a hurried or low-literacy one asks only short questions; Korean
+requests are rewritten to the persona's 반말/존댓말); the gold reply gives the answer first
+(`answer_reply`). `build.select` keeps one conversation per underlying question and split.
 
 `success_criteria`: `required_calls` (tool name + `args_subset`, the compared arguments of each golden call:
 key, paging and format parameters left out), `ordering` ([i, j]: required call i before j, from the golden
