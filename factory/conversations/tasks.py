@@ -209,7 +209,7 @@ _CONDITION_PREFIX = re.compile(r"^(?:The condition holds, so |조건이 성립�
 REPLY_TEMPLATE = "conversations/reply.{lang}"
 REPLY_WORDS = {"en": 16, "ko": 10}  # a verified answer sentence this long or shorter is the reply as it is
 # answer frames whose sentence already starts with the answer ("The difference is 14: 10 for … against 24 …")
-ANSWER_FIRST = ("DIFF", "WHICH", "BOTH")
+ANSWER_FIRST = ("DIFF", "WHICH")
 
 
 def answer_reply(task: Mapping[str, Any], variant: int = 0) -> str:
@@ -221,7 +221,8 @@ def answer_reply(task: Mapping[str, Any], variant: int = 0) -> str:
     text = text[:1].upper() + text[1:] if lang == "en" else text
     frame = ans.get("frame") or {}
     words = len(text.split())
-    if words <= REPLY_WORDS.get(lang, 16) or (frame.get("pattern") in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
+    short = words <= REPLY_WORDS.get(lang, 16) and frame.get("pattern") != "BOTH"
+    if short or (frame.get("pattern") in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
         return text
     values = answer_values(task) or [v for v in [ans.get("value")] if v is not None]
     out = prompts.render(
@@ -229,6 +230,7 @@ def answer_reply(task: Mapping[str, Any], variant: int = 0) -> str:
         values=values,
         counter=frame.get("counter") or "",
         pattern=frame.get("pattern") or "",
+        description=" ".join(str(frame.get("description") or "").split()),
         variant=variant,
     )
     return " ".join(out.split()) or text

@@ -92,6 +92,11 @@ def test_gold_replies_answer_first_without_the_chain() -> None:
     assert (
         answer_reply({"language": "en", "answer": {"value": 1, "text": short, "frame": {"pattern": "DIFF"}}}) == short
     )
+    both = ("The IANA time zone of airport APA and the number of airports within 100 km of airport APA are "
+            "America/Denver and 9, respectively.")  # fmt: skip
+    frame = {"pattern": "BOTH", "description": "the IANA time zone of airport APA and the number of airports"}
+    out = answer_reply({"language": "en", "answer": {"value": ["America/Denver", 9], "text": both, "frame": frame}})
+    assert out == "America/Denver and 9 (the IANA time zone of airport APA and the number of airports)."
     ko = "남동구의 읍면동의 시군구와 이름이 같은 행정구역의 2010년 센서스 통계의 수는 85건입니다."
     out = answer_reply(
         {"language": "ko", "answer": {"value": 85, "text": ko, "frame": {"pattern": "PATH", "counter": "건"}}}
