@@ -26,7 +26,7 @@ from factory.conversations.episode import (
     score_episode,
 )
 from factory.conversations.persona import register_consistent
-from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variant
+from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variants
 from factory.conversations.recovery import verified as recovery_verified
 from factory.conversations.stateful import stateful_tasks
 from factory.conversations.tasks import (
@@ -222,12 +222,11 @@ def build_conversations(
     for conv in convs:
         share = c.error_recovery_share.get(str(conv.get("split")), 0.0)
         if conv["case_pattern"] in RECOVERABLE and chosen(conv, share, cfg.seed):
-            v = recovery_variant(conv, failures, required)
-            if v is None:
+            found = recovery_variants(conv, failures, required)
+            if not found:
                 skipped.append({"source_task_id": conv["source_task_id"], "case_pattern": "error_recovery",
                                 "reason": "no call can be made wrong"})  # fmt: skip
-            else:
-                variants.append(v)
+            variants.extend(found)
     played = [*convs, *variants]
     results = asyncio.run(audit(played, registry, cfg, sim, caps)) if played else []
     audited = dict(zip((t["id"] for t in played), results, strict=True))
@@ -236,7 +235,7 @@ def build_conversations(
         score, episode = audited[v["id"]]
         ok, shown = recovery_verified(v, episode)
         if ok and score["goal_success"] and not score["sim_fault"]:
-            recovered[v["recovers"]] = v
+            recovered.setdefault(v["recovers"], v)  # the first kind the tools really refused
         else:
             skipped.append({"source_task_id": v["source_task_id"], "case_pattern": "error_recovery",
                             "reason": shown if not ok else f"oracle: {score['reason']}"})  # fmt: skip

@@ -47,29 +47,41 @@ def _wrong_value(v: Any) -> Any:
     return None
 
 
-def recovery_variant(conv: Mapping[str, Any], failures: Failures, required: Mapping[str, Sequence[str]]) -> dict | None:
-    """The conversation with one failing call before its first corrected one, or None when no call can be
-    made wrong. `required`: tool name → its required (non-generic) parameters."""
+def recovery_variants(
+    conv: Mapping[str, Any], failures: Failures, required: Mapping[str, Sequence[str]]
+) -> list[dict[str, Any]]:
+    """Every way to put one failing call before the first corrected one, in order of preference (`probe`,
+    `wrong_value`, `missing_argument`, earlier calls first; at most one per kind). `required`: tool name → its
+    required (non-generic) parameters. The build plays them all and keeps the first the tools really refuse."""
     calls = conv.get("golden_calls") or []
     if conv.get("case_pattern") not in RECOVERABLE or not calls:
-        return None
+        return []
+    found: dict[str, dict[str, Any]] = {}
     for index, call in enumerate(calls):
         subset = call.get("args_subset") or {}
         if not subset:
             continue
         for row in failures.get((call.get("platform", ""), call["name"]), []):
             wrong = {**call["args"], **{k: row["args"][k] for k in subset if k in row["args"]}}
-            if wrong != call["args"]:
-                return _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
+            if wrong != call["args"] and "probe" not in found:
+                found["probe"] = _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
         for k, v in subset.items():
             bad = _wrong_value(v)
-            if bad is not None:
-                return _with(conv, index, {**call["args"], k: bad}, "wrong_value", f"{k}: {v!r} → {bad!r}")
+            if bad is not None and "wrong_value" not in found:
+                found["wrong_value"] = _with(
+                    conv, index, {**call["args"], k: bad}, "wrong_value", f"{k}: {v!r} → {bad!r}"
+                )
         for k in required.get(call["name"], []):
-            if k in subset:
+            if k in subset and "missing_argument" not in found:
                 wrong = {a: b for a, b in call["args"].items() if a != k}
-                return _with(conv, index, wrong, "missing_argument", f"{k} left out")
-    return None
+                found["missing_argument"] = _with(conv, index, wrong, "missing_argument", f"{k} left out")
+    return [found[k] for k in RECOVERY_KINDS if k in found]
+
+
+def recovery_variant(conv: Mapping[str, Any], failures: Failures, required: Mapping[str, Sequence[str]]) -> dict | None:
+    """The preferred recovery variant of a conversation (None when no call can be made wrong)."""
+    found = recovery_variants(conv, failures, required)
+    return found[0] if found else None
 
 
 def _with(conv: Mapping[str, Any], index: int, args: dict[str, Any], kind: str, detail: str) -> dict[str, Any]:

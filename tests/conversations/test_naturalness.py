@@ -10,7 +10,7 @@ from factory.conversations.build import question_key, select
 from factory.conversations.episode import OracleAgent, RulesSimulator, run_conversation, score_episode
 from factory.conversations.naturalness import MEDIUM, SHORT, askability, fits, fitted, speakable
 from factory.conversations.persona import draw_persona, register_consistent, sentence_registers
-from factory.conversations.recovery import recovery_variant, verified
+from factory.conversations.recovery import recovery_variant, recovery_variants, verified
 from factory.conversations.tasks import answer_reply, conversation_tasks, count_singles, no_call_task
 from factory.llm.schemas import SimulatorInput
 from factory.llm.simulator import opening, user_simulator
@@ -191,9 +191,12 @@ def test_error_recovery_variant_fails_then_corrects() -> None:
     w = recovery_variant(seq, {}, {})  # no probe failure: the id of the second call changed
     assert w is not None and w["recovery"]["kind"] == "wrong_value" and w["recovery"]["call_index"] == 1
     assert w["recovery"]["failed_call"]["args"]["parent_id"] == 900_090
-    m = recovery_variant(seq, {}, {"search": ["name"]})  # a name cannot be made wrong, but left out
-    assert m is not None and m["recovery"]["kind"] == "missing_argument" and m["recovery"]["failed_call"]["args"] == {}
+    m = recovery_variants(seq, {}, {"search": ["name"]})[-1]  # a name cannot be made wrong, but left out
+    assert m["recovery"]["kind"] == "missing_argument" and m["recovery"]["failed_call"]["args"] == {}
     assert recovery_variant({**seq, "case_pattern": "no_call"}, failures, {}) is None
+    # every kind, in order of preference: the build keeps the first the tools really refuse
+    kinds = [v["recovery"]["kind"] for v in recovery_variants(seq, failures, {"search": ["name"]})]
+    assert kinds == ["probe", "wrong_value", "missing_argument"]
 
 
 def test_korean_register_is_checked_on_every_user_turn() -> None:
