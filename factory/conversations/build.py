@@ -360,14 +360,23 @@ def select(
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for c in convs:
         groups.setdefault((str(c.get("split")), c["question_key"]), []).append(c)
-    keep: set[str] = set()
-    dropped: list[dict[str, Any]] = []
+    picks: dict[tuple[str, str], dict[str, Any]] = {}
     for (split, key), cands in groups.items():
         mts = sorted((c for c in cands if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
         rest = sorted((c for c in cands if c["case_pattern"] != "multi_turn"), key=lambda c: c["id"])
         draw = int(hashlib.sha256(dumps([seed, key]).encode()).hexdigest()[:8], 16) % 1000 / 1000
-        pick = mts[0] if mts and (draw < multi_turn_share or not rest) else rest[0]
-        keep.add(pick["id"])
+        picks[(split, key)] = mts[0] if mts and (draw < multi_turn_share or not rest) else rest[0]
+    if multi_turn_share > 0:  # every language that has a multi_turn candidate keeps at least one
+        for lang in sorted({c["language"] for c in convs if c["case_pattern"] == "multi_turn"}):
+            if any(p["case_pattern"] == "multi_turn" and p["language"] == lang for p in picks.values()):
+                continue
+            group = next(g for g, cands in sorted(groups.items())
+                         if any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands))  # fmt: skip
+            picks[group] = min((c for c in groups[group] if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
+    keep = {p["id"] for p in picks.values()}
+    dropped: list[dict[str, Any]] = []
+    for (split, key), cands in groups.items():
+        pick = picks[(split, key)]
         for c in cands:
             if c["id"] != pick["id"]:
                 dropped.append({"source_task_id": c["source_task_id"], "case_pattern": c["case_pattern"],
