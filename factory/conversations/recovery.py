@@ -6,6 +6,7 @@ The wrong call is taken, in this order, from
   probe row's arguments and its recorded error detail), the failing values put in place of the golden ones;
 - `wrong_value`: an identifier or code of the golden call changed into one the data does not have (an integer
   id far past the data, a code with a letter doubled);
+- `wrong_type`: an integer id given as text (the name where the id goes, as agents often do);
 - `missing_argument`: a required argument of the golden call left out (a structural error the tool's schema
   check reports).
 
@@ -21,7 +22,7 @@ from typing import Any
 
 from factory.io import dumps
 
-RECOVERY_KINDS = ("probe", "wrong_value", "missing_argument")
+RECOVERY_KINDS = ("probe", "wrong_value", "wrong_type", "missing_argument")
 RECOVERABLE = ("single", "sequential", "parallel")  # the case kinds whose golden calls a recovery precedes
 _FIXABLE = ("schema_mismatch", "missing_field")  # probe outcomes a different argument value fixes
 Failures = Mapping[tuple[str, str], Sequence[Mapping[str, Any]]]  # (platform, tool) → failed probe rows
@@ -70,6 +71,13 @@ def recovery_variants(
             if bad is not None and "wrong_value" not in found:
                 found["wrong_value"] = _with(
                     conv, index, {**call["args"], k: bad}, "wrong_value", f"{k}: {v!r} → {bad!r}"
+                )
+        names = [v for c in calls for v in (c.get("args_subset") or {}).values() if isinstance(v, str)]
+        for k, v in subset.items():
+            if isinstance(v, int) and not isinstance(v, bool) and "wrong_type" not in found:
+                given = names[0] if names else f"{v}th"  # the name where the id goes, as agents often do
+                found["wrong_type"] = _with(
+                    conv, index, {**call["args"], k: given}, "wrong_type", f"{k}: {v!r} → {given!r}"
                 )
         for k in required.get(call["name"], []):
             if k in subset and "missing_argument" not in found:

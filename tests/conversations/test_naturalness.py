@@ -198,7 +198,9 @@ def test_error_recovery_variant_fails_then_corrects() -> None:
     assert recovery_variant({**seq, "case_pattern": "no_call"}, failures, {}) is None
     # every kind, in order of preference: the build keeps the first the tools really refuse
     kinds = [v["recovery"]["kind"] for v in recovery_variants(seq, failures, {"search": ["name"]})]
-    assert kinds == ["probe", "wrong_value", "missing_argument"]
+    assert kinds == ["probe", "wrong_value", "wrong_type", "missing_argument"]
+    typed = recovery_variants(seq, {}, {})[1]["recovery"]["failed_call"]["args"]
+    assert typed == {"parent_id": "Different World"}  # the name where the id goes
 
 
 def test_korean_register_is_checked_on_every_user_turn() -> None:
