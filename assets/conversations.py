@@ -29,6 +29,7 @@ GROUP = "dataset"
         "trajectories": all_partitions_in(),
         "tool_inventory": all_partitions_in(),
         "tool_lexicon": all_partitions_in(),
+        "tool_probes": all_partitions_in(),
     },
     description="kotraj conversation tasks from every published task (its split kept): single / sequential / "
     "parallel by the golden calls, multi_turn with the seed value as hidden_info, no_call requests; persona "
@@ -46,6 +47,7 @@ def conversations(
     trajectories: dict,
     tool_inventory: dict,
     tool_lexicon: dict,
+    tool_probes: dict,
 ) -> dg.Output[dict]:
     cfg = project.load()
     if not cfg.conversations.enabled:
@@ -60,7 +62,9 @@ def conversations(
         return dg.Output(value, metadata={"tasks": 0, "enabled": False})
     model = llm.get()
     with model.track() as acct, demo.serving(cfg):
-        value, meta = build.build_conversations(dataset_splits, trajectories, tool_inventory, tool_lexicon, cfg, model)
+        value, meta = build.build_conversations(
+            dataset_splits, trajectories, tool_inventory, tool_lexicon, cfg, model, probes=tool_probes
+        )
     context.log.info(
         f"conversations: {meta['tasks']} published; the oracle audit dropped {meta['dropped_by_oracle_audit']} "
         f"({meta['oracle_audit_caught_share']:.1%})"

@@ -790,6 +790,18 @@ class ConversationsConfig(_Frozen):
     no_call_every: int = Field(
         default=3, ge=0, description="About one verified task in this many also yields a no_call task (0: none)."
     )
+    multi_turn_share: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Share of the questions that can withhold their seed that become multi_turn conversations "
+        "(the rest keep their base case; one conversation per underlying question and split).",
+    )
+    error_recovery_share: dict[str, float] = Field(
+        default_factory=lambda: {"train": 0.3, "dev": 0.0, "test": 0.0},
+        description="Per split, the share of tool-calling conversations that become error-recovery conversations "
+        "(a call that really fails, its error result, then the corrected call); a split not named gets none.",
+    )
     max_user_turns: int = Field(default=6, ge=1, description="Simulator replies per episode (cap).")
     max_calls: int = Field(default=24, ge=1, description="Tool calls per episode (cap).")
     max_agent_steps: int = Field(default=10, ge=1, description="Agent messages between two user turns (cap).")

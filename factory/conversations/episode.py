@@ -123,7 +123,16 @@ async def run_conversation(
                     ok, content = await env.call(name, args) if isinstance(args, dict) else (False, "bad arguments")
                 except json.JSONDecodeError:
                     args, ok, content = {}, False, "the arguments are not JSON"
-                calls.append({"index": len(calls), "turn": user_turn, "tool": name, "args": args, "ok": ok})
+                calls.append(
+                    {
+                        "index": len(calls),
+                        "turn": user_turn,
+                        "tool": name,
+                        "args": args,
+                        "ok": ok,
+                        "call_id": tc.get("id"),
+                    }
+                )
                 messages.append({"role": "tool", "tool_call_id": tc.get("id"), "content": content})
             if stop_reason == "call_cap":
                 break
@@ -262,7 +271,7 @@ def score_episode(task: Mapping[str, Any], episode: Mapping[str, Any]) -> dict[s
 
 class OracleAgent:
     """The golden agent: asks for every hidden fact not yet given, then makes the golden calls step by step,
-    then states the gold answer; for a no_call task it answers without any call."""
+    then states the gold answer; for a no_call task it gives the task's written reply without any call."""
 
     name = "oracle"
 
@@ -270,12 +279,13 @@ class OracleAgent:
         self._ids = itertools.count(1)
 
     def _say(self, task: Mapping[str, Any], kind: str, **ctx: Any) -> dict[str, Any]:
-        text = prompts.render(ORACLE_TEMPLATE.format(lang=task["language"]), kind=kind, **ctx)
+        variant = int(task.get("seed") or 0)
+        text = prompts.render(ORACLE_TEMPLATE.format(lang=task["language"]), kind=kind, variant=variant, **ctx)
         return {"content": " ".join(text.split())}
 
     async def respond(self, task: Mapping[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
-        if task["success_criteria"].get("no_call"):
-            return self._say(task, "decline")
+        if task["success_criteria"].get("no_call"):  # the written reply: a short decline, or the direct answer
+            return {"content": task["answer"]["text"]}
         users = " ".join(str(m.get("content") or "") for m in messages if m.get("role") == "user")
         missing = [n for n, v in task["hidden_info"].items() if not mentions_value(users, v)]
         if missing:
@@ -285,6 +295,12 @@ class OracleAgent:
         for c in task["golden_calls"]:
             steps.setdefault(c["step"], []).append(c)
         ordered = [steps[s] for s in sorted(steps)]
+        recovery = task.get("recovery")
+        if recovery:  # an error-recovery conversation: the wrong call alone, just before its step
+            failed = recovery["failed_call"]
+            at = task["golden_calls"][recovery["call_index"]]["step"]
+            k = sorted(steps).index(at)
+            ordered = [*ordered[:k], [{"name": failed["name"], "args": failed["args"]}], *ordered[k:]]
         if done < len(ordered):
             return {
                 "content": None,

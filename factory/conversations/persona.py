@@ -87,3 +87,30 @@ def korean_register(text: str, persona: dict[str, Any]) -> tuple[str, dict[str, 
     if plain is None:
         return text, {**persona, "격식": "존댓말"}
     return plain, persona
+
+
+_POLITE_END = re.compile(r"(요|니다|니까|세요|죠)\s*$")
+_BANMAL_END = re.compile(r"(야|어|아|줘|해|니|래|지|네|돼|게|까|봐|다|워|냐|자)\s*$")
+
+
+def sentence_registers(text: str) -> set[str]:
+    """The registers a Korean message's sentences end in ('존댓말', '반말'); a sentence that is only a name or
+    a noun ('철마면.') has none."""
+    out: set[str] = set()
+    for sentence in re.split(r"[.?!…]+", text):
+        body = sentence.strip().rstrip(",~ ")
+        if not body:
+            continue
+        if _POLITE_END.search(body):
+            out.add("존댓말")
+        elif _BANMAL_END.search(body):
+            out.add("반말")
+    return out
+
+
+def register_consistent(messages: list[str], persona: dict[str, Any]) -> bool:
+    """Whether every user message of a Korean conversation keeps the persona's register (반말/존댓말)."""
+    want = persona.get("격식")
+    if want not in ("반말", "존댓말"):
+        return True
+    return all(sentence_registers(m) <= {want} for m in messages)

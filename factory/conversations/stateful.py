@@ -120,7 +120,7 @@ async def stateful_tasks(
                     ],
                     "answer": {"text": "", "values": []},
                     "task": request,
-                    "initial_message": opening(lang, persona, request),
+                    "initial_message": opening(lang, persona, request, variant=seed),
                     "persona": persona,
                     "hidden_info": {},
                     "success_criteria": {

@@ -1,14 +1,22 @@
 """Conversation tasks (kotraj case kinds) built from verified tasks (issue 19 item 1).
 
 Every published task of `dataset_splits` (kept by the filter cascade: its golden calls were executed and
-replayed) yields conversation tasks that keep its golden calls, split and state hash:
+replayed) whose question a person would type (`naturalness.askability`: short chains, no database wording, no
+conditional that is false by construction) yields candidate conversation tasks that keep its golden calls,
+split and state hash:
 
 - its base case by the shape of its golden calls without key acquisition: `single` (one call),
   `sequential` (one call per step, steps in order), `parallel` (some step issues several independent calls);
-- `multi_turn` when the question cites exactly one seed value: the first message names only the kind of thing
-  (the value masked), the value goes to `hidden_info` under that name, and the agent must ask for it;
-- `no_call` for a deterministic share: a request no offered tool serves (out of scope) or one answerable
-  without a lookup; success means no call at all.
+- `multi_turn` when the question cites exactly one seed value: the opening brings up the thing the way people
+  do ("There's a track I'm curious about. … that track …"; "궁금한 시군구가 하나 있어요. 그 시군구의 …"), the
+  value goes to `hidden_info` under its noun, and the agent must ask for it;
+- `no_call` for a deterministic share: a request no offered tool serves (the gold reply declines briefly and
+  says what the tools look up) or one answerable without a lookup (the gold reply answers it);
+- `single` count questions from listing calls that take no argument ("시도는 모두 몇 곳인가요?").
+
+The persona is drawn to fit the question (a hurried or low-literacy one asks only short questions; Korean
+requests are rewritten to the persona's 반말/존댓말); the gold reply gives the answer first
+(`answer_reply`). `build.select` keeps one conversation per underlying question and split.
 
 `success_criteria`: `required_calls` (tool name + `args_subset`, the compared arguments of each golden call:
 key, paging and format parameters left out), `ordering` ([i, j]: required call i before j, from the golden
@@ -22,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory import prompts
+from factory.conversations.naturalness import SHORT, askability, fitted, speakable
 from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_register
 from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
@@ -115,9 +124,10 @@ def _article(noun: str) -> str:
     return "an" if noun[:1].lower() in "aeiou" else "a"
 
 
-def mask_english(query: str, value: str) -> tuple[str, str] | None:
+def mask_english(query: str, value: str, *, first: str | None = None) -> tuple[str, str] | None:
     """The question with `value` masked behind its noun ('of airport ICN' → 'of an airport', later mentions
-    'that airport') and the noun; None when some mention has no noun before it."""
+    'that airport'; `first`: the determiner of the first mention instead of the article) and the noun; None
+    when some mention has no noun before it."""
     pat = re.compile(rf"\b(?:(?:the|a|an) )?([a-z]+) {re.escape(value)}(?![\w])")
     found = list(pat.finditer(query))
     if not found or any(m.group(1) in _EN_NOT_NOUNS for m in found):
@@ -127,8 +137,9 @@ def mask_english(query: str, value: str) -> tuple[str, str] | None:
         return None
     out = query
     for k, m in enumerate(reversed(found)):
-        first = k == len(found) - 1
-        out = out[: m.start()] + (f"{_article(noun)} {noun}" if first else f"that {noun}") + out[m.end() :]
+        is_first = k == len(found) - 1
+        det = (first or _article(noun)) if is_first else "that"
+        out = out[: m.start()] + f"{det} {noun}" + out[m.end() :]
     if mentions_value(out, value):
         return None
     return out, noun
@@ -138,14 +149,14 @@ _KO_PARTICLES = (("으로", "으로/로"), ("로", "으로/로"), ("은", "은/�
                  ("를", "을/를"), ("과", "과/와"), ("와", "과/와"), ("이", "이/가"), ("가", "이/가"))  # fmt: skip
 
 
-def mask_korean(query: str, value: str, noun: str) -> str | None:
-    """The question with `value` replaced by '어느 <noun>' (later mentions '그 <noun>'), particles refitted."""
+def mask_korean(query: str, value: str, noun: str, first: str = "어느") -> str | None:
+    """The question with `value` replaced by '<first> <noun>' (later mentions '그 <noun>'), particles refitted."""
     if not noun or value not in query:
         return None
     pieces = query.split(value)
     out = pieces[0]
     for k, rest in enumerate(pieces[1:]):
-        word = f"어느 {noun}" if k == 0 else f"그 {noun}"
+        word = f"{first} {noun}" if k == 0 else f"그 {noun}"
         for particle, pair in _KO_PARTICLES:
             if rest.startswith(particle) and (len(rest) == len(particle) or not rest[len(particle)].isalnum()):
                 word, rest = prompts.josa(word, pair), rest[len(particle) :]
@@ -185,11 +196,44 @@ def _common(task: Mapping[str, Any], case: str, variant: str, cfg_seed: int) -> 
     }
 
 
-def _persona(language: str, rng: random.Random, request: str) -> tuple[str, dict[str, str]]:
-    persona = draw_persona(language, rng)
+def _fitted_persona(language: str, rng: random.Random, request: str, level: str) -> tuple[str, dict[str, str]]:
+    """A persona that would ask this question (a hurried or low-literacy one asks only short questions), and
+    the request in its register."""
+    persona = fitted(draw_persona(language, rng), level, language)
     if language == "ko":
         request, persona = korean_register(request, persona)
     return request, persona
+
+
+_CONDITION_PREFIX = re.compile(r"^(?:The condition holds, so |조건이 성립하므로,? |조건을 만족하므로,? )")
+REPLY_TEMPLATE = "conversations/reply.{lang}"
+REPLY_WORDS = {"en": 16, "ko": 10}  # a verified answer sentence this long or shorter is the reply as it is
+# answer frames whose sentence already starts with the answer ("The difference is 14: 10 for … against 24 …")
+ANSWER_FIRST = ("DIFF", "WHICH")
+
+
+def answer_reply(task: Mapping[str, Any], variant: int = 0) -> str:
+    """The gold assistant reply: the verified answer sentence when it is short, else a sentence that gives the
+    answer first (the chain is not repeated back); never the conditional's bookkeeping."""
+    ans = task.get("answer") or {}
+    lang = task.get("language", "en")
+    text = _CONDITION_PREFIX.sub("", str(ans.get("text") or "").strip())
+    text = text[:1].upper() + text[1:] if lang == "en" else text
+    frame = ans.get("frame") or {}
+    words = len(text.split())
+    short = words <= REPLY_WORDS.get(lang, 16) and frame.get("pattern") != "BOTH"
+    if short or (frame.get("pattern") in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
+        return text
+    values = answer_values(task) or [v for v in [ans.get("value")] if v is not None]
+    out = prompts.render(
+        REPLY_TEMPLATE.format(lang=lang),
+        values=values,
+        counter=frame.get("counter") or "",
+        pattern=frame.get("pattern") or "",
+        description=" ".join(str(frame.get("description") or "").split()),
+        variant=variant,
+    )
+    return " ".join(out.split()) or text
 
 
 def conversation_tasks(
@@ -200,8 +244,12 @@ def conversation_tasks(
     noun_of: NounOf | None = None,
     no_call_every: int = 3,
     cfg_seed: int = 0,
+    can: str = "",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The conversation tasks one verified task yields, and the variants it could not yield (with reasons)."""
+    """The conversation tasks one verified task may yield (its base case, a multi_turn variant, a no_call
+    request; `select` later keeps one conversation per underlying question and split), and the variants it
+    could not yield (with reasons). A question nobody would type (`naturalness.askability`) yields no base or
+    multi_turn case. `can`: what the domain's tools look up, for a no_call decline."""
     calls, ordering = required_calls(task, specs)
     lang = task["language"]
     rng = random.Random(_seed_int(cfg_seed, task["id"]))
@@ -213,85 +261,204 @@ def conversation_tasks(
         "terminal_state": dict(task.get("expected_state_hash") or {}),
         "no_call": False,
     }
+    variant = _seed_int(cfg_seed, task["id"], "wording")
     solved = {
         "golden_calls": calls,
         "golden_actions": list(task["golden_actions"]),
-        "answer": {"text": (task.get("answer") or {}).get("text", ""), "values": answer_values(task)},
+        "answer": {"text": answer_reply(task, variant), "values": answer_values(task)},
         "task": task["query"],
     }
-    request, persona = _persona(lang, rng, task["query"])
-    base = _common(task, base_case(calls), "base", cfg_seed)
-    out.append(
-        {
-            **base,
-            **solved,
-            "initial_message": opening(lang, persona, request),
-            "persona": persona,
-            "hidden_info": {},
-            "success_criteria": criteria,
-        }
-    )
+    level, how = askability(task)
     seed = _seed_of(trajectory)
-    masked: tuple[str, str] | None = None
-    why = "the question cites no single seed value"
-    if seed is not None:
-        if lang == "ko":
-            noun = noun_of(seed["tool_id"], seed["param"], lang) if noun_of else None
-            text = mask_korean(task["query"], seed["value"], noun) if noun else None
-            masked = (text, noun) if text and noun else None
-            why = "no Korean noun names the seed's kind" if not noun else "the seed is not cited verbatim"
-        else:
-            masked = mask_english(task["query"], seed["value"])
-            why = "some mention of the seed has no noun before it"
-    if masked is not None:
-        text, noun = masked
-        request, persona = _persona(lang, rng, text)
+    if level is None:
+        for case in (base_case(calls), "multi_turn"):
+            skipped.append({"source_task_id": task["id"], "case_pattern": case, "reason": f"not askable: {how}"})
+    else:
+        asked = speakable(task["query"], lang)
+        natural = {"level": level, "measure": how}
+        request, persona = _fitted_persona(lang, rng, asked, level)
+        base = _common(task, base_case(calls), "base", cfg_seed)
         out.append(
             {
-                **_common(task, "multi_turn", "masked-seed", cfg_seed),
+                **base,
                 **solved,
-                "initial_message": opening(lang, persona, request),
+                "task": asked,
+                "initial_message": opening(lang, persona, request, variant=variant),
                 "persona": persona,
-                "hidden_info": {noun: seed["value"]},  # type: ignore[index]
+                "hidden_info": {},
                 "success_criteria": criteria,
+                "naturalness": natural,
             }
         )
-    else:
-        skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn", "reason": why})
-    noun = masked[1] if masked is not None else None
-    if noun is None and seed is not None and noun_of is not None:
-        noun = noun_of(seed["tool_id"], seed["param"], lang)
-    if no_call_every > 0 and _seed_int(cfg_seed, task["id"], "no_call") % no_call_every == 0:
-        if seed is not None and noun:
-            out.append(no_call_task(task, str(seed["value"]), noun, rng, cfg_seed))
+        masked: tuple[str, str] | None = None
+        why = "the question cites no single seed value"
+        if seed is not None:
+            if lang == "ko":
+                noun = noun_of(seed["tool_id"], seed["param"], lang) if noun_of else None
+                text = mask_korean(asked, seed["value"], noun, first="그") if noun else None
+                masked = (text, noun) if text and noun else None
+                why = "no Korean noun names the seed's kind" if not noun else "the seed is not cited verbatim"
+            else:
+                masked = mask_english(asked, seed["value"], first="that")
+                why = "some mention of the seed has no noun before it"
+        if masked is not None:
+            text, noun = masked
+            request, persona = _fitted_persona(lang, rng, text, level)
+            out.append(
+                {
+                    **_common(task, "multi_turn", "masked-seed", cfg_seed),
+                    **solved,
+                    "task": asked,
+                    "initial_message": opening(lang, persona, request, variant=variant, noun=noun),
+                    "persona": persona,
+                    "hidden_info": {noun: seed["value"]},  # type: ignore[index]
+                    "success_criteria": criteria,
+                    "naturalness": natural,
+                }
+            )
         else:
-            skipped.append({"source_task_id": task["id"], "case_pattern": "no_call", "reason": "no seed with a noun"})
+            skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn", "reason": why})
+    if no_call_every > 0 and _seed_int(cfg_seed, task["id"], "no_call") % no_call_every == 0:
+        subject = str(seed["value"]) if seed is not None else ""
+        out.append(no_call_task(task, subject, rng, cfg_seed, can=can))
     return out, skipped
 
 
-def no_call_task(task: Mapping[str, Any], subject: str, noun: str, rng: random.Random, cfg_seed: int) -> dict[str, Any]:
-    """A request the agent must answer without any call, about the verified task's subject."""
+def no_call_task(
+    task: Mapping[str, Any], subject: str, rng: random.Random, cfg_seed: int, *, can: str = ""
+) -> dict[str, Any]:
+    """A request the agent must handle without any call, near the verified task's subject: out of scope (the
+    reply declines and says what the assistant can look up) or answerable directly (the reply answers)."""
     lang = task["language"]
     variant = _seed_int(cfg_seed, task["id"], "variant")
     kind = NO_CALL_KINDS[variant % len(NO_CALL_KINDS)]
+    form = variant // 2
     persona = draw_persona(lang, rng)
     banmal = persona.get(REGISTER_KEY.get(lang, "")) == "반말"
-    request = prompts.render(
-        NO_CALL_TEMPLATE.format(lang=lang), kind=kind, noun=noun, subject=subject, variant=variant // 2, banmal=banmal
-    )
-    request = " ".join(request.split())
+    ctx = {"kind": kind, "subject": subject, "variant": form, "banmal": banmal, "can": can or _CAN_DEFAULT[lang]}
+    request = " ".join(prompts.render(NO_CALL_TEMPLATE.format(lang=lang), part="request", **ctx).split())
+    reply = " ".join(prompts.render(NO_CALL_TEMPLATE.format(lang=lang), part="reply", **ctx).split())
     return {
-        **_common(task, "no_call", kind, cfg_seed),
+        **_common(task, "no_call", f"{kind}-{form % 6}", cfg_seed),
         "golden_calls": [],
         "golden_actions": [],
-        "answer": {"text": "", "values": []},
+        "answer": {"text": reply, "values": []},
         "task": request,
         "no_call_kind": kind,
-        "initial_message": opening(lang, persona, request),
+        "initial_message": opening(lang, persona, request, variant=variant),
         "persona": persona,
         "hidden_info": {},
         "success_criteria": {"required_calls": [], "ordering": [], "terminal_state": {}, "no_call": True},
     }
+
+
+_CAN_DEFAULT = {"en": "the data my tools cover", "ko": "제 도구가 다루는"}
+COUNT_TEMPLATE = "conversations/count.{lang}"
+ToolNoun = Callable[[str, str], Mapping[str, Any] | None]  # (tool_id, language) → the lexicon's noun entry
+
+
+def count_singles(
+    task: Mapping[str, Any], specs: Specs, tool_noun: ToolNoun, cfg_seed: int = 0
+) -> list[dict[str, Any]]:
+    """`single` tasks from a verified task's listing calls that take no argument a user would give ("How many
+    provinces are there?"): the call's recorded total is the answer; the call stays executed and replayable."""
+    lang = task["language"]
+    out: list[dict[str, Any]] = []
+    keys = key_tool_names(task.get("system_state") or {})
+    for a in task["golden_actions"]:
+        spec = spec_of(specs, a)
+        if spec is None or is_key_action(a, specs, keys) or spec.state_changing:
+            continue
+        total = a.get("total_count")
+        noun = tool_noun(spec.tool_id, lang)
+        if (
+            value_compare_args(a, spec)
+            or not isinstance(total, int)
+            or isinstance(total, bool)
+            or total < 2
+            or not noun
+        ):
+            continue
+        required = [p for p in spec.required_params if p not in spec.generic_params.names()]
+        if required:
+            continue
+        variant = _seed_int(cfg_seed, spec.tool_id, "count")
+        ctx = {"noun": noun, "total": total, "variant": variant}
+        request = " ".join(prompts.render(COUNT_TEMPLATE.format(lang=lang), part="request", **ctx).split())
+        reply = " ".join(prompts.render(COUNT_TEMPLATE.format(lang=lang), part="reply", **ctx).split())
+        hide = hidden_params(spec)
+        props = spec.input_schema.get("properties") or {}
+        args = {
+            k: coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k not in hide and v != KEY_PLACEHOLDER
+        }
+        call = {"name": a["tool"], "platform": a["platform"], "step": 1, "args_subset": {}, "args": args}
+        base = _common(task, "single", f"count:{spec.tool_id}", cfg_seed)
+        rng = random.Random(base["seed"])
+        request, persona = _fitted_persona(lang, rng, request, SHORT)
+        out.append(
+            {
+                **base,
+                "id": "sha256:" + hashlib.sha256(dumps([spec.tool_id, "count", total]).encode()).hexdigest(),
+                "source_pattern": "COUNT",
+                "golden_calls": [call],
+                "golden_actions": [
+                    a2
+                    for a2 in task["golden_actions"]
+                    if is_key_action(a2, specs, keys) and a2.get("platform") == a["platform"]
+                ]
+                + [{**a, "step": 2}],
+                "answer": {"text": reply, "values": [total]},
+                "task": request,
+                "initial_message": opening(lang, persona, request, variant=variant),
+                "persona": persona,
+                "hidden_info": {},
+                "success_criteria": {
+                    "required_calls": [{"name": a["tool"], "args_subset": {}, "step": 1}],
+                    "ordering": [],
+                    "terminal_state": {},
+                    "no_call": False,
+                },
+                "naturalness": {"level": SHORT, "measure": "one listing call"},
+                "counted": [noun.get("noun") or noun.get("plural"), total],  # what the question counts
+            }
+        )
+    return out
+
+
+def lexicon_tool_noun(lexicons: Mapping[str, Mapping[str, Any]]) -> ToolNoun:
+    """`ToolNoun` over `tool_lexicon` values: the tool's own noun entry in a language ({sing, plural} in
+    English, {noun, counter} in Korean), None when the entry is missing or not in that language."""
+    tools: dict[str, Mapping[str, Any]] = {}
+    for lex in lexicons.values():
+        tools.update(((lex.get("nouns") or {}).get("tools") or {}).items())
+
+    def tool_noun(tool_id: str, language: str) -> Mapping[str, Any] | None:
+        n = ((tools.get(tool_id) or {}).get("noun") or {}).get(language)
+        if not isinstance(n, Mapping):
+            return None
+        if language == "ko":
+            word = str(n.get("noun") or "")
+            ok = bool(word) and all("\uac00" <= ch <= "\ud7a3" or ch == " " for ch in word) and n.get("counter")
+            return n if ok else None
+        return n if n.get("plural") else None
+
+    return tool_noun
+
+
+def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, limit: int = 4) -> str:
+    """What the offered tools look up, for a decline: 'airlines, aircraft and airports' / '시도, 시군구, 읍면동'."""
+    words: list[str] = []
+    for tid in tool_ids:
+        n = tool_noun(tid, language)
+        w = (n.get("noun") if language == "ko" else n.get("plural")) if n else None
+        if isinstance(w, str) and w and w not in words and "state" not in w:
+            words.append(w)
+    words = words[:limit]
+    if not words:
+        return ""
+    if language == "ko" or len(words) == 1:
+        return ", ".join(words)
+    return ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def lexicon_noun_of(lexicons: Mapping[str, Mapping[str, Any]]) -> NounOf:

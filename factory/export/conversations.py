@@ -67,6 +67,8 @@ def chat_row(task: Mapping[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id") and v is not None}
         msgs.append(out)
     meta = {k: task[k] for k in ("domain", "language", "split", "case_pattern", "persona")}
+    if task.get("recovery"):  # an error-recovery conversation: a call fails, then the corrected call (item 5)
+        meta["error_recovery"] = {k: task["recovery"].get(k) for k in ("kind", "detail", "error")}
     return {"id": task["id"], "messages": msgs, "tools": list(task.get("tools") or []), "metadata": meta}
 
 

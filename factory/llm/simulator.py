@@ -92,6 +92,12 @@ def goal_met(transcript: Sequence[Mapping[str, str]], answer_values: Sequence[An
     return any(all(mentions_value(s, v) for v in answer_values) for s in said)
 
 
+def _variant(inp: SimulatorInput) -> int:
+    """The form a turn's wording takes: fixed per task and turn (so replays agree), varied across tasks."""
+    turn = sum(1 for m in inp.transcript if m.get("role") == "user")
+    return int(hashlib.sha256(f"{inp.task}\x1f{turn}".encode()).hexdigest()[:8], 16)
+
+
 def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = ()) -> str:
     text = prompts.render(
         RULES_TEMPLATE.format(lang=inp.language),
@@ -99,13 +105,23 @@ def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = (
         persona=inp.persona,
         facts=[list(f) for f in facts],
         text="",
+        variant=_variant(inp) if kind != "nudge" else 0,
     )
     return " ".join(text.split())
 
 
-def opening(language: str, persona: Mapping[str, str], text: str) -> str:
-    """The user's first message: the persona's opener and the request."""
-    out = prompts.render(RULES_TEMPLATE.format(lang=language), kind="open", persona=dict(persona), facts=[], text=text)
+def opening(language: str, persona: Mapping[str, str], text: str, *, variant: int = 0, noun: str | None = None) -> str:
+    """The user's first message: the persona's opener and the request (`variant` picks the form); with `noun`,
+    a request whose one thing is withheld ('that track'), introduced the way a person brings it up."""
+    out = prompts.render(
+        RULES_TEMPLATE.format(lang=language),
+        kind="open" if noun is None else "open_masked",
+        persona=dict(persona),
+        facts=[],
+        text=text,
+        variant=variant,
+        noun=noun or "",
+    )
     return " ".join(out.split())
 
 

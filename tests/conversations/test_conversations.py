@@ -14,7 +14,7 @@ from factory.conversations.episode import (
     score_episode,
     sim_faults,
 )
-from factory.conversations.persona import to_banmal
+from factory.conversations.persona import sentence_registers, to_banmal
 from factory.conversations.tasks import conversation_tasks, mask_english, mask_korean
 from factory.llm.schemas import SimulatorInput, SimulatorReply
 from factory.llm.simulator import STOP, reply_problems, user_simulator
@@ -46,7 +46,7 @@ def test_case_kinds_from_a_verified_task() -> None:
     assert seq["success_criteria"]["ordering"] == [[0, 1]]
     mt = tasks["multi_turn"]
     assert mt["hidden_info"] == {"track": "Different World"}
-    assert "Different World" not in mt["initial_message"] and "of a track" in mt["initial_message"]
+    assert "Different World" not in mt["initial_message"] and "of that track" in mt["initial_message"]
     assert tasks["no_call"]["success_criteria"]["no_call"] and not tasks["no_call"]["golden_calls"]
     assert {t["split"] for t in tasks.values()} == {"train"}  # a derived task keeps its source's split
 
@@ -153,9 +153,17 @@ def test_rules_simulator_register_and_confirmation() -> None:
         {"role": "user", "content": "어느 읍면동의 수를 알려 줘."},
         {"role": "assistant", "content": "어느 읍면동인지 알려 주시겠어요?"}], **base)  # fmt: skip
     r = user_simulator(banmal)
-    assert r.revealed == ["읍면동"] and "철마면" in r.message and r.message.rstrip(".").endswith("철마면이야")
+    assert r.revealed == ["읍면동"] and "철마면" in r.message and sentence_registers(r.message) <= {"반말"}
     polite = banmal.model_copy(update={"persona": {"격식": "존댓말"}})
-    assert "입니다" in user_simulator(polite).message
+    assert sentence_registers(user_simulator(polite).message) <= {"존댓말"}
+    # the reply's form varies with the task (at least six forms), the register does not
+    forms = {user_simulator(banmal.model_copy(update={"task": f"t{i}"})).message for i in range(60)}
+    polite_forms = {user_simulator(polite.model_copy(update={"task": f"t{i}"})).message for i in range(60)}
+    assert len(forms) >= 6 and len(polite_forms) >= 6
+    assert all("철마면" in m and sentence_registers(m) <= {"반말"} for m in forms)
+    assert all("철마면" in m and sentence_registers(m) <= {"존댓말"} for m in polite_forms)
+    assert any(sentence_registers(m) == {"반말"} for m in forms)
+    assert any(sentence_registers(m) == {"존댓말"} for m in polite_forms)
     confirm = banmal.model_copy(update={"revealed": ["읍면동"], "transcript": [
         *banmal.transcript[:1], {"role": "assistant", "content": "철마면이 맞나요?"}]})  # fmt: skip
     out = user_simulator(confirm)

@@ -1,0 +1,101 @@
+"""How a person would ask a verified question: which split tasks become conversations (issue 19, naturalness).
+
+A verified task's query is written from its chain, so a long chain reads as a nested field path ("the latitude
+in degrees of the airport with the highest latitude in degrees among the airports with the same country …").
+Nobody types that into a chat. `askability` measures a query by two simple signals:
+
+- nesting: the hops the sentence spells out (English: "of the/its/their …", "among", "whose", "with the same",
+  "as the"; Korean: "의", "중", "같은", "속한", "이름이 같은");
+- field labels: database words a person does not use for what they ask about ("records", "grouped by",
+  "통계의 수", a unit stated after a field: "duration in milliseconds").
+
+It sorts a query into `short` (any persona may ask it), `medium` (only an unhurried persona at ease with
+computers asks it) or `None` (skipped: the reason says why). Conditional questions whose branch is false by
+construction ("The condition does not hold") are skipped, as is any conditional for a hurried or low-literacy
+persona. `speakable` drops the units a user would not say ("unit price in USD" → "unit price").
+"""
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+# English hops: a determiner after "of" marks a nested entity ("of the albums", "of its artist").
+_EN_HOPS = re.compile(
+    r"\b(?:of (?:the|its|their|those|each)|among|whose|with the same|as the|in the group of|grouped by)\b", re.I
+)
+_EN_LABELS = re.compile(r"\b(?:records?|grouped by|origin-destination|statistics)\b", re.I)
+_EN_UNITS = re.compile(
+    r"\s+in (?:degrees|milliseconds|seconds|minutes|USD|EUR|°F|°C|km|kilometers|meters|feet|bytes|percent)\b"
+)
+_KO_HOPS = re.compile(r"(?:의\s|\s중\s|같은\s|속한\s|이름이 같은)")
+_KO_LABELS = re.compile(r"(?:통계의 수|통계 수|레코드|행의 수)")
+
+SHORT, MEDIUM = "short", "medium"
+LIMITS = {  # (hops, words) at most, per level and language (Korean counts eojeol)
+    "en": {SHORT: (1, 18), MEDIUM: (2, 30)},
+    "ko": {SHORT: (1, 9), MEDIUM: (2, 14)},
+}
+
+
+def hops(query: str, language: str) -> int:
+    """Nested hops the sentence spells out."""
+    return len((_KO_HOPS if language == "ko" else _EN_HOPS).findall(query + " "))
+
+
+def labels(query: str, language: str) -> list[str]:
+    """Database words in the sentence."""
+    found = (_KO_LABELS if language == "ko" else _EN_LABELS).findall(query)
+    return sorted({f.lower() for f in found})
+
+
+def speakable(query: str, language: str) -> str:
+    """The question as a user would type it: units after field names left out (the answer states them)."""
+    if language == "ko":
+        return query
+    return _EN_UNITS.sub("", query)
+
+
+def askability(task: Mapping[str, Any]) -> tuple[str | None, str]:
+    """(`short` | `medium` | None, why) for a verified task's query."""
+    lang = task.get("language", "en")
+    query = str(task.get("query") or "")
+    answer = task.get("answer") or {}
+    frame = answer.get("frame") or {}
+    if frame.get("pattern") == "IF" or answer.get("branch"):
+        if answer.get("branch") != "then":
+            return None, "conditional whose condition does not hold"
+        conditional = True
+    else:
+        conditional = False
+    n = hops(query, lang)
+    words = len(speakable(query, lang).split())
+    found = labels(query, lang)
+    if found:
+        return None, f"database wording ({', '.join(found)})"
+    limits = LIMITS["ko" if lang == "ko" else "en"]
+    for level in (SHORT, MEDIUM):
+        max_hops, max_words = limits[level]
+        if n <= max_hops and words <= max_words:
+            return (MEDIUM if conditional else level), f"{n} hops, {words} words"
+    return None, f"reads as a field path ({n} hops, {words} words)"
+
+
+def fits(level: str, persona: Mapping[str, str], language: str) -> bool:
+    """Whether a persona would ask a question of this level: a hurried or low-literacy one asks short ones."""
+    if level == SHORT:
+        return True
+    if language == "ko":
+        return persona.get("스타일") != "급함" and persona.get("디지털 활용") != "낮음"
+    return persona.get("style") != "hurried" and persona.get("digital_literacy") != "low"
+
+
+def fitted(persona: Mapping[str, str], level: str, language: str) -> dict[str, str]:
+    """The persona, made unhurried and at ease with computers when the question is not short."""
+    out = dict(persona)
+    if fits(level, out, language):
+        return out
+    if language == "ko":
+        out.update({"스타일": "느긋함", "디지털 활용": "높음"})
+    else:
+        out.update({"style": "relaxed", "digital_literacy": "high"})
+    return out

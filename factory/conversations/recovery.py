@@ -1,0 +1,137 @@
+"""Error-recovery conversations (issue 19 item 5): a call that fails for a reason the agent can fix, its real
+error result, then the corrected call and its result, as training conversations.
+
+The wrong call is taken, in this order, from
+- `probe`: a failure the tool probes observed on the same tool (a wrong argument value the server refused: the
+  probe row's arguments and its recorded error detail), the failing values put in place of the golden ones;
+- `wrong_value`: an identifier or code of the golden call changed into one the data does not have (an integer
+  id far past the data, a code with a letter doubled);
+- `wrong_type`: an integer id given as text (the name where the id goes, as agents often do);
+- `missing_argument`: a required argument of the golden call left out (a structural error the tool's schema
+  check reports).
+
+The variant is executed for real in the oracle audit (`build`): it is published only when the wrong call came
+back as a failure with an error text and the corrected calls then reached the goal; otherwise the conversation
+stays as it was. A share of each split's tool-calling conversations is turned into recovery conversations
+(`conversations.error_recovery_share`; train only by default: a benchmark scores the agent, not a trace).
+"""
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from factory.io import dumps
+
+RECOVERY_KINDS = ("probe", "wrong_value", "wrong_type", "missing_argument")
+RECOVERABLE = ("single", "sequential", "parallel")  # the case kinds whose golden calls a recovery precedes
+_FIXABLE = ("schema_mismatch", "missing_field")  # probe outcomes a different argument value fixes
+Failures = Mapping[tuple[str, str], Sequence[Mapping[str, Any]]]  # (platform, tool) → failed probe rows
+
+
+def probe_failures(probes: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """The probe rows of every domain whose call failed for its argument values, per (platform, tool)."""
+    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for value in probes.values():
+        for r in value.get("rows") or []:
+            if r.get("outcome") in _FIXABLE and isinstance(r.get("args"), Mapping):
+                out.setdefault((str(r.get("platform")), str(r.get("tool"))), []).append(dict(r))
+    return out
+
+
+def _wrong_value(v: Any) -> Any:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v + 900_000
+    if isinstance(v, str) and 2 <= len(v) <= 8 and v.replace("-", "").isalnum() and " " not in v:
+        return v + v[-1]  # 'JFK' → 'JFKK', '29' → '299'
+    return None
+
+
+def recovery_variants(
+    conv: Mapping[str, Any], failures: Failures, required: Mapping[str, Sequence[str]]
+) -> list[dict[str, Any]]:
+    """Every way to put one failing call before the first corrected one, in order of preference (`probe`,
+    `wrong_value`, `missing_argument`, earlier calls first; at most one per kind). `required`: tool name → its
+    required (non-generic) parameters. The build plays them all and keeps the first the tools really refuse."""
+    calls = conv.get("golden_calls") or []
+    if conv.get("case_pattern") not in RECOVERABLE or not calls:
+        return []
+    found: dict[str, dict[str, Any]] = {}
+    for index, call in enumerate(calls):
+        subset = call.get("args_subset") or {}
+        if not subset:
+            continue
+        for row in failures.get((call.get("platform", ""), call["name"]), []):
+            wrong = {**call["args"], **{k: row["args"][k] for k in subset if k in row["args"]}}
+            if wrong != call["args"] and "probe" not in found:
+                found["probe"] = _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
+        for k, v in subset.items():
+            bad = _wrong_value(v)
+            if bad is not None and "wrong_value" not in found:
+                found["wrong_value"] = _with(
+                    conv, index, {**call["args"], k: bad}, "wrong_value", f"{k}: {v!r} → {bad!r}"
+                )
+        names = [v for c in calls for v in (c.get("args_subset") or {}).values() if isinstance(v, str)]
+        for k, v in subset.items():
+            if isinstance(v, int) and not isinstance(v, bool) and "wrong_type" not in found:
+                given = names[0] if names else f"{v}th"  # the name where the id goes, as agents often do
+                found["wrong_type"] = _with(
+                    conv, index, {**call["args"], k: given}, "wrong_type", f"{k}: {v!r} → {given!r}"
+                )
+        for k in required.get(call["name"], []):
+            if k in subset and "missing_argument" not in found:
+                wrong = {a: b for a, b in call["args"].items() if a != k}
+                found["missing_argument"] = _with(conv, index, wrong, "missing_argument", f"{k} left out")
+    return [found[k] for k in RECOVERY_KINDS if k in found]
+
+
+def recovery_variant(conv: Mapping[str, Any], failures: Failures, required: Mapping[str, Sequence[str]]) -> dict | None:
+    """The preferred recovery variant of a conversation (None when no call can be made wrong)."""
+    found = recovery_variants(conv, failures, required)
+    return found[0] if found else None
+
+
+def _with(conv: Mapping[str, Any], index: int, args: dict[str, Any], kind: str, detail: str) -> dict[str, Any]:
+    call = conv["golden_calls"][index]
+    cid = "sha256:" + hashlib.sha256(dumps([conv["id"], "recovery", kind]).encode()).hexdigest()
+    return {
+        **conv,
+        "id": cid,
+        "recovers": conv["id"],
+        "recovery": {
+            "kind": kind,
+            "detail": detail,
+            "call_index": index,
+            "failed_call": {"name": call["name"], "platform": call.get("platform"), "args": args},
+        },
+    }
+
+
+def chosen(conv: Mapping[str, Any], share: float, seed: int) -> bool:
+    """Whether a conversation is drawn to become a recovery conversation (deterministic per task)."""
+    if share <= 0:
+        return False
+    draw = int(hashlib.sha256(dumps([seed, conv["id"], "recovery"]).encode()).hexdigest()[:8], 16) % 1000 / 1000
+    return draw < share
+
+
+def verified(conv: Mapping[str, Any], episode: Mapping[str, Any]) -> tuple[bool, str]:
+    """Whether the episode shows the recovery: the wrong call came back failed with an error text, and a
+    later call of the same tool succeeded."""
+    failed = conv["recovery"]["failed_call"]
+    calls = list(episode.get("calls") or [])
+    first = next((c for c in calls if c["tool"] == failed["name"] and c["args"] == failed["args"]), None)
+    if first is None:
+        return False, "the wrong call was not made"
+    if first["ok"]:
+        return False, "the wrong call did not fail"
+    error = ""
+    for m in episode.get("messages") or []:
+        if m.get("role") == "tool" and m.get("tool_call_id") == first.get("call_id"):
+            error = str(m.get("content") or "")
+    if first.get("call_id") is not None and not error.strip():
+        return False, "the failed call returned no error text"
+    if not any(c["tool"] == failed["name"] and c["ok"] and c["index"] > first["index"] for c in calls):
+        return False, "no corrected call succeeded"
+    return True, "failed, then corrected"

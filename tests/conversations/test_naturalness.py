@@ -1,0 +1,209 @@
+"""Naturalness of conversation tasks (issue 19, blind read s7): which questions become conversations, personas
+that fit them, varied wording, answer-first replies, no_call replies, one conversation per question, Korean
+count singles and register, error-recovery variants."""
+
+import asyncio
+import random
+from typing import Any
+
+from factory.conversations.build import question_key, select
+from factory.conversations.episode import OracleAgent, RulesSimulator, run_conversation, score_episode
+from factory.conversations.naturalness import MEDIUM, SHORT, askability, fits, fitted, speakable
+from factory.conversations.persona import draw_persona, register_consistent, sentence_registers
+from factory.conversations.recovery import recovery_variant, recovery_variants, verified
+from factory.conversations.tasks import answer_reply, conversation_tasks, count_singles, no_call_task
+from factory.llm.schemas import SimulatorInput
+from factory.llm.simulator import opening, user_simulator
+from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
+
+
+def _task(query: str, language: str = "en", **answer: Any) -> dict[str, Any]:
+    return {**source_task(language), "query": query, "answer": {"value": 3, "text": "x", **answer}}
+
+
+def test_askability_skips_field_paths_database_words_and_false_conditionals() -> None:
+    path = ("Do you know the latitude in degrees of the airport with the highest latitude in degrees among the "
+            "airports with the same country and subdivision as airport SSN?")  # fmt: skip
+    assert askability(_task(path))[0] is None and "field path" in askability(_task(path))[1]
+    assert askability(_task("Which has more albums: artist AC/DC or artist Heroes?"))[0] == SHORT
+    assert (
+        askability(_task("How many tracks do the albums of the artist of the track 'Go' have in total?"))[0] == MEDIUM
+    )
+    assert "database" in askability(_task("How many hourly weather records at airport JFK are there?"))[1]
+    cond = _task("If there are at least 5 customers from Norway, how many invoices do they have?",
+                 branch="else", frame={"pattern": "IF"})  # fmt: skip
+    assert askability(cond) == (None, "conditional whose condition does not hold")
+    assert askability({**cond, "answer": {**cond["answer"], "branch": "then"}})[0] == MEDIUM  # never for hurried
+    assert (
+        askability(_task("남동구의 읍면동의 시군구와 이름이 같은 행정구역의 센서스 통계는 몇 건인가요?", "ko"))[0]
+        is None
+    )
+    assert askability(_task("서울특별시 종로구의 읍면동 수를 알려 주세요.", "ko"))[0] == SHORT
+    assert speakable("What is the unit price in USD and the duration in milliseconds?", "en") == (
+        "What is the unit price and the duration?"
+    )
+
+
+def test_a_hurried_or_low_literacy_persona_gets_only_short_questions() -> None:
+    rng = random.Random(1)
+    for language in ("en", "ko"):
+        for _ in range(40):
+            p = fitted(draw_persona(language, rng), MEDIUM, language)
+            assert fits(MEDIUM, p, language)
+    assert not fits(MEDIUM, {"style": "hurried", "digital_literacy": "high"}, "en")
+    assert not fits(MEDIUM, {"스타일": "느긋함", "디지털 활용": "낮음"}, "ko")
+    # the helpers' Korean question has two hops (medium): every persona drawn for it is unhurried and at ease
+    for seed in range(6):
+        made, _ = conversation_tasks(source_task("ko"), {}, trajectory=trajectory("ko"), noun_of=noun_of, cfg_seed=seed)
+        for t in made:
+            if t["case_pattern"] != "no_call":
+                assert t["persona"]["스타일"] == "느긋함" and t["persona"]["디지털 활용"] == "높음"
+
+
+def test_openings_and_hidden_info_replies_vary_and_keep_the_register() -> None:
+    for language, persona in (("en", {"register": "casual"}), ("ko", {"격식": "반말"}), ("ko", {"격식": "존댓말"})):
+        masked = {opening(language, persona, "X?", variant=v, noun="track") for v in range(6)}
+        plain = {opening(language, persona, "X?", variant=v) for v in range(6)}
+        assert len(masked) == 6 and len(plain) >= 5
+        if language == "ko":
+            assert all(sentence_registers(m) <= {persona["격식"]} for m in masked | plain)
+    mt = next(t for t in conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of)[0]
+              if t["case_pattern"] == "multi_turn")  # fmt: skip
+    ep = asyncio.run(run_conversation(mt, OracleAgent(), RulesSimulator(), FakeEnv(mt["tools_subset"])))
+    assert score_episode(mt, ep)["goal_success"] and "Different World" in ep["transcript"][2]["content"]
+    for persona in ({"register": "casual"}, {"register": "formal"}):
+        asked = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "Which track do you mean?"}]
+        replies = {user_simulator(SimulatorInput(persona=persona, task=f"t{i}", hidden_info={"track": "Go"},
+                                                 transcript=asked)).message for i in range(60)}  # fmt: skip
+        assert len(replies) >= 6 and all("Go" in r for r in replies)
+
+
+def test_gold_replies_answer_first_without_the_chain() -> None:
+    chain = ("The latitude in degrees of the airport with the highest latitude in degrees among the airports with "
+             "the same country and subdivision as airport SSN is 38.0189.")  # fmt: skip
+    reply = answer_reply({"language": "en", "answer": {"value": 38.0189, "text": chain, "frame": {"pattern": "PATH"}}})
+    assert "38.0189" in reply and "among" not in reply and len(reply.split()) <= 6
+    cond = "The condition holds, so there are 88 routes of those flights."
+    assert (
+        answer_reply({"language": "en", "answer": {"value": 88, "text": cond}})
+        == "There are 88 routes of those flights."
+    )
+    short = "The difference is 1: 2 for artist AC/DC against 3 for artist The Rolling Stones."
+    assert (
+        answer_reply({"language": "en", "answer": {"value": 1, "text": short, "frame": {"pattern": "DIFF"}}}) == short
+    )
+    both = ("The IANA time zone of airport APA and the number of airports within 100 km of airport APA are "
+            "America/Denver and 9, respectively.")  # fmt: skip
+    frame = {"pattern": "BOTH", "description": "the IANA time zone of airport APA and the number of airports"}
+    out = answer_reply({"language": "en", "answer": {"value": ["America/Denver", 9], "text": both, "frame": frame}})
+    assert out == "America/Denver and 9 (the IANA time zone of airport APA and the number of airports)."
+    ko = "남동구의 읍면동의 시군구와 이름이 같은 행정구역의 2010년 센서스 통계의 수는 85건입니다."
+    out = answer_reply(
+        {"language": "ko", "answer": {"value": 85, "text": ko, "frame": {"pattern": "PATH", "counter": "건"}}}
+    )
+    assert "85건" in out and "행정구역" not in out
+
+
+def test_no_call_replies_decline_with_what_the_tools_do_or_answer() -> None:
+    seen = {"out_of_scope": 0, "direct": 0}
+    for i in range(24):
+        t = no_call_task({**source_task(), "id": f"s{i}"}, "", random.Random(i), 0, can="albums, tracks and artists")
+        reply = t["answer"]["text"]
+        assert reply and "?" not in reply and t["success_criteria"]["no_call"]
+        seen[t["no_call_kind"]] += 1
+        if t["no_call_kind"] == "out_of_scope":
+            assert ("can't" in reply or "not able" in reply) and "albums, tracks and artists" in reply
+        ep = asyncio.run(run_conversation(t, OracleAgent(), RulesSimulator(), FakeEnv([])))
+        assert ep["messages"][1]["content"] == reply and score_episode(t, ep)["goal_success"] and not ep["calls"]
+    assert seen["out_of_scope"] and seen["direct"]
+    ko = no_call_task(source_task("ko"), "", random.Random(3), 0, can="시도, 시군구")
+    assert register_consistent([ko["initial_message"]], ko["persona"])
+
+
+def test_one_conversation_per_underlying_question_and_split() -> None:
+    a = {**source_task(), "id": "sha256:a", "answer": {"value": 5, "text": "x", "frame": {"pattern": "DIFF",
+         "description": "시군구", "options": ["광주광역시", "인천광역시"]}}}  # fmt: skip
+    b = {**a, "id": "sha256:b", "platforms": ["census"]}  # the same question through another code system
+    assert question_key(a) == question_key(b) != question_key({**a, "answer": {**a["answer"], "value": 6}})
+    convs = []
+    for src in (a, b, {**a, "id": "sha256:c", "split": "test"}):
+        made, _ = conversation_tasks(src, {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
+        assert {t["case_pattern"] for t in made} == {"sequential", "multi_turn"}
+        convs += [{**t, "question_key": question_key(src)} for t in made]
+    kept, dropped = select(convs, 0.5, 13)
+    assert sorted(t["split"] for t in kept) == ["test", "train"] and len(dropped) == 4
+    assert {t["case_pattern"] for t in select(convs, 1.0, 13)[0]} == {"multi_turn"}
+    assert {t["case_pattern"] for t in select(convs, 0.0, 13)[0]} == {"sequential"}
+    # a tiny share still keeps one multi_turn conversation in every language that has a candidate
+    assert sorted(t["case_pattern"] for t in select(convs, 0.001, 13)[0]) == ["multi_turn", "sequential"]
+
+
+def test_count_singles_from_a_listing_call() -> None:
+    task = source_task("ko")
+    task["golden_actions"].append({"step": 4, "tool": "list_sido", "platform": "store", "args": {}, "total_count": 17})
+    from factory.tools.spec import SourceRef, ToolSpec
+
+    def spec(name: str, required: list[str]) -> ToolSpec:
+        return ToolSpec(tool_id=f"korea/store/{name}", domain="korea", platform="store", name=name, description=name,
+                        source=SourceRef(kind="openapi", locator="x"), input_schema={"type": "object", "properties": {
+                            p: {"type": "string"} for p in required}, "required": required})  # fmt: skip
+
+    specs = {("store", "list_sido"): spec("list_sido", []), ("store", "search"): spec("search", ["name"]),
+             ("store", "count_items"): spec("count_items", ["parent_id"])}  # fmt: skip
+    nouns = {"korea/store/list_sido": {"noun": "시도", "counter": "곳"}}
+    singles = count_singles(task, specs, lambda tid, lang: nouns.get(tid), 0)
+    assert len(singles) == 1
+    s = singles[0]
+    assert s["case_pattern"] == "single" and s["answer"]["values"] == [17] and "17곳" in s["answer"]["text"]
+    assert "시도" in s["initial_message"] and s["success_criteria"]["required_calls"] == [
+        {"name": "list_sido", "args_subset": {}, "step": 1}
+    ]
+    assert register_consistent([s["initial_message"]], s["persona"])
+    ep = asyncio.run(run_conversation(s, OracleAgent(), RulesSimulator(), FakeEnv(["list_sido"])))
+    assert score_episode(s, ep)["goal_success"]
+
+
+class _Strict(FakeEnv):
+    """Fails a call whose arguments are not the golden ones (an unknown id, a missing argument)."""
+
+    def __init__(self, tools: list[str], good: list[tuple[str, dict[str, Any]]]) -> None:
+        super().__init__(tools)
+        self.good = good
+
+    async def call(self, name: str, args: dict[str, Any]) -> tuple[bool, str]:
+        if (name, args) not in self.good:
+            return False, f'{{"error": "{name}: not found"}}'
+        return await super().call(name, args)
+
+
+def test_error_recovery_variant_fails_then_corrects() -> None:
+    made, _ = conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
+    seq = next(t for t in made if t["case_pattern"] == "sequential")
+    failures = {("store", "search"): [{"args": {"name": "Differnt World"}, "detail": "HTTP 404"}]}
+    v = recovery_variant(seq, failures, {"search": ["name"]})
+    assert v is not None and v["recovery"]["kind"] == "probe" and v["recovers"] == seq["id"]
+    assert v["recovery"]["failed_call"]["args"]["name"] == "Differnt World"
+    good = [(c["name"], c["args"]) for c in seq["golden_calls"]]
+    ep = asyncio.run(run_conversation(v, OracleAgent(), RulesSimulator(), _Strict(v["tools_subset"], good)))
+    assert [c["ok"] for c in ep["calls"]] == [False, True, True]
+    assert score_episode(v, ep)["goal_success"] and verified(v, ep) == (True, "failed, then corrected")
+    # an environment that accepts the wrong call shows no recovery: the variant is not published
+    ep = asyncio.run(run_conversation(v, OracleAgent(), RulesSimulator(), FakeEnv(v["tools_subset"])))
+    assert verified(v, ep) == (False, "the wrong call did not fail")
+    w = recovery_variant(seq, {}, {})  # no probe failure: the id of the second call changed
+    assert w is not None and w["recovery"]["kind"] == "wrong_value" and w["recovery"]["call_index"] == 1
+    assert w["recovery"]["failed_call"]["args"]["parent_id"] == 900_090
+    m = recovery_variants(seq, {}, {"search": ["name"]})[-1]  # a name cannot be made wrong, but left out
+    assert m["recovery"]["kind"] == "missing_argument" and m["recovery"]["failed_call"]["args"] == {}
+    assert recovery_variant({**seq, "case_pattern": "no_call"}, failures, {}) is None
+    # every kind, in order of preference: the build keeps the first the tools really refuse
+    kinds = [v["recovery"]["kind"] for v in recovery_variants(seq, failures, {"search": ["name"]})]
+    assert kinds == ["probe", "wrong_value", "wrong_type", "missing_argument"]
+    typed = recovery_variants(seq, {}, {})[1]["recovery"]["failed_call"]["args"]
+    assert typed == {"parent_id": "Different World"}  # the name where the id goes
+
+
+def test_korean_register_is_checked_on_every_user_turn() -> None:
+    assert register_consistent(["저기, 남동구 읍면동은 몇 곳이야?", "남동구.", "고마워!"], {"격식": "반말"})
+    assert not register_consistent(["저기, 남동구 읍면동은 몇 곳이야?", "남동구예요."], {"격식": "반말"})
+    assert not register_consistent(["남동구 읍면동은 몇 곳인가요?", "응, 맞아."], {"격식": "존댓말"})
