@@ -23,8 +23,10 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pandas as pd
 import pyarrow as pa
@@ -81,13 +83,74 @@ class Entry:
     mtime: datetime | None
 
 
+# --------------------------------------------------------------------------- object stores
+
+# query parameters of a pyarrow filesystem URI that carry secrets (s3://bucket/p?secret_key=...)
+_SECRET_QUERY = ("access_key", "secret_key", "session_token", "password", "token", "credential")
+# the standard AWS variables naming a custom S3 endpoint (MinIO, Ceph, a local test server), most specific first
+ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+REGION_ENV = ("AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def check_location(location: str) -> None:
+    """Refuse a data location that carries credentials (`s3://KEY:SECRET@bucket/...`, `?secret_key=`):
+    the location is written to asset metadata and logs, so credentials come from the standard AWS
+    environment variables (or the machine's role) instead."""
+    if not is_uri(location):
+        return
+    parts = urlsplit(location)
+    query = {k.lower() for k, _ in parse_qsl(parts.query, keep_blank_values=True)}
+    if "@" in parts.netloc or any(any(s in k for s in _SECRET_QUERY) for k in query):
+        scheme = parts.scheme or "s3"
+        raise StoreError(
+            f"data location {scheme}://{parts.hostname or '?'}/... carries credentials; it is recorded in metadata "
+            "and logs, so give them as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) in the "
+            "environment instead (README, Running on your infrastructure)"
+        )
+
+
+def _env_first(names: Iterable[str]) -> str | None:
+    for n in names:
+        if os.environ.get(n):
+            return os.environ[n]
+    return None
+
+
+@lru_cache(maxsize=32)
+def _filesystem(location: str, endpoint: str | None, region: str | None) -> tuple[pafs.FileSystem, str]:
+    """One pyarrow filesystem per location (and endpoint/region from the environment): building an S3 client
+    costs a few milliseconds and the IO manager opens the store for every value. The endpoint and region
+    are part of the key only so that a changed environment gets a new client; pyarrow reads them itself."""
+    return pafs.FileSystem.from_uri(location)
+
+
+def object_store_options(location: str) -> dict[str, str]:
+    """`storage_options` for libraries that reach object stores through Rust's object_store (LanceDB):
+    the endpoint and region of the standard AWS variables, and `allow_http` for a plain-HTTP endpoint
+    (a local S3 server). Credentials are not copied: object_store reads AWS_ACCESS_KEY_ID etc. itself.
+    Empty for local paths and for URIs of other schemes."""
+    if not location.startswith(("s3://", "s3a://")):
+        return {}
+    opts: dict[str, str] = {}
+    endpoint = _env_first(ENDPOINT_ENV)
+    if endpoint:
+        opts["endpoint"] = endpoint
+        if endpoint.startswith("http://"):
+            opts["allow_http"] = "true"
+    region = _env_first(REGION_ENV)
+    if region:
+        opts["region"] = region
+    return opts
+
+
 class Store:
     """A folder (local path or URI) holding artifacts addressed by relative paths."""
 
     def __init__(self, base: str | os.PathLike):
         base = str(base)
         if is_uri(base):
-            self.fs, root = pafs.FileSystem.from_uri(base)
+            check_location(base)
+            self.fs, root = _filesystem(base, _env_first(ENDPOINT_ENV), _env_first(REGION_ENV))
         else:
             self.fs, root = pafs.LocalFileSystem(), str(Path(base).resolve())
         self.root = root.rstrip("/")
