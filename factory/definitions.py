@@ -24,7 +24,8 @@ from assets import (
     synthesis,
     variants,
 )
-from factory.config import ConfigError, ProjectConfig, find_config, load_config
+from factory.config import ConfigError, find_config, load_config
+from factory.executors import make_executor
 from factory.io import data_store
 from factory.llm.resource import EmbeddingsResource, LLMResource
 from factory.redaction import install_log_redaction
@@ -89,28 +90,6 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
         },
         executor=make_executor(cfg),
     )
-
-
-def make_executor(cfg: ProjectConfig) -> dg.ExecutorDefinition:
-    """The executor of `orchestration.executor`. in_process (default): steps of one run share a process
-    (re-importing per step costs ~4x on small machines); domain partitions run as separate runs, concurrently
-    under the run coordinator. multiprocess: a process per step, forked from a server that imported this
-    module once. k8s_job: a Kubernetes Job per step (dagster-k8s, deploy/)."""
-    orch = cfg.orchestration
-    limit = {"max_concurrent": orch.max_concurrent} if orch.max_concurrent else {}
-    if orch.executor == "multiprocess":
-        preload = {"forkserver": {"preload_modules": [__name__]}}
-        return dg.multiprocess_executor.configured({**limit, "start_method": preload}, name="multiprocess")
-    if orch.executor == "k8s_job":
-        try:
-            from dagster_k8s import k8s_job_executor
-        except ImportError as e:
-            raise ConfigError(
-                "orchestration.executor k8s_job needs dagster-k8s (pip install dagster-k8s==0.29.27, the release "
-                "of this dagster; deploy/Dockerfile installs it)"
-            ) from e
-        return k8s_job_executor.configured({**orch.k8s, **limit}, name="k8s_job")
-    return dg.in_process_executor
 
 
 defs = build_definitions()
