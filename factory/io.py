@@ -155,53 +155,64 @@ class Store:
             self.fs, root = pafs.LocalFileSystem(), str(Path(base).resolve())
         self.root = root.rstrip("/")
         self.base = base
+        self.scheme = urlsplit(base).scheme if is_uri(base) else ""
 
     @property
     def is_local(self) -> bool:
         return isinstance(self.fs, pafs.LocalFileSystem)
 
-    def path(self, rel: str) -> str:
+    def _fs(self, rel: str) -> str:
+        """The path of `rel` as the filesystem names it (`bucket/key` on an object store)."""
         return f"{self.root}/{rel.lstrip('/')}"
 
+    def path(self, rel: str) -> str:
+        """Where `rel` is, as people and `Store(...)` read it: a local path, or a URI (`s3://bucket/key`)."""
+        p = self._fs(rel)
+        return p if self.is_local else f"{self.scheme}://{p}"
+
     def local_path(self, rel: str) -> Path | None:
-        return Path(self.path(rel)) if self.is_local else None
+        return Path(self._fs(rel)) if self.is_local else None
 
     def exists(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
+        return self.fs.get_file_info(self._fs(rel)).type != pafs.FileType.NotFound
 
     def is_dir(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.path(rel)).type == pafs.FileType.Directory
+        return self.fs.get_file_info(self._fs(rel)).type == pafs.FileType.Directory
 
     def delete(self, rel: str) -> None:
         if self.exists(rel):
-            self.fs.delete_file(self.path(rel))
+            self.fs.delete_file(self._fs(rel))
 
     # -- folders (the publishers' staging and release folders)
     def list_dir(self, rel: str) -> list[Entry]:
         """The children of folder `rel` (not recursive; empty when it does not exist)."""
         if not self.is_dir(rel):
             return []
-        infos = self.fs.get_file_info(pafs.FileSelector(self.path(rel), recursive=False))
+        infos = self.fs.get_file_info(pafs.FileSelector(self._fs(rel), recursive=False))
         return [Entry(i.base_name, i.type == pafs.FileType.Directory, i.mtime) for i in infos]
 
     def move(self, src: str, dst: str) -> None:
         """Rename a file (atomic on a local disk) or a folder; `NotImplementedError`/`OSError` where the
         filesystem cannot rename folders (object stores: copy, then `remove_dir`)."""
         if self.is_local:
-            target = self.path(dst)
+            target = self._fs(dst)
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(self.path(src), target)
+            os.replace(self._fs(src), target)
         else:
-            self.fs.move(self.path(src), self.path(dst))
+            if not self.exists(src):  # object stores answer a missing source with a generic OSError
+                raise FileNotFoundError(f"nothing to move at {self.path(src)}")
+            self.fs.move(self._fs(src), self._fs(dst))
 
     def remove_dir(self, rel: str) -> None:
         """Delete folder `rel` and everything under it (nothing when it does not exist)."""
         if self.is_dir(rel):
-            self.fs.delete_dir(self.path(rel))
+            self.fs.delete_dir(self._fs(rel))
 
     # -- bytes
     def write_bytes(self, rel: str, data: bytes) -> str:
-        target = self.path(rel)
+        """Write `rel` whole or not at all: a temporary sibling first, then a rename (local disk) or a
+        server-side copy (object store: readers see the old object or the new one, never a part)."""
+        target = self._fs(rel)
         parent = target.rsplit("/", 1)[0]
         self.fs.create_dir(parent, recursive=True)
         tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{target.rsplit('/', 1)[1]}"
@@ -212,15 +223,14 @@ class Store:
             _remove_stale_temps(Path(parent), target.rsplit("/", 1)[1])
         else:
             self.fs.move(tmp, target)
-        return target
+        return self.path(rel)
 
     def read_bytes(self, rel: str) -> bytes:
-        target = self.path(rel)
         try:
-            with self.fs.open_input_stream(target) as f:
+            with self.fs.open_input_stream(self._fs(rel)) as f:
                 return f.read()
         except FileNotFoundError as e:
-            raise StoreError(f"artifact not found: {target}") from e
+            raise StoreError(f"artifact not found: {self.path(rel)}") from e
 
     # -- JSON
     def write_json(self, rel: str, obj: Any) -> str:
