@@ -67,7 +67,7 @@ def s3_server(tmp_path_factory):
                 break
             except httpx.HTTPError as e:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"moto server did not start: {log.read_text(errors='replace')[-2000:]}")  from e
+                    raise RuntimeError(f"moto server did not start: {log.read_text(errors='replace')[-2000:]}") from e
                 time.sleep(0.2)
         server = S3Server(endpoint, "factory-data")
         server.client().create_bucket(Bucket=server.bucket)
