@@ -124,10 +124,57 @@ def in_process_runner(
     )
 
 
+class StoredRun:
+    """The result of a run executed in another process, read back from the instance (run/event storage):
+    what `factory run` reads of an `ExecuteInProcessResult`."""
+
+    def __init__(self, instance: dg.DagsterInstance, run_id: str, error: str = ""):
+        run = instance.get_run_by_id(run_id) if run_id else None
+        self.run_id = run_id or "--------"
+        self.error = error
+        self.success = run is not None and run.status == dg.DagsterRunStatus.SUCCESS and not error
+        self._events = [e.dagster_event for e in instance.all_logs(run_id)] if run_id else []
+
+    def _of(self, kind: dg.DagsterEventType) -> list[Any]:
+        return [e for e in self._events if e is not None and e.event_type == kind]
+
+    def get_asset_materialization_events(self) -> list[Any]:
+        return self._of(dg.DagsterEventType.ASSET_MATERIALIZATION)
+
+    def get_asset_check_evaluations(self) -> list[Any]:
+        return [e.event_specific_data for e in self._of(dg.DagsterEventType.ASSET_CHECK_EVALUATION)]
+
+
+def execute_run(
+    config_path: str,
+    job_name: str,
+    partition_key: str | None,
+    run_config: dict | None,
+    assets: list[str] | None,
+    tags: dict[str, str],
+) -> str:
+    """One run through `dg.execute_job` with the job's own executor, in this process (a spawned worker of
+    `reconstructable_runner`) against the instance of $DAGSTER_HOME; returns the run id."""
+    recon = dg.build_reconstructable_job("factory.definitions", "reconstruct_job", (config_path, job_name))
+    run_tags = {**tags, **({"dagster/partition": partition_key} if partition_key else {})}
+    with dg.DagsterInstance.get() as instance:
+        res = dg.execute_job(
+            recon,
+            instance,
+            run_config=run_config,
+            tags=run_tags,
+            asset_selection=[dg.AssetKey(a) for a in assets] if assets is not None else None,
+            raise_on_error=False,
+        )
+        return res.run_id
+
+
 def reconstructable_runner(config_path: str) -> Runner:
-    """Runs through `dg.execute_job` with the job's own executor (`orchestration.executor`: multiprocess or
-    k8s_job): the step processes rebuild the job from `factory.definitions.reconstruct_job(config_path, name)`.
-    The run is orchestrated from this process and recorded in the instance (e.g. PostgreSQL)."""
+    """Runs with the job's own executor (`orchestration.executor`: multiprocess or k8s_job): each run is
+    orchestrated by a worker process of its own (spawned, so runs of several domains proceed side by side
+    without sharing an interpreter), and its steps run where the executor puts them (processes forked from a
+    server that imported the code location, or Kubernetes Jobs). The run is recorded in the instance of
+    $DAGSTER_HOME (e.g. PostgreSQL) and read back from there."""
 
     def run(
         defs: dg.Definitions,
@@ -139,11 +186,16 @@ def reconstructable_runner(config_path: str) -> Runner:
         asset_selection: list[dg.AssetKey] | None,
         tags: dict[str, str],
     ) -> Any:
-        recon = dg.build_reconstructable_job("factory.definitions", "reconstruct_job", (config_path, job_name))
-        run_tags = {**tags, **({"dagster/partition": partition_key} if partition_key else {})}
-        return dg.execute_job(
-            recon, instance, run_config=run_config, tags=run_tags, asset_selection=asset_selection, raise_on_error=False
-        )
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        assets = [k.to_user_string() for k in asset_selection] if asset_selection is not None else None
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            fut = pool.submit(execute_run, config_path, job_name, partition_key, run_config, assets, tags)
+            try:
+                return StoredRun(instance, fut.result())
+            except Exception as e:  # the worker died or could not start the run: a failed stage, named
+                return StoredRun(instance, "", error=f"{type(e).__name__}: {e}")
 
     return run
 
@@ -166,8 +218,8 @@ def run_pipeline(
     failure unless `keep_going`. `only`: run just these assets of each job (a stage left with
     none is skipped), e.g. everything up to the graph. `runner`: how one run executes (in process by
     default; `reconstructable_runner` for the multiprocess / k8s_job executors); `parallel_domains`:
-    per-domain runs of one stage started at the same time (threads orchestrating runs whose steps run
-    in other processes; 1 with the in-process runner).
+    per-domain runs of one stage started at the same time (threads waiting on the runner, whose runs execute in
+    other processes; 1 with the in-process runner).
     """
     import time
     from concurrent.futures import ThreadPoolExecutor
@@ -195,6 +247,8 @@ def run_pipeline(
         ]
         ok = res.success and not fails
         note = f"; failed checks: {', '.join(fails)}" if fails else ""
+        if getattr(res, "error", ""):
+            note += f"; {res.error}"
         progress(
             f"[{d}] {job_name}: {'ok' if ok else 'FAILED'} in {time.monotonic() - t:.1f}s (run {res.run_id[:8]}){note}"
         )

@@ -19,7 +19,7 @@ import yaml
 from factory.config import load_config
 from factory.io import read_artifact
 from factory.resources import PID_TAG
-from tests.conftest import write_config
+from tests.conftest import free_port, write_config
 from tests.test_postgres import postgres  # noqa: F401  (the fixture)
 
 DOMAINS = ["music", "korea"]
@@ -46,7 +46,7 @@ def test_factory_run_two_domains_multiprocess_on_postgres(tmp_path, postgres):  
         graph=graph,
         synthesis=synthesis,
         orchestration=orchestration,
-        demo={**base["demo"], "faults": {}},
+        demo={**base["demo"], "faults": {}, "port": free_port()},  # never the project's demo port
     )
     home = tmp_path / "home"
     home.mkdir()
