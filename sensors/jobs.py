@@ -145,6 +145,27 @@ class StoredRun:
         return [e.event_specific_data for e in self._of(dg.DagsterEventType.ASSET_CHECK_EVALUATION)]
 
 
+def follow_parent(poll_s: float = 1.0, grace_s: float = 30.0) -> None:
+    """End this worker when the `factory run` that started it is gone (killed): interrupt the run (Dagster
+    stops its step processes; the next `factory run` marks the run failed as an orphan), then exit after
+    `grace_s` whatever happens. A killed parent would otherwise leave the worker running its stage."""
+    import os
+    import signal
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(grace_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="follow-parent", daemon=True).start()
+
+
 def execute_run(
     config_path: str,
     job_name: str,
@@ -155,6 +176,7 @@ def execute_run(
 ) -> str:
     """One run through `dg.execute_job` with the job's own executor, in this process (a spawned worker of
     `reconstructable_runner`) against the instance of $DAGSTER_HOME; returns the run id."""
+    follow_parent()
     recon = dg.build_reconstructable_job("factory.definitions", "reconstruct_job", (config_path, job_name))
     run_tags = {**tags, **({"dagster/partition": partition_key} if partition_key else {})}
     with dg.DagsterInstance.get() as instance:
