@@ -7,6 +7,7 @@ Data, logs and the default DAGSTER_HOME (`.dagster_home`) live in the config fil
 
 import argparse
 import logging
+import os
 import sys
 import time
 from typing import Any
@@ -63,7 +64,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from factory.definitions import build_definitions
     from factory.resources import DemoServiceResource, clean_on_start, uses_demo
-    from sensors.jobs import run_pipeline
+    from sensors.jobs import in_process_runner, reconstructable_runner, run_pipeline
     from sensors.partitions import sync_domain_partitions
 
     path = find_config(args.config)
@@ -82,6 +83,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     selected = [cfg.domain(d) for d in domains]
     if not any(uses_demo(d) for d in selected):
         print("no source uses demo://: the demo service is not started")
+    orch = cfg.orchestration
+    if orch.executor != "in_process":  # step processes load the code location from the same config file
+        os.environ["FACTORY_CONFIG"] = str(path)
+        print(f"executor {orch.executor}: {orch.parallel_domains} domain run(s) at a time")
+    runner = in_process_runner if orch.executor == "in_process" else reconstructable_runner(str(path))
     with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True, domains=selected):
         results = run_pipeline(
             defs,
@@ -90,6 +96,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             run_config=run_config,
             keep_going=args.keep_going,
             progress=lambda m: print(m, flush=True),
+            runner=runner,
+            parallel_domains=orch.parallel_domains,
         )
     summaries: dict[str, dict[str, dict[str, Any]]] = {}
     for (_job, d), res in results.items():

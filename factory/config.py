@@ -907,11 +907,51 @@ class VariantsConfig(_Frozen):
     )
 
 
+class OrchestrationConfig(_Frozen):
+    """How Dagster executes the code location's runs (README, Running on your infrastructure). The instance
+    (run/event storage, e.g. PostgreSQL) is not set here but in $DAGSTER_HOME/dagster.yaml."""
+
+    executor: Literal["in_process", "multiprocess", "k8s_job"] = Field(
+        default="in_process",
+        description="in_process: a run's steps share one process (fastest on a small machine); multiprocess: "
+        "Dagster's multiprocess executor, each step in its own process (forked from a server that imported the "
+        "code location once); k8s_job: dagster-k8s, each step a Kubernetes Job (pip install dagster-k8s).",
+    )
+    max_concurrent: int | None = Field(
+        default=None,
+        ge=1,
+        description="multiprocess / k8s_job: steps of one run at the same time (None: the executor's default).",
+    )
+    parallel_domains: int = Field(
+        default=1,
+        ge=1,
+        description="factory run: per-domain runs of a stage started at the same time (each a run of its own, its "
+        "steps in their own processes); needs an executor other than in_process.",
+    )
+    k8s: dict[str, Any] = Field(
+        default_factory=dict,
+        description="k8s_job: the dagster-k8s executor's config as it is (job_namespace, job_image, env_secrets, "
+        "step_k8s_config, ...); deploy/ has an example.",
+    )
+
+    @model_validator(mode="after")
+    def _check_parallel(self) -> "OrchestrationConfig":
+        if self.parallel_domains > 1 and self.executor == "in_process":
+            raise ValueError(
+                "orchestration.parallel_domains > 1 needs executor multiprocess or k8s_job: in-process runs of "
+                "several domains would share one process"
+            )
+        if self.k8s and self.executor != "k8s_job":
+            raise ValueError("orchestration.k8s is the k8s_job executor's config; set executor: k8s_job or drop it")
+        return self
+
+
 class ProjectConfig(_Frozen):
     name: str = "toolcall-factory"
     data_dir: str = Field(
         default="data",
-        description="Root of asset outputs: a path (relative: to the project folder) or an fsspec-style URI.",
+        description="Root of asset outputs and exports: a path (relative: to the project folder) or an object-store "
+        "URI such as s3://bucket/prefix (pyarrow.fs; credentials and endpoint from the standard AWS variables).",
     )
     seed: int = 13
     demo: DemoConfig = Field(default_factory=DemoConfig)
@@ -930,6 +970,7 @@ class ProjectConfig(_Frozen):
     variants: VariantsConfig = Field(default_factory=VariantsConfig)
     conversations: ConversationsConfig = Field(default_factory=ConversationsConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    orchestration: OrchestrationConfig = Field(default_factory=OrchestrationConfig)
     domains: list[DomainConfig] = Field(min_length=1)
 
     # the folder of the config file (set by load_config / parse_config); not part of the digest

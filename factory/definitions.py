@@ -6,6 +6,8 @@ equal to the config by `domain_partitions_sensor` and by `factory run` / `factor
 """
 
 import os
+from functools import lru_cache
+from pathlib import Path
 
 import dagster as dg
 
@@ -22,7 +24,8 @@ from assets import (
     synthesis,
     variants,
 )
-from factory.config import find_config, load_config
+from factory.config import ConfigError, find_config, load_config
+from factory.executors import make_executor
 from factory.io import data_store
 from factory.llm.resource import EmbeddingsResource, LLMResource
 from factory.redaction import install_log_redaction
@@ -85,10 +88,23 @@ def build_definitions(config_path: str | os.PathLike | None = None) -> dg.Defini
             "llm": LLMResource(config_file=config_file),
             "embeddings": EmbeddingsResource(config_file=config_file),
         },
-        # steps of one run share a process (re-importing per step costs ~4x on small machines);
-        # domain partitions run as separate runs, concurrently under the run coordinator.
-        executor=dg.in_process_executor,
+        executor=make_executor(cfg),
     )
 
 
 defs = build_definitions()
+
+
+@lru_cache(maxsize=4)
+def _definitions_for(config_path: str) -> dg.Definitions:
+    try:
+        same = find_config(None).resolve() == Path(config_path).resolve()
+    except ConfigError:
+        same = False
+    return defs if same else build_definitions(config_path)
+
+
+def reconstruct_job(config_path: str, job_name: str) -> dg.JobDefinition:
+    """A job of the project `config_path`, rebuilt in every process that executes its steps (Dagster's
+    multiprocess executor, `factory run` with `orchestration.executor: multiprocess`)."""
+    return _definitions_for(config_path).resolve_job_def(job_name)

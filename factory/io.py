@@ -23,8 +23,10 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlsplit
 
 import pandas as pd
 import pyarrow as pa
@@ -81,64 +83,136 @@ class Entry:
     mtime: datetime | None
 
 
+# --------------------------------------------------------------------------- object stores
+
+# query parameters of a pyarrow filesystem URI that carry secrets (s3://bucket/p?secret_key=...)
+_SECRET_QUERY = ("access_key", "secret_key", "session_token", "password", "token", "credential")
+# the standard AWS variables naming a custom S3 endpoint (MinIO, Ceph, a local test server), most specific first
+ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+REGION_ENV = ("AWS_REGION", "AWS_DEFAULT_REGION")
+
+
+def check_location(location: str) -> None:
+    """Refuse a data location that carries credentials (`s3://KEY:SECRET@bucket/...`, `?secret_key=`):
+    the location is written to asset metadata and logs, so credentials come from the standard AWS
+    environment variables (or the machine's role) instead."""
+    if not is_uri(location):
+        return
+    parts = urlsplit(location)
+    query = {k.lower() for k, _ in parse_qsl(parts.query, keep_blank_values=True)}
+    if "@" in parts.netloc or any(any(s in k for s in _SECRET_QUERY) for k in query):
+        scheme = parts.scheme or "s3"
+        raise StoreError(
+            f"data location {scheme}://{parts.hostname or '?'}/... carries credentials; it is recorded in metadata "
+            "and logs, so give them as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) in the "
+            "environment instead (README, Running on your infrastructure)"
+        )
+
+
+def _env_first(names: Iterable[str]) -> str | None:
+    for n in names:
+        if os.environ.get(n):
+            return os.environ[n]
+    return None
+
+
+@lru_cache(maxsize=32)
+def _filesystem(location: str, endpoint: str | None, region: str | None) -> tuple[pafs.FileSystem, str]:
+    """One pyarrow filesystem per location (and endpoint/region from the environment): building an S3 client
+    costs a few milliseconds and the IO manager opens the store for every value. The endpoint and region
+    are part of the key only so that a changed environment gets a new client; pyarrow reads them itself."""
+    return pafs.FileSystem.from_uri(location)
+
+
+def object_store_options(location: str) -> dict[str, str]:
+    """`storage_options` for libraries that reach object stores through Rust's object_store (LanceDB):
+    the endpoint and region of the standard AWS variables, and `allow_http` for a plain-HTTP endpoint
+    (a local S3 server). Credentials are not copied: object_store reads AWS_ACCESS_KEY_ID etc. itself.
+    Empty for local paths and for URIs of other schemes."""
+    if not location.startswith(("s3://", "s3a://")):
+        return {}
+    opts: dict[str, str] = {}
+    endpoint = _env_first(ENDPOINT_ENV)
+    if endpoint:
+        opts["endpoint"] = endpoint
+        if endpoint.startswith("http://"):
+            opts["allow_http"] = "true"
+    region = _env_first(REGION_ENV)
+    if region:
+        opts["region"] = region
+    return opts
+
+
 class Store:
     """A folder (local path or URI) holding artifacts addressed by relative paths."""
 
     def __init__(self, base: str | os.PathLike):
         base = str(base)
         if is_uri(base):
-            self.fs, root = pafs.FileSystem.from_uri(base)
+            check_location(base)
+            self.fs, root = _filesystem(base, _env_first(ENDPOINT_ENV), _env_first(REGION_ENV))
         else:
             self.fs, root = pafs.LocalFileSystem(), str(Path(base).resolve())
         self.root = root.rstrip("/")
         self.base = base
+        self.scheme = urlsplit(base).scheme if is_uri(base) else ""
 
     @property
     def is_local(self) -> bool:
         return isinstance(self.fs, pafs.LocalFileSystem)
 
-    def path(self, rel: str) -> str:
+    def _fs(self, rel: str) -> str:
+        """The path of `rel` as the filesystem names it (`bucket/key` on an object store)."""
         return f"{self.root}/{rel.lstrip('/')}"
 
+    def path(self, rel: str) -> str:
+        """Where `rel` is, as people and `Store(...)` read it: a local path, or a URI (`s3://bucket/key`)."""
+        p = self._fs(rel)
+        return p if self.is_local else f"{self.scheme}://{p}"
+
     def local_path(self, rel: str) -> Path | None:
-        return Path(self.path(rel)) if self.is_local else None
+        return Path(self._fs(rel)) if self.is_local else None
 
     def exists(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.path(rel)).type != pafs.FileType.NotFound
+        return self.fs.get_file_info(self._fs(rel)).type != pafs.FileType.NotFound
 
     def is_dir(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.path(rel)).type == pafs.FileType.Directory
+        return self.fs.get_file_info(self._fs(rel)).type == pafs.FileType.Directory
 
     def delete(self, rel: str) -> None:
         if self.exists(rel):
-            self.fs.delete_file(self.path(rel))
+            self.fs.delete_file(self._fs(rel))
 
     # -- folders (the publishers' staging and release folders)
     def list_dir(self, rel: str) -> list[Entry]:
         """The children of folder `rel` (not recursive; empty when it does not exist)."""
         if not self.is_dir(rel):
             return []
-        infos = self.fs.get_file_info(pafs.FileSelector(self.path(rel), recursive=False))
+        infos = self.fs.get_file_info(pafs.FileSelector(self._fs(rel), recursive=False))
         return [Entry(i.base_name, i.type == pafs.FileType.Directory, i.mtime) for i in infos]
 
     def move(self, src: str, dst: str) -> None:
         """Rename a file (atomic on a local disk) or a folder; `NotImplementedError`/`OSError` where the
         filesystem cannot rename folders (object stores: copy, then `remove_dir`)."""
         if self.is_local:
-            target = self.path(dst)
+            target = self._fs(dst)
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(self.path(src), target)
+            os.replace(self._fs(src), target)
         else:
-            self.fs.move(self.path(src), self.path(dst))
+            if not self.exists(src):  # object stores answer a missing source with a generic OSError
+                raise FileNotFoundError(f"nothing to move at {self.path(src)}")
+            self.fs.move(self._fs(src), self._fs(dst))
 
     def remove_dir(self, rel: str) -> None:
         """Delete folder `rel` and everything under it (nothing when it does not exist)."""
         if self.is_dir(rel):
-            self.fs.delete_dir(self.path(rel))
+            self.fs.delete_dir(self._fs(rel))
 
     # -- bytes
     def write_bytes(self, rel: str, data: bytes) -> str:
-        target = self.path(rel)
+        """Write `rel` whole or not at all: a temporary sibling first, then a rename (local disk) or a
+        server-side copy (object store: readers see the old object or the new one, never a part)."""
+        target = self._fs(rel)
         parent = target.rsplit("/", 1)[0]
         self.fs.create_dir(parent, recursive=True)
         tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{target.rsplit('/', 1)[1]}"
@@ -149,15 +223,14 @@ class Store:
             _remove_stale_temps(Path(parent), target.rsplit("/", 1)[1])
         else:
             self.fs.move(tmp, target)
-        return target
+        return self.path(rel)
 
     def read_bytes(self, rel: str) -> bytes:
-        target = self.path(rel)
         try:
-            with self.fs.open_input_stream(target) as f:
+            with self.fs.open_input_stream(self._fs(rel)) as f:
                 return f.read()
         except FileNotFoundError as e:
-            raise StoreError(f"artifact not found: {target}") from e
+            raise StoreError(f"artifact not found: {self.path(rel)}") from e
 
     # -- JSON
     def write_json(self, rel: str, obj: Any) -> str:

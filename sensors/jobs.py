@@ -5,7 +5,8 @@ ingested, then the global catalog (cross-domain embeddings) is built, then
 each domain's synthesis stages run, then the global dataset stages.
 """
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from typing import Any
 
 import dagster as dg
 
@@ -99,6 +100,128 @@ def _process_tags() -> dict[str, str]:
     return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
 
 
+Runner = Callable[..., Any]
+
+
+def in_process_runner(
+    defs: dg.Definitions,
+    job_name: str,
+    *,
+    instance: dg.DagsterInstance,
+    partition_key: str | None,
+    run_config: dict | None,
+    asset_selection: list[dg.AssetKey] | None,
+    tags: dict[str, str],
+) -> Any:
+    """One run of `job_name` in this process (the in-process executor; `factory run`'s default)."""
+    return defs.resolve_job_def(job_name).execute_in_process(
+        partition_key=partition_key,
+        instance=instance,
+        raise_on_error=False,
+        run_config=run_config,
+        asset_selection=asset_selection,
+        tags=tags,
+    )
+
+
+class StoredRun:
+    """The result of a run executed in another process, read back from the instance (run/event storage):
+    what `factory run` reads of an `ExecuteInProcessResult`."""
+
+    def __init__(self, instance: dg.DagsterInstance, run_id: str, error: str = ""):
+        run = instance.get_run_by_id(run_id) if run_id else None
+        self.run_id = run_id or "--------"
+        self.error = error
+        self.success = run is not None and run.status == dg.DagsterRunStatus.SUCCESS and not error
+        self._events = [e.dagster_event for e in instance.all_logs(run_id)] if run_id else []
+
+    def _of(self, kind: dg.DagsterEventType) -> list[Any]:
+        return [e for e in self._events if e is not None and e.event_type == kind]
+
+    def get_asset_materialization_events(self) -> list[Any]:
+        return self._of(dg.DagsterEventType.ASSET_MATERIALIZATION)
+
+    def get_asset_check_evaluations(self) -> list[Any]:
+        return [e.event_specific_data for e in self._of(dg.DagsterEventType.ASSET_CHECK_EVALUATION)]
+
+
+def follow_parent(poll_s: float = 1.0, grace_s: float = 30.0) -> None:
+    """End this worker when the `factory run` that started it is gone (killed): interrupt the run (Dagster
+    stops its step processes; the next `factory run` marks the run failed as an orphan), then exit after
+    `grace_s` whatever happens. A killed parent would otherwise leave the worker running its stage."""
+    import os
+    import signal
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(grace_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="follow-parent", daemon=True).start()
+
+
+def execute_run(
+    config_path: str,
+    job_name: str,
+    partition_key: str | None,
+    run_config: dict | None,
+    assets: list[str] | None,
+    tags: dict[str, str],
+) -> str:
+    """One run through `dg.execute_job` with the job's own executor, in this process (a spawned worker of
+    `reconstructable_runner`) against the instance of $DAGSTER_HOME; returns the run id."""
+    follow_parent()
+    recon = dg.build_reconstructable_job("factory.definitions", "reconstruct_job", (config_path, job_name))
+    run_tags = {**tags, **({"dagster/partition": partition_key} if partition_key else {})}
+    with dg.DagsterInstance.get() as instance:
+        res = dg.execute_job(
+            recon,
+            instance,
+            run_config=run_config,
+            tags=run_tags,
+            asset_selection=[dg.AssetKey(a) for a in assets] if assets is not None else None,
+            raise_on_error=False,
+        )
+        return res.run_id
+
+
+def reconstructable_runner(config_path: str) -> Runner:
+    """Runs with the job's own executor (`orchestration.executor`: multiprocess or k8s_job): each run is
+    orchestrated by a worker process of its own (spawned, so runs of several domains proceed side by side
+    without sharing an interpreter), and its steps run where the executor puts them (processes forked from a
+    server that imported the code location, or Kubernetes Jobs). The run is recorded in the instance of
+    $DAGSTER_HOME (e.g. PostgreSQL) and read back from there."""
+
+    def run(
+        defs: dg.Definitions,
+        job_name: str,
+        *,
+        instance: dg.DagsterInstance,
+        partition_key: str | None,
+        run_config: dict | None,
+        asset_selection: list[dg.AssetKey] | None,
+        tags: dict[str, str],
+    ) -> Any:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        assets = [k.to_user_string() for k in asset_selection] if asset_selection is not None else None
+        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            fut = pool.submit(execute_run, config_path, job_name, partition_key, run_config, assets, tags)
+            try:
+                return StoredRun(instance, fut.result())
+            except Exception as e:  # the worker died or could not start the run: a failed stage, named
+                return StoredRun(instance, "", error=f"{type(e).__name__}: {e}")
+
+    return run
+
+
 def run_pipeline(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -108,17 +231,53 @@ def run_pipeline(
     keep_going: bool = False,
     progress=print,
     only: Collection[str] | None = None,
-) -> dict[tuple[str, str], dg.ExecuteInProcessResult]:
-    """Run PIPELINE_STAGES in order, in process; a domain whose stage fails is not run further.
+    runner: Runner = in_process_runner,
+    parallel_domains: int = 1,
+) -> dict[tuple[str, str], Any]:
+    """Run PIPELINE_STAGES in order; a domain whose stage fails is not run further.
 
     Returns {(job name, domain or "(global)"): result}. Global stages are skipped after a
     failure unless `keep_going`. `only`: run just these assets of each job (a stage left with
-    none is skipped), e.g. everything up to the graph.
+    none is skipped), e.g. everything up to the graph. `runner`: how one run executes (in process by
+    default; `reconstructable_runner` for the multiprocess / k8s_job executors); `parallel_domains`:
+    per-domain runs of one stage started at the same time (threads waiting on the runner, whose runs execute in
+    other processes; 1 with the in-process runner).
     """
     import time
+    from concurrent.futures import ThreadPoolExecutor
 
-    results: dict[tuple[str, str], dg.ExecuteInProcessResult] = {}
+    results: dict[tuple[str, str], Any] = {}
     failed: set[str] = set()
+
+    def one(job_name: str, d: str, per_domain: bool, assets: list[str]) -> Any:
+        t = time.monotonic()
+        progress(f"[{d}] {job_name}: {', '.join(assets)} ...")
+        res = runner(
+            defs,
+            job_name,
+            instance=instance,
+            partition_key=d if per_domain else None,
+            run_config=run_config,
+            asset_selection=[dg.AssetKey(a) for a in assets] if only is not None else None,
+            tags=_process_tags(),  # lets a later start tell an orphan (killed) run from a live one
+        )
+        fails = [
+            f"{e.asset_check_key.asset_key.to_user_string()}:{e.asset_check_key.name}"
+            + (f" ({e.description})" if e.description else "")  # the gate's headline names the rows
+            for e in res.get_asset_check_evaluations()
+            if not e.passed
+        ]
+        ok = res.success and not fails
+        note = f"; failed checks: {', '.join(fails)}" if fails else ""
+        if getattr(res, "error", ""):
+            note += f"; {res.error}"
+        progress(
+            f"[{d}] {job_name}: {'ok' if ok else 'FAILED'} in {time.monotonic() - t:.1f}s (run {res.run_id[:8]}){note}"
+        )
+        if not ok:
+            failed.add(d)
+        return res
+
     for job_name, per_domain in PIPELINE_STAGES:
         job = defs.resolve_job_def(job_name)
         assets = sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)
@@ -126,32 +285,18 @@ def run_pipeline(
             assets = [a for a in assets if a in only]
         if not assets:
             continue
+        todo = []
         for d in domains if per_domain else ["(global)"]:
             if d in failed or (not per_domain and failed and not keep_going):
                 progress(f"[{d}] {job_name}: skipped (an earlier stage failed)")
                 continue
-            t = time.monotonic()
-            progress(f"[{d}] {job_name}: {', '.join(assets)} ...")
-            res = job.execute_in_process(
-                partition_key=d if per_domain else None,
-                instance=instance,
-                raise_on_error=False,
-                run_config=run_config,
-                asset_selection=[dg.AssetKey(a) for a in assets] if only is not None else None,
-                tags=_process_tags(),  # lets a later start tell an orphan (killed) run from a live one
-            )
-            results[(job_name, d)] = res
-            fails = [
-                f"{e.asset_check_key.asset_key.to_user_string()}:{e.asset_check_key.name}"
-                + (f" ({e.description})" if e.description else "")  # the gate's headline names the rows
-                for e in res.get_asset_check_evaluations()
-                if not e.passed
-            ]
-            ok = res.success and not fails
-            note = f"; failed checks: {', '.join(fails)}" if fails else ""
-            progress(
-                f"[{d}] {job_name}: {'ok' if ok else 'FAILED'} in {time.monotonic() - t:.1f}s (run {res.run_id[:8]}){note}"
-            )
-            if not ok:
-                failed.add(d)
+            todo.append(d)
+        if per_domain and parallel_domains > 1 and len(todo) > 1:
+            with ThreadPoolExecutor(max_workers=parallel_domains, thread_name_prefix=f"run-{job_name}") as pool:
+                futures = {d: pool.submit(one, job_name, d, per_domain, assets) for d in todo}
+                for d in todo:
+                    results[(job_name, d)] = futures[d].result()
+        else:
+            for d in todo:
+                results[(job_name, d)] = one(job_name, d, per_domain, assets)
     return results

@@ -105,8 +105,15 @@ def test_config_does_not_load_the_model_layer() -> None:
 
 
 # The Dagster-facing modules of the library (AGENTS.md): the code location, the resources and IO
-# manager, the model resources, and the two CLI-side readers of the instance (inside functions).
-DAGSTER_FACING = {"factory.definitions", "factory.resources", "factory.llm.resource", "factory.lineage", "factory.cli"}
+# manager, the model resources, the executor choice, and the two CLI-side readers of the instance (inside functions).
+DAGSTER_FACING = {
+    "factory.definitions",
+    "factory.resources",
+    "factory.executors",
+    "factory.llm.resource",
+    "factory.lineage",
+    "factory.cli",
+}
 
 
 def test_only_the_dagster_facing_modules_import_dagster() -> None:

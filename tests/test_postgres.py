@@ -94,7 +94,8 @@ def postgres():
 
 def test_two_domains_concurrently_on_postgres_storage(tmp_path, postgres):
     base = load_config().model_dump(mode="json")
-    cfg_path = write_config(tmp_path, demo={**base["demo"], "faults": {}})
+    # a private demo port: `demo=` replaces the whole section write_config gave its own port
+    cfg_path = write_config(tmp_path, demo={**base["demo"], "faults": {}, "port": free_port()})
     cfg = load_config(cfg_path)
     home = tmp_path / "home"
     home.mkdir()

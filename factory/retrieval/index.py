@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from factory.config import ProjectConfig
-from factory.io import data_store
+from factory.io import data_store, object_store_options
 from factory.report import bar_plot, md_table
 from factory.retrieval import decontam
 from factory.retrieval.embedding import RetrievalEmbedder, embedder_for
@@ -84,7 +84,7 @@ def write_index(uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors:
     flat = pa.array(vectors.astype(np.float32).reshape(-1), type=pa.float32())
     cols["vector"] = pa.FixedSizeListArray.from_arrays(flat, dim) if dim else pa.array([], pa.list_(pa.float32(), 0))
     data = pa.Table.from_pydict(cols, schema=schema)
-    db = lancedb.connect(uri)
+    db = lancedb.connect(uri, storage_options=object_store_options(uri) or None)
     table = db.create_table(name, data=data, mode="overwrite")
     if len(rows):
         _fts(table, language)
@@ -98,7 +98,7 @@ class RetrievalIndex:
         import lancedb
 
         try:
-            self.table = lancedb.connect(uri).open_table(name)
+            self.table = lancedb.connect(uri, storage_options=object_store_options(uri) or None).open_table(name)
             self.table.checkout(version)
         except Exception as e:  # the library raises several types for a missing table/version
             raise RetrievalIndexError(f"cannot open retrieval index {name} version {version} at {uri}: {e}") from e
@@ -255,7 +255,8 @@ def index_frame(value: Mapping[str, Any], cfg: ProjectConfig, corpus: Mapping[st
     if value.get("table"):
         import lancedb
 
-        table = lancedb.connect(str(value["uri"])).open_table(str(value["table"]))
+        uri = str(value["uri"])
+        table = lancedb.connect(uri, storage_options=object_store_options(uri) or None).open_table(str(value["table"]))
         table.checkout(int(value["version"]))
         arrow = table.to_arrow()
         for i, v in zip(arrow.column("id").to_pylist(), arrow.column("vector").to_pylist(), strict=True):
