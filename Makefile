@@ -21,7 +21,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL ?= 2
 REALTOOLS := .realtools
 NPM_PINS := tests/realtools/npm
 
-.PHONY: install demo audit test test-slow lint dev clean realtools
+.PHONY: install demo audit test test-slow test-infra lint dev clean realtools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,10 +51,14 @@ audit: install
 	$(BIN)/factory audit
 
 test: install
-	$(BIN)/pytest -q -m "not slow" --durations=15
+	$(BIN)/pytest -q -m "not slow and not infra" --durations=15
 
 test-slow: install
 	$(BIN)/pytest -q -m slow --durations=10
+
+# whole runs on an S3 server (moto) and on the multiprocess executor with PostgreSQL (tens of minutes)
+test-infra: install
+	$(BIN)/pytest -q -m infra --durations=10
 
 lint: install
 	$(BIN)/ruff check .
