@@ -248,3 +248,15 @@ def test_unbuilt_index_is_a_source_error(tmp_path):
     cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
     with pytest.raises(SourceError, match="retrieval://notes.*not built yet; materialize retrieval_index"):
         load_domain_tools(cfg.domain("music"), cfg)
+
+
+def test_date_tokens_join_the_ways_a_date_is_written():
+    from factory.retrieval.index import date_tokens, search_text
+
+    assert date_tokens("EWR weather on January 5, 2013") == ["date20130105"]
+    assert date_tokens("2013-01-05, 5 Jan 2013 and 2013년 1월 5일") == ["date20130105"]
+    assert date_tokens("first sale on 2009-01-11 00:00:00; day 13 of 31") == ["date20090111"]
+    assert date_tokens("month 13: 2013-13-01") == []
+    chunk = {"title": "EWR weather 2013-01-05", "text": "Temperatures ranged from 30.0 °F to 41.0 °F."}
+    text = search_text(chunk)
+    assert text.startswith("EWR weather 2013-01-05\nTemperatures") and text.endswith("date20130105")
