@@ -229,9 +229,15 @@ def build_index(
     tasks: Sequence[Mapping[str, Any]],
     cfg: ProjectConfig,
     embedder: RetrievalEmbedder | None = None,
+    stage: str = "served",
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """`retrieval_index` of one domain: decontaminate the corpus, embed the kept chunks, write them to
-    LanceDB with a BM25 index; the value pins the table version and records every removal verdict."""
+    LanceDB with a BM25 index; the value pins the table version and records every removal verdict.
+
+    `stage="synthesis"` builds the pre-synthesis version (`retrieval_synthesis_index`: called with no
+    tasks and no other corpora, so nothing is removed); the served version (after the splits) keeps the
+    gold passages of published API+RAG tasks and replays their retrieval calls against itself
+    (`api_rag_replay`)."""
     chunks = list(corpus.get("chunks") or [])
     collection = corpus.get("collection")
     if not collection:
@@ -246,6 +252,11 @@ def build_index(
         return empty, {"configured": False, "chunks": 0, "served": 0}
     others = {d: list(c.get("chunks") or []) for d, c in corpora.items() if d != domain}
     verdicts, stats = decontam.decontaminate(domain, chunks, tasks, others, cfg.retrieval)
+    # gold passages of published API+RAG tasks stay served (their tasks replay against this version); a rule
+    # that would have removed one is recorded beside the verdicts, not silently dropped
+    gold = gold_passages(tasks, domain)
+    protected = [{**v, "tasks": sorted(gold[v["id"]])} for v in verdicts if v["id"] in gold]
+    verdicts = [v for v in verdicts if v["id"] not in gold]
     removed = {v["id"] for v in verdicts}
     kept = [c for c in chunks if c["id"] not in removed]
     languages = sorted({c["language"] for c in chunks}) or ["en"]
@@ -269,9 +280,15 @@ def build_index(
         "chunks": len(chunks),
         "served": len(kept),
         "removed": verdicts,
+        "protected": protected,
         "decontamination": stats,
         "fingerprint": fingerprint(name, version, emb.model_id, [c["id"] for c in kept]),
     }
+    if stage == "synthesis":
+        value["stage"] = "synthesis"
+    else:
+        served_index = RetrievalIndex(uri, name, version, emb, rrf_k=cfg.retrieval.rrf_k)
+        value["api_rag_replay"] = replay_retrieval_calls(served_index, tasks, domain)
     counts = stats["removed"]
     meta: dict[str, Any] = {
         "configured": True,
@@ -285,6 +302,12 @@ def build_index(
         "api_only_tasks": stats["api_only_tasks"],
         "held_out_questions": stats["held_out_questions"],
         "rag_only_tasks": stats["rag_only_tasks"],
+        "protected_gold_passages": len(protected),
+        **(
+            {f"api_rag_replay/{k}": v for k, v in value["api_rag_replay"].items() if isinstance(v, int)}
+            if "api_rag_replay" in value
+            else {}
+        ),
         "removals": md_table(verdicts, ["id", "reason", "detail"], limit=20),
         "decontamination_plot": bar_plot(
             {"corpus": len(chunks), **{r: -n for r, n in counts.items()}, "served": len(kept)},
@@ -293,6 +316,44 @@ def build_index(
         **emb.metadata("embeddings"),
     }
     return value, meta
+
+
+def gold_passages(tasks: Sequence[Mapping[str, Any]], domain: str) -> dict[str, set[str]]:
+    """{passage id: ids of the domain's published tasks whose golden retrieval calls used it}."""
+    out: dict[str, set[str]] = {}
+    for t in tasks:
+        if t.get("domain") != domain:
+            continue
+        for a in t.get("golden_actions") or []:
+            if a.get("source_type") == "retrieval":
+                for pid in a.get("passage_ids") or []:
+                    out.setdefault(str(pid), set()).add(str(t.get("id")))
+    return out
+
+
+def replay_retrieval_calls(
+    served: "RetrievalIndex", tasks: Sequence[Mapping[str, Any]], domain: str
+) -> dict[str, Any]:
+    """Re-run every golden retrieval call of the domain's published API+RAG tasks against the served
+    version: a call replays when the passages its task used are still among those it returns."""
+    checked = ok = 0
+    failed: list[dict[str, Any]] = []
+    for t in tasks:
+        if t.get("domain") != domain:
+            continue
+        for a in t.get("golden_actions") or []:
+            if a.get("source_type") != "retrieval" or not a.get("passage_ids"):
+                continue
+            args = a.get("args") or {}
+            checked += 1
+            got = {p["id"] for p in served.search(str(args.get("query") or ""), int(args.get("k") or 5))}
+            missing = sorted(set(a["passage_ids"]) - got)
+            if missing:
+                failed.append({"task_id": t.get("id"), "step": a.get("step"), "query": args.get("query"),
+                               "missing": missing})  # fmt: skip
+            else:
+                ok += 1
+    return {"checked": checked, "replayed": ok, "failed_calls": len(failed), "failed": failed}
 
 
 def index_frame(value: Mapping[str, Any], cfg: ProjectConfig, corpus: Mapping[str, Any]) -> pd.DataFrame:

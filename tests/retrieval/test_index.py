@@ -186,7 +186,7 @@ def _published(tmp: Path):
     chunks = _chunks("music", MUSIC_TEXTS)
     vc = {"domain": "music", "collection": "notes", "chunks": chunks}
     value, _ = index.build_index("music", vc, {"music": vc}, [ALBUM_TASK], cfg, embedder=FakeEmbedder())
-    write_artifact(data_store(cfg), "retrieval_index", "music", value)
+    write_artifact(data_store(cfg), "retrieval_synthesis_index", "music", value)  # the version the tool pins
     # the transport opens indices per process by (location, table, version, model): seed it with the fake model
     key = (value["uri"], value["table"], value["version"], value["model"])
     transport._OPEN[key] = index.RetrievalIndex(value["uri"], value["table"], value["version"], FakeEmbedder())
@@ -227,7 +227,7 @@ def test_search_tool_spec_and_executor_call(tmp_path):
                               embedder=FakeEmbedder())  # fmt: skip
     from factory.io import data_store, write_artifact
 
-    write_artifact(data_store(cfg), "retrieval_index", "music", v2)
+    write_artifact(data_store(cfg), "retrieval_synthesis_index", "music", v2)
     (tool2,) = load_domain_tools(cfg.domain("music"), cfg)
     assert surface_fingerprint([tool2]) != surface_fingerprint([tool])
 
@@ -246,7 +246,7 @@ def test_unbuilt_index_is_a_source_error(tmp_path):
         ],
     }
     cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
-    with pytest.raises(SourceError, match="retrieval://notes.*not built yet; materialize retrieval_index"):
+    with pytest.raises(SourceError, match="retrieval://notes.*not built yet; materialize retrieval_synthesis_index"):
         load_domain_tools(cfg.domain("music"), cfg)
 
 
