@@ -41,7 +41,9 @@ def trajectories_asset(
             domain, connectivity_graph, tool_inventory, tool_probes, cfg, progress=context.log.info
         )
         # API+RAG chains (issue 17) where the domain has a search tool; beside the API-only trajectories
-        value["multisource"], ms_meta = multisource.build_multisource(domain, tool_inventory, tool_probes, cfg)
+        value["multisource"], ms_meta = multisource.build_multisource(
+            domain, tool_inventory, tool_probes, cfg, connectivity_graph
+        )
     return dg.Output(value, metadata=to_metadata({**meta, **ms_meta}))
 
 

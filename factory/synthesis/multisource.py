@@ -57,7 +57,11 @@ REJECTIONS = {
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
     "duplicate": "a task with the same golden calls was already kept",
 }
-_NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
+_NUMBER = re.compile(r"(?<![\w.:-])\d[\d,]*(?:\.\d+)?(?![\w:-]|[.,]\d)")  # not a part of a date or time
+_PHRASE = re.compile(
+    r"(?<![\w/])(?:[A-Z][\w'/&.-]*)(?:\s+(?:(?:of|the|a|an|and|to|in|on|for|de|la|le)\s+)*[A-Z][\w'/&.-]*)+"
+    r"|[가-힣]{2,}(?:특별시|광역시|특별자치시|특별자치도|도|시|군|구)(?=[^가-힣]|의|은|는|이|가|에|와|과|로|$)"
+)  # fmt: skip
 _ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
 _KEY = "<KEY>"
 
@@ -121,8 +125,18 @@ def _passage_text(p: Mapping[str, Any]) -> str:
 class _Context:
     """The domain's tools, search tool, probe calls and the values observed per API parameter."""
 
-    def __init__(self, domain: str, inventories: Mapping[str, Any], probes: Mapping[str, Any], cfg: ProjectConfig):
+    def __init__(
+        self,
+        domain: str,
+        inventories: Mapping[str, Any],
+        probes: Mapping[str, Any],
+        cfg: ProjectConfig,
+        graph: Mapping[str, Any] | None = None,
+    ):
+        from factory.semtypes import ValueTypes
+
         self.domain, self.cfg = domain, cfg
+        types = ValueTypes.from_graph(graph or {})
         self.registry = ToolRegistry.from_inventories(inventories, probes)
         specs = self.registry.in_domain(domain)
         self.search: ToolSpec | None = next((s for s in specs if s.source.kind == "retrieval"), None)
@@ -133,20 +147,40 @@ class _Context:
         }
         self.language = cfg.domain(domain).language
         rows = [r for r in (probes.get(domain) or {}).get("rows") or [] if r.get("outcome_group") == "success"]
-        self.calls = [r for r in rows if r.get("tool") in self.apis and int(r.get("record_count") or 0) >= 1]
+        # first hops: calls whose arguments a question can state (names, titles, codes, dates: no surrogate ids)
+        # and that return one record (the entity the question is about is then unambiguous)
+        self.calls = [
+            r for r in rows
+            if r.get("tool") in self.apis and int(r.get("record_count") or 0) == 1
+            and all(entity_like(v) for k, v in (r.get("args") or {}).items()
+                    if k not in self.apis[str(r["tool"])].generic_params.names() and v != _KEY)
+            and any(entity_like(v) for v in (r.get("args") or {}).values())
+        ]  # fmt: skip
         self.calls.sort(key=lambda r: str(r.get("call_digest")))
-        # (tool, param) → values seen for it: sent to it in a probe, or a field of the same name in any record
-        seen_fields: dict[str, set[str]] = {}
+        # (tool, param) → values that may fill it: sent to it in a probe, or a record field whose value type the
+        # parameter accepts (equal or narrower; an untyped parameter: the same tool's field of the same name)
+        seen_fields: dict[tuple[str, str], set[str]] = {}
         for r in rows:
             for f, vs in (r.get("sample_values") or {}).items():
-                seen_fields.setdefault(f, set()).update(v for v in vs or [] if entity_like(v))
+                seen_fields.setdefault((str(r.get("tool")), f), set()).update(v for v in vs or [] if entity_like(v))
+
+        platform_of = {x.name: x.platform for x in specs}
+
+        def tid(name: str) -> str:
+            return f"{domain}/{platform_of.get(name, '')}/{name}"
+
         self.known: dict[tuple[str, str], set[str]] = {}
         for name, spec in self.apis.items():
             generic = set(spec.generic_params.names())
             for p in spec.input_schema.get("properties") or {}:
                 if p in generic:
                     continue
-                vals = set(seen_fields.get(p, set()))
+                ptype = types.param_type(tid(name), p)
+                vals: set[str] = set()
+                for (tool, f), vs in seen_fields.items():
+                    check = types.accepts(ptype, types.field_type(tid(tool), f))
+                    if check in ("equal", "subtype") or (check is None and tool == name and f == p):
+                        vals |= vs
                 vals |= {
                     v
                     for r in self.calls
@@ -156,9 +190,32 @@ class _Context:
                 }
                 if vals:
                     self.known[(name, p)] = vals
+        self.name_params: list[tuple[str, str]] = []  # (tool, param) that take a display name or title
+        for name, spec in self.apis.items():
+            generic = set(spec.generic_params.names())
+            for p in spec.input_schema.get("properties") or {}:
+                ptype = types.param_type(tid(name), p) or ""
+                if p not in generic and (ptype.endswith((".name", ".title")) or p in ("name", "title")):
+                    self.name_params.append((name, p))
+        self.param_types = {(n, p): types.param_type(tid(n), p) for n, p in self.name_params}
         self.base_args = {}  # tool → the args of its first successful probe (other required args of a RAG→API call)
-        for r in self.calls:
+        for r in sorted(rows, key=lambda r: str(r.get("call_digest"))):
+            if r.get("tool") not in self.apis:
+                continue
             self.base_args.setdefault(r["tool"], dict(r.get("args") or {}))
+        # more first hops: a name-taking tool called with a name another record gave (resolved to one record)
+        for tool, p in self.name_params:
+            spec = self.apis[tool]
+            keep = set(spec.generic_params.names()) | set(spec.required_params)
+            base = {k: x for k, x in self.base_args.get(tool, {}).items() if k in keep and k != p}
+            for v in sorted(self.known.get((tool, p), set()))[:4]:
+                self.calls.append({"tool": tool, "args": {**base, p: v}, "call_digest": f"{tool}:{p}={v}"})
+
+
+def _label(ctx: _Context, tool: str, param: str) -> str:
+    """What a parameter's value is, in words: its value type ('track name') or its name."""
+    t = ctx.param_types.get((tool, param)) or ""
+    return _words(t.split("@")[0].replace(".", " ")) if t and t != "unknown" else _words(param)
 
 
 def _action(step: int, spec: ToolSpec, res: Any, passage_ids: Sequence[str] = ()) -> dict[str, Any]:
@@ -260,13 +317,15 @@ def _args_text(args: Mapping[str, Any], spec: ToolSpec) -> str:
     return ", ".join(shown) or "no arguments"
 
 
-def _answer_field(records: Sequence[Mapping[str, Any]], passages: Sequence[Mapping[str, Any]], bridge: str) -> str | None:
+def _answer_field(
+    records: Sequence[Mapping[str, Any]], passages: Sequence[Mapping[str, Any]], bridge: str, param: str
+) -> str | None:
     """A field of the API's first record whose value the passages do not state (not an id, not the bridge)."""
     if not records:
         return None
     text = "\n".join(_passage_text(p) for p in passages)
     for f, v in sorted(records[0].items()):
-        if _ID_FIELD.search(f) or v in (None, "", bridge) or isinstance(v, bool | dict | list):
+        if _ID_FIELD.search(f) or f == param or v in (None, "", bridge) or isinstance(v, bool | dict | list):
             continue
         if isinstance(v, str) and not entity_like(v) and not re.fullmatch(r"[\d.,]+", v):
             continue
@@ -286,6 +345,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     seen: set[str] = set()
     weights = hop_weights()
     make = executor_factory(ctx.cfg, [ctx.domain], ctx.registry)
+    await asyncio.to_thread(_warm, search)
     calls = list(ctx.calls)
     order = rng.permutation(len(calls)) if calls else []
 
@@ -316,7 +376,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
             row = calls[int(i)]
             spec1 = ctx.apis[row["tool"]]
             res1 = await ex.call(spec1, row.get("args") or {})
-            if not res1.outcome.is_success or not res1.records:
+            if not res1.outcome.is_success or len(res1.records) != 1:
                 reject("API-RAG", "api_call_failed", f"{spec1.name}: {res1.outcome}")
                 continue
             named = {str(v) for v in res1.args.values()}
@@ -326,7 +386,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
             ][:3]  # fmt: skip
             for f, e in fields:
                 sres = await ex.call(search, {"query": e, "k": k})
-                gold = next((p for p in sres.records if states(_passage_text(p), e)), None)
+                # the document about the entity: its title names it (a passage that merely mentions it is not)
+                gold = next((p for p in sres.records if states(str(p.get("title") or ""), e)), None)
                 edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, gold is not None)
                 if gold is None:
                     reject("API-RAG", "no_passage_for_entity", f"{f}={e!r}")
@@ -370,7 +431,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         passages = sres.records
                         actions0 = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
                         step = 3
-                    g = _answer_field(res2.records, passages, v)
+                    g = _answer_field(res2.records, passages, v, param)
                     if g is None:
                         reject(kind, "answer_in_documents", f"{spec2.name}({param}={v!r})")
                         continue
@@ -379,7 +440,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         masked = _mask(masked, e, f"[{_words(f)}]")
                     parts = {"tool1": _words(spec1.name), "args1": _args_text(res1.args, spec1), "field": _words(f),
                              "collection": collection, "masked": masked, "title": str(gold.get("title") or ""),
-                             "param": _words(param), "tool2": _words(spec2.name), "answer_field": _words(g)}  # fmt: skip
+                             "param": _label(ctx, spec2.name, param), "tool2": _words(spec2.name),
+                             "answer_field": _words(g)}  # fmt: skip
                     query = _question(kind, ctx.language, parts)
                     if states(query, v):
                         reject(kind, "bridge_named_in_question", v)
@@ -406,6 +468,16 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                     break
         calls_made = sum(sum(c.values()) for c in ex.call_counts().values())
     return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": calls_made}
+
+
+def _warm(search: ToolSpec) -> None:
+    """Open the search tool's index and load its query model once, outside the executor's per-call timeout
+    (a first search that loads the model on busy cores would time out and open the tool's circuit)."""
+    from factory.tools.retrieval import parse_index_path
+    from factory.tools.transports.retrieval import open_index
+
+    table, version, model = parse_index_path(search.path)
+    open_index(search.source.base_url or "", table, version, model).search("warm up", 1)
 
 
 def _api_rag(ctx, spec1, res1, f, e, search, sres, gold, api_values, collection, rng):
@@ -449,14 +521,29 @@ async def _rag_api_hop(ctx: _Context, ex: Any, edges: _Edges, search: ToolSpec, 
             s = next((s for s in sents if states(s, v)), None)
             if s is not None:
                 options.append((tool, param, v, s))
+    # a name the passage writes (a capitalized phrase; a Korean place name) proposed for a name-taking parameter:
+    # the call decides (one record back binds it)
+    for tool, param in ctx.name_params:
+        for s in sents:
+            for m in _PHRASE.finditer(s):
+                v = m.group(0).strip()
+                if entity_like(v) and v != e and not states(e, v) and not states(v, e):
+                    options.append((tool, param, v, s))
+    options = list(dict.fromkeys(options))
     if not options:
         return "no_passage_value"
-    for j in rng.permutation(len(options))[:4]:
+    for j in rng.permutation(len(options))[:6]:
         tool, param, v, s = options[int(j)]
         spec2 = ctx.apis[tool]
-        args = {**ctx.base_args.get(tool, {}), param: v}
-        res2 = await ex.call(spec2, args)
-        ok = res2.outcome.is_success and bool(res2.records)
+        generic = set(spec2.generic_params.names())
+        base = {k: x for k, x in ctx.base_args.get(tool, {}).items() if k in generic or k in spec2.required_params}
+        res2 = await ex.call(spec2, {**base, param: v})
+        # one record back, and it is the value the passage states (the name or title field equals it)
+        ok = (
+            res2.outcome.is_success
+            and len(res2.records) == 1
+            and any(str(x).strip().casefold() == v.casefold() for x in res2.records[0].values() if isinstance(x, str))
+        )
         edges.trial("RAG→API", search.name, "text", spec2.name, param, res2, ok)
         if ok:
             return spec2, param, v, s, res2
@@ -464,11 +551,15 @@ async def _rag_api_hop(ctx: _Context, ex: Any, edges: _Edges, search: ToolSpec, 
 
 
 def build_multisource(
-    domain: str, inventories: Mapping[str, Any], probes: Mapping[str, Any], cfg: ProjectConfig
+    domain: str,
+    inventories: Mapping[str, Any],
+    probes: Mapping[str, Any],
+    cfg: ProjectConfig,
+    graph: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The API+RAG trajectories of a domain (value `multisource` of the trajectories asset) and metadata.
     A domain without a search tool gets an empty value."""
-    ctx = _Context(domain, inventories, probes, cfg)
+    ctx = _Context(domain, inventories, probes, cfg, graph)
     if ctx.search is None:
         return {"configured": False, "trajectories": [], "rejected": [], "edges": []}, {"multisource/configured": 0}
     rng = np.random.default_rng([cfg.seed, 17, sum(domain.encode())])
