@@ -409,8 +409,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                             continue
                         actions = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
                         add(kind, actions, query, answer,
-                            {"kind": "passage_value", "call": {"step": 2, "index": 0}, "passage_id": gold["id"],
-                             "value": answer["value"], "statement": masked},
+                            {"kind": "passage_value", "calls": [{"step": 2, "index": 0, "record": {"id": gold["id"]}}],
+                             "passage_id": gold["id"], "value": answer["value"], "statement": masked},
                             [{"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ", "n": 1,
                               "width": 1, "edge_id": f"API→RAG:{spec1.name}.{f}->{search.name}.query"}],
                             [f"API→RAG:{spec1.name}.{f}->{search.name}.query"], {"entity": e})  # fmt: skip
