@@ -331,9 +331,7 @@ def gold_passages(tasks: Sequence[Mapping[str, Any]], domain: str) -> dict[str, 
     return out
 
 
-def replay_retrieval_calls(
-    served: "RetrievalIndex", tasks: Sequence[Mapping[str, Any]], domain: str
-) -> dict[str, Any]:
+def replay_retrieval_calls(served: "RetrievalIndex", tasks: Sequence[Mapping[str, Any]], domain: str) -> dict[str, Any]:
     """Re-run every golden retrieval call of the domain's published API+RAG tasks against the served
     version: a call replays when the passages its task used are still among those it returns."""
     checked = ok = 0

@@ -282,10 +282,9 @@ def _question(kind: str, lang: str, parts: Mapping[str, str]) -> str:
     )
     if kind == "API-RAG":
         return api + (
-            f"그에 관한 {parts['collection']} 문서에서 \"{parts['masked']}\"의 빈칸(___)에 들어갈 수는 무엇입니까?"
+            f'그에 관한 {parts["collection"]} 문서에서 "{parts["masked"]}"의 빈칸(___)에 들어갈 수는 무엇입니까?'
             if ko
-            else f"In the {parts['collection']} document about it, what number fills the gap in "
-            f"\"{parts['masked']}\"?"
+            else f'In the {parts["collection"]} document about it, what number fills the gap in "{parts["masked"]}"?'
         )
     tail = (
         f"{parts['tool2']} 도구로 확인한 그 {parts['param']}의 {parts['answer_field']}은(는) 무엇입니까?"
@@ -294,19 +293,19 @@ def _question(kind: str, lang: str, parts: Mapping[str, str]) -> str:
     )
     if kind == "RAG-API":
         head = (
-            f"{parts['collection']} 문서 \"{parts['title']}\"에서 \"{parts['masked']}\"의 빈칸(___)에 들어가는 "
+            f'{parts["collection"]} 문서 "{parts["title"]}"에서 "{parts["masked"]}"의 빈칸(___)에 들어가는 '
             f"{parts['param']}이(가) 있습니다. "
             if ko
-            else f"In the {parts['collection']} document \"{parts['title']}\", a {parts['param']} fills the gap in "
-            f"\"{parts['masked']}\". "
+            else f'In the {parts["collection"]} document "{parts["title"]}", a {parts["param"]} fills the gap in '
+            f'"{parts["masked"]}". '
         )
         return head + tail
     mid = (
-        f"그에 관한 {parts['collection']} 문서에서 \"{parts['masked']}\"의 빈칸(___)에 {parts['param']}이(가) "
+        f'그에 관한 {parts["collection"]} 문서에서 "{parts["masked"]}"의 빈칸(___)에 {parts["param"]}이(가) '
         "들어갑니다. "
         if ko
         else f"In the {parts['collection']} document about it, a {parts['param']} fills the gap in "
-        f"\"{parts['masked']}\". "
+        f'"{parts["masked"]}". '
     )
     return api + mid + tail
 
@@ -593,7 +592,10 @@ def _answer_text(value: Any, lang: str) -> str:
 
 
 def task_records(
-    multisource: Mapping[str, Any] | None, inventory: Mapping[str, Any], cfg: ProjectConfig, run_id: str | None,
+    multisource: Mapping[str, Any] | None,
+    inventory: Mapping[str, Any],
+    cfg: ProjectConfig,
+    run_id: str | None,
     fingerprint: str = "",
 ) -> list[dict[str, Any]]:
     """The Task rows (generated_queries) of a domain's API+RAG trajectories."""
@@ -618,22 +620,32 @@ def task_records(
             query=t["query"],
             templated_query=t["query"],
             query_source="template",
-            answer=Answer(type=t["answer"]["type"], value=t["answer"]["value"],
-                          text=_answer_text(t["answer"]["value"], lang), fields=t["answer"]["fields"]),  # fmt: skip
+            answer=Answer(
+                type=t["answer"]["type"],
+                value=t["answer"]["value"],
+                text=_answer_text(t["answer"]["value"], lang),
+                fields=t["answer"]["fields"],
+            ),  # fmt: skip
             pattern="+".join(j["type"] for j in t["junctions"]),
             category="SEQ",
             junctions=[Junction.model_validate(j) for j in t["junctions"]],
             golden_actions=[GoldenAction.model_validate(a) for a in golden],
             answer_spec=t["answer_spec"],
             available_tools=sorted(set(tools) | set(distract)),
-            system_state={"current_date": syn.current_date,
-                          "api_key": {"acquire_with": {p: n for p, n in key_tools.items() if p in platforms}}},  # fmt: skip
+            system_state={
+                "current_date": syn.current_date,
+                "api_key": {"acquire_with": {p: n for p, n in key_tools.items() if p in platforms}},
+            },  # fmt: skip
             max_allowed_calls=math.ceil(len(golden) * syn.headroom),
             reward_basis=["RESPONSE", "ACTION"],
             hop_type=t["hop_type"],
-            lineage=Lineage(trajectory_id=t["trajectory_id"], run_id=run_id, surface={t["domain"]: fingerprint},
-                            edges=[{"edge_id": e} for e in t["edges"]],
-                            call_digests=[a["call_digest"] for a in golden]),  # fmt: skip
+            lineage=Lineage(
+                trajectory_id=t["trajectory_id"],
+                run_id=run_id,
+                surface={t["domain"]: fingerprint},
+                edges=[{"edge_id": e} for e in t["edges"]],
+                call_digests=[a["call_digest"] for a in golden],
+            ),  # fmt: skip
         )
         out.append(task.model_dump(mode="json", by_alias=True))
     return out

@@ -40,6 +40,7 @@ def _world(cfg):
     from factory.retrieval import corpus, index
     from factory.tools.sources import load_domain_tools
     from factory.tools.transports import retrieval as transport
+
     docs = [corpus.Document(f"note {i}", t, f"src/{i}") for i, t in enumerate(NOTES)]
     chunks = corpus.chunk_documents("music", docs, cfg.retrieval, licence="CC0", language="en")
     vc = {"domain": "music", "collection": "catalogue_notes", "chunks": chunks}
@@ -92,3 +93,23 @@ def test_retrieval_and_api_call_chained_through_a_passage_value_replay_to_the_st
     assert good == {"ok": True, "answer": stored, "problems": []}
     assert not gone["ok"] and "not returned" in gone["problems"][0]
     assert not unbound["ok"] and any("no argument is stated" in p for p in unbound["problems"])
+
+
+def test_cross_source_filter_keeps_only_answers_the_other_source_lacks():
+    passages = [{"title": "Let There Be Rock (AC/DC)", "text": "The longest track is Whole Lotta Rosie (5 min 23 s)."}]
+    # the API record's composer is not in the passage: the API hop is needed; its name (the bridge) and a field
+    # the passage states are never the answer
+    rec = [{"track_id": 5, "name": "Whole Lotta Rosie", "composer": "AC/DC", "milliseconds": 323000}]
+    assert multisource._answer_field(rec, passages, "Whole Lotta Rosie", "name") == "milliseconds"
+    stated = [{"name": "Whole Lotta Rosie", "album_title": "Let There Be Rock"}]
+    assert multisource._answer_field(stated, passages, "Whole Lotta Rosie", "name") is None
+    # names a passage writes are proposed for name parameters (English phrases, Korean place names)
+    found = [m.group(0) for m in multisource._PHRASE.finditer(passages[0]["text"])]
+    assert "Whole Lotta Rosie" in found
+    assert [m.group(0) for m in multisource._PHRASE.finditer("2020년 군포시의 인구는")] == ["군포시"]
+    q = multisource._question(
+        "RAG-API", "ko",
+        {"collection": "census bulletins", "title": "경기도 군포시 인구 동향", "masked": "___의 인구는 26만명",
+         "param": "region name", "tool2": "get region", "answer_field": "code"},
+    )  # fmt: skip
+    assert q.startswith("census bulletins 문서") and q.endswith("무엇입니까?") and "군포시" in q
