@@ -275,11 +275,13 @@ def _mask(sentence: str, value: str, placeholder: str) -> str:
 def _question(kind: str, lang: str, parts: Mapping[str, str]) -> str:
     """The templated question of a hop type (English or Korean)."""
     ko = lang == "ko"
-    api = (
-        f"{parts['tool1']} 도구를 {parts['args1']} 조건으로 호출해 {parts['field']} 값을 확인하고, "
-        if ko
-        else f"Using {parts['tool1']} with {parts['args1']}, get the {parts['field']}. "
-    )
+    api = ""
+    if kind != "RAG-API":
+        api = (
+            f"{parts['tool1']} 도구를 {parts['args1']} 조건으로 호출해 {parts['field']} 값을 확인하고, "
+            if ko
+            else f"Using {parts['tool1']} with {parts['args1']}, get the {parts['field']}. "
+        )
     if kind == "API-RAG":
         return api + (
             f'그에 관한 {parts["collection"]} 문서에서 "{parts["masked"]}"의 빈칸(___)에 들어갈 수는 무엇입니까?'
