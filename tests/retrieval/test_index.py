@@ -260,3 +260,32 @@ def test_date_tokens_join_the_ways_a_date_is_written():
     chunk = {"title": "EWR weather 2013-01-05", "text": "Temperatures ranged from 30.0 °F to 41.0 °F."}
     text = search_text(chunk)
     assert text.startswith("EWR weather 2013-01-05\nTemperatures") and text.endswith("date20130105")
+
+
+@pytest.mark.slow  # two LanceDB builds: ~35 s on the shared cores
+def test_served_index_keeps_gold_passages_of_api_rag_tasks_and_replays_their_searches(tmp_path):
+    """The ordering design (issue 17): decontamination after the splits never removes a passage a published
+    API+RAG task used; the rule that would have is recorded, and the task's search replays on the served version."""
+    cfg = _project(tmp_path)
+    chunks = _chunks("music", MUSIC_TEXTS)
+    vc = {"domain": "music", "collection": "notes", "chunks": chunks}
+    plain, _ = index.build_index("music", vc, {"music": vc}, [ALBUM_TASK], cfg, embedder=FakeEmbedder())
+    gold = plain["removed"][0]["id"]  # without an API+RAG task citing it, rule (a) removes it for ALBUM_TASK
+    rag_task = {
+        "id": "sha256:rag-task",
+        "domain": "music",
+        "split": "test",
+        "query": "Which compilations are not by the Rolling Stones?",
+        "answer": {"value": 3},
+        "hop_type": "RAG-API",
+        "golden_actions": [
+            {"step": 1, "tool": "search_notes", "args": {"query": "Rolling Stones compilations", "k": 5},
+             "source_type": "retrieval", "passage_ids": [gold]},
+        ],
+    }  # fmt: skip
+    value, meta = index.build_index("music", vc, {"music": vc}, [ALBUM_TASK, rag_task], cfg, embedder=FakeEmbedder())
+    assert gold not in {v["id"] for v in value["removed"]}
+    assert [(p["id"], p["tasks"]) for p in value["protected"]] == [(gold, ["sha256:rag-task"])]
+    assert value["protected"][0]["reason"].startswith("api_")
+    assert value["api_rag_replay"] == {"checked": 1, "replayed": 1, "failed_calls": 0, "failed": []}
+    assert meta["protected_gold_passages"] == 1
