@@ -95,6 +95,13 @@ def states(text: str, value: Any) -> bool:
     return any(f.strip() and _boundary(f.strip()).search(text) for f in forms)
 
 
+def about(title: str, entity: str) -> bool:
+    """A document titled `title` is about `entity`: the title starts with it as a whole word ('Let There Be
+    Rock (AC/DC)' is about the album, not about the genre Rock)."""
+    t, e = title.strip().casefold(), entity.strip().casefold()
+    return bool(e) and t.startswith(e) and (len(t) == len(e) or not t[len(e)].isalnum())
+
+
 def entity_like(v: Any) -> bool:
     """A value a question or a search can name: a string with a letter, 3-80 characters, not a key or URL."""
     if not isinstance(v, str):
@@ -388,7 +395,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
             for f, e in fields:
                 sres = await ex.call(search, {"query": e, "k": k})
                 # the document about the entity: its title names it (a passage that merely mentions it is not)
-                gold = next((p for p in sres.records if states(str(p.get("title") or ""), e)), None)
+                gold = next((p for p in sres.records if about(str(p.get("title") or ""), e)), None)
                 edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, gold is not None)
                 if gold is None:
                     reject("API-RAG", "no_passage_for_entity", f"{f}={e!r}")

@@ -23,6 +23,11 @@ def test_hop_weights_follow_vakra_and_states_is_word_bounded():
     assert not multisource.states("EWRX weather", "EWR") and not multisource.states("12.5 mm", 12)
     assert multisource.entity_like("Whole Lotta Rosie") and not multisource.entity_like("<KEY>")
     assert not multisource.entity_like("12345") and not multisource.entity_like("sha256:abc")
+    assert multisource.about("Let There Be Rock (AC/DC)", "Let There Be Rock")
+    assert not multisource.about("For Those About To Rock We Salute You (AC/DC)", "Rock")
+    assert not multisource.about("EWRX weather 2013-01-05", "EWR") and multisource.about(
+        "EWR weather 2013-01-05", "EWR"
+    )
 
 
 def _project(tmp_path):
