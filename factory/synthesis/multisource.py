@@ -205,7 +205,9 @@ class _Context:
                 if p not in generic and (ptype.endswith((".name", ".title")) or p in ("name", "title")):
                     self.name_params.append((name, p))
         self.param_types = {(n, p): types.param_type(tid(n), p) for n, p in self.name_params}
-        self.base_args = {}  # tool → the args of its first successful probe (other required args of a RAG→API call)
+        self.base_args: dict[
+            str, dict[str, Any]
+        ] = {}  # tool → the args of its first successful probe (other required args of a RAG→API call)
         for r in sorted(rows, key=lambda r: str(r.get("call_digest"))):
             if r.get("tool") not in self.apis:
                 continue
@@ -355,7 +357,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     make = executor_factory(ctx.cfg, [ctx.domain], ctx.registry)
     await asyncio.to_thread(_warm, search)
     calls = list(ctx.calls)
-    order = rng.permutation(len(calls)) if calls else []
+    order: list[int] = [int(x) for x in rng.permutation(len(calls))]
 
     def reject(kind: str, reason: str, detail: str = "") -> None:
         rejected.append({"hop_type": kind, "reason": reason, "detail": detail[:160]})
