@@ -498,7 +498,7 @@ def _api_rag(ctx, spec1, res1, f, e, search, sres, gold, api_values, collection,
             n = m.group(0)
             if states(e, n) or any(states(str(v), n) or states(n, v) for v in api_values):
                 continue
-            if len(n.replace(",", "").replace(".", "")) < 2:  # a '3' is everywhere: ambiguous as a gap
+            if len(n.replace(",", "").replace(".", "")) < 2 or re.match(r"0\d", n):  # '3': everywhere; '00': a clock
                 continue
             numbered.append((s, m))
     if not numbered:
