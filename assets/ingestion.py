@@ -17,6 +17,7 @@ GROUP = "ingestion"
     group_name=GROUP,
     code_version=code_version(ingest),
     kinds={"python", "openapi"},
+    deps=[dg.AssetDep("retrieval_synthesis_index")],  # a `retrieval` source pins its version (issue 17)
     description="ToolSpecs read from every source of the domain (OpenAPI/Swagger documents, MCP servers), "
     "with the tool-surface fingerprint.",
 )

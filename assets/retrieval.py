@@ -34,6 +34,27 @@ def retrieval_corpus(context: dg.AssetExecutionContext, project: ProjectResource
 
 @dg.asset(
     partitions_def=domain_partitions,
+    group_name=CORPUS_GROUP,
+    code_version=code_version(index.build_index),
+    kinds={"python", "lancedb"},
+    description="The pre-synthesis version of the domain's retrieval index (issue 17): every chunk of the corpus, "
+    "embedded with a BM25 index, in the same LanceDB table as retrieval_index. The search tool of the domain's "
+    "inventory (a `{kind: retrieval}` source) pins this version, so synthesis can search before the splits "
+    "exist; retrieval_index, decontaminated after the splits, keeps the gold passages of API+RAG tasks and "
+    "replays their retrieval calls.",
+)
+def retrieval_synthesis_index(
+    context: dg.AssetExecutionContext, project: ProjectResource, retrieval_corpus: dict
+) -> dg.Output[dict]:
+    cfg = project.load()
+    domain = context.partition_key
+    value, meta = index.build_index(domain, retrieval_corpus, {}, [], cfg, stage="synthesis")
+    context.log.info(f"{domain}: synthesis index {meta.get('table')} v{meta.get('version')}, {meta['served']} chunks")
+    return dg.Output(value, metadata=to_metadata(meta))
+
+
+@dg.asset(
+    partitions_def=domain_partitions,
     group_name=GROUP,
     code_version=code_version(index.build_index, resources=["expectations/retrieval_index.json"]),
     kinds={"python", "lancedb"},
@@ -74,5 +95,5 @@ def retrieval_index_contract(
     return gate_result(quality.validate("retrieval_index", frame, cfg))
 
 
-ASSETS = [retrieval_corpus, retrieval_index]
+ASSETS = [retrieval_corpus, retrieval_synthesis_index, retrieval_index]
 CHECKS = [retrieval_index_contract]

@@ -8,7 +8,7 @@ from factory import quality
 from factory.llm.resource import LLMResource, llm_metadata
 from factory.llm.roles import role_prompts_version
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
-from factory.synthesis import queries
+from factory.synthesis import multisource, queries
 from factory.synthesis import trajectories as traj_core
 from factory.versions import code_version
 
@@ -19,7 +19,7 @@ GROUP = "synthesis"
     name="trajectories",
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=code_version(traj_core, resources=["expectations/trajectories.json"]),
+    code_version=code_version(traj_core, multisource, resources=["expectations/trajectories.json"]),
     kinds={"python"},
     ins={"tool_inventory": all_partitions_in(), "tool_probes": all_partitions_in(), "connectivity_graph": dg.AssetIn()},
     description="Executed typed trajectories over G*: SEQ/FAN/DRV chains (junctions typed by cardinality, "
@@ -40,7 +40,11 @@ def trajectories_asset(
         value, meta = traj_core.build_trajectories(
             domain, connectivity_graph, tool_inventory, tool_probes, cfg, progress=context.log.info
         )
-    return dg.Output(value, metadata=to_metadata(meta))
+        # API+RAG chains (issue 17) where the domain has a search tool; beside the API-only trajectories
+        value["multisource"], ms_meta = multisource.build_multisource(
+            domain, tool_inventory, tool_probes, cfg, connectivity_graph
+        )
+    return dg.Output(value, metadata=to_metadata({**meta, **ms_meta}))
 
 
 @gate(
@@ -57,7 +61,7 @@ def trajectories_contract(project: ProjectResource, trajectories: dict) -> dg.As
 @dg.asset(
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=code_version(queries, resources=["expectations/generated_queries.json"])
+    code_version=code_version(queries, multisource, resources=["expectations/generated_queries.json"])
     + role_prompts_version("query_writer")
     + role_prompts_version("query_paraphrase"),
     kinds={"python"},
@@ -82,6 +86,12 @@ def generated_queries(
         value, meta = queries.build_queries(
             context.partition_key, trajectories, tool_inventory, cfg, model, run_id=context.run_id, lexicon=tool_lexicon
         )
+    ms_tasks = multisource.task_records(
+        trajectories.get("multisource"), tool_inventory[context.partition_key], cfg, context.run_id,
+        str(trajectories.get("fingerprint") or ""),
+    )  # fmt: skip
+    value["tasks"] = [*value["tasks"], *ms_tasks]
+    meta["multisource_tasks"] = len(ms_tasks)
     return dg.Output(value, metadata={**to_metadata(meta), **llm_metadata(acct)})
 
 

@@ -30,6 +30,10 @@ class GoldenAction(_Row):
     records: int = Field(default=0, description="Records in the response.")
     total_count: int | None = None
     call_digest: str = ""
+    source_type: Literal["api", "retrieval"] = Field(default="api", description="The tool's source kind (issue 17).")
+    passage_ids: list[str] = Field(
+        default_factory=list, description="Retrieval calls: the returned chunk ids the next hop / the answer uses."
+    )
 
 
 class AlternativePath(_Row):
@@ -166,6 +170,9 @@ class Task(_Row):
         default="synthesis", description="Where the stored answer comes from (stage 3 may replace it)."
     )
     split: str | None = None
+    hop_type: str | None = Field(
+        default=None, description='"API", "RAG", "API-RAG", "RAG-API" or "API-RAG-API" (None on older rows: "API").'
+    )
     lineage: Lineage
 
 

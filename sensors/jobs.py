@@ -53,14 +53,15 @@ evaluation_job = dg.define_asset_job(
     description="On demand: evaluate a model on a split (evaluation_report); not part of the main job.",
 )
 
-CORPUS_GROUP = "retrieval_corpus"  # per-domain: retrieval_corpus
+CORPUS_GROUP = "retrieval_corpus"  # per-domain: retrieval_corpus, retrieval_synthesis_index (before ingestion)
 RETRIEVAL_GROUP = "retrieval"  # per-domain: retrieval_index (decontaminated against the published splits)
 
 domain_corpus_job = dg.define_asset_job(
     name="domain_corpus",
     selection=dg.AssetSelection.groups(CORPUS_GROUP),
     partitions_def=domain_partitions,
-    description="Per-domain document corpora (retrieval_corpus); every domain's before any retrieval index.",
+    description="Per-domain document corpora (retrieval_corpus) and the pre-synthesis index version synthesis "
+    "searches (retrieval_synthesis_index); first, since the search tool is a source of the domain's inventory.",
 )
 
 domain_retrieval_job = dg.define_asset_job(
@@ -82,11 +83,11 @@ JOBS = [
 
 # (job name, per-domain?) in the order the main job (`factory run`) executes them
 PIPELINE_STAGES: list[tuple[str, bool]] = [
+    ("domain_corpus", True),  # first: the synthesis index is a tool source of domain_ingestion (issue 17)
     ("domain_ingestion", True),
     ("global_catalog", False),
     ("domain_synthesis", True),
     ("global_dataset", False),
-    ("domain_corpus", True),
     ("domain_retrieval", True),
 ]
 

@@ -14,7 +14,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def write_config(tmp: Path, *, domains: list[dict] | None = None, **overrides) -> Path:
+def write_config(tmp: Path, *, domains: list[dict] | None = None, search_tools: bool = False, **overrides) -> Path:
     """The project's factory.yaml with its own demo port, data folder and caches under `tmp`, and
     the project's reviewed value-type and lexicon files (types/, lexicon/) beside it."""
     import shutil
@@ -36,6 +36,9 @@ def write_config(tmp: Path, *, domains: list[dict] | None = None, **overrides) -
     data["retrieval"]["max_documents_per_source"] = 25
     if domains is not None:
         data["domains"] = domains
+    if not search_tools:  # the search tool needs retrieval_synthesis_index first: only tests that build it keep it
+        for d in data["domains"]:
+            d["sources"] = [s for s in d.get("sources") or [] if s.get("kind") != "retrieval"]
     for k, v in overrides.items():
         data[k] = v
     path = tmp / "factory.yaml"

@@ -12,6 +12,7 @@ removed id is absent from the table, not filtered at query time.
 
 import hashlib
 import json
+import re
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +28,47 @@ from factory.retrieval.embedding import RetrievalEmbedder, embedder_for
 
 INDEX_FOLDER = "retrieval_index/lancedb"
 KEPT_COLUMNS = ("id", "doc_id", "domain", "title", "source", "position", "text", "licence", "language", "meta")
+SEARCH_COLUMN = "search_text"  # title + text: what BM25 indexes and the vector embeds
+
+
+_MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december"]  # fmt: skip
+_MONTH = {m[:3]: i + 1 for i, m in enumerate(_MONTH_NAMES)}
+_MON = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_DATES = [
+    (re.compile(r"(?<!\d)(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?!\d)"), ("y", "m", "d")),
+    (re.compile(rf"\b{_MON}\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I), ("mon", "d", "y")),
+    (re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MON},?\s+(\d{{4}})\b", re.I), ("d", "mon", "y")),
+    (re.compile(r"(\d{4})\s*년\s*(\d{1,2})\s*월\s*(\d{1,2})\s*일"), ("y", "m", "d")),
+]
+
+
+def date_tokens(text: str) -> list[str]:
+    """One token per calendar date the text writes (ISO, 'January 5, 2013', '5 Jan 2013', '2013년 1월 5일'):
+    `date20130105`. Dates written differently in a query and a passage then share a rare token, which
+    neither the word tokenizer (it splits '2013-01-05' into three common numbers) nor a sentence
+    embedding tells apart from the neighbouring days."""
+    out: list[str] = []
+    for pattern, order in _DATES:
+        for m in pattern.finditer(text):
+            parts = dict(zip(order, m.groups(), strict=True))
+            month = _MONTH[parts["mon"][:3].lower()] if "mon" in parts else int(parts["m"])
+            day, year = int(parts["d"]), int(parts["y"])
+            if 1 <= month <= 12 and 1 <= day <= 31:
+                token = f"date{year:04d}{month:02d}{day:02d}"
+                if token not in out:
+                    out.append(token)
+    return out
+
+
+def search_text(chunk: Mapping[str, Any]) -> str:
+    """The text a chunk is found by: its document title, then the passage, then its date tokens. A
+    bulletin's date and airport are in its title; a later chunk of a document holds neither in its own text."""
+    title = str(chunk.get("title") or "").strip()
+    text = str(chunk.get("text") or "")
+    body = f"{title}\n{text}" if title and not text.startswith(title) else text
+    dates = date_tokens(body)
+    return f"{body}\n{' '.join(dates)}" if dates else body
 
 
 class RetrievalIndexError(RuntimeError):
@@ -45,7 +87,7 @@ def table_name(domain: str, collection: str) -> str:
 
 
 def _fts(table: Any, language: str) -> None:
-    """BM25 over the text: words for English (stemmed), character 2-3-grams for Korean (particles stay
+    """BM25 over the title and text: words for English (stemmed), character 2-3-grams for Korean (particles stay
     attached to words there: 군포시의 must still match 군포시)."""
     opts: dict[str, Any] = (
         {
@@ -61,7 +103,7 @@ def _fts(table: Any, language: str) -> None:
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # create_fts_index is marked deprecated in favour of a config object
-        table.create_fts_index("text", replace=True, **opts)
+        table.create_fts_index(SEARCH_COLUMN, replace=True, **opts)
 
 
 def fingerprint(table: str, version: int, model: str, ids: Sequence[str]) -> str:
@@ -77,9 +119,10 @@ def write_index(uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors:
 
     dim = int(vectors.shape[1]) if vectors.ndim == 2 and len(vectors) else 0
     cols: dict[str, Any] = {c: [r[c] for r in rows] for c in KEPT_COLUMNS}
+    cols[SEARCH_COLUMN] = [search_text(r) for r in rows]
     schema = pa.schema(
         [(c, pa.int32() if c == "position" else pa.string()) for c in KEPT_COLUMNS]
-        + [("vector", pa.list_(pa.float32(), dim))]
+        + [(SEARCH_COLUMN, pa.string()), ("vector", pa.list_(pa.float32(), dim))]
     )
     flat = pa.array(vectors.astype(np.float32).reshape(-1), type=pa.float32())
     cols["vector"] = pa.FixedSizeListArray.from_arrays(flat, dim) if dim else pa.array([], pa.list_(pa.float32(), 0))
@@ -120,14 +163,17 @@ class RetrievalIndex:
         return int(self.table.count_rows())
 
     def search(self, query: str, k: int = 5) -> list[dict[str, Any]]:
-        """Hybrid search: the top `k` of the vector and BM25 rankings fused by reciprocal rank."""
+        """Hybrid search: the top `k` of the vector and BM25 rankings fused by reciprocal rank; passages that
+        state every date the query names (`date_tokens`) rank before the others."""
         if not query.strip():
             return []
         depth = max(4 * k, 20)
+        dates = date_tokens(query)
         vec = self.embedder.encode_queries([query])[0]
         by_vec = self.table.search(vec, vector_column_name="vector").limit(depth).to_list()
         try:
-            by_text = self.table.search(query, query_type="fts").limit(depth).to_list()
+            lexical = " ".join([query, *dates])
+            by_text = self.table.search(lexical, query_type="fts").limit(depth).to_list()
         except Exception:  # noqa: BLE001 - a query the FTS parser rejects (quotes, operators): vector only
             by_text = []
         score: dict[str, float] = {}
@@ -136,7 +182,11 @@ class RetrievalIndex:
             for rank, r in enumerate(ranking):
                 score[r["id"]] = score.get(r["id"], 0.0) + 1.0 / (self.rrf_k + rank + 1)
                 rows.setdefault(r["id"], r)
-        best = sorted(score, key=lambda i: (-score[i], i))[:k]
+        # a date the query names is a constraint, not a soft term: passages that state every such date come first
+        # (the sentence embedding cannot tell January 5 from January 13; the fused rank would bury BM25's match)
+        wanted = set(dates)
+        states = {i: wanted <= set(str(rows[i].get(SEARCH_COLUMN) or "").split()) for i in score} if wanted else {}
+        best = sorted(score, key=lambda i: (not states.get(i, False), -score[i], i))[:k]
         return [
             {
                 "id": i,
@@ -179,9 +229,15 @@ def build_index(
     tasks: Sequence[Mapping[str, Any]],
     cfg: ProjectConfig,
     embedder: RetrievalEmbedder | None = None,
+    stage: str = "served",
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """`retrieval_index` of one domain: decontaminate the corpus, embed the kept chunks, write them to
-    LanceDB with a BM25 index; the value pins the table version and records every removal verdict."""
+    LanceDB with a BM25 index; the value pins the table version and records every removal verdict.
+
+    `stage="synthesis"` builds the pre-synthesis version (`retrieval_synthesis_index`: called with no
+    tasks and no other corpora, so nothing is removed); the served version (after the splits) keeps the
+    gold passages of published API+RAG tasks and replays their retrieval calls against itself
+    (`api_rag_replay`)."""
     chunks = list(corpus.get("chunks") or [])
     collection = corpus.get("collection")
     if not collection:
@@ -196,6 +252,11 @@ def build_index(
         return empty, {"configured": False, "chunks": 0, "served": 0}
     others = {d: list(c.get("chunks") or []) for d, c in corpora.items() if d != domain}
     verdicts, stats = decontam.decontaminate(domain, chunks, tasks, others, cfg.retrieval)
+    # gold passages of published API+RAG tasks stay served (their tasks replay against this version); a rule
+    # that would have removed one is recorded beside the verdicts, not silently dropped
+    gold = gold_passages(tasks, domain)
+    protected = [{**v, "tasks": sorted(gold[v["id"]])} for v in verdicts if v["id"] in gold]
+    verdicts = [v for v in verdicts if v["id"] not in gold]
     removed = {v["id"] for v in verdicts}
     kept = [c for c in chunks if c["id"] not in removed]
     languages = sorted({c["language"] for c in chunks}) or ["en"]
@@ -203,7 +264,7 @@ def build_index(
         raise ValueError(f"domain {domain!r}: corpus mixes languages {languages}; one index has one embedding model")
     language = languages[0]
     emb = embedder or embedder_for(language, cfg)
-    vectors = emb.encode([c["text"] for c in kept]) if kept else np.zeros((0, 1), dtype=np.float32)
+    vectors = emb.encode([search_text(c) for c in kept]) if kept else np.zeros((0, 1), dtype=np.float32)
     uri = index_uri(cfg)
     name = table_name(domain, str(collection))
     version = write_index(uri, name, kept, vectors, language)
@@ -219,9 +280,15 @@ def build_index(
         "chunks": len(chunks),
         "served": len(kept),
         "removed": verdicts,
+        "protected": protected,
         "decontamination": stats,
         "fingerprint": fingerprint(name, version, emb.model_id, [c["id"] for c in kept]),
     }
+    if stage == "synthesis":
+        value["stage"] = "synthesis"
+    else:
+        served_index = RetrievalIndex(uri, name, version, emb, rrf_k=cfg.retrieval.rrf_k)
+        value["api_rag_replay"] = replay_retrieval_calls(served_index, tasks, domain)
     counts = stats["removed"]
     meta: dict[str, Any] = {
         "configured": True,
@@ -235,6 +302,12 @@ def build_index(
         "api_only_tasks": stats["api_only_tasks"],
         "held_out_questions": stats["held_out_questions"],
         "rag_only_tasks": stats["rag_only_tasks"],
+        "protected_gold_passages": len(protected),
+        **(
+            {f"api_rag_replay/{k}": v for k, v in value["api_rag_replay"].items() if isinstance(v, int)}
+            if "api_rag_replay" in value
+            else {}
+        ),
         "removals": md_table(verdicts, ["id", "reason", "detail"], limit=20),
         "decontamination_plot": bar_plot(
             {"corpus": len(chunks), **{r: -n for r, n in counts.items()}, "served": len(kept)},
@@ -243,6 +316,42 @@ def build_index(
         **emb.metadata("embeddings"),
     }
     return value, meta
+
+
+def gold_passages(tasks: Sequence[Mapping[str, Any]], domain: str) -> dict[str, set[str]]:
+    """{passage id: ids of the domain's published tasks whose golden retrieval calls used it}."""
+    out: dict[str, set[str]] = {}
+    for t in tasks:
+        if t.get("domain") != domain:
+            continue
+        for a in t.get("golden_actions") or []:
+            if a.get("source_type") == "retrieval":
+                for pid in a.get("passage_ids") or []:
+                    out.setdefault(str(pid), set()).add(str(t.get("id")))
+    return out
+
+
+def replay_retrieval_calls(served: "RetrievalIndex", tasks: Sequence[Mapping[str, Any]], domain: str) -> dict[str, Any]:
+    """Re-run every golden retrieval call of the domain's published API+RAG tasks against the served
+    version: a call replays when the passages its task used are still among those it returns."""
+    checked = ok = 0
+    failed: list[dict[str, Any]] = []
+    for t in tasks:
+        if t.get("domain") != domain:
+            continue
+        for a in t.get("golden_actions") or []:
+            if a.get("source_type") != "retrieval" or not a.get("passage_ids"):
+                continue
+            args = a.get("args") or {}
+            checked += 1
+            got = {p["id"] for p in served.search(str(args.get("query") or ""), int(args.get("k") or 5))}
+            missing = sorted(set(a["passage_ids"]) - got)
+            if missing:
+                failed.append({"task_id": t.get("id"), "step": a.get("step"), "query": args.get("query"),
+                               "missing": missing})  # fmt: skip
+            else:
+                ok += 1
+    return {"checked": checked, "replayed": ok, "failed_calls": len(failed), "failed": failed}
 
 
 def index_frame(value: Mapping[str, Any], cfg: ProjectConfig, corpus: Mapping[str, Any]) -> pd.DataFrame:

@@ -197,6 +197,13 @@ def compute(
             holds = c >= spec["threshold"]
             out = go(spec["then"] if holds else spec["else"])
             return {**out, "branch": "then" if holds else "else", "condition_value": c}
+        if kind == "passage_value":  # API+RAG (factory.synthesis.multisource): a number the cited passage states
+            r = spec["calls"][0]
+            text = str(_record(row(r), r).get("text") or "")
+            v = spec["value"]
+            forms = {_fmt(v), f"{v:,}" if isinstance(v, int) else _fmt(v), f"{v:.2f}" if isinstance(v, float) else ""}
+            stated = any(f and re.search(rf"(?<![\w.]){re.escape(f)}(?![\w]|[.,]\d)", text) for f in forms)
+            return {"type": "number", "value": v if stated else None, "fields": ["text"]}
         if kind == "sem":
             parts = [go(p) for p in spec["parts"]]
             return {

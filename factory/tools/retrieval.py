@@ -1,4 +1,8 @@
-"""Loader of `retrieval` sources: a domain's published `retrieval_index` as one search tool.
+"""Loader of `retrieval` sources: a domain's retrieval index as one search tool.
+
+The tool pins the pre-synthesis version (`retrieval_synthesis_index`, built right after the corpus,
+before ingestion), so synthesis searches it before the splits exist; the decontaminated version
+published after the splits (`retrieval_index`) is `served_tool` of the same table.
 
 ``{kind: retrieval, collection: <c>}`` becomes ``search_<c>(query, k)``. The ToolSpec says where the
 index is (`SourceRef.base_url` = the LanceDB location; `path` = ``<table>?version=<v>&model=<m>``,
@@ -19,6 +23,7 @@ if TYPE_CHECKING:
     from factory.config import ProjectConfig, SourceConfig
 
 INDEX_ASSET = "retrieval_index"
+SYNTHESIS_INDEX_ASSET = "retrieval_synthesis_index"
 PASSAGE_FIELDS = {
     "id": ("string", "Passage id (<domain>:<content hash>): cite it for the passage used."),
     "title": ("string", "Title of the document the passage comes from."),
@@ -86,6 +91,14 @@ def search_tool(domain: str, platform: str, index: dict[str, Any], default_k: in
     )
 
 
+def served_tool(tool: ToolSpec, served_index: dict[str, Any], default_k: int = 5) -> ToolSpec:
+    """The search tool `tool` re-pinned to the served (decontaminated) version of its index, for replay and
+    evaluation against what is published; same name, platform and schema."""
+    if tool.source.kind != "retrieval":
+        raise SourceError(f"{tool.name} is a {tool.source.kind} tool, not a retrieval search")
+    return search_tool(tool.domain, tool.platform, served_index, default_k)
+
+
 def load_retrieval(src: SourceConfig, domain: str, cfg: ProjectConfig) -> list[ToolSpec]:
     """The search tool of the domain's published retrieval index for `src.collection`."""
     from factory.io import StoreError, read_artifact
@@ -99,13 +112,13 @@ def load_retrieval(src: SourceConfig, domain: str, cfg: ProjectConfig) -> list[T
             f"is {have!r})"
         )
     try:
-        value = read_artifact(cfg, INDEX_ASSET, domain, default=None)
+        value = read_artifact(cfg, SYNTHESIS_INDEX_ASSET, domain, default=None)
     except StoreError as e:
-        raise SourceError(f"{locator}: cannot read the published retrieval_index of {domain!r}: {e}") from e
+        raise SourceError(f"{locator}: cannot read the {SYNTHESIS_INDEX_ASSET} of {domain!r}: {e}") from e
     if not value or not value.get("table"):
         raise SourceError(
-            f"{locator}: the retrieval index of domain {domain!r} is not built yet; materialize retrieval_index "
-            f"for {domain!r} (factory run) before listing it as a tool source"
+            f"{locator}: the retrieval index of domain {domain!r} is not built yet; materialize "
+            f"{SYNTHESIS_INDEX_ASSET} for {domain!r} (factory run does, before tool_inventory)"
         )
     platform = src.platform or f"{domain}-{src.collection}".replace("_", "-")
     return [search_tool(domain, platform, value, cfg.retrieval.default_k)]

@@ -38,9 +38,8 @@ def _cfg(tmp: Path, name: str, path: str, language: str):
             "en",
             "EWR weather on January 5, 2013",
             "EWR weather 2013-01-05",
-            # measured 2026-12-02: the bulletin ranks 2nd of 3 behind 2013-01-13 (BM25 indexes the chunk text
-            # only, not the title; a later chunk's "in January 2013" outranks the date): open in issue 17
-            marks=pytest.mark.xfail(reason="ranks 2nd of 3: the title is not indexed (issue 17)", strict=False),
+            # the bulletin ranked 2nd of 3 while only the chunk text was indexed; its title (airport, date) is now
+            # indexed with it (factory.retrieval.index.search_text)
         ),
         (
             "korea",

@@ -186,7 +186,7 @@ def _published(tmp: Path):
     chunks = _chunks("music", MUSIC_TEXTS)
     vc = {"domain": "music", "collection": "notes", "chunks": chunks}
     value, _ = index.build_index("music", vc, {"music": vc}, [ALBUM_TASK], cfg, embedder=FakeEmbedder())
-    write_artifact(data_store(cfg), "retrieval_index", "music", value)
+    write_artifact(data_store(cfg), "retrieval_synthesis_index", "music", value)  # the version the tool pins
     # the transport opens indices per process by (location, table, version, model): seed it with the fake model
     key = (value["uri"], value["table"], value["version"], value["model"])
     transport._OPEN[key] = index.RetrievalIndex(value["uri"], value["table"], value["version"], FakeEmbedder())
@@ -227,7 +227,7 @@ def test_search_tool_spec_and_executor_call(tmp_path):
                               embedder=FakeEmbedder())  # fmt: skip
     from factory.io import data_store, write_artifact
 
-    write_artifact(data_store(cfg), "retrieval_index", "music", v2)
+    write_artifact(data_store(cfg), "retrieval_synthesis_index", "music", v2)
     (tool2,) = load_domain_tools(cfg.domain("music"), cfg)
     assert surface_fingerprint([tool2]) != surface_fingerprint([tool])
 
@@ -246,5 +246,46 @@ def test_unbuilt_index_is_a_source_error(tmp_path):
         ],
     }
     cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
-    with pytest.raises(SourceError, match="retrieval://notes.*not built yet; materialize retrieval_index"):
+    with pytest.raises(SourceError, match="retrieval://notes.*not built yet; materialize retrieval_synthesis_index"):
         load_domain_tools(cfg.domain("music"), cfg)
+
+
+def test_date_tokens_join_the_ways_a_date_is_written():
+    from factory.retrieval.index import date_tokens, search_text
+
+    assert date_tokens("EWR weather on January 5, 2013") == ["date20130105"]
+    assert date_tokens("2013-01-05, 5 Jan 2013 and 2013년 1월 5일") == ["date20130105"]
+    assert date_tokens("first sale on 2009-01-11 00:00:00; day 13 of 31") == ["date20090111"]
+    assert date_tokens("month 13: 2013-13-01") == []
+    chunk = {"title": "EWR weather 2013-01-05", "text": "Temperatures ranged from 30.0 °F to 41.0 °F."}
+    text = search_text(chunk)
+    assert text.startswith("EWR weather 2013-01-05\nTemperatures") and text.endswith("date20130105")
+
+
+@pytest.mark.slow  # two LanceDB builds: ~35 s on the shared cores
+def test_served_index_keeps_gold_passages_of_api_rag_tasks_and_replays_their_searches(tmp_path):
+    """The ordering design (issue 17): decontamination after the splits never removes a passage a published
+    API+RAG task used; the rule that would have is recorded, and the task's search replays on the served version."""
+    cfg = _project(tmp_path)
+    chunks = _chunks("music", MUSIC_TEXTS)
+    vc = {"domain": "music", "collection": "notes", "chunks": chunks}
+    plain, _ = index.build_index("music", vc, {"music": vc}, [ALBUM_TASK], cfg, embedder=FakeEmbedder())
+    gold = plain["removed"][0]["id"]  # without an API+RAG task citing it, rule (a) removes it for ALBUM_TASK
+    rag_task = {
+        "id": "sha256:rag-task",
+        "domain": "music",
+        "split": "test",
+        "query": "Which compilations are not by the Rolling Stones?",
+        "answer": {"value": 3},
+        "hop_type": "RAG-API",
+        "golden_actions": [
+            {"step": 1, "tool": "search_notes", "args": {"query": "Rolling Stones compilations", "k": 5},
+             "source_type": "retrieval", "passage_ids": [gold]},
+        ],
+    }  # fmt: skip
+    value, meta = index.build_index("music", vc, {"music": vc}, [ALBUM_TASK, rag_task], cfg, embedder=FakeEmbedder())
+    assert gold not in {v["id"] for v in value["removed"]}
+    assert [(p["id"], p["tasks"]) for p in value["protected"]] == [(gold, ["sha256:rag-task"])]
+    assert value["protected"][0]["reason"].startswith("api_")
+    assert value["api_rag_replay"] == {"checked": 1, "replayed": 1, "failed_calls": 0, "failed": []}
+    assert meta["protected_gold_passages"] == 1

@@ -34,7 +34,11 @@ def open_index(uri: str, table: str, version: int, model: str) -> Any:
     with _LOCK:
         if key not in _OPEN:
             embedder = RetrievalEmbedder(EmbeddingsConfig(model=model, cache_path=None), cache_path=False)
-            _OPEN[key] = RetrievalIndex(uri, table, version, embedder)
+            opened = RetrievalIndex(uri, table, version, embedder)
+            # load the query model here, outside the per-call timeout: a first search that loads it on busy
+            # cores times out, and five in a row open the tool's circuit for the run
+            embedder.encode_queries(["warm up"])
+            _OPEN[key] = opened
         return _OPEN[key]
 
 

@@ -1,0 +1,714 @@
+"""API+RAG trajectories and tasks (issue 17 item 4; VAKRA §3 multi-source setting, Appendix I-J).
+
+A domain whose inventory holds a retrieval search tool (a `{kind: retrieval}` source) gets chains that
+need both sources, executed for real against the pre-synthesis index version and the APIs:
+
+- ``API-RAG`` (2 hops): an API call returns an entity (a name, title, code or date the question does not
+  state); a search for it returns the passage about it; the answer is a number that passage states and
+  no record of the chain holds.
+- ``RAG-API`` (2 hops): the question names a document; a value its passage states (a code, a name, a
+  date that an API parameter accepts: a value observed for that parameter in the probes) binds the
+  API argument; the answer is a field of the API's record that the passages do not state.
+- ``API-RAG-API`` (3 hops): both junctions in one chain.
+
+Junction edges are proposed from the probes (API→RAG: a string field of an API record becomes the search
+query; RAG→API: a passage value observed for an API parameter binds it), executed, and scored with the
+outcome classes of Table 7 (`factory.tools.outcomes`); an edge trial succeeds when the call succeeded
+and it grounded (the search returned a passage stating the entity; the API call returned records).
+Hop types are drawn with VAKRA's hop-count weights (1/2/3 hops: 0.10/0.60/0.30; one hop is single-source,
+so 2 and 3 hops renormalized, the two 2-hop types equally likely).
+
+Cross-source answerability (each hop needs its source): the final answer must not be stated in the
+chain's passages when an API gives it (``answer_in_documents``) nor be in the chain's API records when a
+passage gives it (``answer_from_apis``); the question never states the bridge value
+(``bridge_named_in_question``); and a search with the question alone must not return the gold passage
+first when an API hop leads to it (``documents_alone_suffice``). Golden actions carry `source_type`
+and, for searches, the `passage_ids` the next hop or the answer uses. `replay` re-executes a task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from factory.config import ProjectConfig
+from factory.records import Answer, GoldenAction, Junction, Lineage, Task, task_id
+from factory.retrieval.decontam import sentences as _sentences
+from factory.tools.fingerprint import sha256_digest
+from factory.tools.registry import ToolRegistry, executor_factory
+from factory.tools.spec import ToolSpec
+
+HOP_TYPES = ("API-RAG", "RAG-API", "API-RAG-API")
+HOPS = {"API-RAG": 2, "RAG-API": 2, "API-RAG-API": 3}
+VAKRA_HOP_WEIGHTS = {1: 0.10, 2: 0.60, 3: 0.30}  # VAKRA §3: hop counts sampled 0.10/0.60/0.30 for 1/2/3
+REJECTIONS = {
+    "api_call_failed": "an API hop did not succeed with records",
+    "no_passage_for_entity": "the search for the API value returned no passage stating it",
+    "no_passage_value": "no passage sentence states a value an API parameter accepts",
+    "no_passage_number": "the passage states no number outside the chain's API records and the entity",
+    "answer_in_documents": "the API answer is stated in the chain's passages (documents alone answer)",
+    "answer_from_apis": "the passage number is in the chain's API records (the APIs alone answer)",
+    "bridge_named_in_question": "the question states the value the passage should supply",
+    "documents_alone_suffice": "a search with the question alone returns the gold passage first",
+    "duplicate": "a task with the same golden calls was already kept",
+}
+_NUMBER = re.compile(r"(?<![\w.:-])\d[\d,]*(?:\.\d+)?(?![\w:-]|[.,]\d)")  # not a part of a date or time
+_PHRASE = re.compile(
+    r"(?<![\w/])(?:[A-Z][\w'/&.-]*)(?:\s+(?:(?:of|the|a|an|and|to|in|on|for|de|la|le)\s+)*[A-Z][\w'/&.-]*)+"
+    r"|[가-힣]{2,}(?:특별시|광역시|특별자치시|특별자치도|도|시|군|구)(?=[^가-힣]|의|은|는|이|가|에|와|과|로|$)"
+)  # fmt: skip
+_ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
+_KEY = "<KEY>"
+
+
+def hop_weights() -> dict[str, float]:
+    """Probability of each multi-source hop type: VAKRA's 2- and 3-hop weights renormalized (a 1-hop
+    task uses one source only), the two 2-hop types sharing theirs equally."""
+    two, three = VAKRA_HOP_WEIGHTS[2], VAKRA_HOP_WEIGHTS[3]
+    total = two + three
+    return {"API-RAG": two / total / 2, "RAG-API": two / total / 2, "API-RAG-API": three / total}
+
+
+def _words(name: str) -> str:
+    return re.sub(r"[_\s]+", " ", name).strip()
+
+
+def _boundary(value: str) -> re.Pattern[str]:
+    """`value` as a whole word (a Korean particle may follow; a number is not part of a longer one)."""
+    return re.compile(r"(?<![0-9A-Za-z가-힣])" + re.escape(value) + r"(?![0-9A-Za-z]|[.,][0-9])", re.IGNORECASE)
+
+
+def states(text: str, value: Any) -> bool:
+    """Whether `text` states `value` as a whole word (numbers also with thousands separators)."""
+    if value is None or isinstance(value, bool | dict | list):
+        return False
+    forms = {str(value)}
+    if isinstance(value, int | float) and float(value).is_integer():
+        forms |= {str(int(value)), f"{int(value):,}"}
+    elif isinstance(value, float):
+        forms |= {f"{value:g}", f"{value:.2f}", f"{value:.1f}"}
+    return any(f.strip() and _boundary(f.strip()).search(text) for f in forms)
+
+
+def about(title: str, entity: str) -> bool:
+    """A document titled `title` is about `entity`: the title starts with it as a whole word ('Let There Be
+    Rock (AC/DC)' is about the album, not about the genre Rock)."""
+    t, e = title.strip().casefold(), entity.strip().casefold()
+    return bool(e) and t.startswith(e) and (len(t) == len(e) or not t[len(e)].isalnum())
+
+
+def entity_like(v: Any) -> bool:
+    """A value a question or a search can name: a string with a letter, 3-80 characters, not a key or URL."""
+    if not isinstance(v, str):
+        return False
+    s = v.strip()
+    return (
+        3 <= len(s) <= 80
+        and s != _KEY
+        and "://" not in s
+        and re.search(r"[A-Za-z가-힣]", s) is not None
+        and not s.startswith("sha256:")
+    )
+
+
+def _record_values(records: Sequence[Mapping[str, Any]]) -> list[Any]:
+    out: list[Any] = []
+    for r in records:
+        for v in r.values():
+            if isinstance(v, str | int | float) and not isinstance(v, bool):
+                out.append(v)
+    return out
+
+
+def _passage_text(p: Mapping[str, Any]) -> str:
+    return f"{p.get('title') or ''}\n{p.get('text') or ''}"
+
+
+class _Context:
+    """The domain's tools, search tool, probe calls and the values observed per API parameter."""
+
+    def __init__(
+        self,
+        domain: str,
+        inventories: Mapping[str, Any],
+        probes: Mapping[str, Any],
+        cfg: ProjectConfig,
+        graph: Mapping[str, Any] | None = None,
+    ):
+        from factory.semtypes import ValueTypes
+
+        self.domain, self.cfg = domain, cfg
+        types = ValueTypes.from_graph(graph or {})
+        self.registry = ToolRegistry.from_inventories(inventories, probes)
+        specs = self.registry.in_domain(domain)
+        self.search: ToolSpec | None = next((s for s in specs if s.source.kind == "retrieval"), None)
+        self.apis = {
+            s.name: s
+            for s in specs
+            if s.source.kind != "retrieval" and s.key_acquisition is None and not s.state_changing
+        }
+        self.language = cfg.domain(domain).language
+        rows = [r for r in (probes.get(domain) or {}).get("rows") or [] if r.get("outcome_group") == "success"]
+        # first hops: calls whose arguments a question can state (names, titles, codes, dates: no surrogate ids)
+        # and that return one record (the entity the question is about is then unambiguous)
+        self.calls = [
+            r for r in rows
+            if r.get("tool") in self.apis and int(r.get("record_count") or 0) == 1
+            and all(entity_like(v) for k, v in (r.get("args") or {}).items()
+                    if k not in self.apis[str(r["tool"])].generic_params.names() and v != _KEY)
+            and any(entity_like(v) for v in (r.get("args") or {}).values())
+        ]  # fmt: skip
+        self.calls.sort(key=lambda r: str(r.get("call_digest")))
+        # (tool, param) → values that may fill it: sent to it in a probe, or a record field whose value type the
+        # parameter accepts (equal or narrower; an untyped parameter: the same tool's field of the same name)
+        seen_fields: dict[tuple[str, str], set[str]] = {}
+        for r in rows:
+            for f, vs in (r.get("sample_values") or {}).items():
+                seen_fields.setdefault((str(r.get("tool")), f), set()).update(v for v in vs or [] if entity_like(v))
+
+        platform_of = {x.name: x.platform for x in specs}
+
+        def tid(name: str) -> str:
+            return f"{domain}/{platform_of.get(name, '')}/{name}"
+
+        self.known: dict[tuple[str, str], set[str]] = {}
+        for name, spec in self.apis.items():
+            generic = set(spec.generic_params.names())
+            for p in spec.input_schema.get("properties") or {}:
+                if p in generic:
+                    continue
+                ptype = types.param_type(tid(name), p)
+                vals: set[str] = set()
+                for (tool, f), vs in seen_fields.items():
+                    check = types.accepts(ptype, types.field_type(tid(tool), f))
+                    if check in ("equal", "subtype") or (check is None and tool == name and f == p):
+                        vals |= vs
+                vals |= {
+                    v
+                    for r in self.calls
+                    if r.get("tool") == name
+                    for k, v in (r.get("args") or {}).items()
+                    if k == p and entity_like(v)
+                }
+                if vals:
+                    self.known[(name, p)] = vals
+        self.name_params: list[tuple[str, str]] = []  # (tool, param) that take a display name or title
+        for name, spec in self.apis.items():
+            generic = set(spec.generic_params.names())
+            for p in spec.input_schema.get("properties") or {}:
+                ptype = types.param_type(tid(name), p) or ""
+                if p not in generic and (ptype.endswith((".name", ".title")) or p in ("name", "title")):
+                    self.name_params.append((name, p))
+        self.param_types = {(n, p): types.param_type(tid(n), p) for n, p in self.name_params}
+        self.base_args: dict[
+            str, dict[str, Any]
+        ] = {}  # tool → the args of its first successful probe (other required args of a RAG→API call)
+        for r in sorted(rows, key=lambda r: str(r.get("call_digest"))):
+            if r.get("tool") not in self.apis:
+                continue
+            self.base_args.setdefault(r["tool"], dict(r.get("args") or {}))
+        # more first hops: a name-taking tool called with a name another record gave (resolved to one record)
+        for tool, p in self.name_params:
+            spec = self.apis[tool]
+            keep = set(spec.generic_params.names()) | set(spec.required_params)
+            base = {k: x for k, x in self.base_args.get(tool, {}).items() if k in keep and k != p}
+            for v in sorted(self.known.get((tool, p), set()))[:4]:
+                self.calls.append({"tool": tool, "args": {**base, p: v}, "call_digest": f"{tool}:{p}={v}"})
+
+
+def _label(ctx: _Context, tool: str, param: str) -> str:
+    """What a parameter's value is, in words: its value type ('track name') or its name."""
+    t = ctx.param_types.get((tool, param)) or ""
+    return _words(t.split("@")[0].replace(".", " ")) if t and t != "unknown" else _words(param)
+
+
+def _action(step: int, spec: ToolSpec, res: Any, passage_ids: Sequence[str] = ()) -> dict[str, Any]:
+    return {
+        "step": step,
+        "tool": spec.name,
+        "tool_id": f"{spec.domain}/{spec.platform}/{spec.name}",
+        "platform": spec.platform,
+        "args": dict(res.args),
+        "result_digest": sha256_digest([res.records, res.total_count]),
+        "records": len(res.records),
+        "total_count": res.total_count,
+        "call_digest": res.call_digest,
+        "outcome": str(res.outcome),
+        "source_type": "retrieval" if spec.source.kind == "retrieval" else "api",
+        "passage_ids": list(passage_ids),
+    }
+
+
+class _Edges:
+    """Trials of API→RAG and RAG→API junction edges, by Table 7 outcome class."""
+
+    def __init__(self) -> None:
+        self.edges: dict[str, dict[str, Any]] = {}
+
+    def trial(self, kind: str, source: str, field: str, target: str, param: str, res: Any, grounded: bool) -> None:
+        eid = f"{kind}:{source}.{field}->{target}.{param}"
+        e = self.edges.setdefault(
+            eid,
+            {"edge_id": eid, "hop": kind, "source": source, "target": target,
+             "binding": {"field": field, "param": param,
+                         "transform": "entity_query" if kind == "API→RAG" else "passage_value"},
+             "trials": 0, "successes": 0, "outcomes": {}},
+        )  # fmt: skip
+        e["trials"] += 1
+        group = res.outcome.group if hasattr(res.outcome, "group") else str(res.outcome)
+        e["outcomes"][group] = e["outcomes"].get(group, 0) + 1
+        if res.outcome.is_success and grounded:
+            e["successes"] += 1
+        else:
+            e["outcomes"].setdefault("ungrounded", 0)
+            if res.outcome.is_success:
+                e["outcomes"]["ungrounded"] += 1
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = []
+        for e in sorted(self.edges.values(), key=lambda x: x["edge_id"]):
+            a, b = 1 + e["successes"], 1 + e["trials"] - e["successes"]
+            out.append({**e, "alpha": a, "beta": b, "posterior_mean": round(a / (a + b), 4)})
+        return out
+
+
+def _mask(sentence: str, value: str, placeholder: str) -> str:
+    return _boundary(value).sub(placeholder, sentence, count=1)
+
+
+def _question(kind: str, lang: str, parts: Mapping[str, str]) -> str:
+    """The templated question of a hop type (English or Korean)."""
+    ko = lang == "ko"
+    api = ""
+    if kind != "RAG-API":
+        api = (
+            f"{parts['tool1']} 도구를 {parts['args1']} 조건으로 호출해 {parts['field']} 값을 확인하고, "
+            if ko
+            else f"Using {parts['tool1']} with {parts['args1']}, get the {parts['field']}. "
+        )
+    if kind == "API-RAG":
+        return api + (
+            f'그에 관한 {parts["collection"]} 문서에서 "{parts["masked"]}"의 빈칸(___)에 들어갈 수는 무엇입니까?'
+            if ko
+            else f'In the {parts["collection"]} document about it, what number fills the gap in "{parts["masked"]}"?'
+        )
+    tail = (
+        f"{parts['tool2']} 도구로 확인한 그 {parts['param']}의 {parts['answer_field']}은(는) 무엇입니까?"
+        if ko
+        else f"Using {parts['tool2']}, what is the {parts['answer_field']} of that {parts['param']}?"
+    )
+    if kind == "RAG-API":
+        head = (
+            f'{parts["collection"]} 문서 "{parts["title"]}"에서 "{parts["masked"]}"의 빈칸(___)에 들어가는 '
+            f"{parts['param']}이(가) 있습니다. "
+            if ko
+            else f'In the {parts["collection"]} document "{parts["title"]}", a {parts["param"]} fills the gap in '
+            f'"{parts["masked"]}". '
+        )
+        return head + tail
+    mid = (
+        f'그에 관한 {parts["collection"]} 문서에서 "{parts["masked"]}"의 빈칸(___)에 {parts["param"]}이(가) '
+        "들어갑니다. "
+        if ko
+        else f"In the {parts['collection']} document about it, a {parts['param']} fills the gap in "
+        f'"{parts["masked"]}". '
+    )
+    return api + mid + tail
+
+
+def _args_text(args: Mapping[str, Any], spec: ToolSpec) -> str:
+    generic = set(spec.generic_params.names())
+    shown = [f"{_words(k)} {v}" for k, v in sorted(args.items()) if k not in generic and v != _KEY]
+    return ", ".join(shown) or "no arguments"
+
+
+def _answer_field(
+    records: Sequence[Mapping[str, Any]], passages: Sequence[Mapping[str, Any]], bridge: str, param: str
+) -> str | None:
+    """A field of the API's first record whose value the passages do not state (not an id, not the bridge)."""
+    if not records:
+        return None
+    text = "\n".join(_passage_text(p) for p in passages)
+    for f, v in sorted(records[0].items()):
+        if _ID_FIELD.search(f) or f == param or v in (None, "", bridge) or isinstance(v, bool | dict | list):
+            continue
+        if isinstance(v, str) and not entity_like(v) and not re.fullmatch(r"[\d.,]+", v):
+            continue
+        if not states(text, v):
+            return f
+    return None
+
+
+async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:
+    search = ctx.search
+    assert search is not None
+    collection = _words(search.name.removeprefix("search_"))
+    edges = _Edges()
+    kept: list[dict[str, Any]] = []
+    rejected: list[dict[str, str]] = []
+    have = {h: 0 for h in HOP_TYPES}
+    seen: set[str] = set()
+    weights = hop_weights()
+    make = executor_factory(ctx.cfg, [ctx.domain], ctx.registry)
+    await asyncio.to_thread(_warm, search)
+    calls = list(ctx.calls)
+    order: list[int] = [int(x) for x in rng.permutation(len(calls))]
+
+    def reject(kind: str, reason: str, detail: str = "") -> None:
+        rejected.append({"hop_type": kind, "reason": reason, "detail": detail[:160]})
+
+    def want(kind: str) -> bool:
+        return have[kind] < quota
+
+    def add(kind: str, actions: list[dict[str, Any]], query: str, answer: dict[str, Any], spec: dict[str, Any],
+            junctions: list[dict[str, Any]], chain_edges: list[str], extra: dict[str, Any]) -> None:  # fmt: skip
+        key = sha256_digest([a["call_digest"] for a in actions] + [spec])
+        if key in seen:
+            reject(kind, "duplicate")
+            return
+        seen.add(key)
+        have[kind] += 1
+        kept.append(
+            {"trajectory_id": key, "hop_type": kind, "hops": HOPS[kind], "domain": ctx.domain,
+             "language": ctx.language, "query": query, "golden_actions": actions, "answer": answer,
+             "answer_spec": spec, "junctions": junctions, "edges": chain_edges, **extra}
+        )  # fmt: skip
+
+    async with make() as ex:
+        for i in order:
+            if all(not want(h) for h in HOP_TYPES):
+                break
+            row = calls[int(i)]
+            spec1 = ctx.apis[row["tool"]]
+            res1 = await ex.call(spec1, row.get("args") or {})
+            if not res1.outcome.is_success or len(res1.records) != 1:
+                reject("API-RAG", "api_call_failed", f"{spec1.name}: {res1.outcome}")
+                continue
+            named = {str(v) for v in res1.args.values()}
+            fields = [
+                (f, v) for f, v in sorted(res1.records[0].items())
+                if entity_like(v) and str(v) not in named and not _ID_FIELD.search(f)
+            ][:3]  # fmt: skip
+            for f, e in fields:
+                sres = await ex.call(search, {"query": e, "k": k})
+                # the document about the entity: its title names it (a passage that merely mentions it is not)
+                gold = next((p for p in sres.records if about(str(p.get("title") or ""), e)), None)
+                edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, gold is not None)
+                if gold is None:
+                    reject("API-RAG", "no_passage_for_entity", f"{f}={e!r}")
+                    continue
+                api_values = _record_values(res1.records)
+                draw = rng.choice(list(weights), p=list(weights.values()))
+                kinds = [str(draw), *[h for h in HOP_TYPES if h != draw]]
+                for kind in kinds:
+                    if not want(kind):
+                        continue
+                    if kind == "API-RAG":
+                        built = _api_rag(ctx, spec1, res1, f, e, search, sres, gold, api_values, collection, rng)
+                        if isinstance(built, str):
+                            reject(kind, built, f"{f}={e!r}")
+                            continue
+                        query, answer, masked = built
+                        if await _documents_alone(ex, search, query, gold, k):
+                            reject(kind, "documents_alone_suffice", query)
+                            continue
+                        actions = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
+                        add(kind, actions, query, answer,
+                            {"kind": "passage_value", "calls": [{"step": 2, "index": 0, "record": {"id": gold["id"]}}],
+                             "passage_id": gold["id"], "value": answer["value"], "statement": masked},
+                            [{"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ", "n": 1,
+                              "width": 1, "edge_id": f"API→RAG:{spec1.name}.{f}->{search.name}.query"}],
+                            [f"API→RAG:{spec1.name}.{f}->{search.name}.query"], {"entity": e})  # fmt: skip
+                        break
+                    # RAG→API junction from the gold passage
+                    hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, e, rng)
+                    if isinstance(hop2, str):
+                        reject(kind, hop2)
+                        continue
+                    spec2, param, v, sentence, res2 = hop2
+                    if kind == "RAG-API":
+                        tres = await ex.call(search, {"query": gold["title"], "k": k})
+                        if gold["id"] not in {p["id"] for p in tres.records}:
+                            reject(kind, "no_passage_for_entity", f"title {gold['title']!r}")
+                            continue
+                        passages, actions0, step = tres.records, [_action(1, search, tres, [gold["id"]])], 2
+                    else:
+                        passages = sres.records
+                        actions0 = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
+                        step = 3
+                    g = _answer_field(res2.records, passages, v, param)
+                    if g is None:
+                        reject(kind, "answer_in_documents", f"{spec2.name}({param}={v!r})")
+                        continue
+                    masked = _mask(sentence, v, "___")
+                    if kind == "API-RAG-API":
+                        masked = _mask(masked, e, f"[{_words(f)}]")
+                    parts = {"tool1": _words(spec1.name), "args1": _args_text(res1.args, spec1), "field": _words(f),
+                             "collection": collection, "masked": masked, "title": str(gold.get("title") or ""),
+                             "param": _label(ctx, spec2.name, param), "tool2": _words(spec2.name),
+                             "answer_field": _words(g)}  # fmt: skip
+                    query = _question(kind, ctx.language, parts)
+                    if states(query, v):
+                        reject(kind, "bridge_named_in_question", v)
+                        continue
+                    if kind == "API-RAG-API" and await _documents_alone(ex, search, query, gold, k):
+                        reject(kind, "documents_alone_suffice", query)
+                        continue
+                    value = res2.records[0][g]
+                    answer = {"type": "number" if isinstance(value, int | float) else "string", "value": value,
+                              "fields": [g]}  # fmt: skip
+                    actions = [*actions0, _action(step, spec2, res2)]
+                    jrag = f"RAG→API:{search.name}.text->{spec2.name}.{param}"
+                    junctions = [{"from": f"{search.name}.text", "to": f"{spec2.name}.{param}", "type": "SEQ", "n": 1,
+                                  "width": 1, "edge_id": jrag}]  # fmt: skip
+                    chain = [jrag]
+                    if kind == "API-RAG-API":
+                        japi = f"API→RAG:{spec1.name}.{f}->{search.name}.query"
+                        junctions.insert(0, {"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ",
+                                             "n": 1, "width": 1, "edge_id": japi})  # fmt: skip
+                        chain.insert(0, japi)
+                    add(kind, actions, query, answer,
+                        {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}]},
+                        junctions, chain, {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]}})  # fmt: skip
+                    break
+        calls_made = sum(sum(c.values()) for c in ex.call_counts().values())
+    return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": calls_made}
+
+
+def _warm(search: ToolSpec) -> None:
+    """Open the search tool's index and load its query model once, outside the executor's per-call timeout
+    (a first search that loads the model on busy cores would time out and open the tool's circuit)."""
+    from factory.tools.retrieval import parse_index_path
+    from factory.tools.transports.retrieval import open_index
+
+    table, version, model = parse_index_path(search.path)
+    open_index(search.source.base_url or "", table, version, model).search("warm up", 1)
+
+
+def _api_rag(ctx, spec1, res1, f, e, search, sres, gold, api_values, collection, rng):
+    """(query, answer, masked statement) of an API-RAG task, or a rejection reason."""
+    numbered = []
+    for s in _sentences(str(gold.get("text") or "")):
+        for m in _NUMBER.finditer(s):
+            n = m.group(0)
+            if states(e, n) or any(states(str(v), n) or states(n, v) for v in api_values):
+                continue
+            if len(n.replace(",", "").replace(".", "")) < 2 or re.match(r"0\d", n):  # '3': everywhere; '00': a clock
+                continue
+            numbered.append((s, m))
+    if not numbered:
+        return "no_passage_number"
+    s, m = numbered[int(rng.integers(len(numbered)))]
+    n = m.group(0)
+    value: int | float = float(n.replace(",", "")) if "." in n else int(n.replace(",", ""))
+    if any(states(str(v), n) for v in api_values):
+        return "answer_from_apis"
+    masked = s[: m.start()] + "___" + s[m.end() :]
+    masked = _mask(masked, e, f"[{_words(f)}]")
+    parts = {"tool1": _words(spec1.name), "args1": _args_text(res1.args, spec1), "field": _words(f),
+             "collection": collection, "masked": masked.strip()}  # fmt: skip
+    return _question("API-RAG", ctx.language, parts), {"type": "number", "value": value, "fields": ["text"]}, masked
+
+
+async def _documents_alone(ex: Any, search: ToolSpec, query: str, gold: Mapping[str, Any], k: int) -> bool:
+    res = await ex.call(search, {"query": query, "k": k})
+    return bool(res.records) and res.records[0].get("id") == gold.get("id")
+
+
+async def _rag_api_hop(ctx: _Context, ex: Any, edges: _Edges, search: ToolSpec, gold: Mapping[str, Any], e: str, rng):
+    """(api spec, param, value, sentence, result) of a RAG→API junction from `gold`, or a rejection reason."""
+    sents = _sentences(str(gold.get("text") or ""))
+    options = []
+    for (tool, param), vals in sorted(ctx.known.items()):
+        for v in sorted(vals):
+            if v == e or states(e, v) or states(v, e):
+                continue
+            s = next((s for s in sents if states(s, v)), None)
+            if s is not None:
+                options.append((tool, param, v, s))
+    # a name the passage writes (a capitalized phrase; a Korean place name) proposed for a name-taking parameter:
+    # the call decides (one record back binds it)
+    for tool, param in ctx.name_params:
+        for s in sents:
+            for m in _PHRASE.finditer(s):
+                v = m.group(0).strip()
+                if entity_like(v) and v != e and not states(e, v) and not states(v, e):
+                    options.append((tool, param, v, s))
+    options = list(dict.fromkeys(options))
+    if not options:
+        return "no_passage_value"
+    for j in rng.permutation(len(options))[:6]:
+        tool, param, v, s = options[int(j)]
+        spec2 = ctx.apis[tool]
+        generic = set(spec2.generic_params.names())
+        base = {k: x for k, x in ctx.base_args.get(tool, {}).items() if k in generic or k in spec2.required_params}
+        res2 = await ex.call(spec2, {**base, param: v})
+        # one record back, and it is the value the passage states (the name or title field equals it)
+        ok = (
+            res2.outcome.is_success
+            and len(res2.records) == 1
+            and any(str(x).strip().casefold() == v.casefold() for x in res2.records[0].values() if isinstance(x, str))
+        )
+        edges.trial("RAG→API", search.name, "text", spec2.name, param, res2, ok)
+        if ok:
+            return spec2, param, v, s, res2
+    return "api_call_failed"
+
+
+def build_multisource(
+    domain: str,
+    inventories: Mapping[str, Any],
+    probes: Mapping[str, Any],
+    cfg: ProjectConfig,
+    graph: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The API+RAG trajectories of a domain (value `multisource` of the trajectories asset) and metadata.
+    A domain without a search tool gets an empty value."""
+    ctx = _Context(domain, inventories, probes, cfg, graph)
+    if ctx.search is None:
+        return {"configured": False, "trajectories": [], "rejected": [], "edges": []}, {"multisource/configured": 0}
+    rng = np.random.default_rng([cfg.seed, 17, sum(domain.encode())])
+    out = asyncio.run(_synthesize(ctx, rng, cfg.synthesis.per_pattern, cfg.retrieval.default_k))
+    value = {"configured": True, "search_tool": ctx.search.name, "index": ctx.search.path,
+             "trajectories": out["kept"], "rejected": out["rejected"], "edges": out["edges"], "calls": out["calls"],
+             "hop_weights": hop_weights()}  # fmt: skip
+    return value, multisource_metadata(value)
+
+
+def multisource_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
+    trajs = value.get("trajectories") or []
+    meta: dict[str, Any] = {"multisource/configured": int(bool(value.get("configured")))}
+    for h in HOP_TYPES:
+        meta[f"multisource/{h}"] = sum(1 for t in trajs if t["hop_type"] == h)
+    reasons: dict[str, int] = {}
+    for r in value.get("rejected") or []:
+        reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
+    meta.update({f"multisource/rejected/{k}": n for k, n in sorted(reasons.items())})
+    meta["multisource/edges"] = len(value.get("edges") or [])
+    meta["multisource/edge_trials"] = sum(e["trials"] for e in value.get("edges") or [])
+    return meta
+
+
+# --------------------------------------------------------------------------- tasks
+
+
+def _answer_text(value: Any, lang: str) -> str:
+    shown = f"{value:,}" if isinstance(value, int) else str(value)
+    return f"답은 {shown}입니다." if lang == "ko" else f"The answer is {shown}."
+
+
+def task_records(
+    multisource: Mapping[str, Any] | None,
+    inventory: Mapping[str, Any],
+    cfg: ProjectConfig,
+    run_id: str | None,
+    fingerprint: str = "",
+) -> list[dict[str, Any]]:
+    """The Task rows (generated_queries) of a domain's API+RAG trajectories."""
+    out: list[dict[str, Any]] = []
+    if not multisource:
+        return out
+    registry = ToolRegistry.from_inventory(inventory)
+    key_tools = {s.platform: s.name for s in registry.specs() if s.key_acquisition is not None}
+    syn = cfg.synthesis
+    for t in multisource.get("trajectories") or []:
+        golden = [{k: v for k, v in a.items() if k in GoldenAction.model_fields} for a in t["golden_actions"]]
+        platforms = sorted({a["platform"] for a in golden})
+        tools = sorted({a["tool"] for a in golden})
+        pool = sorted(s.name for s in registry.specs() if s.platform in platforms and s.key_acquisition is None)
+        distract = [n for n in pool if n not in tools][: syn.distractors]
+        lang = t["language"]
+        task = Task(
+            id=task_id(t["domain"], golden, t["query"]),
+            domain=t["domain"],
+            platforms=platforms,
+            language=lang,
+            query=t["query"],
+            templated_query=t["query"],
+            query_source="template",
+            answer=Answer(
+                type=t["answer"]["type"],
+                value=t["answer"]["value"],
+                text=_answer_text(t["answer"]["value"], lang),
+                fields=t["answer"]["fields"],
+            ),  # fmt: skip
+            pattern="+".join(j["type"] for j in t["junctions"]),
+            category="SEQ",
+            junctions=[Junction.model_validate(j) for j in t["junctions"]],
+            golden_actions=[GoldenAction.model_validate(a) for a in golden],
+            answer_spec=t["answer_spec"],
+            available_tools=sorted(set(tools) | set(distract)),
+            system_state={
+                "current_date": syn.current_date,
+                "api_key": {"acquire_with": {p: n for p, n in key_tools.items() if p in platforms}},
+            },  # fmt: skip
+            max_allowed_calls=math.ceil(len(golden) * syn.headroom),
+            reward_basis=["RESPONSE", "ACTION"],
+            hop_type=t["hop_type"],
+            lineage=Lineage(
+                trajectory_id=t["trajectory_id"],
+                run_id=run_id,
+                surface={t["domain"]: fingerprint},
+                edges=[{"edge_id": e} for e in t["edges"]],
+                call_digests=[a["call_digest"] for a in golden],
+            ),  # fmt: skip
+        )
+        out.append(task.model_dump(mode="json", by_alias=True))
+    return out
+
+
+# --------------------------------------------------------------------------- replay
+
+
+async def replay(task: Mapping[str, Any], ex: Any) -> dict[str, Any]:
+    """Re-execute a multi-source task's golden actions with `ex` (a ToolExecutor over its tools): every
+    search must return the passages its step used, every API argument bound from a passage must be stated
+    by one of them, and the answer is recomputed from the responses. Returns {ok, answer, problems}."""
+    problems: list[str] = []
+    results: dict[tuple[int, int], Any] = {}
+    passages: dict[str, Mapping[str, Any]] = {}
+    index: dict[int, int] = {}
+    for a in task["golden_actions"]:
+        step = int(a["step"])
+        i = index.get(step, 0)
+        index[step] = i + 1
+        res = await ex.call(a["tool"], a["args"])
+        results[(step, i)] = res
+        if not res.outcome.is_success:
+            problems.append(f"step {step} {a['tool']}: {res.outcome}")
+            continue
+        if a.get("source_type") == "retrieval":
+            got = {p["id"]: p for p in res.records}
+            missing = [pid for pid in a.get("passage_ids") or [] if pid not in got]
+            if missing:
+                problems.append(f"step {step} {a['tool']}: passages {missing} not returned")
+            passages.update({pid: got[pid] for pid in a.get("passage_ids") or [] if pid in got})
+    spec = task["answer_spec"]
+    answer: Any = None
+    if spec.get("kind") == "passage_value":
+        p = passages.get(spec["passage_id"])
+        stmt = str(spec.get("statement") or "")
+        if p is not None and states(str(p.get("text") or ""), spec["value"]):
+            before = stmt.split("___")[0].strip().split("[")[0].strip()
+            if before and before not in str(p.get("text") or ""):
+                problems.append("the passage no longer makes the statement")
+            answer = spec["value"]
+        else:
+            problems.append("the passage does not state the answer")
+    else:
+        ref = spec["calls"][0]
+        res = results.get((int(ref["step"]), int(ref.get("index", 0))))
+        if res is not None and res.records:
+            answer = res.records[0].get(spec["field"])
+        for a in task["golden_actions"]:
+            if a.get("source_type") == "api" and passages and int(a["step"]) > 1:
+                bound = [v for v in a["args"].values() if entity_like(v)]
+                if bound and not any(states(_passage_text(p), v) for p in passages.values() for v in bound):
+                    problems.append(f"step {a['step']} {a['tool']}: no argument is stated by the passages used")
+    ok = not problems and answer == task["answer"]["value"]
+    return {"ok": ok, "answer": answer, "problems": problems}

@@ -1,0 +1,120 @@
+"""API+RAG tasks (issue 17 item 4): a retrieval call and an API call chained through a passage value replay
+to the stored answer against the real demo API and a LanceDB index; the cross-source helpers."""
+
+import asyncio
+
+import pytest
+
+from factory.synthesis import multisource
+from tests.retrieval.test_index import FakeEmbedder
+
+NOTES = [
+    "Album note: Let There Be Rock by AC/DC. The longest track is Whole Lotta Rosie (5 min 23 s).",
+    "Album note: Big Ones by Aerosmith. The album sold 12 copies in 9 invoices.",
+    "Jazz albums in the catalogue run longer than rock albums on average.",
+]
+
+
+def test_hop_weights_follow_vakra_and_states_is_word_bounded():
+    w = multisource.hop_weights()
+    assert set(w) == set(multisource.HOP_TYPES) and abs(sum(w.values()) - 1) < 1e-9
+    assert w["API-RAG-API"] == pytest.approx(0.3 / 0.9) and w["API-RAG"] == w["RAG-API"]
+    assert multisource.states("sold 1,234 copies", 1234) and multisource.states("군포시의 인구", "군포시")
+    assert not multisource.states("EWRX weather", "EWR") and not multisource.states("12.5 mm", 12)
+    assert multisource.entity_like("Whole Lotta Rosie") and not multisource.entity_like("<KEY>")
+    assert not multisource.entity_like("12345") and not multisource.entity_like("sha256:abc")
+    assert multisource.about("Let There Be Rock (AC/DC)", "Let There Be Rock")
+    assert not multisource.about("For Those About To Rock We Salute You (AC/DC)", "Rock")
+    assert not multisource.about("EWRX weather 2013-01-05", "EWR") and multisource.about(
+        "EWR weather 2013-01-05", "EWR"
+    )
+
+
+def _project(tmp_path):
+    from factory.config import load_config
+    from tests.conftest import write_config
+
+    cfg = load_config(write_config(tmp_path, search_tools=True))
+    music = cfg.domain("music").model_dump(mode="json", exclude_none=True)
+    return load_config(write_config(tmp_path, domains=[music], search_tools=True))
+
+
+def _world(cfg):
+    """The demo service's music tools plus a search tool over NOTES (fake embedder), in one executor."""
+    from factory.io import data_store, write_artifact
+    from factory.retrieval import corpus, index
+    from factory.tools.sources import load_domain_tools
+    from factory.tools.transports import retrieval as transport
+
+    docs = [corpus.Document(f"note {i}", t, f"src/{i}") for i, t in enumerate(NOTES)]
+    chunks = corpus.chunk_documents("music", docs, cfg.retrieval, licence="CC0", language="en")
+    vc = {"domain": "music", "collection": "catalogue_notes", "chunks": chunks}
+    value, _ = index.build_index("music", vc, {}, [], cfg, embedder=FakeEmbedder(), stage="synthesis")
+    write_artifact(data_store(cfg), "retrieval_synthesis_index", "music", value)
+    key = (value["uri"], value["table"], value["version"], value["model"])
+    transport._OPEN[key] = index.RetrievalIndex(value["uri"], value["table"], value["version"], FakeEmbedder())
+    return value, chunks, load_domain_tools(cfg.domain("music"), cfg)
+
+
+@pytest.mark.slow  # the demo service and a LanceDB table: ~80 s on the shared 2 cores
+def test_retrieval_and_api_call_chained_through_a_passage_value_replay_to_the_stored_answer(tmp_path):
+    from factory.demo.service import DemoService
+    from factory.tools.executor import ToolExecutor
+
+    cfg = _project(tmp_path)
+
+    async def go(tools, chunks):
+        gold = chunks[0]["id"]
+        async with ToolExecutor(tools, cfg.executor) as ex:
+            # synthesis: the search returns the note, the note states the track, the track is looked up by name
+            found = await ex.call("search_catalogue_notes", {"query": "Let There Be Rock longest track", "k": 2})
+            assert found.records[0]["id"] == gold
+            assert multisource.states(found.records[0]["text"], "Whole Lotta Rosie")
+            track = await ex.call("search_tracks", {"name": "Whole Lotta Rosie"})
+            assert track.outcome.is_success and track.records, track.detail
+            stored = track.records[0]["composer"]
+            task = {
+                "golden_actions": [
+                    {"step": 1, "tool": "search_catalogue_notes", "args": dict(found.args),
+                     "source_type": "retrieval", "passage_ids": [gold]},
+                    {"step": 2, "tool": "search_tracks", "args": {"name": "Whole Lotta Rosie"}, "source_type": "api"},
+                ],
+                "answer_spec": {"kind": "value", "field": "composer", "calls": [{"step": 2, "index": 0}]},
+                "answer": {"value": stored},
+            }  # fmt: skip
+            good = await multisource.replay(task, ex)
+            # planted defects: a passage the search no longer returns; an API argument no passage states
+            gone = {**task, "golden_actions": [{**task["golden_actions"][0], "passage_ids": ["music:not-served"]},
+                                               task["golden_actions"][1]]}  # fmt: skip
+            unbound = {**task, "golden_actions": [task["golden_actions"][0],
+                                                  {**task["golden_actions"][1], "args": {"name": "Go Down"}}]}  # fmt: skip
+            return stored, good, await multisource.replay(gone, ex), await multisource.replay(unbound, ex)
+
+    with DemoService(cfg.demo, log_dir=tmp_path / "logs"):
+        _, chunks, tools = _world(cfg)
+        names = {t.name for t in tools}
+        assert "search_catalogue_notes" in names and "search_tracks" in names
+        stored, good, gone, unbound = asyncio.run(go(tools, chunks))
+    assert good == {"ok": True, "answer": stored, "problems": []}
+    assert not gone["ok"] and "not returned" in gone["problems"][0]
+    assert not unbound["ok"] and any("no argument is stated" in p for p in unbound["problems"])
+
+
+def test_cross_source_filter_keeps_only_answers_the_other_source_lacks():
+    passages = [{"title": "Let There Be Rock (AC/DC)", "text": "The longest track is Whole Lotta Rosie (5 min 23 s)."}]
+    # the API record's composer is not in the passage: the API hop is needed; its name (the bridge) and a field
+    # the passage states are never the answer
+    rec = [{"track_id": 5, "name": "Whole Lotta Rosie", "composer": "AC/DC", "milliseconds": 323000}]
+    assert multisource._answer_field(rec, passages, "Whole Lotta Rosie", "name") == "milliseconds"
+    stated = [{"name": "Whole Lotta Rosie", "album_title": "Let There Be Rock"}]
+    assert multisource._answer_field(stated, passages, "Whole Lotta Rosie", "name") is None
+    # names a passage writes are proposed for name parameters (English phrases, Korean place names)
+    found = [m.group(0) for m in multisource._PHRASE.finditer(passages[0]["text"])]
+    assert "Whole Lotta Rosie" in found
+    assert [m.group(0) for m in multisource._PHRASE.finditer("2020년 군포시의 인구는")] == ["군포시"]
+    q = multisource._question(
+        "RAG-API", "ko",
+        {"collection": "census bulletins", "title": "경기도 군포시 인구 동향", "masked": "___의 인구는 26만명",
+         "param": "region name", "tool2": "get region", "answer_field": "code"},
+    )  # fmt: skip
+    assert q.startswith("census bulletins 문서") and q.endswith("무엇입니까?") and "군포시" in q
