@@ -320,6 +320,11 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
     if tool.get("relation"):
         out["relation"] = dict(tool["relation"])
         out["overridden"].append("relation")
+    # shared-value phrases ('in the same state as …'); whether its records are counted; why they are never named
+    for key in ("same", "count", "unphraseable"):
+        if key in tool:
+            out[key] = tool[key]
+            out["overridden"].append(key)
     for kind in ("params", "fields"):
         slots = {k: dict(v) for k, v in frame[kind].items()}
         for name, entry in (tool.get(kind) or {}).items():

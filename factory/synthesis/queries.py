@@ -344,7 +344,8 @@ def build_queries(
             groups.append([writer_input(t, specs, lang, i + k, frames) for k in range(n_cand)])
         except phrasing.Unphraseable as e:
             rejected.append(
-                {"trajectory_id": t["trajectory_id"], "reason": "unphraseable", "detail": str(e), "query": ""}
+                {"trajectory_id": t["trajectory_id"], "reason": "unphraseable", "code": e.code,
+                 "detail": f"{e.code}: {e}", "query": ""}  # fmt: skip
             )
             continue
         except _Reject as e:
@@ -675,6 +676,8 @@ def query_metadata(value: Mapping[str, Any], fallback_reasons: Sequence[str] = (
         "language": value["language"],
         "rejected": len(value["rejected"]),
         "rejection_reasons": counts(r["reason"] for r in value["rejected"]),
+        # why questions could not be said (phrasing.Unphraseable codes: too_nested, circular, record_count, …)
+        "unphraseable_codes": counts(r.get("code") or "label" for r in value["rejected"] if r["reason"] == "unphraseable"),
         "grounding_fallbacks": value["fallbacks"],
         "fallback_rate": rate(value["fallbacks"], len(tasks)),
         "fallback_reasons": counts(fallback_reasons),
