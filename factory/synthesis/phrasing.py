@@ -779,7 +779,9 @@ def _value_parts(ref: Ref, frame: Mapping[str, Any], fname: str, lang: str) -> d
 
     unit = ((frame.get("fields") or {}).get(fname) or {}).get("unit")
     subject = ref.text if (ref.one or lang == "ko") else f"each of {ref.text}"
-    return {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one}
+    m = re.match(r"^number of (.+)$", f) if lang != "ko" else None  # a count field: 'How many tracks does … have?'
+    return {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
+            "how_many": m.group(1) if m else ""}  # fmt: skip
 
 
 @dataclass
