@@ -361,6 +361,13 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         if holds and qual:
             return f"Yes, {qual}, so {body}."
         return f"{'Yes' if holds else 'No'}: {body}."
+    sem = short.get("parts") or []
+    if pattern == "BOTH" and isinstance(v, list) and len(sem) == len(v) and len(v) > 1:
+        types = ["number" if isinstance(x, int | float) and not isinstance(x, bool) else "string" for x in v]
+        said = [short_statement(x, ty, sf, language) for x, ty, sf in zip(v, types, sem, strict=True)]
+        if all(said):  # each part answered with its own short statement: 'There are 9 airports …, and …'
+            joined = ", 그리고 ".join(str(x) for x in said) if ko else ", and ".join(str(x) for x in said)
+            return _sentence(joined, language)
     if pattern == "BOTH" and desc and isinstance(v, list):
         if ko:
             return f"{josa(desc, '은/는')} 각각 {_listing(v, language)}입니다."

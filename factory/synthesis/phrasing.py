@@ -746,7 +746,10 @@ def _countable(frame: Mapping[str, Any]) -> None:
 
 
 def _nested(ref: Ref) -> Ref:
-    if ref.steps > MAX_STEPS:
+    """`ref` when a reader can follow it; a count of what one record has is asked of that record ('How many albums
+    does <the artist of the album of the track X> have?'), so that last listing is the question, not a nesting."""
+    plain = ref.owner is not None and not ref.owner.pronoun
+    if ref.steps - (1 if plain else 0) > MAX_STEPS:
         raise Unphraseable(f"{ref.steps} nested relations: {ref.text!r}", "too_nested")
     return ref
 
@@ -917,6 +920,7 @@ def cmp_realization(
     if len(values) != 2:
         raise Unphraseable(f"{len(values)} compared values of {param}")
     options = [_bare(_option(spec, frame, param, v, lang), v, lang) for v in values]
+    bare = all(o == str(v) for o, v in zip(options, values, strict=True))  # 'Which airline …, B6 or UA?'
     if options[0] == options[1]:
         raise Unphraseable(f"both options read {options[0]!r}", "degenerate")
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])
@@ -960,7 +964,7 @@ def cmp_realization(
     o_noun = ((slot.get("noun") or {}).get("en") or words(o_ent or "")) if kind == "reference" else sing
     parts = {"ask": d.get("cmp") or "winner", "counted": _checked(counted, lang), "counter": ref.counter,
              "more": d.get("order") == "more", "who": fr.is_person(o_ent),
-             "kind": o_noun if lang != "ko" and o_noun and len(o_noun.split()) <= 2 else ""}  # fmt: skip
+             "kind": o_noun if lang != "ko" and o_noun and len(o_noun.split()) <= 2 and bare else ""}  # fmt: skip
     if d.get("cmp") == "difference":
         return Realization("DIFF", counted, parts, options=options)
     qual = ("많은" if parts["more"] else "적은") if lang == "ko" else ("more" if parts["more"] else "fewer")

@@ -254,6 +254,8 @@ def answer_frame(inp: QueryWriterInput) -> dict[str, Any]:
 def short_frame(pattern: str, parts: Mapping[str, Any]) -> dict[str, Any]:
     """The parts an answer sentence needs to answer first and name the entity, not the chain: the counted noun
     and its owner (when the owner is one named record, no nested phrase), the asked field and its unit."""
+    if pattern in ("SEM", "BOTH"):
+        return {"parts": [short_frame("PATH", p) for p in parts.get("parts") or []]}
     if pattern in ("COND", "IF"):
         return {
             "then": short_frame("PATH", parts.get("then") or {}),
@@ -266,7 +268,8 @@ def short_frame(pattern: str, parts: Mapping[str, Any]) -> dict[str, Any]:
     if parts.get("ask") in ("count", "total"):
         owner, np = str(parts.get("owner") or ""), str(parts.get("np") or "")
         return {"kind": "count", "noun": str(parts.get("noun") or ""), "owner": owner if _relations(owner) == 0 else "",
-                "np": np if _relations(np) <= 1 else "", "owner_one": bool(parts.get("owner_one", True)),
+                "np": np if _relations(np) <= 1 or (_relations(np) <= 2 and len(np) <= 24) else "",
+                "owner_one": bool(parts.get("owner_one", True)),
                 "counter": str(parts.get("counter") or "")}  # fmt: skip
     return {}
 
@@ -275,7 +278,7 @@ def _relations(phrase: str) -> int:
     """How many relations a phrase nests ('the albums of the artist X': 1); a long phrase counts as many."""
     if len(phrase) > 60:
         return 9
-    return len(re.findall(r"\b(?:of|among|whose|as|within)\b|의 |중 |에 있는 |와 같은 |과 같은 ", phrase))
+    return len(re.findall(r"\b(?:of|among|whose|as)\b|의 |중 |에 있는 |와 같은 |과 같은 ", phrase))
 
 
 def _sub_inputs(inp: QueryWriterInput) -> list[QueryWriterInput]:
