@@ -364,9 +364,9 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
     sem = short.get("parts") or []
     if pattern == "BOTH" and isinstance(v, list) and len(sem) == len(v) and len(v) > 1:
         types = ["number" if isinstance(x, int | float) and not isinstance(x, bool) else "string" for x in v]
-        said = [short_statement(x, ty, sf, language) for x, ty, sf in zip(v, types, sem, strict=True)]
-        if all(said):  # each part answered with its own short statement: 'There are 9 airports …, and …'
-            joined = ", 그리고 ".join(str(x) for x in said) if ko else ", and ".join(str(x) for x in said)
+        each = [short_statement(x, ty, sf, language) for x, ty, sf in zip(v, types, sem, strict=True)]
+        if all(each):  # each part answered with its own short statement: 'There are 9 airports …, and …'
+            joined = ", 그리고 ".join(str(x) for x in each) if ko else ", and ".join(str(x) for x in each)
             return _sentence(joined, language)
     if pattern == "BOTH" and desc and isinstance(v, list):
         if ko:
