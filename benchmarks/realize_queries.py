@@ -78,7 +78,7 @@ def realize(data: Path, lexicon_dir: Path | None = None) -> tuple[list[dict[str,
                     t, specs, lang, i)  # fmt: skip
                 q = rules.query_writer(writer_input(*args)).query
             except phrasing.Unphraseable as e:
-                rejected["unphraseable"] += 1
+                rejected[f"unphraseable:{getattr(e, 'code', 'label')}"] += 1
                 out.append({"domain": domain, "language": lang, "pattern": t["pattern"], "query": "", "error": str(e)})
                 continue
             out.append({"domain": domain, "language": lang, "pattern": t["pattern"], "query": q})

@@ -15,6 +15,15 @@ counter word), the relation its parameters express ("the albums by {artist_id}",
 Everything is derived by rules from value types, tool names, descriptions and field names, and a
 reviewed YAML file per domain (``lexicon/<domain>.yaml`` beside ``types/``) overrides any entry;
 each entry records where it came from (``source``: ``override`` or ``rules``).
+
+Besides nouns, relations, labels, phrases and cite forms, a tool entry of the reviewed file may say how people
+speak of its records (factory.synthesis.phrasing reads them):
+
+- ``fields.<f>.superlative: {max: {en: northernmost}, min: {en: southernmost}}``: a pick by that field;
+- ``same: {"country+subdivision": {en: "the {plural}{filt} in the same state or province as {up}"}}``: records that
+  share these parameters' values with another record;
+- ``count: false``: its records are never counted in a question (census rows: reason ``record_count``);
+- ``unphraseable: <why>``: its records are never named in a question (grouped statistics rows: ``tool_rows``).
 """
 
 import re
@@ -320,6 +329,11 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
     if tool.get("relation"):
         out["relation"] = dict(tool["relation"])
         out["overridden"].append("relation")
+    # shared-value phrases ('in the same state as …'); whether its records are counted; why they are never named
+    for key in ("same", "count", "unphraseable"):
+        if key in tool:
+            out[key] = tool[key]
+            out["overridden"].append(key)
     for kind in ("params", "fields"):
         slots = {k: dict(v) for k, v in frame[kind].items()}
         for name, entry in (tool.get(kind) or {}).items():

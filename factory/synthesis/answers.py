@@ -271,6 +271,40 @@ def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], lan
     return f"{description} is {_fmt(v)}"
 
 
+def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -> str | None:
+    """The value first, with what it counts or measures and the record it belongs to when that is one named record
+    ('AC/DC has 2 albums', 'There are 202 읍면동' → '읍면동은 모두 202곳입니다', 'The latitude is 38.0189
+    degrees'); None when the frame says too little (the caller states the description)."""
+    if not short or isinstance(v, list | dict) or isinstance(v, bool):
+        return None
+    ko = language == "ko"
+    if short.get("kind") == "count" and typ == "number" and short.get("noun"):
+        noun, owner, np = str(short["noun"]), str(short.get("owner") or ""), str(short.get("np") or "")
+        if ko:
+            counter = str(short.get("counter") or "개")
+            head = f"{owner}의 {noun}" if owner else np or noun
+            return f"{josa(head, '은/는')} {_fmt(v)}{counter}입니다"
+        if owner:
+            verb = "has" if short.get("owner_one", True) else "have"
+            return f"{owner} {verb} {_fmt(v)} {noun if v != 1 else _singular(noun)}"
+        head = np or noun
+        return f"there {'is' if v == 1 else 'are'} {_fmt(v)} {head if v != 1 else _singular(head)}"
+    if short.get("kind") == "value" and short.get("field"):
+        field, unit, subject = str(short["field"]), str(short.get("unit") or ""), str(short.get("subject") or "")
+        amount = f"{_fmt(v)}{(' ' + unit) if unit and typ == 'number' else ''}"
+        if ko:
+            head = f"{subject}의 {field}" if subject else field
+            return f"{josa(head, '은/는')} {amount}입니다"
+        return f"the {field} of {subject} is {amount}" if subject else f"the {field} is {amount}"
+    return None
+
+
+def _singular(noun: str) -> str:
+    from factory.frames import singular
+
+    return singular(noun)
+
+
 def _sentence(clause: str, language: str) -> str:
     clause = clause.strip()
     return (clause if language == "ko" else _cap(clause)) + ("" if clause.endswith((".", "?", "!")) else ".")
@@ -294,9 +328,11 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         a, b = counts
         unit = _counter(frame, desc) if ko else ""
         if pattern == "DIFF":
+            opts = list(frame.get("options") or [])
+            if ko and len(opts) == 2:  # the difference first, then each side by name
+                return f"{_fmt(v)}{unit} 차이입니다({opts[0]} {_fmt(a)}{unit}, {opts[1]} {_fmt(b)}{unit})."
             if ko:
                 return f"{desc}의 차이는 {_fmt(v)}{unit}입니다({_fmt(a)}{unit} 대 {_fmt(b)}{unit})."
-            opts = list(frame.get("options") or [])
             sides = (
                 f"{_fmt(a)} for {opts[0]} against {_fmt(b)} for {opts[1]}"
                 if len(opts) == 2
@@ -308,13 +344,19 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         cw, cl = (a, b) if win == 0 else (b, a)
         if ko:
             word = "많습니다" if more else "적습니다"
+            opts = list(frame.get("options") or [])
+            v = opts[win] if len(opts) == 2 else v  # the side as the question names it ('주택 분야', not 'housing')
             return f"{josa(desc, '은/는')} {josa(_fmt(v), '이/가')} {josa(f'{_fmt(cw)}{unit}', '으로/로')} 더 {word}(다른 쪽은 {_fmt(cl)}{unit})."
         opts = list(frame.get("options") or [])
         who = opts[win] if len(opts) == 2 and _fmt(v).casefold() in opts[win].casefold() else _fmt(v)
         return f"{_cap(who)} has {'more' if more else 'fewer'} {desc}: {_fmt(cw)} against {_fmt(cl)}."
+    short = frame.get("short") or {}
     if "branch" in ans and ans.get("branch") in ("then", "else"):
         holds = ans["branch"] == "then"
         d = desc if holds else str(frame.get("otherwise") or "")
+        said = short_statement(v, typ, short.get("then" if holds else "else") or {}, language)
+        if said:  # a yes/no, then the value with what it counts: 'Yes: there are 37 tracks.'
+            return f"{'네' if holds else '아니요'}, {said}." if ko else f"{'Yes' if holds else 'No'}: {said}."
         if not holds and frame.get("otherwise_counter"):
             frame = {**frame, "counter": frame["otherwise_counter"]}
         # a yes/no first, as a person answers an 'if ...' question; the condition restated only when it holds
@@ -326,10 +368,20 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         if holds and qual:
             return f"Yes, {qual}, so {body}."
         return f"{'Yes' if holds else 'No'}: {body}."
+    sem = short.get("parts") or []
+    if pattern == "BOTH" and isinstance(v, list) and len(sem) == len(v) and len(v) > 1:
+        types = ["number" if isinstance(x, int | float) and not isinstance(x, bool) else "string" for x in v]
+        each = [short_statement(x, ty, sf, language) for x, ty, sf in zip(v, types, sem, strict=True)]
+        if all(each):  # each part answered with its own short statement: 'There are 9 airports …, and …'
+            joined = ", 그리고 ".join(str(x) for x in each) if ko else ", and ".join(str(x) for x in each)
+            return _sentence(joined, language)
     if pattern == "BOTH" and desc and isinstance(v, list):
         if ko:
             return f"{josa(desc, '은/는')} 각각 {_listing(v, language)}입니다."
         return f"{_cap(desc)} are {_listing(v, language)}, respectively."
+    said = short_statement(v, typ, short, language) if pattern not in ("BOTH",) else None
+    if said:
+        return _sentence(said, language)
     if desc:
         return _sentence(_statement(desc, v, typ, frame, language), language)
     body = _fmt(v)

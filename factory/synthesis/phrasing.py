@@ -46,7 +46,25 @@ Frames = Mapping[str, Mapping[str, Any]]
 
 
 class Unphraseable(Exception):
-    """The trajectory cannot be stated clearly from the labels available (reason `unphraseable`)."""
+    """The trajectory cannot be stated clearly from the labels available (reason `unphraseable`); `code` says why:
+
+    - ``label``: a label or noun that is no noun phrase (a sentence, an identifier, another script);
+    - ``too_nested``: more nested relations than a reader follows in one question (`MAX_STEPS`);
+    - ``circular``: a hop that leads back to a record the question already named ('남동구의 읍면동의 시군구');
+    - ``record_count``: a count of rows no one asks about (the lexicon's ``count: false``: '센서스 통계 수');
+    - ``tool_rows``: records the lexicon marks as never named (``unphraseable``: grouped statistics rows);
+    - ``degenerate``: parts, branches or options that read the same, or a count of one named record;
+    - ``cap``: the tool's result cap, not the data, decides the answer;
+    - ``action``: a state-changing call, whose records are no noun phrase;
+    - ``long``: the phrase runs past `MAX_PHRASE_CHARS`."""
+
+    def __init__(self, message: str, code: str = "label") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+UNPHRASEABLE_CODES = ("label", "too_nested", "circular", "record_count", "tool_rows", "degenerate", "cap", "action",
+                      "long")  # fmt: skip
 
 
 def _josa(word: str, pair: str) -> str:
@@ -102,7 +120,9 @@ def _noun(frame: Mapping[str, Any], lang: str) -> tuple[str, str]:
     """(singular, plural) in English; (noun, counter) in Korean; Unphraseable when no noun is left."""
     n = frame["noun"]
     if frame.get("action"):  # a state-changing call ('Add a track to a playlist') names no records to nest
-        raise Unphraseable(f"{frame['tool']} changes state: its records are no noun phrase")
+        raise Unphraseable(f"{frame['tool']} changes state: its records are no noun phrase", "action")
+    if frame.get("unphraseable"):
+        raise Unphraseable(f"{frame['tool']}: {frame['unphraseable']}", "tool_rows")
     if lang == "ko":
         noun = n["ko"]["noun"]
         if not noun or not _HANGUL.search(noun) or _BAD_KO.search(noun) or len(noun.split()) > 3:
@@ -114,11 +134,29 @@ def _noun(frame: Mapping[str, Any], lang: str) -> tuple[str, str]:
     return sing, pl
 
 
+# a unit said after a field's name ('price in USD', 'latitude in degrees', 'dew point in °F'): a person asks for
+# the price or the latitude; the unit goes with the answer (the frame's `unit`)
+_UNIT_TAIL = re.compile(
+    r"\s+(?:in|as)\s+(?:decimal\s+|statute\s+)?(?:°[CF]|%|usd|dollars|kilometres|kilometers|km|miles|mi|feet|ft|"
+    r"inches|minutes|min|seconds|milliseconds|ms|millibars|hpa|degrees|knots|mph|bytes|percent)\b.*$",
+    re.IGNORECASE,
+)
+
+
+def spoken(label: str, lang: str) -> str:
+    """A field's label as a person says it: without the unit it is measured in ('price in USD' → 'price')."""
+    if lang == "ko":
+        return label
+    out = _UNIT_TAIL.sub("", label).strip()
+    return out or label
+
+
 def _slot_label(frame: Mapping[str, Any], kind: str, name: str, lang: str) -> str:
     slot = (frame.get(kind) or {}).get(name) or {}
     label = (slot.get("label") or {}).get(lang)
     try:
-        return usable(label or words(name), lang)
+        # a field is asked for without its unit; a parameter's value is stated with it ('radius in km 100')
+        return usable(spoken(label or words(name), lang) if kind == "fields" else label or words(name), lang)
     except Unphraseable:
         return usable(words(name), lang)
 
@@ -195,7 +233,7 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
     titled = (role == "title" or (role in ("name", "id") and frame.get("entity") in fr.TITLED)) and not val.isdigit()
     if titled:
         return f"the {ent_noun} '{val}'"
-    if role == "name":
+    if role == "name" or (role == "id" and not val.isdigit() and not val.isupper()):  # a name standing for the id
         return f"the {ent_noun} {val}"
     return f"{ent_noun} {val}"  # a code or an id: 'airport ICN', 'customer 36'
 
@@ -321,6 +359,10 @@ def _relation(
         text = rel.format(owner=_of(owner, lang), plural=plural_n, noun=noun, filt=filt, **vals)
         return text, False, filt
     if lang == "ko":
+        inner = owner.owner
+        if inner is not None and not inner.pronoun and not owner.meta.get("filt") and not owner.pronoun:
+            # what lies in every record of a listing: '광주광역시에 있는 읍면동' (not '광주광역시의 시군구의 읍면동')
+            return f"{inner.text}에 있는 {filt}{noun}", False, filt
         return f"{_of(owner, lang)}의 {filt}{noun}", True, filt
     if owner.pronoun:
         return f"their {plural_n}{filt}", True, filt  # the compared options (two of them)
@@ -341,7 +383,11 @@ def _owner(frame: Mapping[str, Any], refs: Sequence[tuple[str, Any]], lang: str)
                "tool": frame["tool"], "names": frame.get("names") or []}  # fmt: skip
         names.append(_named(sub, p, v, lang, ent))
     person = all(fr.is_person(frame["params"][p].get("entity")) for p, _ in refs)
-    return Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "", meta={"person": person})
+    ents = {frame["params"][p].get("entity") for p, _ in refs}
+    # what the owner is, for the circular-hop check of `link` ('남동구의 읍면동의 시군구' is 남동구 again)
+    slots = {(p, str((frame["params"][p].get("noun") or {}).get("en") or "")) for p, _ in refs}
+    meta = {"person": person, "entity": ents.pop() if len(ents) == 1 else None, "slots": slots}
+    return Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "", meta=meta)
 
 
 def seed_ref(
@@ -359,8 +405,10 @@ def seed_ref(
     rest = [(p, v) for p, v in vals if (p, v) not in own and (p, v) not in refs]
     owner = _owner(frame, refs, lang)
     person = {"person": bool(frame.get("person"))}  # 'Take the customer from Norway. How many invoices do they have?'
+    named_ko = ""
     if own:
         if lang == "ko" and not one and all(_HANGUL.search(_display_value(frame, v, lang)) for _, v in own):
+            named_ko = " ".join(_display_value(frame, v, lang) for _, v in own) if not refs else ""
             rest, own = [*own, *rest], []  # several records of one name: '읍면동 이름이 창성동인 읍면동'
     if own:
         nm = [_named(frame, p, v, lang, sing) for p, v in own]
@@ -381,7 +429,9 @@ def seed_ref(
     filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
-        return Ref(text, one, sing, sing, counter, None, text)
+        # the name alone, for a pick by the place it lies in ('대전광역시 중구', not '이름이 중구인 시군구 중 …')
+        name = {"ko_name": named_ko} if named_ko and len(rest) == 1 else {}
+        return Ref(text, one, sing, sing, counter, None, text, meta=name)
     text = f"the {sing if one else pl}{filt}"
     return Ref(text, one, sing, pl, counter, None, f"{pl}{filt}", meta=person)
 
@@ -412,12 +462,34 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     if lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
         op_text = "{ref} whose {f} is after {t}"
     elif lang == "ko" and op == "eq" and _field_entity(frame, node["field"])[1] == "reference" and _HANGUL.search(thr):
+        if ref.meta.get("ko_name"):  # the records of one name, picked by the place they lie in: '대전광역시 중구'
+            text = f"{thr} {ref.meta['ko_name']}"
+            return replace(ref, text=text, one=True, owner=None, bare=text, steps=ref.steps, lead=ref.text, meta={})
         op_text = "{ref} 중 {t}에 있는 {sing}"  # a parent region named: '… 중 부산광역시에 있는 행정구역'
+    elif (lang == "ko" and op == "eq" and _field_entity(frame, node["field"])[1] == "display" and _HANGUL.search(thr)
+          and ref.owner is not None and not ref.owner.pronoun and not ref.meta.get("filt")):  # fmt: skip
+        # a record of the owner's picked by its name: '인천광역시 동구' (not '인천광역시의 시군구 중 시군구명이 동구인 시군구')
+        text = f"{ref.owner.text} {thr}"
+        return replace(ref, text=text, one=True, owner=None, bare=text, steps=ref.steps, lead=ref.text, meta={})
     else:
         op_text = _SELECT[lang][op]
     plural_ref = ref.text
     if lang != "ko" and ref.one and ref.sing != ref.plural and plural_ref.startswith(f"the {ref.sing}"):
         plural_ref = f"the {ref.plural}" + plural_ref[len(f"the {ref.sing}") :]
+    if lang != "ko" and op in ("max", "min") and plural_ref.startswith(f"the {ref.plural}"):
+        # the pick said the way people say it: 'the northernmost airport in …', 'the track of album X with the
+        # most bytes' — not 'the airport with the highest latitude in degrees among the airports in …'
+        rest = plural_ref[len(f"the {ref.plural}") :]
+        sup = (((frame.get("fields") or {}).get(node["field"]) or {}).get("superlative") or {}).get(op) or {}
+        if isinstance(sup, Mapping) and sup.get(lang):
+            text = f"the {sup[lang]} {ref.sing}{rest}"
+        else:
+            m = re.match(r"^(?:total\s+)?number of (.+)$", f)
+            pick = (f"the most {m.group(1)}" if op == "max" else f"the fewest {m.group(1)}") if m else (
+                f"the {'highest' if op == 'max' else 'lowest'} {f}")  # fmt: skip
+            text = f"the {ref.sing}{rest} {'that has' if ' with ' in rest or ' whose ' in rest else 'with'} {pick}"
+        return replace(ref, text=text, one=True, owner=None, bare=re.sub(r"^the ", "", text), steps=ref.steps + 1,
+                       lead=plural_ref)  # fmt: skip
     if lang != "ko" and op_text.startswith("{ref} ") and re.search(r"\b(whose|dated|among)\b", plural_ref):
         # a second condition after a nested one reads as the nested one's: the kept records come first
         op_text = "the {plural} " + op_text[len("{ref} ") :] + " among {ref}"
@@ -466,6 +538,17 @@ def _same_as(ref: Ref, lang: str) -> Ref:
     return replace(ref, text=text)
 
 
+def _circular(up: Ref, fname: str, up_frame: Mapping[str, Any], entity: str) -> None:
+    """Unphraseable when the record `fname` of `up`'s records references is the owner they were listed for: the
+    town's district of the towns of 남동구 is 남동구, the artist of the albums of AC/DC is AC/DC."""
+    owner = up.owner
+    if owner is None or owner.meta.get("entity") != entity:
+        return
+    noun = str((((up_frame.get("fields") or {}).get(fname) or {}).get("noun") or {}).get("en") or "")
+    if any(p == fname or (n and n == noun) for p, n in owner.meta.get("slots") or ()):
+        raise Unphraseable(f"the {entity} of {up.text!r} is {owner.text!r} again", "circular")
+
+
 def link(
     up: Ref, up_frame: Mapping[str, Any], from_fields: Sequence[str], spec: ToolSpec, frame: Mapping[str, Any],
     to_params: Sequence[str], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
@@ -492,6 +575,7 @@ def link(
     if len(from_fields) == 1:
         e, kind = ents[0]
         if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
+            _circular(up, from_fields[0], up_frame, e)
             moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person"))), e
             moved.meta["person"] = fr.is_person(e)  # 'Take the artist of …. How many albums do they have?'
         key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
@@ -510,7 +594,7 @@ def link(
             one = moved.one and (spec.records_path is None or all(k in ("display", "key") for k in kinds))
             keep = moved is up
             return replace(moved, text=text, one=one, sing=sing if keep else moved.sing,
-                           plural=pl if keep else moved.plural, counter=counter, steps=steps,
+                           plural=pl if keep else moved.plural, counter=counter, steps=moved.steps,
                            bare=re.sub(r"^the ", "", text))  # fmt: skip
         # a listing of what belongs to it: 'the albums of the artist …', '… 시군구의 읍면동'; what belongs to the
         # record another one references reads as what shares it: 'the customers from the same country as customer
@@ -519,7 +603,7 @@ def link(
         one = moved.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
-        return Ref(text, one, sing, pl, counter, moved if plain else None, re.sub(r"^the ", "", text), steps=steps,
+        return Ref(text, one, sing, pl, counter, moved if plain else None, re.sub(r"^the ", "", text), steps=moved.steps + 1,
                    lead=moved.text, meta={"filt": filt})  # fmt: skip
     # attributes of the upstream records: say which values are shared
     filt = _filters(frame, extra, lang)
@@ -530,6 +614,16 @@ def link(
     named = len(to_params) == 1 and pkinds[0] == "display" and ents[0][1] in ("display", "reference")
     if named and moved is not up:
         up = moved  # the name of the referenced record: 'the regions with the same name as the district of …'
+    # a reviewed phrase for what the shared values mean ('in the same state or province as …', not 'with the same
+    # country and subdivision as …'): the tool's `same` entry for these parameters
+    same_tpl = ((frame.get("same") or {}).get("+".join(sorted(to_params))) or {}).get(lang)
+    if same and same_tpl:  # of a compared record: 'the airports in the same state or province'
+        text = str(same_tpl).replace(" as {up}", "") if up.pronoun else str(same_tpl)
+        text = text.format(plural=pl, sing=sing, filt=filt, up=up.text)
+        one = up.one and spec.records_path is None
+        if lang != "ko" and one and text.startswith(f"the {pl}"):
+            text = f"the {sing}" + text[len(f"the {pl}") :]
+        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), steps=steps, lead=up.text)
     if lang == "ko":
         hop_of, hop_noun = up.meta.get("hop_of"), up.meta.get("hop_noun")
         if named and unique and isinstance(hop_of, Ref) and hop_of.one and hop_noun and not hop_of.pronoun:
@@ -618,7 +712,7 @@ def chain_refs(
     if len(tids) != len(junctions) + 1:
         raise Unphraseable(f"{len(tids)} tools but {len(junctions)} junctions")
     if len(junctions) > MAX_JUNCTIONS:
-        raise Unphraseable(f"{len(junctions)} hops are too many for one question")
+        raise Unphraseable(f"{len(junctions)} hops are too many for one question", "too_nested")
     s0 = specs[tids[0]]
     first_one = bool(junctions) and junctions[0]["n"] == 1 and not junctions[0].get("process")
     f0 = _frame(frames, s0, tids[0])
@@ -638,8 +732,26 @@ def chain_refs(
 
 def _checked(text: str, lang: str) -> str:
     if len(text) > MAX_PHRASE_CHARS[lang]:
-        raise Unphraseable(f"the phrase runs to {len(text)} characters")
+        raise Unphraseable(f"the phrase runs to {len(text)} characters", "long")
     return text
+
+
+MAX_STEPS = 2  # nested relations (hops and picks) one question may chain: more read like a database query
+
+
+def _countable(frame: Mapping[str, Any]) -> None:
+    """Unphraseable when the lexicon says no one counts the tool's records ('count: false': census rows)."""
+    if frame.get("count") is False:
+        raise Unphraseable(f"{frame['tool']}: a count of its records is no question people ask", "record_count")
+
+
+def _nested(ref: Ref) -> Ref:
+    """`ref` when a reader can follow it; a count of what one record has is asked of that record ('How many albums
+    does <the artist of the album of the track X> have?'), so that last listing is the question, not a nesting."""
+    plain = ref.owner is not None and not ref.owner.pronoun
+    if ref.steps - (1 if plain else 0) > MAX_STEPS:
+        raise Unphraseable(f"{ref.steps} nested relations: {ref.text!r}", "too_nested")
+    return ref
 
 
 def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
@@ -670,7 +782,9 @@ def _value_parts(ref: Ref, frame: Mapping[str, Any], fname: str, lang: str) -> d
 
     unit = ((frame.get("fields") or {}).get(fname) or {}).get("unit")
     subject = ref.text if (ref.one or lang == "ko") else f"each of {ref.text}"
-    return {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one}
+    m = re.match(r"^number of (.+)$", f) if lang != "ko" else None  # a count field: 'How many tracks does … have?'
+    return {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
+            "how_many": m.group(1) if m else ""}  # fmt: skip
 
 
 @dataclass
@@ -712,7 +826,9 @@ def chain_realization(
         parts = _value_parts(ref, last, d["field"], lang)
     else:
         total = bool(junctions) and junctions[-1]["width"] > 1
+        _countable(last)
         parts = _count_parts(ref, total, lang)
+    _nested(ref)
     parts["steps"] = ref.steps
     return Realization("PATH", _description(parts, lang), parts)
 
@@ -740,7 +856,9 @@ def cond_realization(
         those = replace(those, text=f"those {base.plural}", pronoun=False)
     else:
         those = replace(those, text=f"그 {base.sing}", pronoun=False, one=True)
-    then_ref = chain_refs(t, specs, frames, [cid, tid], junctions[:1], lang, start=those)
+    then_ref = _nested(chain_refs(t, specs, frames, [cid, tid], junctions[:1], lang, start=those))
+    _countable(cframe)
+    _countable(_frame(frames, specs[tid], tid))
     total = bool(junctions) and junctions[0]["width"] > 1
     then = _count_parts(then_ref, total, lang)
     cond = _count_parts(base, False, lang)
@@ -748,7 +866,7 @@ def cond_realization(
     parts = {"ask": "cond", "cond": cond, "then": then}
     then_d, other_d = _description(then, lang), _description(cond, lang)
     if then_d == other_d:
-        raise Unphraseable(f"both branches read {then_d!r}")
+        raise Unphraseable(f"both branches read {then_d!r}", "degenerate")
     qual = (f"{_josa(base.text, '이/가')} {cond['threshold']}{base.counter} 이상이면" if lang == "ko"
             else f"there are at least {cond['threshold']} {base.bare}")  # fmt: skip
     return Realization("IF", then_d, parts, qualifier=_checked(qual, lang), otherwise=other_d)
@@ -777,6 +895,18 @@ def _option(spec: ToolSpec, frame: Mapping[str, Any], param: str, value: Any, la
     return f"{label} {_display_value(frame, value, lang)}"
 
 
+def _bare(option: str, value: Any, lang: str) -> str:
+    """A compared name or code as people say it when the question already says what is compared: 'AC/DC', 'JFK',
+    'Jeollabuk-do' (not 'artist AC/DC', 'the subdivision Jeollabuk-do'); a title keeps its noun and quotes, a
+    number its noun ('album 218')."""
+    if lang == "ko" or "'" in option:
+        return option
+    val = str(value)
+    if not val or val.isdigit() or not option.endswith(val):
+        return option  # a number, or a name stated with its parent ('동구 of 광주광역시')
+    return val
+
+
 def cmp_realization(
     t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, junctions: Sequence[Mapping[str, Any]],
     lang: str,
@@ -789,9 +919,10 @@ def cmp_realization(
     values = _qualified(t, [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param])
     if len(values) != 2:
         raise Unphraseable(f"{len(values)} compared values of {param}")
-    options = [_option(spec, frame, param, v, lang) for v in values]
+    options = [_bare(_option(spec, frame, param, v, lang), v, lang) for v in values]
+    bare = all(o == str(v) for o, v in zip(options, values, strict=True))  # 'Which airline …, B6 or UA?'
     if options[0] == options[1]:
-        raise Unphraseable(f"both options read {options[0]!r}")
+        raise Unphraseable(f"both options read {options[0]!r}", "degenerate")
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])
     arm = junctions[: len(tids) - 1]
     others = _seeds_of(t, tid, [param])
@@ -819,19 +950,42 @@ def cmp_realization(
         ref = start
     else:
         ref = chain_refs(t, specs, frames, tids, arm, lang, start=start, seed_skip=[param])
+    _nested(ref)
+    _countable(_frame(frames, specs[tids[-1]], tids[-1]))
     counted = ref.text if lang == "ko" else re.sub(r"^the\s+", "", ref.text)
     if counted in ("it", "그것"):
-        raise Unphraseable("the compared records are the counted ones")
+        raise Unphraseable("the compared records are the counted ones", "degenerate")
     if lang != "ko":
         counted = re.sub(r"^their\s+", "", counted) if ref.owner is not None and ref.owner.pronoun else counted
     else:
         counted = re.sub(r"^(각각의|그것의)\s+", "", counted)
+    slot = frame["params"].get(param) or {}
+    o_ent = slot.get("entity") or frame.get("entity")
+    o_noun = ((slot.get("noun") or {}).get("en") or words(o_ent or "")) if kind == "reference" else sing
     parts = {"ask": d.get("cmp") or "winner", "counted": _checked(counted, lang), "counter": ref.counter,
-             "more": d.get("order") == "more"}  # fmt: skip
+             "more": d.get("order") == "more", "who": fr.is_person(o_ent),
+             "kind": o_noun if lang != "ko" and o_noun and len(o_noun.split()) <= 2 and bare else ""}  # fmt: skip
     if d.get("cmp") == "difference":
         return Realization("DIFF", counted, parts, options=options)
     qual = ("많은" if parts["more"] else "적은") if lang == "ko" else ("more" if parts["more"] else "fewer")
     return Realization("WHICH", counted, parts, qualifier=qual, options=options)
+
+
+def _pronoun_second(parts: list[dict[str, Any]], shared: str, lang: str) -> bool:
+    """The record both parts of a SEM name, said once: the second part's mention of it becomes 'it' ('… within 100
+    km of it', not '… of airport AMK' twice); True when the second part is a value of that same record."""
+    if lang == "ko" or len(parts) != 2 or not shared:
+        return False
+    first = parts[0].get("subject") or parts[0].get("np") or ""
+    m = re.search(r"(?:\bthe\s+)?(?:\b[a-z]+\s+)?" + re.escape(shared) + r"\b'?", first)
+    if not m:
+        return False
+    name, second = m.group(0), parts[1]
+    if second.get("ask") == "value":
+        return second.get("subject") == name
+    if name in (second.get("np") or ""):
+        second["np"] = second["np"].replace(name, "it")
+    return False
 
 
 def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, lang: str) -> Realization:
@@ -851,12 +1005,14 @@ def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames:
         if part.get("ask") == "value":
             out.append(_value_parts(ref, frame, part["field"], lang))
         else:
+            _countable(frame)
             out.append(_count_parts(ref, False, lang))
+    same_ref = _pronoun_second(out, str(shared), lang)
     descs = [_description(p, lang) for p in out]
     if len(set(descs)) < len(descs):
-        raise Unphraseable(f"the parts read the same: {descs[0]!r}")
+        raise Unphraseable(f"the parts read the same: {descs[0]!r}", "degenerate")
     subjects = [p.get("subject") or p.get("owner") for p in out]
-    same = len(set(subjects)) == 1 and bool(subjects[0])
+    same = (len(set(subjects)) == 1 and bool(subjects[0])) or same_ref
     person = any(
         _frame(frames, specs[p["tool_id"]], p["tool_id"]).get("person") for p in d["parts"] if p.get("ask") == "value"
     )
@@ -886,7 +1042,7 @@ def realize(
     """The realization of trajectory `t` (every step of its golden path named); raises Unphraseable."""
     capped = capped_calls(t, specs)
     if capped:
-        raise Unphraseable(f"the tool's cap decides the answer ({'; '.join(capped)})")
+        raise Unphraseable(f"the tool's cap decides the answer ({'; '.join(capped)})", "cap")
     if t["template"] == "chain":
         return chain_realization(t, specs, frames, junctions, lang)
     if t["template"] == "COND":

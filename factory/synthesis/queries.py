@@ -246,7 +246,39 @@ def answer_frame(inp: QueryWriterInput) -> dict[str, Any]:
         # COND: the then-branch's counter and the condition's records' (the else-branch counts those): '52곳', not '52개'
         "counter": a.counter or (str(((a.parts or {}).get("then") or {}).get("counter") or "") if ko else ""),
         "otherwise_counter": str(((a.parts or {}).get("cond") or {}).get("counter") or "") if ko else "",
+        # what the answer sentence names instead of the question's chain (`answers.short_statement`)
+        "short": short_frame(main_pattern(inp.pattern), a.parts or {}),
     }
+
+
+def short_frame(pattern: str, parts: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts an answer sentence needs to answer first and name the entity, not the chain: the counted noun
+    and its owner (when the owner is one named record, no nested phrase), the asked field and its unit."""
+    if pattern in ("SEM", "BOTH"):
+        return {"parts": [short_frame("PATH", p) for p in parts.get("parts") or []]}
+    if pattern in ("COND", "IF"):
+        return {
+            "then": short_frame("PATH", parts.get("then") or {}),
+            "else": short_frame("PATH", parts.get("cond") or {}),
+        }
+    if parts.get("ask") == "value":
+        subject = str(parts.get("subject") or "")
+        return {"kind": "value", "field": str(parts.get("field") or ""), "unit": str(parts.get("unit") or ""),
+                "subject": subject if parts.get("one") and _relations(subject) == 0 else ""}  # fmt: skip
+    if parts.get("ask") in ("count", "total"):
+        owner, np = str(parts.get("owner") or ""), str(parts.get("np") or "")
+        return {"kind": "count", "noun": str(parts.get("noun") or ""), "owner": owner if _relations(owner) == 0 else "",
+                "np": np if _relations(np) <= 1 or (_relations(np) <= 2 and len(np) <= 24) else "",
+                "owner_one": bool(parts.get("owner_one", True)),
+                "counter": str(parts.get("counter") or "")}  # fmt: skip
+    return {}
+
+
+def _relations(phrase: str) -> int:
+    """How many relations a phrase nests ('the albums of the artist X': 1); a long phrase counts as many."""
+    if len(phrase) > 60:
+        return 9
+    return len(re.findall(r"\b(?:of|among|whose|as)\b|의 |중 |에 있는 |와 같은 |과 같은 ", phrase))
 
 
 def _sub_inputs(inp: QueryWriterInput) -> list[QueryWriterInput]:
@@ -344,7 +376,13 @@ def build_queries(
             groups.append([writer_input(t, specs, lang, i + k, frames) for k in range(n_cand)])
         except phrasing.Unphraseable as e:
             rejected.append(
-                {"trajectory_id": t["trajectory_id"], "reason": "unphraseable", "detail": str(e), "query": ""}
+                {
+                    "trajectory_id": t["trajectory_id"],
+                    "reason": "unphraseable",
+                    "code": e.code,
+                    "detail": f"{e.code}: {e}",
+                    "query": "",
+                }  # fmt: skip
             )
             continue
         except _Reject as e:
@@ -675,6 +713,10 @@ def query_metadata(value: Mapping[str, Any], fallback_reasons: Sequence[str] = (
         "language": value["language"],
         "rejected": len(value["rejected"]),
         "rejection_reasons": counts(r["reason"] for r in value["rejected"]),
+        # why questions could not be said (phrasing.Unphraseable codes: too_nested, circular, record_count, …)
+        "unphraseable_codes": counts(
+            r.get("code") or "label" for r in value["rejected"] if r["reason"] == "unphraseable"
+        ),
         "grounding_fallbacks": value["fallbacks"],
         "fallback_rate": rate(value["fallbacks"], len(tasks)),
         "fallback_reasons": counts(fallback_reasons),
