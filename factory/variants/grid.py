@@ -95,7 +95,8 @@ def failure_mode(ep: Mapping[str, Any], gold: Sequence[str], gold_ops: set[str])
     return "wrong_arguments"
 
 
-def _observation(payload: Mapping[str, Any], limit: int) -> str:
+def observation(payload: Mapping[str, Any], limit: int) -> str:
+    """A tool result as the model reads it: the result fields as JSON, cut to `limit` characters."""
     keep = {k: payload[k] for k in ("ok", "outcome", "total_count", "record_count", "records", "error") if k in payload}
     text = json.dumps(keep if keep else dict(payload), ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 14] + "…(truncated)"
@@ -162,7 +163,7 @@ async def run_episode(
                     result = await execute(out.call)
                     executed.append(out.call.key())
                     row.update(native=out.call.as_dict(), off_schema=off, ok=result.get("ok"))
-                    content = _observation(result, settings.max_observation_chars)
+                    content = observation(result, settings.max_observation_chars)
                 steps.append(row)
                 seen[call.key() + "\n" + content] += 1  # the same call answered the same way: no progress
                 messages.append(
