@@ -342,6 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     from factory.variants import cli as variants_cli  # `factory eval --variants`: the schema-variant grid
 
     variants_cli.extend_eval(sub.choices["eval"])
+    variants_cli.register_proxy(sub)  # `factory proxy`: the schema proxy
     register_lineage(sub)
     audit_cli.register(sub)
     for name, sp in sub.choices.items():  # `factory run --config F` as well as `factory --config F run`

@@ -317,3 +317,28 @@ def test_a_malformed_upstream_reply_is_a_502() -> None:
     assert msg["content"] == "hi" and usage == {"prompt_tokens": 3, "total_tokens": 5} and model == "m"
     with pytest.raises(ValueError, match="mode"):
         ProxySettings(upstream="http://127.0.0.1:1/v1", mode="sideways")  # type: ignore[arg-type]
+
+
+def test_proxy_cli_names_what_is_wrong(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    from factory.cli import build_parser, main
+    from tests.conftest import write_config
+
+    args = build_parser().parse_args(["proxy", "--variant", "merge_full_flat", "--upstream", "http://h:1/v1"])
+    assert (args.port, args.mode, args.host) == (8790, "normal", "127.0.0.1")
+    cfg = write_config(tmp_path)
+    base = ["proxy", "--config", str(cfg), "--upstream", "http://127.0.0.1:1/v1"]
+    cases = [
+        (["--variant", "no_such_variant"], ["no_such_variant", "merge_full_flat"]),
+        (["--variant", "merge_full_flat"], ["--domain", "3 domains", "music"]),
+        (["--variant", "merge_full_flat", "--domain", "nowhere"], ["no domain 'nowhere'"]),
+        (["--variant", "native", "--domain", "music", "--upstream-key-env", "FACTORY_TEST_UNSET_KEY_9"], ["not set"]),
+        (["--variant", "native", "--domain", "music"], ["no tool_inventory", "factory run"]),
+    ]
+    for extra, words in cases:
+        assert main([*base, *extra]) == 2, extra
+        err = capsys.readouterr().err
+        assert all(w in err for w in words), (extra, err)
+    assert (
+        main(["proxy", "--config", str(cfg), "--upstream", "ftp://x", "--variant", "native", "--domain", "music"]) == 2
+    )
+    assert "http(s) base URL" in capsys.readouterr().err
