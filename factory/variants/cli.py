@@ -202,15 +202,8 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         sys.stderr.write(f"error: {message}\n")
         return 2
 
-    cfg = load_config(args.config)
     if args.variant not in ("native", *VARIANT_IDS):
         return fail(f"unknown variant {args.variant!r}; known: native, {', '.join(VARIANT_IDS)}")
-    names = cfg.domain_names
-    domain = args.domain or (names[0] if len(names) == 1 else None)
-    if domain is None:
-        return fail(f"--domain: the project has {len(names)} domains ({', '.join(names)}); name the one to serve")
-    if domain not in names:
-        return fail(f"--domain: no domain {domain!r} in the project (domains: {', '.join(names)})")
     key = None
     if args.upstream_key_env:
         key = os.environ.get(args.upstream_key_env)
@@ -220,6 +213,16 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         settings = ProxySettings(
             upstream=args.upstream, variant=args.variant, mode=args.mode, instruction=args.instruction, upstream_key=key
         )
+    except ValueError as e:
+        return fail(str(e))
+    cfg = load_config(args.config)
+    names = cfg.domain_names
+    domain = args.domain or (names[0] if len(names) == 1 else None)
+    if domain is None:
+        return fail(f"--domain: the project has {len(names)} domains ({', '.join(names)}); name the one to serve")
+    if domain not in names:
+        return fail(f"--domain: no domain {domain!r} in the project (domains: {', '.join(names)})")
+    try:
         inventories = load_inventories(cfg, [domain])
         specs = [s for s in inventory_specs(inventories) if s.domain == domain]
         native = native_catalog(domain, specs)

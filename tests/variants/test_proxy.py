@@ -320,25 +320,35 @@ def test_a_malformed_upstream_reply_is_a_502() -> None:
 
 
 def test_proxy_cli_names_what_is_wrong(tmp_path: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    from factory.cli import build_parser, main
+    from factory.cli import main
     from tests.conftest import write_config
 
-    args = build_parser().parse_args(["proxy", "--variant", "merge_full_flat", "--upstream", "http://h:1/v1"])
-    assert (args.port, args.mode, args.host) == (8790, "normal", "127.0.0.1")
     cfg = write_config(tmp_path)
     base = ["proxy", "--config", str(cfg), "--upstream", "http://127.0.0.1:1/v1"]
     cases = [
         (["--variant", "no_such_variant"], ["no_such_variant", "merge_full_flat"]),
+        (["--variant", "native", "--upstream", "ftp://x"], ["http(s) base URL"]),
+        (["--variant", "native", "--upstream-key-env", "FACTORY_TEST_UNSET_KEY_9"], ["not set"]),
         (["--variant", "merge_full_flat"], ["--domain", "3 domains", "music"]),
         (["--variant", "merge_full_flat", "--domain", "nowhere"], ["no domain 'nowhere'"]),
-        (["--variant", "native", "--domain", "music", "--upstream-key-env", "FACTORY_TEST_UNSET_KEY_9"], ["not set"]),
         (["--variant", "native", "--domain", "music"], ["no tool_inventory", "factory run"]),
     ]
     for extra, words in cases:
         assert main([*base, *extra]) == 2, extra
         err = capsys.readouterr().err
         assert all(w in err for w in words), (extra, err)
-    assert (
-        main(["proxy", "--config", str(cfg), "--upstream", "ftp://x", "--variant", "native", "--domain", "music"]) == 2
+
+
+def test_models_are_the_upstreams_and_the_instruction_joins_the_system_message(world: World) -> None:
+    url = world.proxy(variant="transaction_all", instruction=True)
+    assert [m.id for m in client(url).models.list()] == ["scripted-model"]
+    query = "say hello under the transaction schema"
+    world.upstream.script(query, ["ANSWER: hello"])
+    system = "You answer questions."
+    resp = client(url).chat.completions.create(
+        model="m", messages=[{"role": "system", "content": system}, {"role": "user", "content": query}]
     )
-    assert "http(s) base URL" in capsys.readouterr().err
+    assert resp.choices[0].message.content == "ANSWER: hello"
+    sent = world.upstream.requests_for(query)[0]["messages"][0]["content"]
+    instruction = world.book.get("transaction_all").instruction
+    assert instruction and sent == f"{system} {instruction}"
