@@ -27,8 +27,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from factory import prompts
 from factory.eval.oracle import final_answer
 from factory.eval.scoring import score_response
+from factory.llm.agent import offered_from_definition, system_prompt, template_names
+from factory.llm.callformats import parse_reply
 from factory.variants.actions import NativeAction, as_trace
 from factory.variants.adapter import AdapterSession, ExecuteFn, Mode, World
 from factory.variants.core import Call, Catalog, Reject, Reply, Variant, substitute
@@ -114,14 +117,20 @@ async def run_episode(
 ) -> dict[str, Any]:
     """One task under one variant → the episode row (success, failure mode, steps)."""
     instruction = f" {variant.instruction}" if settings.instruction and variant.instruction else ""
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": SYSTEM.format(instruction=instruction)},
-        {"role": "user", "content": task["query"]},
-    ]
     tools = variant.schema.definitions()
     # protocols need more calls than native: the limits grow with the encoded golden trace
     needed = len(variant.encoder(as_trace(gold)))
     max_calls, max_turns = max(settings.max_calls, 2 * needed), max(settings.max_turns, needed + 2)
+    # a backend without structured tool calls (the embedded model) reads the variant's tools in its system
+    # prompt and writes its calls in the text, as in the evaluation harness (factory.llm.agent)
+    structured = bool(getattr(getattr(backend, "cfg", None), "tool_calls", True))
+    if structured:
+        system = SYSTEM.format(instruction=instruction)
+    else:
+        offered = [offered_from_definition(d) for d in tools]
+        answer_type = (task.get("answer") or {}).get("type")
+        system = system_prompt("en", max_calls, offered, answer_type) + instruction
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task["query"]}]
 
     async def body(execute: ExecuteFn) -> dict[str, Any]:
         session = AdapterSession(variant, native, mode)
@@ -130,15 +139,25 @@ async def run_episode(
         seen: Counter[str] = Counter()
         stop, final = "max_turns", None
         for turn in range(max_turns):
-            kw: dict[str, Any] = {"tools": tools}
-            if settings.first_call_required and turn == 0:
+            kw: dict[str, Any] = {"tools": tools} if structured else {}
+            if structured and settings.first_call_required and turn == 0:
                 kw["tool_choice"] = "required"
             reply, _ = await backend.chat(EVAL_ROLE, messages, **kw)
             calls = reply.get("tool_calls") or []
+            text_results: list[dict[str, str]] | None = None
             if not calls:
-                stop, final = "answered", reply.get("content")
-                break
-            messages.append({"role": "assistant", "content": reply.get("content"), "tool_calls": calls})
+                parsed = parse_reply(reply)  # calls written in the content (any family's format)
+                if not parsed.calls:
+                    stop, final = "answered", parsed.text or reply.get("content")
+                    break
+                calls = [
+                    {"id": f"call_{turn}_{j}", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                    for j, c in enumerate(parsed.calls)
+                ]
+                text_results = []
+                messages.append({"role": "assistant", "content": reply.get("content")})
+            else:
+                messages.append({"role": "assistant", "content": reply.get("content"), "tool_calls": calls})
             for j, tc in enumerate(calls):
                 fn = tc.get("function") or {}
                 try:
@@ -166,9 +185,15 @@ async def run_episode(
                     content = observation(result, settings.max_observation_chars)
                 steps.append(row)
                 seen[call.key() + "\n" + content] += 1  # the same call answered the same way: no progress
-                messages.append(
-                    {"role": "tool", "tool_call_id": tc.get("id") or f"call_{turn}_{j}", "content": content}
-                )
+                if text_results is not None:
+                    text_results.append({"name": call.name, "content": content})
+                else:
+                    messages.append(
+                        {"role": "tool", "tool_call_id": tc.get("id") or f"call_{turn}_{j}", "content": content}
+                    )
+            if text_results:  # calls written in the text: the results come back as one user message
+                feedback = prompts.render(template_names("en")[1], kind="results", results=text_results, problems=[])
+                messages.append({"role": "user", "content": feedback})
             if any(n >= settings.loop_repeats for n in seen.values()):
                 stop = "livelock"
                 break
