@@ -205,7 +205,8 @@ async def run_episode(
     ep, state = await world.episode(body)
     gold_keys = [a.key() for a in gold]
     actions_ok = Counter(ep["executed"]) == Counter(gold_keys)
-    response = score_response(task["answer"], ep["final"])
+    # the question is the scorer's context: a number it states (a threshold, a year) is not the answer
+    response = score_response(task["answer"], ep["final"], question=task.get("query"))
     ep.update(
         task=task["id"],
         variant=variant.id,

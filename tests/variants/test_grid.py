@@ -160,3 +160,27 @@ def test_a_backend_without_tool_calls_reads_the_variant_in_its_prompt_and_writes
     assert all(name in system for name in v.schema.names) and "<tool_call>" in system  # ... the prompt lists them
     answer_messages, _ = backend.seen[1]
     assert answer_messages[-1]["role"] == "user" and answer_messages[-1]["content"].count("<tool_response") == len(gold)
+
+
+def test_the_answer_is_read_with_the_question_as_context(music: Demo) -> None:
+    """A conditional task's golden sentence restates the question's threshold before its answer: the grid
+    reads it as the evaluation harness does (the question's numbers are context, not the answer)."""
+    gold = _gold(music)
+    task = {
+        "id": "cond",
+        "query": "If there are at least 4 customers from Brazil, how many invoices do they have in total?",
+        "answer": {"type": "number", "value": 35},
+    }
+    sentence = "Yes, there are at least 4 customers from Brazil, so there are 35 invoices of those customers."
+    ep = asyncio.run(
+        run_episode(
+            Scripted([gold], answer=sentence),
+            task,
+            music.variants[0],
+            music.catalog,
+            music.tasks[0][1],
+            FakeWorld(set()),
+            GridSettings(),
+        )
+    )
+    assert ep["answer_ok"] and ep["success"]
