@@ -14,7 +14,8 @@ first failure mode of Table 2 whose rule fires:
 5. ``under_execution`` — the executed actions are a strict sub-multiset of a*;
 6. ``over_execution`` — a* is a strict sub-multiset of the executed actions;
 7. ``wrong_arguments`` — anything else with wrong actions (same operations, other argument values);
-and ``answer`` when the actions are right but the answer is not (not a schema failure).
+and ``answer`` when the actions are right but the answer is not, ``model_error`` when the backend failed (an
+HTTP error, a prompt longer than the model's context): neither is a schema failure.
 
 `mode='schema_form'` re-runs decoding off-schema calls that are valid native calls (App. E.1); the
 per-cell difference is the schema-form gap. Cells report a Wilson 95% interval.
@@ -32,6 +33,7 @@ from factory.eval.oracle import final_answer
 from factory.eval.scoring import score_response
 from factory.llm.agent import offered_from_definition, system_prompt, template_names
 from factory.llm.callformats import parse_reply
+from factory.llm.errors import BackendUnavailableError, LLMError
 from factory.variants.actions import NativeAction, as_trace
 from factory.variants.adapter import AdapterSession, ExecuteFn, Mode, World
 from factory.variants.core import Call, Catalog, Reject, Reply, Variant, substitute
@@ -77,6 +79,8 @@ def failure_mode(ep: Mapping[str, Any], gold: Sequence[str], gold_ops: set[str])
     """The first Table-2 mode whose rule fires (None for a success)."""
     if ep["success"]:
         return None
+    if ep["stop"] == "model_error":  # the backend failed (not a schema failure)
+        return "model_error"
     if ep["stop"] in ("livelock", "max_turns", "max_calls"):
         return "livelock"
     steps = ep["steps"]
@@ -137,12 +141,18 @@ async def run_episode(
         steps: list[dict[str, Any]] = []
         executed: list[str] = []
         seen: Counter[str] = Counter()
-        stop, final = "max_turns", None
+        stop, final, error = "max_turns", None, None
         for turn in range(max_turns):
             kw: dict[str, Any] = {"tools": tools} if structured else {}
             if structured and settings.first_call_required and turn == 0:
                 kw["tool_choice"] = "required"
-            reply, _ = await backend.chat(EVAL_ROLE, messages, **kw)
+            try:
+                reply, _ = await backend.chat(EVAL_ROLE, messages, **kw)
+            except BackendUnavailableError:  # no server: the whole grid stops (the CLI says so)
+                raise
+            except LLMError as e:  # e.g. the prompt is longer than the model's context: this episode fails
+                stop, error = "model_error", str(e)[:600]
+                break
             calls = reply.get("tool_calls") or []
             text_results: list[dict[str, str]] | None = None
             if not calls:
@@ -200,7 +210,7 @@ async def run_episode(
             if len(steps) >= max_calls:
                 stop = "max_calls"
                 break
-        return {"steps": steps, "executed": executed, "stop": stop, "final": final}
+        return {"steps": steps, "executed": executed, "stop": stop, "final": final, "error": error}
 
     ep, state = await world.episode(body)
     gold_keys = [a.key() for a in gold]
@@ -280,7 +290,7 @@ def summarize(episodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "ci_low": lo,
                 "ci_high": hi,
                 "mean_calls": round(sum(e["calls"] for e in eps) / len(eps), 2),
-                **{m: modes.get(m, 0) for m in (*FAILURE_MODES, "answer")},
+                **{m: modes.get(m, 0) for m in (*FAILURE_MODES, "answer", "model_error")},
             }
         )
     by = {(r["variant"], r["mode"]): r for r in rows}

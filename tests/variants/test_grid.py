@@ -184,3 +184,18 @@ def test_the_answer_is_read_with_the_question_as_context(music: Demo) -> None:
         )
     )
     assert ep["answer_ok"] and ep["success"]
+
+
+def test_a_failing_backend_fails_its_episode_not_the_grid(music: Demo) -> None:
+    from factory.llm.errors import LLMError
+
+    class TooLong(Scripted):
+        async def chat(self, role: str, messages: list[dict[str, Any]], **_: Any) -> tuple[dict[str, Any], bool]:
+            raise LLMError("answered HTTP 400: context_length_exceeded")
+
+    t, gold = _tasks(music)[0]
+    ep = asyncio.run(
+        run_episode(TooLong([]), t, music.variants[0], music.catalog, gold, FakeWorld(set()), GridSettings())
+    )
+    assert ep["stop"] == "model_error" and ep["failure_mode"] == "model_error" and "context_length" in ep["error"]
+    assert summarize([ep])[0]["model_error"] == 1
