@@ -353,6 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     from factory.conversations import cli as conversations_cli  # `factory eval --conversations` (issue 19)
 
     conversations_cli.extend_eval(sub.choices["eval"])
+    variants_cli.register_proxy(sub)  # `factory proxy`: the schema proxy
     register_lineage(sub)
     audit_cli.register(sub)
     for name, sp in sub.choices.items():  # `factory run --config F` as well as `factory --config F run`

@@ -142,3 +142,123 @@ def run(args: argparse.Namespace, out: Any) -> int:
     out(str(table))
     out(f"\nreport: {store.path(prefix + 'variants_report.md')}")
     return 0
+
+
+# --------------------------------------------------------------------------- factory proxy
+
+PROXY_PORT = 8790
+
+
+def register_proxy(sub: Any) -> None:
+    """`factory proxy`: serve the schema proxy (factory/variants/proxy.py) for one domain."""
+    from factory.variants.adapter import MODES
+
+    p = sub.add_parser(
+        "proxy",
+        help="serve an OpenAI-compatible schema proxy: the model behind it sees a schema variant, its calls run "
+        "as native actions against the domain's tools",
+    )
+    p.add_argument("--variant", required=True, help="the variant id (native, or one of factory/variants/registry.py)")
+    p.add_argument(
+        "--upstream", required=True, help="the upstream model endpoint's OpenAI base URL, e.g. http://127.0.0.1:8080/v1"
+    )
+    p.add_argument("--domain", default=None, help="the domain whose tools it serves (default: the project's only one)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=PROXY_PORT, help=f"default {PROXY_PORT}")
+    p.add_argument(
+        "--mode",
+        choices=MODES,
+        default="normal",
+        help="normal: off-schema calls are rejected; schema_form: executed when they are valid native calls",
+    )
+    p.add_argument("--instruction", action="store_true", help="append the variant's one-sentence instruction")
+    p.add_argument(
+        "--upstream-key-env",
+        default=None,
+        help="environment variable holding the upstream's API key (default: the client's Authorization header "
+        "is forwarded)",
+    )
+    p.add_argument("--no-start-demo", action="store_true", help="do not start the demo service")
+    p.set_defaults(func=cmd_proxy)
+
+
+def cmd_proxy(args: argparse.Namespace) -> int:
+    import os
+    import sys
+
+    from factory.config import load_config
+    from factory.demo.service import DemoService, DemoServiceError
+    from factory.eval.cli import _out, _uses_demo
+    from factory.eval.harness import EvalError, load_inventories
+    from factory.io import data_store, read_artifact
+    from factory.tools.registry import ToolRegistry, executor_factory
+    from factory.variants.actions import native_catalog
+    from factory.variants.build import inventory_specs
+    from factory.variants.core import VariantError
+    from factory.variants.proxy import ProxyError, ProxySettings, SchemaProxy, VariantBook, create_app, executor_world
+    from factory.variants.registry import VARIANT_IDS, recipe
+
+    def fail(message: str) -> int:
+        sys.stderr.write(f"error: {message}\n")
+        return 2
+
+    if args.variant not in ("native", *VARIANT_IDS):
+        return fail(f"unknown variant {args.variant!r}; known: native, {', '.join(VARIANT_IDS)}")
+    key = None
+    if args.upstream_key_env:
+        key = os.environ.get(args.upstream_key_env)
+        if not key:
+            return fail(f"--upstream-key-env: environment variable {args.upstream_key_env} is not set")
+    try:
+        settings = ProxySettings(
+            upstream=args.upstream, variant=args.variant, mode=args.mode, instruction=args.instruction, upstream_key=key
+        )
+    except ValueError as e:
+        return fail(str(e))
+    cfg = load_config(args.config)
+    names = cfg.domain_names
+    domain = args.domain or (names[0] if len(names) == 1 else None)
+    if domain is None:
+        return fail(f"--domain: the project has {len(names)} domains ({', '.join(names)}); name the one to serve")
+    if domain not in names:
+        return fail(f"--domain: no domain {domain!r} in the project (domains: {', '.join(names)})")
+    try:
+        inventories = load_inventories(cfg, [domain])
+        specs = [s for s in inventory_specs(inventories) if s.domain == domain]
+        native = native_catalog(domain, specs)
+        embed = None
+        if args.variant != "native" and recipe(args.variant).needs_embedder and cfg.variants.semantic_grouping:
+            from factory.embed import Embedder
+
+            embed = Embedder(cfg.resolved_models().embeddings).encode
+        book = VariantBook(native, embed)
+        variant = book.get(args.variant)  # fails here, not on the first request
+    except (ValueError, EvalError, VariantError) as e:
+        return fail(str(e))
+    except ProxyError as e:
+        return fail(e.message)
+    published = read_artifact(data_store(cfg), "schema_variants", domain, default=None)
+    row = next((v for v in (published or {}).get("variants", []) if v.get("id") == args.variant), None)
+    if row is not None and not row.get("published"):
+        _out(f"warning: the validator did not publish {args.variant} for {domain}: {row.get('failure')}")
+    demo = None
+    try:
+        if _uses_demo(cfg, {domain}) and not args.no_start_demo:
+            demo = DemoService(cfg.demo, log_dir=cfg.logs_dir)
+            demo.ensure_running()
+        import uvicorn
+
+        make = executor_factory(cfg, [domain], ToolRegistry.from_inventories(inventories))
+        app = create_app(SchemaProxy(settings, book), executor_world(make, specs))
+        _out(
+            f"schema proxy for {domain}: variant {variant.id} ({len(variant.schema.tools)} tools, mode {args.mode}) "
+            f"at http://{args.host}:{args.port}/v1 → {args.upstream}; at most {settings.max_model_calls} model calls "
+            "per turn; another variant per request: header X-Factory-Variant"
+        )
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    except DemoServiceError as e:
+        return fail(str(e))
+    finally:
+        if demo is not None:
+            demo.close()
+    return 0

@@ -14,7 +14,8 @@ first failure mode of Table 2 whose rule fires:
 5. ``under_execution`` — the executed actions are a strict sub-multiset of a*;
 6. ``over_execution`` — a* is a strict sub-multiset of the executed actions;
 7. ``wrong_arguments`` — anything else with wrong actions (same operations, other argument values);
-and ``answer`` when the actions are right but the answer is not (not a schema failure).
+and ``answer`` when the actions are right but the answer is not, ``model_error`` when the backend failed (an
+HTTP error, a prompt longer than the model's context): neither is a schema failure.
 
 `mode='schema_form'` re-runs decoding off-schema calls that are valid native calls (App. E.1); the
 per-cell difference is the schema-form gap. Cells report a Wilson 95% interval.
@@ -27,8 +28,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from factory import prompts
 from factory.eval.oracle import final_answer
 from factory.eval.scoring import score_response
+from factory.llm.agent import offered_from_definition, system_prompt, template_names
+from factory.llm.callformats import parse_reply
+from factory.llm.errors import BackendUnavailableError, LLMError
 from factory.variants.actions import NativeAction, as_trace
 from factory.variants.adapter import AdapterSession, ExecuteFn, Mode, World
 from factory.variants.core import Call, Catalog, Reject, Reply, Variant, substitute
@@ -74,6 +79,8 @@ def failure_mode(ep: Mapping[str, Any], gold: Sequence[str], gold_ops: set[str])
     """The first Table-2 mode whose rule fires (None for a success)."""
     if ep["success"]:
         return None
+    if ep["stop"] == "model_error":  # the backend failed (not a schema failure)
+        return "model_error"
     if ep["stop"] in ("livelock", "max_turns", "max_calls"):
         return "livelock"
     steps = ep["steps"]
@@ -95,7 +102,8 @@ def failure_mode(ep: Mapping[str, Any], gold: Sequence[str], gold_ops: set[str])
     return "wrong_arguments"
 
 
-def _observation(payload: Mapping[str, Any], limit: int) -> str:
+def observation(payload: Mapping[str, Any], limit: int) -> str:
+    """A tool result as the model reads it: the result fields as JSON, cut to `limit` characters."""
     keep = {k: payload[k] for k in ("ok", "outcome", "total_count", "record_count", "records", "error") if k in payload}
     text = json.dumps(keep if keep else dict(payload), ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 14] + "…(truncated)"
@@ -113,31 +121,53 @@ async def run_episode(
 ) -> dict[str, Any]:
     """One task under one variant → the episode row (success, failure mode, steps)."""
     instruction = f" {variant.instruction}" if settings.instruction and variant.instruction else ""
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": SYSTEM.format(instruction=instruction)},
-        {"role": "user", "content": task["query"]},
-    ]
     tools = variant.schema.definitions()
     # protocols need more calls than native: the limits grow with the encoded golden trace
     needed = len(variant.encoder(as_trace(gold)))
     max_calls, max_turns = max(settings.max_calls, 2 * needed), max(settings.max_turns, needed + 2)
+    # a backend without structured tool calls (the embedded model) reads the variant's tools in its system
+    # prompt and writes its calls in the text, as in the evaluation harness (factory.llm.agent)
+    structured = bool(getattr(getattr(backend, "cfg", None), "tool_calls", True))
+    if structured:
+        system = SYSTEM.format(instruction=instruction)
+    else:
+        offered = [offered_from_definition(d) for d in tools]
+        answer_type = (task.get("answer") or {}).get("type")
+        system = system_prompt("en", max_calls, offered, answer_type) + instruction
+    messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task["query"]}]
 
     async def body(execute: ExecuteFn) -> dict[str, Any]:
         session = AdapterSession(variant, native, mode)
         steps: list[dict[str, Any]] = []
         executed: list[str] = []
         seen: Counter[str] = Counter()
-        stop, final = "max_turns", None
+        stop, final, error = "max_turns", None, None
         for turn in range(max_turns):
-            kw: dict[str, Any] = {"tools": tools}
-            if settings.first_call_required and turn == 0:
+            kw: dict[str, Any] = {"tools": tools} if structured else {}
+            if structured and settings.first_call_required and turn == 0:
                 kw["tool_choice"] = "required"
-            reply, _ = await backend.chat(EVAL_ROLE, messages, **kw)
-            calls = reply.get("tool_calls") or []
-            if not calls:
-                stop, final = "answered", reply.get("content")
+            try:
+                reply, _ = await backend.chat(EVAL_ROLE, messages, **kw)
+            except BackendUnavailableError:  # no server: the whole grid stops (the CLI says so)
+                raise
+            except LLMError as e:  # e.g. the prompt is longer than the model's context: this episode fails
+                stop, error = "model_error", str(e)[:600]
                 break
-            messages.append({"role": "assistant", "content": reply.get("content"), "tool_calls": calls})
+            calls = reply.get("tool_calls") or []
+            text_results: list[dict[str, str]] | None = None
+            if not calls:
+                parsed = parse_reply(reply)  # calls written in the content (any family's format)
+                if not parsed.calls:
+                    stop, final = "answered", parsed.text or reply.get("content")
+                    break
+                calls = [
+                    {"id": f"call_{turn}_{j}", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+                    for j, c in enumerate(parsed.calls)
+                ]
+                text_results = []
+                messages.append({"role": "assistant", "content": reply.get("content")})
+            else:
+                messages.append({"role": "assistant", "content": reply.get("content"), "tool_calls": calls})
             for j, tc in enumerate(calls):
                 fn = tc.get("function") or {}
                 try:
@@ -162,24 +192,31 @@ async def run_episode(
                     result = await execute(out.call)
                     executed.append(out.call.key())
                     row.update(native=out.call.as_dict(), off_schema=off, ok=result.get("ok"))
-                    content = _observation(result, settings.max_observation_chars)
+                    content = observation(result, settings.max_observation_chars)
                 steps.append(row)
                 seen[call.key() + "\n" + content] += 1  # the same call answered the same way: no progress
-                messages.append(
-                    {"role": "tool", "tool_call_id": tc.get("id") or f"call_{turn}_{j}", "content": content}
-                )
+                if text_results is not None:
+                    text_results.append({"name": call.name, "content": content})
+                else:
+                    messages.append(
+                        {"role": "tool", "tool_call_id": tc.get("id") or f"call_{turn}_{j}", "content": content}
+                    )
+            if text_results:  # calls written in the text: the results come back as one user message
+                feedback = prompts.render(template_names("en")[1], kind="results", results=text_results, problems=[])
+                messages.append({"role": "user", "content": feedback})
             if any(n >= settings.loop_repeats for n in seen.values()):
                 stop = "livelock"
                 break
             if len(steps) >= max_calls:
                 stop = "max_calls"
                 break
-        return {"steps": steps, "executed": executed, "stop": stop, "final": final}
+        return {"steps": steps, "executed": executed, "stop": stop, "final": final, "error": error}
 
     ep, state = await world.episode(body)
     gold_keys = [a.key() for a in gold]
     actions_ok = Counter(ep["executed"]) == Counter(gold_keys)
-    response = score_response(task["answer"], ep["final"])
+    # the question is the scorer's context: a number it states (a threshold, a year) is not the answer
+    response = score_response(task["answer"], ep["final"], question=task.get("query"))
     ep.update(
         task=task["id"],
         variant=variant.id,
@@ -253,7 +290,7 @@ def summarize(episodes: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "ci_low": lo,
                 "ci_high": hi,
                 "mean_calls": round(sum(e["calls"] for e in eps) / len(eps), 2),
-                **{m: modes.get(m, 0) for m in (*FAILURE_MODES, "answer")},
+                **{m: modes.get(m, 0) for m in (*FAILURE_MODES, "answer", "model_error")},
             }
         )
     by = {(r["variant"], r["mode"]): r for r in rows}

@@ -5,7 +5,7 @@ import asyncio
 import json
 from typing import Any
 
-from factory.variants.core import Variant
+from factory.variants.core import Call, Variant
 from factory.variants.grid import GridSettings, oracle_for, run_episode, summarize, wilson
 from tests.variants.conftest import Demo, FakeWorld
 
@@ -124,3 +124,78 @@ def test_eval_cli_routes_variants_to_the_grid_and_names_unknown_ids(tmp_path: An
     assert "no_such_variant" in err and "merge_full_flat" in err
     assert main(["eval", "--config", str(cfg), "--variants", "all", "--variant-modes", "sideways"]) == 2
     assert "--variant-modes" in capsys.readouterr().err
+
+
+class TextScripted(Scripted):
+    """A backend without structured tool calls (like the embedded model): it writes its calls in the text."""
+
+    cfg = type("Cfg", (), {"tool_calls": False})()
+
+    def __init__(self, turns: list[list[tuple[str, dict[str, Any]]]]) -> None:
+        super().__init__(turns)
+        self.seen: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
+
+    async def chat(self, role: str, messages: list[dict[str, Any]], **kw: Any) -> tuple[dict[str, Any], bool]:
+        self.seen.append(([dict(m) for m in messages], kw))
+        reply, hit = await super().chat(role, messages, **kw)
+        calls = reply.pop("tool_calls", None) or []
+        text = "\n".join(
+            f'<tool_call>{{"name": "{c["function"]["name"]}", "arguments": {c["function"]["arguments"]}}}</tool_call>'
+            for c in calls
+        )
+        return ({"content": text} if calls else reply), hit
+
+
+def test_a_backend_without_tool_calls_reads_the_variant_in_its_prompt_and_writes_calls_in_text(music: Demo) -> None:
+    gold = _gold(music)
+    v = next(x for x in music.variants if x.id == "merge_full_flat")
+    flat = [(c.name, c.arguments) for c in v.encoder([Call(n, a, f"a{i}") for i, (n, a) in enumerate(gold)])]
+    backend = TextScripted([flat])
+    t, g = _tasks(music)[0]
+    ep = asyncio.run(run_episode(backend, t, v, music.catalog, g, FakeWorld(set()), GridSettings()))
+    assert ep["success"] and [s["kind"] for s in ep["steps"]] == ["executed"] * len(gold)
+    first_messages, first_kw = backend.seen[0]
+    assert "tools" not in first_kw  # nothing sent as structured tools ...
+    system = first_messages[0]["content"]
+    assert all(name in system for name in v.schema.names) and "<tool_call>" in system  # ... the prompt lists them
+    answer_messages, _ = backend.seen[1]
+    assert answer_messages[-1]["role"] == "user" and answer_messages[-1]["content"].count("<tool_response") == len(gold)
+
+
+def test_the_answer_is_read_with_the_question_as_context(music: Demo) -> None:
+    """A conditional task's golden sentence restates the question's threshold before its answer: the grid
+    reads it as the evaluation harness does (the question's numbers are context, not the answer)."""
+    gold = _gold(music)
+    task = {
+        "id": "cond",
+        "query": "If there are at least 4 customers from Brazil, how many invoices do they have in total?",
+        "answer": {"type": "number", "value": 35},
+    }
+    sentence = "Yes, there are at least 4 customers from Brazil, so there are 35 invoices of those customers."
+    ep = asyncio.run(
+        run_episode(
+            Scripted([gold], answer=sentence),
+            task,
+            music.variants[0],
+            music.catalog,
+            music.tasks[0][1],
+            FakeWorld(set()),
+            GridSettings(),
+        )
+    )
+    assert ep["answer_ok"] and ep["success"]
+
+
+def test_a_failing_backend_fails_its_episode_not_the_grid(music: Demo) -> None:
+    from factory.llm.errors import LLMError
+
+    class TooLong(Scripted):
+        async def chat(self, role: str, messages: list[dict[str, Any]], **_: Any) -> tuple[dict[str, Any], bool]:
+            raise LLMError("answered HTTP 400: context_length_exceeded")
+
+    t, gold = _tasks(music)[0]
+    ep = asyncio.run(
+        run_episode(TooLong([]), t, music.variants[0], music.catalog, gold, FakeWorld(set()), GridSettings())
+    )
+    assert ep["stop"] == "model_error" and ep["failure_mode"] == "model_error" and "context_length" in ep["error"]
+    assert summarize([ep])[0]["model_error"] == 1
