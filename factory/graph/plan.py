@@ -94,21 +94,36 @@ def compile_plan(
     target: ToolSpec, bindings: Sequence[Mapping[str, Any]], candidates: Mapping[str, list[Any]]
 ) -> dict[str, dict[str, Any]]:
     """The source plan Π_e over every input parameter of `target` except its key."""
-    bound = {b["target_param"]: b for b in bindings}
-    required = set(target.required_params)
-    plan: dict[str, dict[str, Any]] = {}
-    for p, schema in target.params.items():
-        if p == target.generic_params.key:
-            continue
-        if p in bound:
-            plan[p] = {"kind": UPSTREAM, "field": bound[p]["source_field"], "transform": bound[p].get("transform")}
-        elif p in target.generic_params.names():
-            v = generic_default(target, p, schema)
-            if v is not None:
-                plan[p] = {"kind": DEFAULT, "value": v}
-        else:
-            plan[p] = {"kind": CLARIFY, "candidates": list(candidates.get(p, [])), "required": p in required}
-    return plan
+    return PlanCompiler(target).compile(bindings, candidates)
+
+
+class PlanCompiler:
+    """`compile_plan` for one target, its schema read once (the skeleton compiles many edges per target)."""
+
+    def __init__(self, target: ToolSpec):
+        key, generic = target.generic_params.key, target.generic_params.names()
+        required = set(target.required_params)
+        # (param, generic?, its DEFAULT value (None: left out), required?) in schema order
+        self._slots: list[tuple[str, bool, Any, bool]] = [
+            (p, p in generic, generic_default(target, p, schema) if p in generic else None, p in required)
+            for p, schema in target.params.items()
+            if p != key
+        ]
+
+    def compile(
+        self, bindings: Sequence[Mapping[str, Any]], candidates: Mapping[str, list[Any]]
+    ) -> dict[str, dict[str, Any]]:
+        bound = {b["target_param"]: b for b in bindings}
+        plan: dict[str, dict[str, Any]] = {}
+        for p, generic, default, required in self._slots:
+            if p in bound:
+                plan[p] = {"kind": UPSTREAM, "field": bound[p]["source_field"], "transform": bound[p].get("transform")}
+            elif generic:
+                if default is not None:
+                    plan[p] = {"kind": DEFAULT, "value": default}
+            else:
+                plan[p] = {"kind": CLARIFY, "candidates": list(candidates.get(p, [])), "required": required}
+        return plan
 
 
 _DASH = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
