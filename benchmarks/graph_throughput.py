@@ -39,6 +39,7 @@ from factory.demo.service import DemoService
 from factory.embed import Embedder
 from factory.graph.refine import Refiner
 from factory.graph.skeleton import build_skeleton, candidate_pairs, seed_knowledge_graph
+from factory.lexicon import infer_value_types
 from factory.llm import rules
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.spec import ToolSpec
@@ -174,30 +175,55 @@ def _retrieval(n, binv, bprobes, bcat, k, full_max, sample):
     }
 
 
+def _lexicon(binv, bprobes, cfg):
+    """The replicated domain's value types (what its tool_lexicon value would hold), with their seconds."""
+    t = time.monotonic()
+    vt = infer_value_types(binv, bprobes, cfg)
+    return {"bench": {"value_types": {"tools": vt.tools, "parents": vt.parents}}}, time.monotonic() - t
+
+
+def _timed_skeleton(binv, bprobes, bcat, cfg, lexicons, legacy):
+    """(skeleton, wall s, CPU s of this process, proposals asked, their seconds)."""
+    gc.collect()
+    prop = TimedProposals()
+    t, c = time.monotonic(), time.process_time()
+    sk, _ = build_skeleton("bench", binv, bprobes, bcat, cfg, prop, lexicons=lexicons, legacy=legacy)
+    return sk, time.monotonic() - t, time.process_time() - c, prop.asked, prop.seconds
+
+
+def _same_edges(old, new):
+    """(same edges apart from the similarity, edges whose similarity differs in the 4th decimal)."""
+    a = {e["edge_id"]: {**e, "similarity": None} for e in old["edges"]}
+    b = {e["edge_id"]: {**e, "similarity": None} for e in new["edges"]}
+    sim = {e["edge_id"]: e["similarity"] for e in old["edges"]}
+    return a == b, sum(sim.get(e["edge_id"]) != e["similarity"] for e in new["edges"])
+
+
 def scaling_row(n, inv, probes, catalog, one, args):
     binv, bprobes, bcat = replicate(inv, probes, catalog, n)
     row: dict[str, Any] = {"tools": n}
     row.update(_retrieval(n, binv, bprobes, bcat, one.graph.k_same_domain, args.legacy_full_max, args.legacy_sample))
-    prop = TimedProposals()
-    t = time.monotonic()
-    bsk, _ = build_skeleton("bench", binv, bprobes, bcat, one, prop)
-    total = time.monotonic() - t
+    lexicons, types_s = _lexicon(binv, bprobes, one)
+    row["types_s"] = round(types_s, 2)
+    bsk, total, cpu, asked, prop_s = _timed_skeleton(binv, bprobes, bcat, one, lexicons, legacy=False)
     row.update(
         {
             "admitted_edges": len(bsk["edges"]),
             "skeleton_s": round(total, 2),
-            "skeleton_own_s": round(total - prop.seconds, 2),
-            "proposals": prop.asked,
-            "proposal_s": round(prop.seconds, 2),
+            "skeleton_own_s": round(total - prop_s, 2),
+            "skeleton_own_cpu_s": round(cpu - prop_s, 2),
+            "proposals": asked,
+            "proposal_s": round(prop_s, 2),
+            "type_infeasible": bsk["stats"]["no_type_compatible_slots"],
         }
     )
     if n <= args.legacy_full_max:
-        prop_old = TimedProposals()
-        t = time.monotonic()
-        old, _ = build_skeleton("bench", binv, bprobes, bcat, one, prop_old, legacy=True)
-        row["skeleton_old_s"] = round(time.monotonic() - t, 2)
-        row["skeleton_old_own_s"] = round(row["skeleton_old_s"] - prop_old.seconds, 2)
-        row["same_edges"] = [e["edge_id"] for e in old["edges"]] == [e["edge_id"] for e in bsk["edges"]]
+        old, total, cpu, asked, prop_s = _timed_skeleton(binv, bprobes, bcat, one, lexicons, legacy=True)
+        row["skeleton_old_s"] = round(total, 2)
+        row["skeleton_old_own_s"] = round(total - prop_s, 2)
+        row["skeleton_old_own_cpu_s"] = round(cpu - prop_s, 2)
+        row["proposals_old"] = asked
+        row["same_edges"], row["similarity_4th_decimal_differs_edges"] = _same_edges(old, bsk)
         del old
     for legacy in (False, True):
         gc.collect()
@@ -237,18 +263,28 @@ def markdown(report: dict[str, Any], levels: list[int]) -> str:
     lines = ["### Skeleton and Phase A vs tools (old = the per-source retrieval loop / whole-graph iteration)", ""]
     lines += [
         "| tools | candidate pairs | retrieval old s | retrieval new s | × | same pairs (order swaps) "
-        "| skeleton old s (own) "
-        "| skeleton new s (own) | proposals (s) | same edges | Phase A iteration old s | new s | paths |",
-        "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+        "| value types s | skeleton old s (own, own CPU) | skeleton new s (own, own CPU) | × own CPU "
+        "| proposals old / new (s) | same edges | Phase A iteration old s | new s | paths |",
+        "| ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
     ]
     for r in report["scaling"]:
         old = f"{r['retrieval_old_s']}{' est.' if r['retrieval_old_estimated'] else ''}"
-        sk_old = f"{r['skeleton_old_s']} ({r['skeleton_old_own_s']})" if "skeleton_old_s" in r else "—"
+        sk_old = (
+            f"{r['skeleton_old_s']} ({r['skeleton_old_own_s']}, {r['skeleton_old_own_cpu_s']})"
+            if "skeleton_old_s" in r
+            else "—"
+        )
+        ratio = (
+            round(r["skeleton_old_own_cpu_s"] / max(r["skeleton_own_cpu_s"], 1e-9), 1)
+            if "skeleton_old_s" in r
+            else "—"
+        )
         lines.append(
             f"| {r['tools']} | {r['pairs']} | {old} | {r['retrieval_new_s']} | {r['retrieval_speedup']} "
-            f"| {r['same_pairs']} ({r.get('order_swaps')}) | {sk_old} | {r['skeleton_s']} ({r['skeleton_own_s']}) "
-            f"| {r['proposals']} ({r['proposal_s']}) | {r.get('same_edges', '—')} | {r['iteration_old_s']} "
-            f"| {r['iteration_new_s']} | {r['paths_new']} |"
+            f"| {r['same_pairs']} ({r.get('order_swaps')}) | {r['types_s']} | {sk_old} "
+            f"| {r['skeleton_s']} ({r['skeleton_own_s']}, {r['skeleton_own_cpu_s']}) | {ratio} "
+            f"| {r.get('proposals_old', '—')} / {r['proposals']} ({r['proposal_s']}) | {r.get('same_edges', '—')} "
+            f"| {r['iteration_old_s']} | {r['iteration_new_s']} | {r['paths_new']} |"
         )
     lines += ["", "### Concurrent vs sequential paths (aviation, paths/s)", ""]
     head = " | ".join(f"concurrency {c} (×)" for c in levels)

@@ -11,8 +11,9 @@ For every input parameter p of the target v the plan says where its value comes 
 """
 
 import hashlib
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory.io import dumps
@@ -39,9 +40,19 @@ TRANSFORMS = (
 
 
 def edge_id(source: str, target: str, bindings: Sequence[Mapping[str, Any]]) -> str:
-    """Content hash of (source tool id, target tool id, canonical bindings)."""
+    """Content hash of (source tool id, target tool id, canonical bindings): the sha256 of
+    `factory.io.dumps([source, target, canon])`, the JSON written directly when every part is a string."""
     canon = sorted((b["target_param"], b["source_field"], b.get("transform") or "") for b in bindings)
-    return "sha256:" + hashlib.sha256(dumps([source, target, canon]).encode()).hexdigest()
+    if isinstance(source, str) and isinstance(target, str) and all(isinstance(x, str) for c in canon for x in c):
+        q = _json_string
+        rows = ", ".join(f"[{q(p)}, {q(f)}, {q(t)}]" for p, f, t in canon)
+        text = f"[{q(source)}, {q(target)}, [{rows}]]"
+    else:
+        text = dumps([source, target, canon])
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+_json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 def bindable_params(tool: ToolSpec) -> list[str]:

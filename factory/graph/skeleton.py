@@ -27,6 +27,7 @@ bindings; the dropped ones are counted (`invalid_bindings`).
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -64,24 +65,27 @@ def seed_knowledge_graph(
     return kg
 
 
-def target_examples(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> dict[str, list[Any]]:
+def target_examples(
+    kg: KnowledgeGraph, tid: str, spec: ToolSpec, bindable: list[str] | None = None
+) -> dict[str, list[Any]]:
     """Values the target is known to accept for each parameter: accepted in a call with records,
     or echoed in its own output field of that name.  (Not the domain-wide pool: a same-named
     field of another tool may hold another code system.)"""
     out = {}
-    for p in plans.bindable_params(spec):
-        vals = kg.accepted(tid, p) + [v for v in kg.field_values(tid, p) if v not in kg.accepted(tid, p)]
+    for p in plans.bindable_params(spec) if bindable is None else bindable:
+        accepted = kg.accepted(tid, p)
+        vals = accepted + [v for v in kg.field_values(tid, p) if v not in accepted]
         if vals:
             out[p] = vals[:8]
     return out
 
 
-def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> ToolBrief:
+def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec, bindable: list[str] | None = None) -> ToolBrief:
     samples = {f: kg.field_values(tid, f)[:5] for f in spec.output_fields}
     samples = {f: [v for v in vs if isinstance(v, str | int | float | bool)] for f, vs in samples.items()}
     examples = {
         p: [v for v in vs if isinstance(v, str | int | float | bool)]
-        for p, vs in target_examples(kg, tid, spec).items()
+        for p, vs in target_examples(kg, tid, spec, bindable).items()
     }
     return ToolBrief.from_spec(spec, samples, examples)
 
@@ -173,6 +177,7 @@ def candidate_pairs(
     legacy: bool = False,
     block: int = 512,
     only_sources: Collection[str] | None = None,
+    bindable: Mapping[str, list[str]] | None = None,
 ) -> tuple[list[tuple[str, str, float, bool]], dict[str, Any]]:
     """(source id, target id, cosine similarity, cross-domain?) by dense retrieval, plus counts.
 
@@ -180,7 +185,10 @@ def candidate_pairs(
     ties broken by target id.  Sources are scored in blocks of `block` rows (one matrix product and
     one partial sort per block: no Python loop over source × target); `legacy=True` runs the earlier
     per-source loop (kept for the benchmark's side-by-side figures; same pairs).  `only_sources`: score
-    just these sources (the benchmark times the earlier loop on a sample of them)."""
+    just these sources (the benchmark times the earlier loop on a sample of them).  `bindable`: each
+    tool's `plans.bindable_params`, when the caller has them."""
+    if bindable is None:
+        bindable = {t: plans.bindable_params(s) for t, s in specs.items()}
     stats: dict[str, list[str]] = {
         "tools_without_outputs": [],
         "tools_without_inputs": [],
@@ -190,11 +198,11 @@ def candidate_pairs(
     for tid, s in sorted(specs.items()):
         if s.domain == domain and not s.key_acquisition and not s.output_fields:
             stats["tools_without_outputs"].append(s.name)
-        if s.domain == domain and not s.key_acquisition and not plans.bindable_params(s):
+        if s.domain == domain and not s.key_acquisition and not bindable[tid]:
             stats["tools_without_inputs"].append(s.name)
         if tid not in emb:
             stats["tools_without_embedding"].append(tid)
-    targets = sorted(t for t, s in specs.items() if t in emb and not s.key_acquisition and plans.bindable_params(s))
+    targets = sorted(t for t, s in specs.items() if t in emb and not s.key_acquisition and bindable[t])
     sources = sorted(
         t for t, s in specs.items() if s.domain == domain and t in emb and not s.key_acquisition and s.output_fields
     )
@@ -289,7 +297,10 @@ def build_skeleton(
     if unlexed:
         inferred = infer_value_types(inventories, probes, cfg)
         types.tools.update({t: v for t, v in inferred.tools.items() if t.split("/", 1)[0] in unlexed})
-    pairs, stats = candidate_pairs(domain, specs, catalog, g.k_same_domain, g.k_cross_domain, legacy=legacy)
+    bindable = {t: plans.bindable_params(s) for t, s in specs.items()}  # once per tool
+    pairs, stats = candidate_pairs(
+        domain, specs, catalog, g.k_same_domain, g.k_cross_domain, legacy=legacy, bindable=bindable
+    )
     refused = {tid for tid, s in specs.items() if refusal(s, cfg)}  # destructive, not opted into: no edges
     pairs = [p for p in pairs if p[0] not in refused and p[1] not in refused]
     stats["destructive_tools_left_out"] = sorted(specs[t].name for t in refused if specs[t].domain == domain)
@@ -297,7 +308,7 @@ def build_skeleton(
 
     def b(tid: str) -> ToolBrief:
         if tid not in briefs:
-            briefs[tid] = brief(kg, tid, specs[tid])
+            briefs[tid] = brief(kg, tid, specs[tid], bindable[tid])
         return briefs[tid]
 
     counters = {
@@ -321,7 +332,7 @@ def build_skeleton(
             pairs, results, specs, kg, types, cfg, counters
         )
     else:
-        feasible = type_feasible(pairs, specs, types, kg)
+        feasible = type_feasible(pairs, specs, types, kg, bindable)
         rejected = [
             {"source": s, "target": t, "feasibility": None, "why": "no_type_compatible_slots"}
             for (s, t, _, _), ok in zip(pairs, feasible, strict=True)
@@ -332,7 +343,7 @@ def build_skeleton(
         # the briefs are validated once per tool; an input per candidate only pairs them
         inputs = [EdgeProposalInput.model_construct(source=b(s), target=b(t)) for s, t, _, _ in asked]
         results = propose(inputs) if inputs else []
-        adm = _Admission(specs, kg, types, cfg)
+        adm = _Admission(specs, kg, types, cfg, bindable)
         edges, more, type_rejections, invalid_examples = adm.admit(asked, results, counters)
         rejected += more
     edges.sort(key=lambda e: (e["source_tool_id"], -e["feasibility"], e["target_tool_id"], e["edge_id"]))
@@ -354,7 +365,7 @@ def build_skeleton(
         "domain": domain,
         "fingerprint": fingerprint,
         "config": g.model_dump(mode="json"),
-        "schemas": {tid: schema_snapshot(specs[tid]) for tid in involved},
+        "schemas": {tid: schema_snapshot(specs[tid], bindable[tid]) for tid in involved},
         "edges": edges,
         "rejected": rejected,
         "type_rejections": type_rejections,
@@ -463,6 +474,7 @@ def _uri_fillable(pt: str | None) -> bool:
     return ref is None or ref.role == UNKNOWN or ref.is_code
 
 
+@lru_cache(maxsize=65536)
 def _name_keys(name: str) -> tuple[tuple[str, ...], str]:
     return (tuple(words(name)), _squash_name(name))
 
@@ -476,6 +488,7 @@ def type_feasible(
     specs: Mapping[str, ToolSpec],
     types: ValueTypes,
     kg: KnowledgeGraph,
+    bindable: Mapping[str, list[str]] | None = None,
 ) -> np.ndarray:
     """Per candidate (source, target): may any binding of an output field of the source to a bindable
     parameter of the target pass `type_filter`?  False only when none can, so proposing the pair is
@@ -494,12 +507,13 @@ def type_feasible(
 
     tools = sorted({p[0] for p in pairs} | {p[1] for p in pairs})
     row = {t: i for i, t in enumerate(tools)}
+    bp = {t: bindable[t] if bindable is not None else plans.bindable_params(specs[t]) for t in tools}
     src_types: set[str] = set()
     tgt_types: set[str] = set()
     for t in tools:
         src_types.update(v for v in (types.field_type(t, f) for f in specs[t].output_fields) if not _unknown(v))
         tgt_types.update(
-            v for v in (types.param_type(t, p) for p in plans.bindable_params(specs[t])) if not _unknown(v)
+            v for v in (types.param_type(t, p) for p in bp[t]) if not _unknown(v)
         )
     fills = {st: [pt for pt in sorted(tgt_types) if types.accepts(pt, st) in ("equal", "subtype")] for st in src_types}
     vocab: dict[Any, int] = {}
@@ -527,7 +541,7 @@ def type_feasible(
             for x in toks:
                 s_rows.append(i)
                 s_cols.append(tok(x))
-        for p in plans.bindable_params(spec):
+        for p in bp[t]:
             pt = types.param_type(t, p)
             keys = _name_keys(p)
             toks = [("u", k) for k in keys]
@@ -554,9 +568,16 @@ class _Admission:
     per (field signature, parameter signature), and edges written as their stored dicts.  Gives what
     `_admit_legacy` gives (tests/graph/test_graph_demo.py compares them on the demo)."""
 
-    def __init__(self, specs: Mapping[str, ToolSpec], kg: KnowledgeGraph, types: ValueTypes, cfg: ProjectConfig):
+    def __init__(
+        self,
+        specs: Mapping[str, ToolSpec],
+        kg: KnowledgeGraph,
+        types: ValueTypes,
+        cfg: ProjectConfig,
+        bindable: Mapping[str, list[str]] | None = None,
+    ):
         self.specs, self.kg, self.types, self.g = specs, kg, types, cfg.graph
-        self._bindable: dict[str, list[str]] = {}
+        self._bindable: dict[str, list[str]] = dict(bindable or {})
         self._fields: dict[str, set[str]] = {}
         self._compilers: dict[str, plans.PlanCompiler] = {}
         self._values_for: dict[tuple[str, str], list[Any]] = {}
@@ -830,9 +851,10 @@ def edge_table(edges: list[Edge], limit: int = 20, extra: tuple[str, ...] = ()) 
     return md_table(rows, limit=limit)
 
 
-def schema_snapshot(spec: ToolSpec) -> dict[str, list[str]]:
+def schema_snapshot(spec: ToolSpec, bindable: list[str] | None = None) -> dict[str, list[str]]:
     """The part of a tool's schemas a binding refers to (kept with the graph for its gate)."""
-    return {"output_fields": sorted(spec.output_fields), "bindable_params": sorted(plans.bindable_params(spec))}
+    params = plans.bindable_params(spec) if bindable is None else bindable
+    return {"output_fields": sorted(spec.output_fields), "bindable_params": sorted(params)}
 
 
 def edges_frame(value: Mapping[str, Any], specs: Mapping[str, ToolSpec] | None = None) -> pd.DataFrame:
