@@ -275,9 +275,7 @@ def markdown(report: dict[str, Any], levels: list[int]) -> str:
             else "—"
         )
         ratio = (
-            round(r["skeleton_old_own_cpu_s"] / max(r["skeleton_own_cpu_s"], 1e-9), 1)
-            if "skeleton_old_s" in r
-            else "—"
+            round(r["skeleton_old_own_cpu_s"] / max(r["skeleton_own_cpu_s"], 1e-9), 1) if "skeleton_old_s" in r else "—"
         )
         lines.append(
             f"| {r['tools']} | {r['pairs']} | {old} | {r['retrieval_new_s']} | {r['retrieval_speedup']} "

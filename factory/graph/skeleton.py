@@ -512,9 +512,7 @@ def type_feasible(
     tgt_types: set[str] = set()
     for t in tools:
         src_types.update(v for v in (types.field_type(t, f) for f in specs[t].output_fields) if not _unknown(v))
-        tgt_types.update(
-            v for v in (types.param_type(t, p) for p in bp[t]) if not _unknown(v)
-        )
+        tgt_types.update(v for v in (types.param_type(t, p) for p in bp[t]) if not _unknown(v))
     fills = {st: [pt for pt in sorted(tgt_types) if types.accepts(pt, st) in ("equal", "subtype")] for st in src_types}
     vocab: dict[Any, int] = {}
 
