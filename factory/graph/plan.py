@@ -44,7 +44,7 @@ def edge_id(source: str, target: str, bindings: Sequence[Mapping[str, Any]]) -> 
     `factory.io.dumps([source, target, canon])`, the JSON written directly when every part is a string."""
     canon = sorted((b["target_param"], b["source_field"], b.get("transform") or "") for b in bindings)
     if isinstance(source, str) and isinstance(target, str) and all(isinstance(x, str) for c in canon for x in c):
-        q = _json_string
+        q = json_string
         rows = ", ".join(f"[{q(p)}, {q(f)}, {q(t)}]" for p, f, t in canon)
         text = f"[{q(source)}, {q(target)}, [{rows}]]"
     else:
@@ -52,7 +52,8 @@ def edge_id(source: str, target: str, bindings: Sequence[Mapping[str, Any]]) -> 
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
-_json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+#: a string as `factory.io.dumps` writes it (JSON, non-ASCII kept)
+json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 def bindable_params(tool: ToolSpec) -> list[str]:

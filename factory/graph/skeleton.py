@@ -24,6 +24,7 @@ whose bindings name fields or parameters that do not exist keeps its valid
 bindings; the dropped ones are counted (`invalid_bindings`).
 """
 
+import hashlib
 import logging
 import re
 from collections.abc import Callable, Collection, Mapping
@@ -582,6 +583,8 @@ class _Admission:
         self._fsig: dict[tuple[str, str], Any] = {}
         self._psig: dict[tuple[str, str], Any] = {}
         self._checks: dict[tuple[Any, Any, bool], tuple[str, str, str | None]] = {}
+        self._canon: dict[tuple[tuple[str, str, str], ...], str] = {}  # bindings → canonical JSON rows
+        self._quoted: dict[str, str] = {}  # tool id → JSON string
 
     def bindable(self, tid: str) -> list[str]:
         if tid not in self._bindable:
@@ -714,7 +717,7 @@ class _Admission:
                 counters["below_s_min"] += 1
                 rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "below_s_min"})
                 continue
-            eid = plans.edge_id(src, tgt, kept)
+            eid = self.edge_id(src, tgt, kept)
             if eid in seen:
                 counters["duplicate_edges"] += 1
                 continue
@@ -727,6 +730,22 @@ class _Admission:
                 candidates[p] = vals[: g.clarify_candidates]
             edges.append(self._edge(eid, src, tgt, sim, cross, kept, candidates, score, out.reason, res))
         return edges, rejected, type_rejections, invalid_examples
+
+    def edge_id(self, src: str, tgt: str, bindings: list[dict[str, Any]]) -> str:
+        """`plans.edge_id`, the canonical JSON of a binding set and of a tool id written once."""
+        key = tuple((b["target_param"], b["source_field"], b.get("transform") or "") for b in bindings)
+        rows = self._canon.get(key)
+        if rows is None:
+            if not all(isinstance(x, str) for c in key for x in c):
+                return plans.edge_id(src, tgt, bindings)
+            q = plans.json_string
+            rows = self._canon[key] = ", ".join(f"[{q(p)}, {q(f)}, {q(t)}]" for p, f, t in sorted(key))
+        qs, qt = self._quoted.get(src), self._quoted.get(tgt)
+        if qs is None:
+            qs = self._quoted[src] = plans.json_string(src)
+        if qt is None:
+            qt = self._quoted[tgt] = plans.json_string(tgt)
+        return "sha256:" + hashlib.sha256(f"[{qs}, {qt}, [{rows}]]".encode()).hexdigest()
 
     def _valid(self, src: str, tgt: str, raw: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """`plans.validate_bindings`'s kept list when it drops nothing, else None."""
