@@ -241,7 +241,9 @@ def candidate_pairs(
             picked.append((is_cross, _top_k(scores, k)))
         for r, src in enumerate(srcs):  # per source: same-domain targets, then cross-domain ones
             for is_cross, tops in picked:
-                pairs += [(src, targets[c], round(float(sims[r, c]), 4), is_cross) for c in tops[r]]
+                cols = tops[r].tolist()
+                vals = sims[r, tops[r]].tolist()  # Python floats (float64), rounded as before
+                pairs += [(src, targets[c], round(v, 4), is_cross) for c, v in zip(cols, vals, strict=True)]
     return pairs, stats
 
 
