@@ -305,15 +305,22 @@ def concurrency_rows(sk, inv, probes, cfg, svc, latencies, levels):
     _refine("aviation", sk, inv, probes, cfg)  # warm-up: MCP servers started, demo tables loaded (untimed)
 
     def measure(row, tag):
+        cpu = time.process_time()
         _, _, seq = _refine("aviation", sk, inv, probes, cfg, concurrent=False)
         seq_rate, paths, calls = _paths_per_s(seq)
         row.update({f"{tag}sequential_paths_per_s": round(seq_rate, 2), "paths": paths, "calls": calls})
+        # this process's CPU per call (the whole run: setup, paths, calls), to set against the loop's wall time
+        row[f"{tag}sequential_cpu_ms_per_call"] = round(1000 * (time.process_time() - cpu) / max(calls, 1), 1)
         for c in levels:
             ccfg = cfg.model_copy(update={"executor": cfg.executor.model_copy(update={"concurrency_per_platform": c})})
+            cpu = time.process_time()
             _, _, con = _refine("aviation", sk, inv, probes, ccfg, concurrent=True)
+            row[f"{tag}c{c}_cpu_ms_per_call"] = round(1000 * (time.process_time() - cpu) / max(calls, 1), 1)
             rate_c = _paths_per_s(con)[0]
             row[f"{tag}c{c}_paths_per_s"] = round(rate_c, 2)
             row[f"{tag}c{c}_speedup"] = round(rate_c / seq_rate, 2)
+            h = con["history"]
+            row[f"{tag}c{c}_loop_s"] = round(sum(x["seconds"] for x in h), 2)
 
     for latency_ms in latencies:
         row: dict[str, Any] = {"added_latency_ms": latency_ms}
