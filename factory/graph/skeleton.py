@@ -2,8 +2,10 @@
 
 For each source tool u of the domain, a dense retriever over signature
 embeddings (the tool_catalog) picks its top-K same-domain and top-K_x
-cross-domain neighbours v.  One `edge_proposal` role call per candidate
-returns a feasibility score s, bindings (target param ← source field) and
+cross-domain neighbours v.  A candidate no output field of which could fill any
+bindable input of v by value type is rejected at once (`type_feasible`:
+`no_type_compatible_slots`, one sparse product over the tools' type signatures);
+one `edge_proposal` role call per remaining candidate returns a feasibility score s, bindings (target param ← source field) and
 default candidates; the bindings are checked against the real schemas, the
 plan is compiled (`factory.graph.plan`), and the edge is admitted when
 s ≥ s_min and at least one binding survived.  Its prior is
