@@ -53,7 +53,7 @@ def edge_id(source: str, target: str, bindings: Sequence[Mapping[str, Any]]) -> 
 
 
 #: a string as `factory.io.dumps` writes it (JSON, non-ASCII kept)
-json_string: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+json_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def bindable_params(tool: ToolSpec) -> list[str]:

@@ -516,8 +516,8 @@ def type_feasible(
     src_types: set[str] = set()
     tgt_types: set[str] = set()
     for t in tools:
-        src_types.update(v for v in (types.field_type(t, f) for f in specs[t].output_fields) if not _unknown(v))
-        tgt_types.update(v for v in (types.param_type(t, p) for p in bp[t]) if not _unknown(v))
+        src_types.update(v for v in (types.field_type(t, f) for f in specs[t].output_fields) if v and v != UNKNOWN)
+        tgt_types.update(v for v in (types.param_type(t, p) for p in bp[t]) if v and v != UNKNOWN)
     fills = {st: [pt for pt in sorted(tgt_types) if types.accepts(pt, st) in ("equal", "subtype")] for st in src_types}
     vocab: dict[Any, int] = {}
 
@@ -533,7 +533,7 @@ def type_feasible(
         for f in spec.output_fields:
             ft = types.field_type(t, f)
             keys = _name_keys(f)
-            toks = [("a", k) for k in keys]
+            toks: list[tuple[Any, ...]] = [("a", k) for k in keys]
             if _unknown(ft):
                 toks += [("u", k) for k in keys]
             else:

@@ -374,10 +374,10 @@ async def run_chain(
     run = ChainRun()
     try:
         f0 = await fetch(ex, specs[seed_tid], seed_tid, seed_args, bound)
-    except Rejection as e:
-        if e.reason != "response_too_large" or not edges:
+    except Rejection as too_large:
+        if too_large.reason != "response_too_large" or not edges:
             raise
-        f0 = await _scanned_seed(ex, specs[seed_tid], seed_tid, seed_args, edges[0], phi, bound, rng, run, e)
+        f0 = await _scanned_seed(ex, specs[seed_tid], seed_tid, seed_args, edges[0], phi, bound, rng, run, too_large)
     run.stages.append(Stage(fetched=[f0], role="seed"))
     for i, e in enumerate(edges):
         fixed = None if nodes is None else {"process": nodes[i]}
