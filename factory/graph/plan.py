@@ -11,8 +11,9 @@ For every input parameter p of the target v the plan says where its value comes 
 """
 
 import hashlib
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory.io import dumps
@@ -39,9 +40,20 @@ TRANSFORMS = (
 
 
 def edge_id(source: str, target: str, bindings: Sequence[Mapping[str, Any]]) -> str:
-    """Content hash of (source tool id, target tool id, canonical bindings)."""
+    """Content hash of (source tool id, target tool id, canonical bindings): the sha256 of
+    `factory.io.dumps([source, target, canon])`, the JSON written directly when every part is a string."""
     canon = sorted((b["target_param"], b["source_field"], b.get("transform") or "") for b in bindings)
-    return "sha256:" + hashlib.sha256(dumps([source, target, canon]).encode()).hexdigest()
+    if isinstance(source, str) and isinstance(target, str) and all(isinstance(x, str) for c in canon for x in c):
+        q = json_string
+        rows = ", ".join(f"[{q(p)}, {q(f)}, {q(t)}]" for p, f, t in canon)
+        text = f"[{q(source)}, {q(target)}, [{rows}]]"
+    else:
+        text = dumps([source, target, canon])
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+#: a string as `factory.io.dumps` writes it (JSON, non-ASCII kept)
+json_string: Callable[[str], str] = json.encoder.encode_basestring
 
 
 def bindable_params(tool: ToolSpec) -> list[str]:
@@ -94,21 +106,36 @@ def compile_plan(
     target: ToolSpec, bindings: Sequence[Mapping[str, Any]], candidates: Mapping[str, list[Any]]
 ) -> dict[str, dict[str, Any]]:
     """The source plan Π_e over every input parameter of `target` except its key."""
-    bound = {b["target_param"]: b for b in bindings}
-    required = set(target.required_params)
-    plan: dict[str, dict[str, Any]] = {}
-    for p, schema in target.params.items():
-        if p == target.generic_params.key:
-            continue
-        if p in bound:
-            plan[p] = {"kind": UPSTREAM, "field": bound[p]["source_field"], "transform": bound[p].get("transform")}
-        elif p in target.generic_params.names():
-            v = generic_default(target, p, schema)
-            if v is not None:
-                plan[p] = {"kind": DEFAULT, "value": v}
-        else:
-            plan[p] = {"kind": CLARIFY, "candidates": list(candidates.get(p, [])), "required": p in required}
-    return plan
+    return PlanCompiler(target).compile(bindings, candidates)
+
+
+class PlanCompiler:
+    """`compile_plan` for one target, its schema read once (the skeleton compiles many edges per target)."""
+
+    def __init__(self, target: ToolSpec):
+        key, generic = target.generic_params.key, target.generic_params.names()
+        required = set(target.required_params)
+        # (param, generic?, its DEFAULT value (None: left out), required?) in schema order
+        self._slots: list[tuple[str, bool, Any, bool]] = [
+            (p, p in generic, generic_default(target, p, schema) if p in generic else None, p in required)
+            for p, schema in target.params.items()
+            if p != key
+        ]
+
+    def compile(
+        self, bindings: Sequence[Mapping[str, Any]], candidates: Mapping[str, list[Any]]
+    ) -> dict[str, dict[str, Any]]:
+        bound = {b["target_param"]: b for b in bindings}
+        plan: dict[str, dict[str, Any]] = {}
+        for p, generic, default, required in self._slots:
+            if p in bound:
+                plan[p] = {"kind": UPSTREAM, "field": bound[p]["source_field"], "transform": bound[p].get("transform")}
+            elif generic:
+                if default is not None:
+                    plan[p] = {"kind": DEFAULT, "value": default}
+            else:
+                plan[p] = {"kind": CLARIFY, "candidates": list(candidates.get(p, [])), "required": required}
+        return plan
 
 
 _DASH = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")

@@ -2,8 +2,10 @@
 
 For each source tool u of the domain, a dense retriever over signature
 embeddings (the tool_catalog) picks its top-K same-domain and top-K_x
-cross-domain neighbours v.  One `edge_proposal` role call per candidate
-returns a feasibility score s, bindings (target param ← source field) and
+cross-domain neighbours v.  A candidate no output field of which could fill any
+bindable input of v by value type is rejected at once (`type_feasible`:
+`no_type_compatible_slots`, one sparse product over the tools' type signatures);
+one `edge_proposal` role call per remaining candidate returns a feasibility score s, bindings (target param ← source field) and
 default candidates; the bindings are checked against the real schemas, the
 plan is compiled (`factory.graph.plan`), and the edge is admitted when
 s ≥ s_min and at least one binding survived.  Its prior is
@@ -24,8 +26,11 @@ whose bindings name fields or parameters that do not exist keeps its valid
 bindings; the dropped ones are counted (`invalid_bindings`).
 """
 
+import hashlib
 import logging
+import re
 from collections.abc import Callable, Collection, Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -63,24 +68,27 @@ def seed_knowledge_graph(
     return kg
 
 
-def target_examples(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> dict[str, list[Any]]:
+def target_examples(
+    kg: KnowledgeGraph, tid: str, spec: ToolSpec, bindable: list[str] | None = None
+) -> dict[str, list[Any]]:
     """Values the target is known to accept for each parameter: accepted in a call with records,
     or echoed in its own output field of that name.  (Not the domain-wide pool: a same-named
     field of another tool may hold another code system.)"""
     out = {}
-    for p in plans.bindable_params(spec):
-        vals = kg.accepted(tid, p) + [v for v in kg.field_values(tid, p) if v not in kg.accepted(tid, p)]
+    for p in plans.bindable_params(spec) if bindable is None else bindable:
+        accepted = kg.accepted(tid, p)
+        vals = accepted + [v for v in kg.field_values(tid, p) if v not in accepted]
         if vals:
             out[p] = vals[:8]
     return out
 
 
-def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec) -> ToolBrief:
+def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec, bindable: list[str] | None = None) -> ToolBrief:
     samples = {f: kg.field_values(tid, f)[:5] for f in spec.output_fields}
     samples = {f: [v for v in vs if isinstance(v, str | int | float | bool)] for f, vs in samples.items()}
     examples = {
         p: [v for v in vs if isinstance(v, str | int | float | bool)]
-        for p, vs in target_examples(kg, tid, spec).items()
+        for p, vs in target_examples(kg, tid, spec, bindable).items()
     }
     return ToolBrief.from_spec(spec, samples, examples)
 
@@ -172,6 +180,7 @@ def candidate_pairs(
     legacy: bool = False,
     block: int = 512,
     only_sources: Collection[str] | None = None,
+    bindable: Mapping[str, list[str]] | None = None,
 ) -> tuple[list[tuple[str, str, float, bool]], dict[str, Any]]:
     """(source id, target id, cosine similarity, cross-domain?) by dense retrieval, plus counts.
 
@@ -179,7 +188,10 @@ def candidate_pairs(
     ties broken by target id.  Sources are scored in blocks of `block` rows (one matrix product and
     one partial sort per block: no Python loop over source × target); `legacy=True` runs the earlier
     per-source loop (kept for the benchmark's side-by-side figures; same pairs).  `only_sources`: score
-    just these sources (the benchmark times the earlier loop on a sample of them)."""
+    just these sources (the benchmark times the earlier loop on a sample of them).  `bindable`: each
+    tool's `plans.bindable_params`, when the caller has them."""
+    if bindable is None:
+        bindable = {t: plans.bindable_params(s) for t, s in specs.items()}
     stats: dict[str, list[str]] = {
         "tools_without_outputs": [],
         "tools_without_inputs": [],
@@ -189,11 +201,11 @@ def candidate_pairs(
     for tid, s in sorted(specs.items()):
         if s.domain == domain and not s.key_acquisition and not s.output_fields:
             stats["tools_without_outputs"].append(s.name)
-        if s.domain == domain and not s.key_acquisition and not plans.bindable_params(s):
+        if s.domain == domain and not s.key_acquisition and not bindable[tid]:
             stats["tools_without_inputs"].append(s.name)
         if tid not in emb:
             stats["tools_without_embedding"].append(tid)
-    targets = sorted(t for t, s in specs.items() if t in emb and not s.key_acquisition and plans.bindable_params(s))
+    targets = sorted(t for t, s in specs.items() if t in emb and not s.key_acquisition and bindable[t])
     sources = sorted(
         t for t, s in specs.items() if s.domain == domain and t in emb and not s.key_acquisition and s.output_fields
     )
@@ -231,7 +243,9 @@ def candidate_pairs(
             picked.append((is_cross, _top_k(scores, k)))
         for r, src in enumerate(srcs):  # per source: same-domain targets, then cross-domain ones
             for is_cross, tops in picked:
-                pairs += [(src, targets[c], round(float(sims[r, c]), 4), is_cross) for c in tops[r]]
+                cols = tops[r].tolist()
+                vals = sims[r, tops[r]].tolist()  # Python floats (float64), rounded as before
+                pairs += [(src, targets[c], round(v, 4), is_cross) for c, v in zip(cols, vals, strict=True)]
     return pairs, stats
 
 
@@ -271,7 +285,12 @@ def build_skeleton(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Candidate edges of `domain`'s tools → admitted skeleton edges with plans and priors.
 
-    `legacy`: the earlier per-source retrieval loop (`candidate_pairs`), for the benchmark.
+    Candidates no binding of which could pass the value-type check (`type_feasible`, vectorized over
+    the tools' type signatures) are rejected before any proposal (`no_type_compatible_slots`); the
+    others are proposed and admitted as before, with per-tool facts and binding checks computed once
+    per signature (`_Admission`) and the edges written as stored dicts (no `Edge` model per candidate).
+    `legacy`: the earlier path (per-source retrieval loop, a proposal for every candidate, one
+    `Edge` model per admitted edge), for the benchmark's side-by-side figures and the equivalence test.
 
     `lexicons`: the tool_lexicon values (domain → value) holding the value types; a domain without
     one (None: every domain) has its types inferred directly (`factory.lexicon.infer_value_types`)."""
@@ -283,7 +302,10 @@ def build_skeleton(
     if unlexed:
         inferred = infer_value_types(inventories, probes, cfg)
         types.tools.update({t: v for t, v in inferred.tools.items() if t.split("/", 1)[0] in unlexed})
-    pairs, stats = candidate_pairs(domain, specs, catalog, g.k_same_domain, g.k_cross_domain, legacy=legacy)
+    bindable = {t: plans.bindable_params(s) for t, s in specs.items()}  # once per tool
+    pairs, stats = candidate_pairs(
+        domain, specs, catalog, g.k_same_domain, g.k_cross_domain, legacy=legacy, bindable=bindable
+    )
     refused = {tid for tid, s in specs.items() if refusal(s, cfg)}  # destructive, not opted into: no edges
     pairs = [p for p in pairs if p[0] not in refused and p[1] not in refused]
     stats["destructive_tools_left_out"] = sorted(specs[t].name for t in refused if specs[t].domain == domain)
@@ -291,16 +313,13 @@ def build_skeleton(
 
     def b(tid: str) -> ToolBrief:
         if tid not in briefs:
-            briefs[tid] = brief(kg, tid, specs[tid])
+            briefs[tid] = brief(kg, tid, specs[tid], bindable[tid])
         return briefs[tid]
 
-    inputs = [EdgeProposalInput(source=b(s), target=b(t)) for s, t, _, _ in pairs]
-    results = propose(inputs) if inputs else []
-    edges: list[Edge] = []
-    rejected: list[dict[str, Any]] = []
     counters = {
         "candidates": len(pairs),
         "cross_domain_candidates": sum(1 for p in pairs if p[3]),
+        "no_type_compatible_slots": 0,
         "proposal_failures": 0,
         "proposal_fallbacks": 0,
         "invalid_bindings": 0,
@@ -311,6 +330,70 @@ def build_skeleton(
         "type_unverified": 0,
         "rejected_by_type": 0,
     }
+    if legacy:
+        inputs = [EdgeProposalInput(source=b(s), target=b(t)) for s, t, _, _ in pairs]
+        results = propose(inputs) if inputs else []
+        edges, rejected, type_rejections, invalid_examples = _admit_legacy(
+            pairs, results, specs, kg, types, cfg, counters
+        )
+    else:
+        feasible = type_feasible(pairs, specs, types, kg, bindable)
+        rejected = [
+            {"source": s, "target": t, "feasibility": None, "why": "no_type_compatible_slots"}
+            for (s, t, _, _), ok in zip(pairs, feasible, strict=True)
+            if not ok
+        ]
+        counters["no_type_compatible_slots"] = len(rejected)
+        asked = [p for p, ok in zip(pairs, feasible, strict=True) if ok]
+        # the briefs are validated once per tool; an input per candidate only pairs them
+        inputs = [EdgeProposalInput.model_construct(source=b(s), target=b(t)) for s, t, _, _ in asked]
+        results = propose(inputs) if inputs else []
+        adm = _Admission(specs, kg, types, cfg, bindable)
+        edges, more, type_rejections, invalid_examples = adm.admit(asked, results, counters)
+        rejected += more
+    edges.sort(key=lambda e: (e["source_tool_id"], -e["feasibility"], e["target_tool_id"], e["edge_id"]))
+    fingerprint = inventories[domain]["fingerprint"] if domain in inventories else None
+    stats_out = {
+        **counters,
+        "admitted": len(edges),
+        "admitted_cross_domain": sum(1 for e in edges if e["cross_domain"]),
+        "admission_rate": rate(len(edges), len(pairs)),
+        "tools_without_outputs": stats["tools_without_outputs"],
+        "tools_without_inputs": stats["tools_without_inputs"],
+        "tools_without_embedding": stats["tools_without_embedding"],
+        "destructive_tools_left_out": stats["destructive_tools_left_out"],
+        "invalid_binding_examples": invalid_examples[:20],
+    }
+    involved = sorted({e["source_tool_id"] for e in edges} | {e["target_tool_id"] for e in edges})
+    typed = sorted(set(involved) | {t for t, s in specs.items() if s.domain == domain})
+    value = {
+        "domain": domain,
+        "fingerprint": fingerprint,
+        "config": g.model_dump(mode="json"),
+        "schemas": {tid: schema_snapshot(specs[tid], bindable[tid]) for tid in involved},
+        "edges": edges,
+        "rejected": rejected,
+        "type_rejections": type_rejections,
+        "value_types": types.section(typed),
+        "output_schema_sources": schema_source_map((specs[t] for t in typed), probes),
+        "stats": stats_out,
+    }
+    return value, skeleton_metadata(value)
+
+
+def _admit_legacy(
+    pairs: list[tuple[str, str, float, bool]],
+    results: list[Any],
+    specs: Mapping[str, ToolSpec],
+    kg: KnowledgeGraph,
+    types: ValueTypes,
+    cfg: ProjectConfig,
+    counters: dict[str, int],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The earlier per-candidate admission (one `Edge` model per admitted edge): benchmark and tests."""
+    g = cfg.graph
+    edges: list[dict[str, Any]] = []
+    rejected: list[dict[str, Any]] = []
     type_rejections: list[dict[str, Any]] = []
     invalid_examples: list[str] = []
     seen: set[str] = set()
@@ -381,42 +464,356 @@ def build_skeleton(
                 prior_alpha=a0,
                 prior_beta=b0,
                 proposal_provenance=res.provenance() if hasattr(res, "provenance") else {"implementation": "external"},
-            )
+            ).to_json()
         )
-    edges.sort(key=lambda e: (e.source_tool_id, -e.feasibility, e.target_tool_id, e.edge_id))
-    fingerprint = inventories[domain]["fingerprint"] if domain in inventories else None
-    stats_out = {
-        **counters,
-        "admitted": len(edges),
-        "admitted_cross_domain": sum(1 for e in edges if e.cross_domain),
-        "admission_rate": rate(len(edges), len(pairs)),
-        "tools_without_outputs": stats["tools_without_outputs"],
-        "tools_without_inputs": stats["tools_without_inputs"],
-        "tools_without_embedding": stats["tools_without_embedding"],
-        "destructive_tools_left_out": stats["destructive_tools_left_out"],
-        "invalid_binding_examples": invalid_examples[:20],
-    }
-    involved = sorted({e.source_tool_id for e in edges} | {e.target_tool_id for e in edges})
-    typed = sorted(set(involved) | {t for t, s in specs.items() if s.domain == domain})
-    value = {
-        "domain": domain,
-        "fingerprint": fingerprint,
-        "config": g.model_dump(mode="json"),
-        "schemas": {tid: schema_snapshot(specs[tid]) for tid in involved},
-        "edges": [e.to_json() for e in edges],
-        "rejected": rejected,
-        "type_rejections": type_rejections,
-        "value_types": types.section(typed),
-        "output_schema_sources": schema_source_map((specs[t] for t in typed), probes),
-        "stats": stats_out,
-    }
-    return value, skeleton_metadata(value)
+    return edges, rejected, type_rejections, invalid_examples
+
+
+def _unknown(t: str | None) -> bool:
+    return not t or t == UNKNOWN
+
+
+def _uri_fillable(pt: str | None) -> bool:
+    """May a parameter of type `pt` take the id a URI ends with (`check_uri_id` does not say mismatch)?"""
+    ref = TypeRef.parse(pt) if pt and is_valid_type(pt) else None
+    return ref is None or ref.role == UNKNOWN or ref.is_code
+
+
+@lru_cache(maxsize=65536)
+def _name_keys(name: str) -> tuple[tuple[str, ...], str]:
+    return (tuple(words(name)), _squash_name(name))
+
+
+def _squash_name(name: str) -> str:
+    return re.sub(r"[^0-9a-z가-힣]", "", name.rsplit(".", 1)[-1].lower())
+
+
+def type_feasible(
+    pairs: list[tuple[str, str, float, bool]],
+    specs: Mapping[str, ToolSpec],
+    types: ValueTypes,
+    kg: KnowledgeGraph,
+    bindable: Mapping[str, list[str]] | None = None,
+) -> np.ndarray:
+    """Per candidate (source, target): may any binding of an output field of the source to a bindable
+    parameter of the target pass `type_filter`?  False only when none can, so proposing the pair is
+    useless; computed as one sparse product over the tools' type signatures (no loop over pairs).
+
+    A slot pair can pass when the field's type is accepted by the parameter's (`ValueTypes.accepts`:
+    equal or subtype), or when a side is unknown and the names agree (words or squashed name; the
+    observed-value overlap is not required here), or (transform ``uri_id``) when every observed value
+    of the field is a URI ending in an id and the parameter may take such an id.  Each tool becomes a
+    set of tokens: as a source, the parameter types its fields fill, the name keys of its unknown-typed
+    fields ("u") and of all its fields ("a"), and "uri"; as a target, its parameter types, the name keys
+    of all its parameters ("u") and of its unknown-typed ones ("a"), and "uri"."""
+    if not pairs:
+        return np.zeros(0, dtype=bool)
+    from scipy import sparse
+
+    tools = sorted({p[0] for p in pairs} | {p[1] for p in pairs})
+    row = {t: i for i, t in enumerate(tools)}
+    bp = {t: bindable[t] if bindable is not None else plans.bindable_params(specs[t]) for t in tools}
+    src_types: set[str] = set()
+    tgt_types: set[str] = set()
+    for t in tools:
+        src_types.update(v for v in (types.field_type(t, f) for f in specs[t].output_fields) if v and v != UNKNOWN)
+        tgt_types.update(v for v in (types.param_type(t, p) for p in bp[t]) if v and v != UNKNOWN)
+    fills = {st: [pt for pt in sorted(tgt_types) if types.accepts(pt, st) in ("equal", "subtype")] for st in src_types}
+    vocab: dict[Any, int] = {}
+
+    def tok(x: Any) -> int:
+        return vocab.setdefault(x, len(vocab))
+
+    s_rows: list[int] = []
+    s_cols: list[int] = []
+    t_rows: list[int] = []
+    t_cols: list[int] = []
+    for t in tools:
+        i, spec = row[t], specs[t]
+        for f in spec.output_fields:
+            ft = types.field_type(t, f)
+            keys = _name_keys(f)
+            toks: list[tuple[Any, ...]] = [("a", k) for k in keys]
+            if _unknown(ft):
+                toks += [("u", k) for k in keys]
+            else:
+                toks += [("t", pt) for pt in fills.get(ft or "", [])]
+            vals = [v for v in kg.field_values(t, f) if isinstance(v, str)]  # as check_uri_id reads them
+            if vals and all(uri_id(v) is not None for v in vals):
+                toks.append(("uri",))
+            for x in toks:
+                s_rows.append(i)
+                s_cols.append(tok(x))
+        for p in bp[t]:
+            pt = types.param_type(t, p)
+            keys = _name_keys(p)
+            toks = [("u", k) for k in keys]
+            if _unknown(pt):
+                toks += [("a", k) for k in keys]
+            else:
+                toks.append(("t", pt))
+            if _uri_fillable(pt):
+                toks.append(("uri",))
+            for x in toks:
+                t_rows.append(i)
+                t_cols.append(tok(x))
+    shape = (len(tools), max(len(vocab), 1))
+    smat = sparse.csr_matrix((np.ones(len(s_rows), dtype=np.float32), (s_rows, s_cols)), shape=shape)
+    tmat = sparse.csr_matrix((np.ones(len(t_rows), dtype=np.float32), (t_rows, t_cols)), shape=shape)
+    si = np.array([row[p[0]] for p in pairs])
+    ti = np.array([row[p[1]] for p in pairs])
+    hits = np.asarray(smat[si].multiply(tmat[ti]).sum(axis=1)).ravel()
+    return hits > 0
+
+
+class _Admission:
+    """Admission of proposed candidates with per-tool facts computed once per tool, binding checks once
+    per (field signature, parameter signature), and edges written as their stored dicts.  Gives what
+    `_admit_legacy` gives (tests/graph/test_graph_demo.py compares them on the demo)."""
+
+    def __init__(
+        self,
+        specs: Mapping[str, ToolSpec],
+        kg: KnowledgeGraph,
+        types: ValueTypes,
+        cfg: ProjectConfig,
+        bindable: Mapping[str, list[str]] | None = None,
+    ):
+        self.specs, self.kg, self.types, self.g = specs, kg, types, cfg.graph
+        self._bindable: dict[str, list[str]] = dict(bindable or {})
+        self._fields: dict[str, set[str]] = {}
+        self._compilers: dict[str, plans.PlanCompiler] = {}
+        self._values_for: dict[tuple[str, str], list[Any]] = {}
+        self._fsig: dict[tuple[str, str], Any] = {}
+        self._psig: dict[tuple[str, str], Any] = {}
+        self._checks: dict[tuple[Any, Any, bool], tuple[str, str, str | None]] = {}
+        self._canon: dict[tuple[tuple[str, str, str], ...], str] = {}  # bindings → canonical JSON rows
+        self._quoted: dict[str, str] = {}  # tool id → JSON string
+
+    def bindable(self, tid: str) -> list[str]:
+        if tid not in self._bindable:
+            self._bindable[tid] = plans.bindable_params(self.specs[tid])
+        return self._bindable[tid]
+
+    def fields(self, tid: str) -> set[str]:
+        if tid not in self._fields:
+            self._fields[tid] = set(self.specs[tid].output_fields)
+        return self._fields[tid]
+
+    def values_for(self, tid: str, p: str) -> list[Any]:
+        if (tid, p) not in self._values_for:
+            self._values_for[(tid, p)] = self.kg.values_for(tid, p)
+        return self._values_for[(tid, p)]
+
+    def compiler(self, tid: str) -> "plans.PlanCompiler":
+        if tid not in self._compilers:
+            self._compilers[tid] = plans.PlanCompiler(self.specs[tid])
+        return self._compilers[tid]
+
+    def _field_sig(self, src: str, f: str) -> Any:
+        """What a binding check reads of the source side: name, type, observed values."""
+        if (src, f) not in self._fsig:
+            vals = self.kg.field_values(src, f)
+            key: Any = (f, self.types.field_type(src, f), tuple(vals))
+            try:
+                hash(key)
+            except TypeError:
+                key = None
+            self._fsig[(src, f)] = key
+        return self._fsig[(src, f)]
+
+    def _param_sig(self, tgt: str, p: str) -> Any:
+        """What a binding check reads of the target side: name, type, known values."""
+        if (tgt, p) not in self._psig:
+            vals = target_values(self.kg, tgt, self.specs[tgt], p)
+            key: Any = (p, self.types.param_type(tgt, p), tuple(vals))
+            try:
+                hash(key)
+            except TypeError:
+                key = None
+            self._psig[(tgt, p)] = key
+        return self._psig[(tgt, p)]
+
+    def check(self, src: str, f: str, tgt: str, p: str, uri: bool) -> tuple[str, str, str | None]:
+        """(check, reason, value type passed) of one binding, as `type_filter` decides it."""
+        fk, pk = self._field_sig(src, f), self._param_sig(tgt, p)
+        key = (fk, pk, uri)
+        if fk is not None and pk is not None and key in self._checks:
+            return self._checks[key]
+        if uri:
+            check, why = check_uri_id(self.types, src, f, tgt, p, self.kg.field_values(src, f))
+            passed = self.types.param_type(tgt, p)
+        else:
+            check, why = check_binding(
+                self.types,
+                src,
+                f,
+                tgt,
+                p,
+                self.kg.field_values(src, f),
+                target_values(self.kg, tgt, self.specs[tgt], p),
+            )
+            passed = self.types.field_type(src, f)
+        out = (check, why, passed)
+        if fk is not None and pk is not None:
+            self._checks[key] = out
+        return out
+
+    def admit(
+        self, pairs: list[tuple[str, str, float, bool]], results: list[Any], counters: dict[str, int]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+        g, specs = self.g, self.specs
+        edges: list[dict[str, Any]] = []
+        rejected: list[dict[str, Any]] = []
+        type_rejections: list[dict[str, Any]] = []
+        invalid_examples: list[str] = []
+        seen: set[str] = set()
+        for (src, tgt, sim, cross), res in zip(pairs, results, strict=True):
+            out = getattr(res, "output", None)
+            if getattr(res, "fallback", False):
+                counters["proposal_fallbacks"] += 1
+            if out is None:
+                counters["proposal_failures"] += 1
+                rejected.append({"source": src, "target": tgt, "feasibility": None, "why": "proposal_failed"})
+                continue
+            raw = [bd.model_dump() if hasattr(bd, "model_dump") else dict(bd) for bd in out.bindings]
+            bindings = self._valid(src, tgt, raw)
+            if bindings is None:  # something is dropped: the exact reasons
+                s_spec, t_spec = specs[src], specs[tgt]
+                bindings, dropped = plans.validate_bindings(s_spec, t_spec, raw)
+                counters["invalid_bindings"] += len(dropped)
+                invalid_examples += [f"{s_spec.name}→{t_spec.name}: {d}" for d in dropped]
+            score = float(out.feasibility_score)
+            if not bindings:
+                counters["proposals_without_bindings"] += 1
+                rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "no_valid_binding"})
+                continue
+            kept: list[dict[str, Any]] = []
+            by_type: list[dict[str, Any]] = []
+            for bd in bindings:
+                f, p = bd["source_field"], bd["target_param"]
+                check, why, passed = self.check(src, f, tgt, p, bd.get("transform") == "uri_id")
+                if check in ADMITTED_CHECKS:
+                    kept.append({**bd, "type_check": check, "value_type": passed})
+                    continue
+                s_spec, t_spec = specs[src], specs[tgt]
+                by_type.append(
+                    {
+                        "source": f"{s_spec.platform}.{s_spec.name}",
+                        "target": f"{t_spec.platform}.{t_spec.name}",
+                        "source_field": f,
+                        "target_param": p,
+                        "source_type": self.types.field_type(src, f),
+                        "target_type": self.types.param_type(tgt, p),
+                        "reason": "type_mismatch" if check == "mismatch" else "type_unverified",
+                        "detail": why,
+                    }
+                )
+            for r in by_type:
+                counters[r["reason"]] += 1
+            type_rejections += by_type
+            if not kept:
+                counters["rejected_by_type"] += 1
+                why = "type_mismatch" if any(r["reason"] == "type_mismatch" for r in by_type) else "type_unverified"
+                rejected.append({"source": src, "target": tgt, "feasibility": score, "why": why})
+                continue
+            if score < g.s_min:
+                counters["below_s_min"] += 1
+                rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "below_s_min"})
+                continue
+            eid = self.edge_id(src, tgt, kept)
+            if eid in seen:
+                counters["duplicate_edges"] += 1
+                continue
+            seen.add(eid)
+            bound = {x["target_param"] for x in kept}
+            candidates: dict[str, list[Any]] = {}
+            for p in sorted(set(self.bindable(tgt)) - bound):
+                vals = list(out.default_candidates.get(p, []))
+                vals += [v for v in self.values_for(tgt, p) if v not in vals]
+                candidates[p] = vals[: g.clarify_candidates]
+            edges.append(self._edge(eid, src, tgt, sim, cross, kept, candidates, score, out.reason, res))
+        return edges, rejected, type_rejections, invalid_examples
+
+    def edge_id(self, src: str, tgt: str, bindings: list[dict[str, Any]]) -> str:
+        """`plans.edge_id`, the canonical JSON of a binding set and of a tool id written once."""
+        key = tuple((b["target_param"], b["source_field"], b.get("transform") or "") for b in bindings)
+        rows = self._canon.get(key)
+        if rows is None:
+            if not all(isinstance(x, str) for c in key for x in c):
+                return plans.edge_id(src, tgt, bindings)
+            q = plans.json_string
+            rows = self._canon[key] = ", ".join(f"[{q(p)}, {q(f)}, {q(t)}]" for p, f, t in sorted(key))
+        qs, qt = self._quoted.get(src), self._quoted.get(tgt)
+        if qs is None:
+            qs = self._quoted[src] = plans.json_string(src)
+        if qt is None:
+            qt = self._quoted[tgt] = plans.json_string(tgt)
+        return "sha256:" + hashlib.sha256(f"[{qs}, {qt}, [{rows}]]".encode()).hexdigest()
+
+    def _valid(self, src: str, tgt: str, raw: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+        """`plans.validate_bindings`'s kept list when it drops nothing, else None."""
+        fields, params = self.fields(src), self.bindable(tgt)
+        seen: set[str] = set()
+        kept = []
+        for bd in raw:
+            p, f, t = bd.get("target_param"), bd.get("source_field"), bd.get("transform") or None
+            if f not in fields or p not in params or p in seen or (t is not None and t not in plans.TRANSFORMS):
+                return None
+            seen.add(p)
+            kept.append({"target_param": p, "source_field": f, "transform": t})
+        return kept
+
+    def _edge(
+        self,
+        eid: str,
+        src: str,
+        tgt: str,
+        sim: float,
+        cross: bool,
+        bindings: list[dict[str, Any]],
+        candidates: dict[str, list[Any]],
+        score: float,
+        reason: str,
+        res: Any,
+    ) -> dict[str, Any]:
+        """The stored form of a new edge: `Edge(...).to_json()` without building the model."""
+        s_spec, t_spec = self.specs[src], self.specs[tgt]
+        a0, b0 = prior(score, self.g.kappa)
+        return {
+            "edge_id": eid,
+            "source_tool": s_spec.name,
+            "source_domain": s_spec.domain,
+            "source_platform": s_spec.platform,
+            "source_tool_id": src,
+            "target_tool": t_spec.name,
+            "target_domain": t_spec.domain,
+            "target_platform": t_spec.platform,
+            "target_tool_id": tgt,
+            "cross_domain": bool(cross),
+            "similarity": float(sim),
+            "bindings": bindings,
+            "plan": self.compiler(tgt).compile(bindings, candidates),
+            "feasibility": round(score, 4),
+            "reason": reason,
+            "alpha": float(a0),
+            "beta": float(b0),
+            "prior_alpha": float(a0),
+            "prior_beta": float(b0),
+            "trials": 0,
+            "successes": 0,
+            "outcome_counts": {},
+            "status": "retained",
+            "pruned_at_iteration": None,
+            "cache": [],
+            "proposal_provenance": res.provenance() if hasattr(res, "provenance") else {"implementation": "external"},
+        }
 
 
 def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     st = value["stats"]
-    edges = parse_edges(value["edges"])
-    scores = [e.feasibility for e in edges]
+    raw = value["edges"]
+    scores = [float(e.feasibility if isinstance(e, Edge) else e["feasibility"]) for e in raw]
     hist = {f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}": 0 for lo in range(10)}
     for s in scores:
         lo = min(int(s * 10), 9)
@@ -449,8 +846,14 @@ def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         "mean_feasibility": round(float(np.mean(scores)), 4) if scores else 0.0,
         "feasibility_histogram": bar_plot(hist, title="feasibility of admitted edges", xlabel="s_e", ylabel="edges"),
         "invalid_binding_examples": Markdown("\n".join(f"- {x}" for x in st["invalid_binding_examples"]) or "_none_"),
-        "preview": edge_table(sorted(edges, key=lambda e: -e.feasibility), limit=20),
+        "preview": edge_table(parse_edges(_top(raw, scores, 20)), limit=20),
     }
+
+
+def _top(edges: list[Any], scores: list[float], n: int) -> list[Any]:
+    """The `n` edges of highest score, ties in stored order (what a stable sort by -score keeps first)."""
+    order = sorted(range(len(edges)), key=lambda i: -scores[i])[:n]
+    return [edges[i] for i in order]
 
 
 def edge_table(edges: list[Edge], limit: int = 20, extra: tuple[str, ...] = ()) -> Markdown:
@@ -469,9 +872,10 @@ def edge_table(edges: list[Edge], limit: int = 20, extra: tuple[str, ...] = ()) 
     return md_table(rows, limit=limit)
 
 
-def schema_snapshot(spec: ToolSpec) -> dict[str, list[str]]:
+def schema_snapshot(spec: ToolSpec, bindable: list[str] | None = None) -> dict[str, list[str]]:
     """The part of a tool's schemas a binding refers to (kept with the graph for its gate)."""
-    return {"output_fields": sorted(spec.output_fields), "bindable_params": sorted(plans.bindable_params(spec))}
+    params = plans.bindable_params(spec) if bindable is None else bindable
+    return {"output_fields": sorted(spec.output_fields), "bindable_params": sorted(params)}
 
 
 def edges_frame(value: Mapping[str, Any], specs: Mapping[str, ToolSpec] | None = None) -> pd.DataFrame:

@@ -19,6 +19,7 @@ CLARIFY candidates and source arguments (`values_for`).
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
@@ -38,6 +39,7 @@ _DATE = re.compile(r"^(19|20)\d{2}-?(0[1-9]|1[0-2])-?(0[1-9]|[12]\d|3[01])$")
 _SHORT_CODE = re.compile(r"^[A-Z0-9][A-Z0-9_-]{0,9}$")
 
 
+@lru_cache(maxsize=65536)
 def norm_name(name: str) -> str:
     return re.sub(r"[^0-9a-z가-힣]", "", name.rsplit(".", 1)[-1].lower())
 
@@ -46,19 +48,28 @@ def _words(name: str) -> set[str]:
     return {w.lower() for w in re.split(r"[^0-9A-Za-z]+", _CAMEL.sub(" ", name.rsplit(".", 1)[-1])) if w}
 
 
-def entity_type(field: str, value: Any) -> str:
-    """Type of a value as it appears in `field`."""
-    if isinstance(value, bool):
-        return "boolean"
+@lru_cache(maxsize=65536)
+def _name_type(field: str) -> str | None:
+    """The entity type a field's name alone decides (date / code / name), None when the value must."""
     words = _words(field)
-    if isinstance(value, str) and _DATE.match(value.strip()):
-        return "date"
     if words & {"date", "dt", "ymd"}:
         return "date"
     if words & _CODE_WORDS or any(w.endswith(("cd", "id")) and len(w) > 2 for w in words):
         return "code"
     if words & _NAME_WORDS or any(w.endswith("nm") for w in words):
         return "name"
+    return None
+
+
+def entity_type(field: str, value: Any) -> str:
+    """Type of a value as it appears in `field`."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str) and _DATE.match(value.strip()):
+        return "date"
+    by_name = _name_type(field)
+    if by_name is not None:
+        return by_name
     if isinstance(value, int | float):
         return "number"
     if isinstance(value, str) and _SHORT_CODE.match(value):
@@ -73,6 +84,7 @@ def _normalize(value: Any) -> str:
     return s.casefold()
 
 
+@lru_cache(maxsize=262144, typed=True)
 def entity_id(etype: str, value: Any) -> str:
     return "ent:" + hashlib.sha256(f"{etype}|{_normalize(value)}".encode()).hexdigest()[:16]
 
@@ -98,6 +110,7 @@ class KnowledgeGraph:
         self._accepted: dict[tuple[str, str], list[Any]] = {}
         self._by_name: dict[tuple[str, str], list[Any]] = {}
         self.calls_seen: set[str] = set()
+        self._entity_fields: dict[str, set[str]] = {}  # entity id → its `fields` as a set (membership)
 
     # ------------------------------------------------------------------ building
 
@@ -168,7 +181,11 @@ class KnowledgeGraph:
                 if eid is None:
                     continue
                 fref = f"{tid}#{field}"
-                if fref not in self.entities[eid]["fields"]:
+                seen = self._entity_fields.get(eid)
+                if seen is None:
+                    seen = self._entity_fields[eid] = set(self.entities[eid]["fields"])
+                if fref not in seen:
+                    seen.add(fref)
                     self.entities[eid]["fields"].append(fref)
                 self._triple(eid, "value_of", f"field:{fref}", {**base, "field": field})
                 if self.entities[eid]["type"] in ("code", "name") and len(linked) < self.cfg.cooccurrence_fields:

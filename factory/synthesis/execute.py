@@ -4,7 +4,8 @@ A *logical call* is one tool call with all its pages: page 1 with the largest pa
 schema allows (bounded by `max_scan_records`), then, when the reported total exceeds what came
 back, the remaining pages in parallel (they share a golden step).  A total above
 `max_scan_records` is a `Rejection('response_too_large')`: nothing beyond one bounded page is
-ever read.
+ever read; a chain's seed call above it is typed by a bounded scan instead (`run_chain`,
+`factory.synthesis.scan`).
 
 Every argument is converted to its parameter's JSON-Schema type where it is built (edge
 arguments from a record, cache constants, DEFAULT values) and again before a call is sent
@@ -76,6 +77,8 @@ class ChainRun:
     bridge_values: list[Any] = field(default_factory=list)
     thresholds: list[Any] = field(default_factory=list)
     constants: list[dict[str, Any]] = field(default_factory=list)  # required args filled from the edge cache
+    # seed calls above the bound typed by a bounded scan (`factory.synthesis.scan`): what each scan decided
+    scans: list[dict[str, Any]] = field(default_factory=list)
 
 
 def page_args(spec: ToolSpec, args: Mapping[str, Any], bound: int) -> dict[str, Any]:
@@ -377,14 +380,62 @@ async def run_chain(
     nodes: Sequence[Mapping[str, Any] | None] | None = None,
     types: ValueTypes | None = None,
 ) -> ChainRun:
-    """The seed call, then one junction per edge; `nodes` (one per edge) re-runs a known template."""
+    """The seed call, then one junction per edge; `nodes` (one per edge) re-runs a known template.
+
+    A seed call whose total is above `bound` (`response_too_large`) is not read: a bounded scan
+    (`scan_junction`) types its junction on the first edge's fields from the reported total and a
+    sample, and for DRV the verified equality filter (the process node, whose filtered call has 1..φ
+    values) becomes the seed call; its filter values are cited like constants.  `bound` is then what a
+    scan holds in memory, not a limit on the response (a SEQ/FAN seed above it is still rejected: its
+    records are all needed downstream)."""
     run = ChainRun()
-    f0 = await fetch(ex, specs[seed_tid], seed_tid, seed_args, bound)
+    try:
+        f0 = await fetch(ex, specs[seed_tid], seed_tid, seed_args, bound)
+    except Rejection as too_large:
+        if too_large.reason != "response_too_large" or not edges:
+            raise
+        f0 = await _scanned_seed(ex, specs[seed_tid], seed_tid, seed_args, edges[0], phi, bound, rng, run, too_large)
     run.stages.append(Stage(fetched=[f0], role="seed"))
     for i, e in enumerate(edges):
         fixed = None if nodes is None else {"process": nodes[i]}
         run.stages.append(await junction(ex, specs, e, run.stages[-1].fetched, phi, bound, rng, run, fixed, types))
     return run
+
+
+async def _scanned_seed(
+    ex: ToolExecutor,
+    spec: ToolSpec,
+    tid: str,
+    args: Mapping[str, Any],
+    edge: Edge,
+    phi: int,
+    bound: int,
+    rng: np.random.Generator,
+    run: ChainRun,
+    too_large: Rejection,
+) -> Fetched:
+    """The seed call narrowed by the verified process node of a bounded scan (DRV), else `too_large`."""
+    from factory.synthesis.scan import scan_junction  # scan builds on fetch: imported where it is used
+
+    fields = plans.upstream_fields(edge.plan)
+    scan = await scan_junction(ex, spec, tid, args, fields, phi, bound, rng)
+    if scan.node is None or scan.kept is None:
+        raise too_large  # SEQ/FAN over more records than the bound: every record would be needed
+    filters = scan.node["filters"]
+    run.constants.extend({"tool_id": tid, "param": p, "value": v} for p, v in filters.items())
+    run.scans.append(
+        {
+            "tool_id": tid,
+            "fields": list(fields),
+            "type": scan.jtype,
+            "total": scan.total,
+            "records_read": scan.records_read,
+            "pages_read": scan.pages_read,
+            "sample": len(scan.sample),
+            "process": scan.node,
+        }
+    )
+    return scan.kept
 
 
 def call_row(res: CallResult, step: int, tid: str) -> dict[str, Any]:

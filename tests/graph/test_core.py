@@ -240,3 +240,82 @@ def test_blocked_retrieval_picks_the_same_pairs_as_the_per_source_loop():
     few, _ = candidate_pairs("d", specs, catalog, 500, 1, block=16)
     assert few == candidate_pairs("d", specs, catalog, 500, 1, legacy=True)[0]
     assert sum(1 for p in few if not p[3]) == len(sources) * (len(sources) - 1)
+
+
+def test_type_signature_prefilter_keeps_every_pair_a_binding_could_pass():
+    """Issue 20: `type_feasible` rejects a pair only when no (field, parameter) of it can pass the type
+    check: typed and accepted, a side unknown with the same name, or URIs ending in an id."""
+    from factory.graph.skeleton import type_feasible
+    from factory.semtypes import ValueTypes
+
+    src = _spec("list_airlines", {}, [], ["carrier", "label"])
+    links = _spec("list_links", {}, [], ["uri"])
+    same = _spec("get_airline", {"carrier": "string"}, ["carrier"], ["name"])
+    other = _spec("get_airport", {"faa": "string"}, ["faa"], ["name"])
+    untyped_same_name = _spec("fleet", {"carrier": "string"}, ["carrier"], ["tailnum"])
+    untyped_other_name = _spec("weather", {"station": "string"}, ["station"], ["temp"])
+    by_uri = _spec("resource", {"resourceId": "string"}, ["resourceId"], ["name"])
+    tools = [src, links, same, other, untyped_same_name, untyped_other_name, by_uri]
+    tid = {t.name: f"d/p/{t.name}" for t in tools}
+    types = ValueTypes(
+        {
+            tid["list_airlines"]: {"fields": {"carrier": "airline.code@p", "label": "airline.name"}},
+            tid["get_airline"]: {"params": {"carrier": "airline.code@p"}},
+            tid["get_airport"]: {"params": {"faa": "airport.code@p"}},
+            tid["fleet"]: {"params": {"carrier": "unknown"}},
+            tid["weather"]: {"params": {"station": "unknown"}},
+            tid["resource"]: {"params": {"resourceId": "city.name"}},  # not an id: no URI tail fills it
+        },
+        {},
+    )
+    kg = KnowledgeGraph("d")
+    for tool, rec in (("list_airlines", {"carrier": "DL", "label": "Delta"}), ("list_links", {"uri": "x://r/12"})):
+        kg.add_call(
+            domain="d", platform="p", tool=tool, args={}, call_digest=tool, ok=True, origin="probe", records=[rec]
+        )  # fmt: skip
+    specs = {tid[t.name]: t for t in tools}
+    pairs = [(tid["list_airlines"], tid[n], 0.5, False) for n in ("get_airline", "get_airport", "fleet", "weather")]
+    assert type_feasible(pairs, specs, types, kg).tolist() == [True, False, True, False]
+    uri_pair = [(tid["list_links"], tid["resource"], 0.5, False)]
+    assert type_feasible(uri_pair, specs, types, kg).tolist() == [False]
+    types.tools[tid["resource"]] = {"params": {"resourceId": "unknown"}}  # untyped: the URI's id may fill it
+    assert type_feasible(uri_pair, specs, types, kg).tolist() == [True]
+    assert type_feasible(uri_pair, specs, types, KnowledgeGraph("d")).tolist() == [False]  # no URI observed
+
+
+def test_skeleton_fast_admission_gives_the_legacy_edges_and_edge_ids():
+    """The memoized admission writes the stored form `Edge(...).to_json()` gives, and the legacy path's
+    edges; `edge_id` without `dumps` hashes the same canonical JSON (quotes, non-ASCII)."""
+    import hashlib
+
+    from factory.io import dumps
+
+    cfg = load_config()
+    tools = [
+        SRC,
+        TGT,
+        _spec("get_airline", {"carrier": "string"}, ["carrier"], ["carrier", "name"], key="api_key"),
+        _spec("search_flights", {"carrier": "string", "name": "string"}, [], ["carrier"], key="api_key"),
+    ]
+
+    def propose(inputs):
+        return [_Res(rules.edge_proposal(i)) for i in inputs]
+
+    new, _ = build_skeleton("d", _inventory(tools), {}, _catalog(tools), cfg, propose)
+    old, _ = build_skeleton("d", _inventory(tools), {}, _catalog(tools), cfg, propose, legacy=True)
+    assert new["edges"] and new["edges"] == old["edges"]
+    assert all(Edge.model_validate(e).to_json() == e for e in new["edges"])
+    asked = new["stats"]["candidates"] - new["stats"]["no_type_compatible_slots"]
+    assert (
+        sorted((r["source"], r["target"]) for r in new["rejected"])
+        == sorted((r["source"], r["target"]) for r in old["rejected"])
+        and asked <= old["stats"]["candidates"]
+    )
+    for src, tgt, bs in [
+        ("d/p/a", "d/p/b", [{"target_param": "x", "source_field": "y"}]),
+        ('한국/"p"/\\q', "t\u2028", [{"target_param": "é", "source_field": "y", "transform": "upper"}]),
+        ("s", "t", []),
+    ]:
+        canon = sorted((b["target_param"], b["source_field"], b.get("transform") or "") for b in bs)
+        want = "sha256:" + hashlib.sha256(dumps([src, tgt, canon]).encode()).hexdigest()
+        assert plans.edge_id(src, tgt, bs) == want

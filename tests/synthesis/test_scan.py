@@ -78,3 +78,51 @@ def test_scan_that_cannot_decide_within_its_pages_is_rejected(flights):
     with pytest.raises(Rejection) as e:  # three NYC airports: ≤ φ so far, 336,776 records unread
         asyncio.run(go())
     assert e.value.reason == "response_too_large" and "not all read" in e.value.detail
+
+
+def test_chain_from_a_300k_record_seed_call_is_typed_by_a_scan_and_runs(flights):
+    """run_chain: the unfiltered list_flights seed (336,776 records, above the bound) is not rejected; the
+    bounded scan types the tailnum junction DRV and its verified filter becomes the seed call, cited as
+    constants, and the get_plane calls of the junction run."""
+    from factory.graph import plan as plans
+    from factory.graph.edge import Edge
+    from factory.synthesis.execute import run_chain
+
+    cfg, specs = flights
+    lf, gp = _tid(specs, "list_flights"), _tid(specs, "get_plane")
+    bindings = [{"target_param": "tailnum", "source_field": "tailnum", "transform": None}]
+    s, t = specs[lf], specs[gp]
+    edge = Edge(
+        edge_id=plans.edge_id(lf, gp, bindings),
+        source_tool=s.name, source_domain=s.domain, source_platform=s.platform, source_tool_id=lf,
+        target_tool=t.name, target_domain=t.domain, target_platform=t.platform, target_tool_id=gp,
+        cross_domain=False, similarity=1.0, bindings=bindings, plan=plans.compile_plan(t, bindings, {}),
+        feasibility=1.0, reason="test", alpha=1.0, beta=1.0, prior_alpha=1.0, prior_beta=1.0,
+        proposal_provenance={"implementation": "test"},
+    )  # fmt: skip
+    bound, phi = 200, cfg.synthesis.fan_out_budget
+
+    async def go():
+        async with executor_factory(cfg, ["aviation"], specs, scan=True)() as ex:
+            tracemalloc.start()
+            try:
+                run = await run_chain(ex, specs, [edge], lf, {}, phi, bound, np.random.default_rng(7))
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            return run, peak
+
+    run, peak = asyncio.run(go())
+    scan = run.scans[0]
+    print(f"\nchain scan: total {scan['total']}, read {scan['records_read']}, tracemalloc peak {peak} B")
+    assert scan["type"] == DRV and scan["total"] == 336_776 and scan["records_read"] < 336_776
+    node = scan["process"]
+    assert node["verified"] and 1 <= node["n_out"] <= phi
+    seed = run.stages[0].fetched[0]
+    assert all(seed.args[f] == v for f, v in node["filters"].items()) and seed.total == len(seed.records) <= bound
+    assert {(c["param"], c["value"]) for c in run.constants} >= set(node["filters"].items())  # cited in the query
+    j = run.junctions[0]
+    assert j["width"] == node["n_out"] and j["process"] is None  # the filtered call holds 1..φ tail numbers
+    planes = run.stages[1].fetched
+    assert len(planes) == node["n_out"] and all(f.total == 1 for f in planes)
+    assert peak < 8_000_000
