@@ -254,7 +254,8 @@ def grpo_step(
         use_cpu=True, save_strategy="no", bf16=False, max_tool_calling_iterations=1, seed=seed,
         temperature=1.0, learning_rate=1e-3, disable_tqdm=True,
     )  # fmt: skip
-    trainer = GRPOTrainer(model=model, reward_funcs=[outcome_reward, answer_reward], args=args,
+    rewards: list[Any] = [outcome_reward, answer_reward]  # TRL annotates list[float | None] returns
+    trainer = GRPOTrainer(model=model, reward_funcs=rewards, args=args,
                           train_dataset=ds, processing_class=tokenizer, environment_factory=Recorded)  # fmt: skip
     trainer.train()
     metrics = {k: float(v) for k, v in trainer.state.log_history[0].items() if isinstance(v, int | float)}
