@@ -179,7 +179,9 @@ def execute_run(
     `reconstructable_runner`) against the instance of $DAGSTER_HOME; returns the run id."""
     follow_parent()
     recon = dg.build_reconstructable_job(  # its annotation says a 1-tuple; it takes the function's arguments
-        "factory.definitions", "reconstruct_job", (config_path, job_name)  # type: ignore[arg-type]
+        "factory.definitions",
+        "reconstruct_job",
+        (config_path, job_name),  # type: ignore[arg-type]
     )
     run_tags = {**tags, **({"dagster/partition": partition_key} if partition_key else {})}
     with dg.DagsterInstance.get() as instance:
