@@ -48,7 +48,9 @@ WORDS = (
     "district census population household survey region province city report office statistics growth "
     "morning evening north south east west light heavy moderate clear cloudy rain snow fog mist storm"
 ).split()
-NAMES = [f"{a}{b}" for a in ("Kor", "Mar", "Vel", "Tan", "Ost", "Bri", "Sul", "Ham") for b in ("ana", "ido", "eth", "ura")]
+NAMES = [
+    f"{a}{b}" for a in ("Kor", "Mar", "Vel", "Tan", "Ost", "Bri", "Sul", "Ham") for b in ("ana", "ido", "eth", "ura")
+]
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -183,9 +185,7 @@ def run_size(n: int, n_queries: int, n_tasks: int, folder: Path, model_sample: i
 
     index = RetrievalIndex(uri, "bench__docs", version, emb)  # type: ignore[arg-type]
     qrng = random.Random(5)
-    queries = [
-        f"{qrng.choice(NAMES)} {' '.join(qrng.choice(WORDS) for _ in range(4))}" for _ in range(n_queries)
-    ]
+    queries = [f"{qrng.choice(NAMES)} {' '.join(qrng.choice(WORDS) for _ in range(4))}" for _ in range(n_queries)]
     index.search(queries[0], 5)  # warm
     t0 = time.perf_counter()
     got = [index.search(q, 5) for q in queries]
@@ -212,11 +212,12 @@ def run_size(n: int, n_queries: int, n_tasks: int, folder: Path, model_sample: i
     out["brute_cross_pairs_est_s"] = round(pairs_est, 1)
     out["brute_pairs_timed"] = timed
 
+    print(json.dumps(out), flush=True)
     if model_sample:
-        from factory.config import ProjectConfig
+        from factory.config import load_config
         from factory.retrieval.embedding import embedder_for
 
-        real = embedder_for("en", ProjectConfig.model_validate({"domains": []}), cache=False)
+        real = embedder_for("en", load_config(Path(__file__).resolve().parents[1] / "factory.yaml"), cache=False)
         sample = [c["text"] for c in chunks[:model_sample]]
         real.encode(sample[:8])
         t0 = time.perf_counter()

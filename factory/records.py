@@ -160,6 +160,11 @@ class Task(_Row):
         default="synthesis", description="Where the stored answer comes from (stage 3 may replace it)."
     )
     split: str | None = None
+    policy: dict[str, Any] | None = Field(
+        default=None,
+        description="Tool-use policy (factory.retrieval.policy): category changes_answer | no_effect | none, text, "
+        "forbidden_sources, expected_answer (the unanswerable sentence when the policy changes the answer).",
+    )
     lineage: Lineage
 
 
