@@ -16,8 +16,11 @@ removed when (first matching rule wins, in this order; "states" means within one
   (a)), or its Jaccard similarity with a chunk of another domain's corpus is at least
   `retrieval.cross_domain_jaccard` (the same text filed under two domains).
 
-(b), dropping RAG-only tasks the APIs can answer, applies to tasks that use retrieval; none exist
-before retrieval trajectories are synthesized, and the verdicts say so (`rag_only_tasks: 0`).
+(b), the reverse, runs in the judged_queries cascade (stage rules, reason ``rag_answerable_by_api``,
+`rag_answerable`): a RAG-only task (hop type "RAG") is dropped when an API response the factory executed
+(probe records, the domain's trajectory calls) holds its answer value together with a value its question
+names (the same record: a statement about that entity), so the APIs answer it without the documents. The
+index's waterfall counts those drops beside the chunk removals.
 Values shorter than `retrieval.min_value_chars` decide nothing (a "3" is in every document).
 """
 
@@ -280,3 +283,87 @@ def decontaminate(
         "removed": counts,
     }
     return verdicts, stats
+
+
+# --------------------------------------------------------------------------- rule (b): RAG tasks the APIs answer
+
+RAG_REASON = "rag_answerable_by_api"
+
+
+@dataclass(frozen=True)
+class ApiRecord:
+    """One record of an executed API response: where it came from, and the record."""
+
+    tool: str
+    platform: str
+    call_digest: str
+    record: Mapping[str, Any]
+
+
+def api_records(probe_rows: Iterable[Mapping[str, Any]], trajectories: Iterable[Mapping[str, Any]]) -> list[ApiRecord]:
+    """The API records the factory executed: each successful probe's first record and every sampled record
+    of the trajectories' golden API calls (`sample`; retrieval calls are no API evidence)."""
+    out: list[ApiRecord] = []
+    for r in probe_rows:
+        rec = r.get("first_record")
+        if isinstance(rec, Mapping) and r.get("record_count"):
+            out.append(ApiRecord(str(r.get("tool")), str(r.get("platform")), str(r.get("call_digest") or ""), rec))
+    for t in trajectories:
+        for step in t.get("golden_actions") or []:
+            if step.get("source_type") == "retrieval" or str(step.get("platform")) == "retrieval":
+                continue
+            for rec in step.get("sample") or []:
+                if isinstance(rec, Mapping):
+                    out.append(
+                        ApiRecord(
+                            str(step.get("tool")), str(step.get("platform")), str(step.get("call_digest") or ""), rec
+                        )
+                    )
+    return out
+
+
+def is_rag_only(task: Mapping[str, Any]) -> bool:
+    """hop type "RAG" (or, on rows without one, golden calls that are all retrieval searches)."""
+    hop = task.get("hop_type")
+    if hop is not None:
+        return hop == "RAG"
+    actions = task.get("golden_actions") or []
+    return bool(actions) and all(a.get("source_type") == "retrieval" for a in actions)
+
+
+def rag_answerable(task: Mapping[str, Any], records: Sequence[ApiRecord], min_chars: int) -> dict[str, Any] | None:
+    """Rule (b): the first API record that holds the RAG-only task's answer value (a field equal to it) and a
+    value the question names (a string field of 3+ characters, or a number of 4+ digits, found in the
+    question as a whole word) → {"reason", "detail", "evidence"}; None when no record does (or the task is
+    not RAG-only)."""
+    if not is_rag_only(task):
+        return None
+    answer = (task.get("answer") or {}).get("value")
+    answers = {normalize(f) for v in _scalars(answer) for f in value_forms(v)}
+    answers = {a for a in answers if len(a) >= min_chars}
+    if not answers:
+        return None
+    q = normalize(str(task.get("query") or ""))
+    for r in records:
+        vals = [v for v in _scalars(r.record) if not isinstance(v, dict | list)]
+        forms = {normalize(f): v for v in vals for f in value_forms(v)}
+        hit = next((a for a in sorted(answers) if a in forms), None)
+        if hit is None:
+            continue
+        names = {
+            normalize(f)
+            for v in vals
+            for f in value_forms(v)
+            if normalize(f) != hit and len(normalize(f)) >= max(3, min_chars) and not _SHORT_NUMBER.fullmatch(f)
+            and not (normalize(f).replace(",", "").replace(".", "").isdigit() and len(normalize(f)) < 4)
+        }  # fmt: skip
+        pat = _pattern(names, max(3, min_chars)) if names else None
+        m = pat.search(q) if pat is not None else None
+        if m:
+            return {
+                "reason": RAG_REASON,
+                "detail": f"API {r.platform}/{r.tool} returned {hit!r} in a record naming {m.group(0)!r}, which the "
+                f"question names (call {r.call_digest[:19]})",
+                "evidence": r.call_digest or f"{r.platform}/{r.tool}",
+            }
+    return None
