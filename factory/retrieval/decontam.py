@@ -27,6 +27,7 @@ Values shorter than `retrieval.min_value_chars` decide nothing (a "3" is in ever
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -145,23 +146,34 @@ def _pattern(values: Iterable[str], min_chars: int) -> re.Pattern[str] | None:
     return re.compile(r"(?<![0-9a-z가-힣.,])(?:" + "|".join(map(re.escape, vals)) + r")(?![0-9a-z]|[.,][0-9])")
 
 
-@dataclass
 class _Rules:
-    facts: TaskFacts
-    answers: re.Pattern[str] | None
-    bridges: re.Pattern[str] | None
-    anchors: re.Pattern[str]
-    anchor_texts: tuple[str, ...]  # normalized: a chunk without any of them as a substring cannot match
+    """One task's patterns, compiled on first use (most tasks never meet a chunk naming their anchors)."""
+
+    def __init__(self, facts: TaskFacts, min_chars: int, anchor_texts: tuple[str, ...]) -> None:
+        self.facts, self.min_chars = facts, min_chars
+        self.anchor_texts = anchor_texts  # normalized: a chunk without any of them as a substring cannot match
+
+    @cached_property
+    def anchors(self) -> re.Pattern[str]:
+        pat = _pattern(self.facts.anchors, self.min_chars)
+        assert pat is not None  # _compile keeps only tasks with an anchor
+        return pat
+
+    @cached_property
+    def answers(self) -> re.Pattern[str] | None:
+        return _pattern(self.facts.answers, self.min_chars)
+
+    @cached_property
+    def bridges(self) -> re.Pattern[str] | None:
+        return _pattern(self.facts.bridges, self.min_chars)
 
 
 def _compile(facts: Sequence[TaskFacts], min_chars: int) -> list[_Rules]:
     out = []
     for f in facts:
-        anchors = _pattern(f.anchors, min_chars)
-        if anchors is None:
-            continue
         texts = tuple(sorted({normalize(a) for a in f.anchors if len(normalize(a)) >= min_chars}))
-        out.append(_Rules(f, _pattern(f.answers, min_chars), _pattern(f.bridges, min_chars), anchors, texts))
+        if texts:
+            out.append(_Rules(f, min_chars, texts))
     return out
 
 
@@ -173,10 +185,29 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(text) if s.strip()]
 
 
-def _states(text: str, rules: Sequence[_Rules]) -> tuple[str, TaskFacts, str] | None:
+class _AnchorIndex:
+    """Rules by the first 3 characters of each anchor: a chunk's character 3-grams select the few rules
+    whose anchors can occur in it (then confirmed as substrings), instead of testing every task per chunk."""
+
+    def __init__(self, rules: Sequence[_Rules]) -> None:
+        self.rules = list(rules)
+        self.by_head: dict[str, list[tuple[str, int]]] = {}
+        for i, r in enumerate(self.rules):
+            for a in r.anchor_texts:
+                self.by_head.setdefault(a[:3], []).append((a, i))
+
+    def candidates(self, text: str) -> list[_Rules]:
+        if not self.rules:
+            return []
+        heads = {text[i : i + 3] for i in range(max(1, len(text) - 1))}
+        hit = {i for h in heads & self.by_head.keys() for a, i in self.by_head[h] if a in text}
+        return [self.rules[i] for i in sorted(hit)]
+
+
+def _states(text: str, index: _AnchorIndex) -> tuple[str, TaskFacts, str] | None:
     """(kind, task, value) for the first task whose answer or bridge value one sentence of the text
     states together with an anchor of the task (the same sentence: a statement about that entity)."""
-    rules = [r for r in rules if any(a in text for a in r.anchor_texts)]  # substring prefilter (C speed)
+    rules = index.candidates(text)
     if not rules:
         return None
     sents = sentences(text)
@@ -205,8 +236,8 @@ def decontaminate(
     corpus chunks by domain."""
     api_tasks = [t for t in tasks if is_api_only(t)]
     facts = [task_facts(t) for t in api_tasks]
-    own = _compile([f for f in facts if f.domain == domain], settings.min_value_chars)
-    foreign = _compile([f for f in facts if f.domain != domain], settings.min_value_chars)
+    own = _AnchorIndex(_compile([f for f in facts if f.domain == domain], settings.min_value_chars))
+    foreign = _AnchorIndex(_compile([f for f in facts if f.domain != domain], settings.min_value_chars))
     held_out = [(f, shingle_hashes(f.query, SHINGLE)) for f in facts if f.split in HELD_OUT and f.query]
     held_out = [(f, qs) for f, qs in held_out if len(qs)]
     # every held-out shingle with the question it belongs to: one isin per chunk counts them all
@@ -258,7 +289,8 @@ def decontaminate(
                 }
         if verdict is None and len(sk):
             common: dict[int, int] = {}
-            for h in sk.tolist():
+            # a near-duplicate's bottom-8 hashes sit among this chunk's first few dozen (its own bottom-k)
+            for h in sk[:32].tolist():
                 for i in other_index.get(h, ()):
                     common[i] = common.get(i, 0) + 1
             # a pair at Jaccard >= 0.85 shares nearly all of the other chunk's 8 smallest hashes (a bottom-k sketch)
@@ -277,7 +309,7 @@ def decontaminate(
     counts = {r: sum(1 for v in verdicts if v["reason"] == r) for r in REASONS}
     stats = {
         "api_only_tasks": len([f for f in facts if f.domain == domain]),
-        "api_only_tasks_with_anchor": len(own),
+        "api_only_tasks_with_anchor": len(own.rules),
         "held_out_questions": len(held_out),
         "rag_only_tasks": len(tasks) - len(api_tasks),
         "removed": counts,
