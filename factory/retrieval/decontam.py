@@ -46,6 +46,19 @@ HELD_OUT = ("dev", "test")
 _SHORT_NUMBER = re.compile(r"[\d,.]{1,3}")
 SHINGLE = 5
 _P = np.uint64(1_000_003)
+_BANDS, _ROWS = 6, 4
+_PERM_A = np.random.default_rng(17).integers(1, 2**31 - 1, size=_BANDS * _ROWS, dtype=np.uint64)
+_PERM_B = np.random.default_rng(18).integers(0, 2**31 - 1, size=_BANDS * _ROWS, dtype=np.uint64)
+_PRIME = np.uint64(2**31 - 1)
+
+
+def _bands(hashes: np.ndarray) -> list[tuple[int, bytes]]:
+    """LSH band keys of a shingle-hash set: a MinHash signature of _BANDS x _ROWS permutations, cut in bands."""
+    if not len(hashes):
+        return []
+    h = hashes.astype(np.uint64)[:, None]
+    sig = ((h * _PERM_A[None, :] + _PERM_B[None, :]) % _PRIME).min(axis=0)
+    return [(b, sig[b * _ROWS : (b + 1) * _ROWS].tobytes()) for b in range(_BANDS)]
 
 
 def shingle_hashes(text: str, n: int = SHINGLE) -> np.ndarray:
@@ -250,10 +263,10 @@ def decontaminate(
         if d != domain
         for c in cs
     ]
-    other_index: dict[int, list[int]] = {}  # first 8 shingle hashes → candidate rows (cheap exact-duplicate prefilter)
+    other_index: dict[tuple[int, bytes], list[int]] = {}  # LSH bands of MinHash signatures → candidate rows
     for i, (_, _, sk) in enumerate(other_sk):
-        for h in sk[:8].tolist():
-            other_index.setdefault(h, []).append(i)
+        for key in _bands(sk):
+            other_index.setdefault(key, []).append(i)
     verdicts: list[dict[str, Any]] = []
     for c in chunks:
         text = normalize(c["text"])
@@ -288,13 +301,10 @@ def decontaminate(
                     "evidence": f.task_id,
                 }
         if verdict is None and len(sk):
-            common: dict[int, int] = {}
-            # a near-duplicate's bottom-8 hashes sit among this chunk's first few dozen (its own bottom-k)
-            for h in sk[:32].tolist():
-                for i in other_index.get(h, ()):
-                    common[i] = common.get(i, 0) + 1
-            # a pair at Jaccard >= 0.85 shares nearly all of the other chunk's 8 smallest hashes (a bottom-k sketch)
-            for i in sorted(i for i, n in common.items() if n >= min(4, len(other_sk[i][2]))):
+            # candidates share a band (LSH: 6 bands of 4 MinHash rows find a pair at Jaccard 0.85 with
+            # probability 0.99, one at 0.3 with 0.05); the exact Jaccard decides
+            cands = {i for key in _bands(sk) for i in other_index.get(key, ())}
+            for i in sorted(cands):
                 d, oid, osk = other_sk[i]
                 sim = jaccard(sk, osk)
                 if sim >= settings.cross_domain_jaccard:
