@@ -371,7 +371,11 @@ class RecordingRunner(ExecutorRunner):
         self.responses: list[dict[str, Any]] = []
 
     async def __call__(self, tool: OfferedTool, args: dict[str, Any]) -> Any:
-        obs = await super().__call__(tool, args)
+        try:
+            obs = await super().__call__(tool, args)
+        except Exception:  # the agent records the failure; keep one response per executed call
+            self.responses.append({"tool": tool.name, "status": "executed", "ok": False, "records": []})
+            raise
         r = obs.result
         self.responses.append(
             {
