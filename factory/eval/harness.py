@@ -488,8 +488,10 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
     environment = None
     if "ENVIRONMENT" in task.reward_basis or task.expected_state_hash:
         environment = scoring.score_environment(task.expected_state_hash, observed)
+    # a policy that forbids a source every path needs leaves no permitted call: the right trajectory is empty
+    scored_d = task_d if refusal is None else {**task_d, "golden_actions": [], "alternative_paths": []}
     scores = scoring.score_episode(
-        task_d,
+        scored_d,
         episode,
         ctx.registry.by_platform_name,
         response=response,
@@ -526,7 +528,7 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
         "stop_reason": episode["stop_reason"],
         "error": episode["error"],
         "final_answer": episode["final_answer"],
-        "gold": task.answer.text,
+        "gold": task.answer.text if refusal is None else refusal,
         "response_pass": None if response is None else bool(response["passed"]),
         "response_method": None if response is None else response["method"],
         "env_pass": None if environment is None else bool(environment["passed"]),
