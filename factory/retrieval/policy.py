@@ -234,3 +234,41 @@ _REFUSAL = re.compile(
 def states_unanswerable(text: str | None) -> bool:
     """Whether a final answer says the permitted tools cannot answer (en/ko wordings)."""
     return bool(text and _REFUSAL.search(text))
+
+
+# --------------------------------------------------------------------------- dataset_splits hooks
+
+
+def with_policies(
+    judged: Mapping[str, Mapping[str, Any]], cfg: ProjectConfig
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The judged_queries values with a policy on every kept task (what dataset_splits splits), and the
+    distribution (`assign_policies`). Called by the dataset_splits asset before the split build: factory.splits
+    stays free of factory.retrieval (which reads the splits)."""
+    kept = [t for v in judged.values() for t in (v.get("kept") or [])]
+    assigned, stats = assign_policies(kept, cfg)
+    by_id = {str(t.get("id")): t for t in assigned}
+    out = {d: {**v, "kept": [by_id.get(str(t.get("id")), t) for t in (v.get("kept") or [])]} for d, v in judged.items()}
+    return out, stats
+
+
+def distribution_metadata(tasks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Hop-type and policy distribution of published tasks (dataset_splits metadata, issue 17 item 7)."""
+    from factory.report import md_table
+
+    hops = sorted({hop_type(t) for t in tasks})
+    return {
+        "policy_by_category": {c: sum(1 for t in tasks if category_of(t) == c) for c in CATEGORIES},
+        "hop_types": {h: sum(1 for t in tasks if hop_type(t) == h) for h in hops},
+        "hop_type_by_policy": md_table(
+            [
+                {
+                    "hop_type": h,
+                    **{c: sum(1 for t in tasks if hop_type(t) == h and category_of(t) == c) for c in CATEGORIES},
+                }
+                for h in hops
+            ],  # fmt: skip
+            ["hop_type", *CATEGORIES],
+            limit=10,
+        ),
+    }

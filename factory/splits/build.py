@@ -124,9 +124,6 @@ def build_dataset_splits(
     store = store or data_store(cfg)
     tasks, removed = collect_tasks(judged)
     n_in = len(tasks) + len(removed)
-    from factory.retrieval.policy import assign_policies  # tool-use policies (issue 17 item 5)
-
-    tasks, policy_stats = assign_policies(tasks, cfg)
     key_tools = structure.key_tools_of_inventories(inventories)
     unknown = sorted(set(sc.held_out_platforms) - configured_platforms(cfg, inventories))
     if unknown:
@@ -251,7 +248,6 @@ def build_dataset_splits(
         },
         "assignment": {k: v for k, v in assign_report.items() if k != "by_domain_pattern"},
         "key_tools": sorted(key_tools),
-        "policies": policy_stats,
         "manifest": manifest["files"],
         "run_id": run_id,
     }
@@ -309,25 +305,6 @@ def splits_metadata(
         f"thresholds {audit['method']['near_duplicate_threshold']} / {audit['method']['structural_threshold']}",
     }
     domains = sorted({t["domain"] for t in final})
-    # issue 17 item 7: hop-type and tool-use policy distribution of the published tasks
-    from factory.retrieval.policy import CATEGORIES, category_of, hop_type
-
-    hops = sorted({hop_type(t) for t in final})
-    meta["policy_by_category"] = {c: sum(1 for t in final if category_of(t) == c) for c in CATEGORIES}
-    meta["hop_types"] = {h: sum(1 for t in final if hop_type(t) == h) for h in hops}
-    meta["hop_type_by_policy"] = Markdown(
-        md_table(
-            [
-                {
-                    "hop_type": h,
-                    **{c: sum(1 for t in final if hop_type(t) == h and category_of(t) == c) for c in CATEGORIES},
-                }
-                for h in hops
-            ],  # fmt: skip
-            ["hop_type", *CATEGORIES],
-            limit=10,
-        )
-    )
     meta["tasks_by_domain"] = {d: sum(1 for t in final if t["domain"] == d) for d in domains}
     meta["by_domain"] = Markdown(
         md_table(
