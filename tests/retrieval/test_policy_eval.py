@@ -189,3 +189,28 @@ def test_summary_weights_multi_source_double_and_groups_by_hop_and_policy():
     assert [g["hop_type"] for g in s["by_hop_type"]] == ["API", "RAG-API"]
     assert [g["policy_category"] for g in s["by_policy"]] == ["no_effect", "none"]
     assert s["first_failure"]["policy"] == 1
+
+
+def test_dataset_splits_hook_puts_a_policy_on_every_kept_task(tmp_path):
+    import yaml
+
+    from factory.config import parse_config
+
+    raw = {
+        "data_dir": str(tmp_path / "data"),
+        "retrieval": {"policy_shares": {"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0}},
+        "domains": [{"name": "aviation", "description": "US domestic flights out of New York in 2013, airlines.",
+                     "sources": [{"kind": "openapi", "spec": "demo://x"}]}],
+    }  # fmt: skip
+    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+    judged = {"aviation": {"kept": [API_TASK, RAG_API_TASK], "rejected": []}}
+    out, stats = policy.with_policies(judged, cfg)
+    pols = [t["policy"] for t in out["aviation"]["kept"]]
+    assert [p["forbidden_sources"] for p in pols] == [["api"], ["retrieval"]]
+    assert "US domestic flights out of New York in 2013" in pols[0]["text"]
+    assert stats["by_category"] == {"changes_answer": 2, "no_effect": 0, "none": 0}
+    assert stats["by_hop_type"] == {"API": {"changes_answer": 1, "no_effect": 0, "none": 0},
+                                    "RAG-API": {"changes_answer": 1, "no_effect": 0, "none": 0}}  # fmt: skip
+    meta = policy.distribution_metadata(out["aviation"]["kept"])
+    assert meta["hop_types"] == {"API": 1, "RAG-API": 1} and meta["policy_by_category"]["changes_answer"] == 2
+    assert "policy" not in API_TASK  # the judged value is not changed in place
