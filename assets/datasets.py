@@ -9,6 +9,7 @@ from factory.io import staged_files_dir
 from factory.llm.simulator import simulator_pin
 from factory.report import Markdown, md_table
 from factory.resources import ProjectResource, all_partitions_in
+from factory.retrieval import policy
 from factory.splits import build
 from factory.versions import code_version
 
@@ -17,13 +18,13 @@ GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
 
 @dg.asset(
     group_name=GROUP,
-    code_version=code_version(build, resources=["expectations/dataset_splits.json"]),
+    code_version=code_version(build, policy, resources=["expectations/dataset_splits.json", "prompts/policy"]),
     kinds={"python"},
     ins={"judged_queries": all_partitions_in(), "tool_inventory": all_partitions_in()},
     description="Every domain's kept tasks, near-duplicates removed (char 5-gram MinHash LSH, exact Jaccard "
     "≥ 0.85, or ≥ 0.60 with the same tool sequence), benchmark collisions dropped, assigned to train/dev/test "
     "(quotas per domain and pattern, held-out platforms only in test); contamination audit, Appendix H overlap "
-    "audits and env lock. Files: <data_dir>/dataset_splits/{<split>.jsonl, contamination_audit.json, env_lock.json}, "
+    "audits and env lock; every task gets its tool-use policy (factory/retrieval/policy.py). Files: <data_dir>/dataset_splits/{<split>.jsonl, contamination_audit.json, env_lock.json}, "
     "staged until every blocking check below passed (a failing check leaves the previous files).",
 )
 def dataset_splits(
@@ -33,8 +34,9 @@ def dataset_splits(
     missing = sorted(set(cfg.domain_names) - set(judged_queries))
     if missing:
         context.log.warning(f"judged_queries is not materialized for {missing}; those domains are not in the splits")
+    judged, policies = policy.with_policies(judged_queries, cfg)  # tool-use policies (issue 17)
     value, meta = build.build_dataset_splits(
-        judged_queries,
+        judged,
         tool_inventory,
         cfg,
         run_id=context.run_id,
@@ -43,6 +45,8 @@ def dataset_splits(
             context.asset_key.to_user_string(), context.run_id
         ),  # published once the gates below pass
     )
+    value["policies"] = policies
+    meta.update(policy.distribution_metadata(value["tasks"]))
     meta["domains"] = sorted(judged_queries)
     meta["domains_missing"] = missing
     context.log.info(

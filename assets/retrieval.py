@@ -58,21 +58,30 @@ def retrieval_synthesis_index(
     group_name=GROUP,
     code_version=code_version(index.build_index, resources=["expectations/retrieval_index.json"]),
     kinds={"python", "lancedb"},
-    ins={"retrieval_corpus": all_partitions_in(), "dataset_splits": dg.AssetIn()},
+    ins={
+        "retrieval_corpus": all_partitions_in(),
+        "dataset_splits": dg.AssetIn(),
+        "judged_queries": all_partitions_in(),  # rule (b) drops, counted in the waterfall
+    },
     description="The domain's decontaminated retrieval index: chunks that state an API-only task's answer or "
     "bridge value, near-duplicates of dev/test questions and cross-domain leaks removed (a verdict with a reason "
-    "code each); the rest embedded (MiniLM for English, multilingual-e5 for Korean) into a LanceDB table with a "
+    "code each), and RAG-only tasks the APIs answer counted (rule (b), dropped in judged_queries); the rest embedded (MiniLM for English, multilingual-e5 for Korean) into a LanceDB table with a "
     "BM25 index, hybrid search. The value pins the table version it wrote.",
 )
 def retrieval_index(
-    context: dg.AssetExecutionContext, project: ProjectResource, retrieval_corpus: dict, dataset_splits: dict
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    retrieval_corpus: dict,
+    dataset_splits: dict,
+    judged_queries: dict,
 ) -> dg.Output[dict]:
     cfg = project.load()
     domain = context.partition_key
     if domain not in retrieval_corpus:
         raise dg.Failure(f"retrieval_corpus is not materialized for {domain!r}; materialize it first")
     tasks = index.published_tasks(dataset_splits, cfg)
-    value, meta = index.build_index(domain, retrieval_corpus[domain], retrieval_corpus, tasks, cfg)
+    drops = (judged_queries.get(domain) or {}).get("rejected") or []
+    value, meta = index.build_index(domain, retrieval_corpus[domain], retrieval_corpus, tasks, cfg, rag_drops=drops)
     context.log.info(
         f"{domain}: {meta['chunks']} chunks, {meta['served']} served, {meta.get('removed_total', 0)} removed "
         f"(table {meta.get('table')} v{meta.get('version')})"

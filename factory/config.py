@@ -232,6 +232,26 @@ class RetrievalConfig(_Frozen):
     )
     rrf_k: int = Field(default=60, ge=1, description="Hybrid search: reciprocal-rank-fusion constant.")
     default_k: int = Field(default=5, ge=1, le=50, description="Passages a search returns when k is not given.")
+    # --- rageval (issue 17 items 5-6): tool-use policies (factory/retrieval/policy.py)
+    policy_shares: dict[str, float] = Field(
+        # off unless set: a policy changes what a task asks of the agent (VAKRA's shares: 0.18 / 0.19 / 0.63)
+        default_factory=lambda: {"changes_answer": 0.0, "no_effect": 0.0, "none": 1.0},
+        description="Share of tasks drawn for each tool-use policy category (changes_answer: the policy forbids a "
+        "source every sufficient path needs, so the expected answer is that no permitted tool can answer; "
+        "no_effect: it forbids a source the golden path does not use; none). VAKRA: 244 of 664 multi-source "
+        "tasks carry a policy. A task the drawn category cannot apply to gets none.",
+    )
+    policy_seed: int = Field(default=0, description="Seed of the per-task policy draw (a hash of seed and task id).")
+
+    @field_validator("policy_shares")
+    @classmethod
+    def _policy_shares(cls, v: dict[str, float]) -> dict[str, float]:
+        want = {"changes_answer", "no_effect", "none"}
+        if set(v) != want:
+            raise ValueError(f"retrieval.policy_shares needs exactly the keys {sorted(want)}, got {sorted(v)}")
+        if any(x < 0 for x in v.values()) or abs(sum(v.values()) - 1.0) > 1e-6:
+            raise ValueError(f"retrieval.policy_shares must be non-negative and sum to 1, got {v}")
+        return v
 
 
 class DomainConfig(_Frozen):
@@ -669,6 +689,13 @@ class EvaluationConfig(_Frozen):
         description="Use the model response cache: an identical run (backend, seed, conversation) "
         "replays cached replies instead of asking again.",
     )
+    # --- rageval (issue 17 item 6): VAKRA's evaluation stages (factory/retrieval/evaluate.py)
+    stages: bool = Field(
+        default=True,
+        description="Score the VAKRA stages too: tool responses against every sufficient path re-executed "
+        "(one more read call per golden call), groundedness and correctness of the answer, policy adherence.",
+    )
+    stage1_paths: int = Field(default=4, ge=1, description="Sufficient paths re-executed per episode for stage 1.")
 
     @model_validator(mode="after")
     def _k_within_runs(self) -> "EvaluationConfig":

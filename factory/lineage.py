@@ -303,6 +303,9 @@ def example_chain(ds: Dataset, found: Mapping[str, Any], instance: Any | None) -
         "instance": None,
         "notes": [],
     }
+    from factory.retrieval.index import task_lineage  # issue 17: passages, index version, removal verdicts
+
+    out["retrieval"] = task_lineage(task, ds.domain_value("retrieval_index", d), ds.domain_value("retrieval_corpus", d))
     if instance is not None:
         out["instance"] = str(getattr(instance, "root_directory", "") or "")
         chain = asset_chain(instance, d)
@@ -396,6 +399,11 @@ def render_chain(c: Mapping[str, Any]) -> str:
                  + f"  judge {v.get('judge')}  action {v.get('action')}"
                  + (f"  — {_short(v.get('detail'), 100)}" if v.get("detail") else ""))  # fmt: skip
     L.append("")
+    if c.get("retrieval"):
+        from factory.retrieval.index import render_task_lineage
+
+        L.extend(render_task_lineage(c["retrieval"]))
+        L.append("")
     L.append("split audit")
     L.append(f"  split {c['split'] or '-'}")
     for r in c["audit_removals"]:

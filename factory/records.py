@@ -173,6 +173,11 @@ class Task(_Row):
     hop_type: str | None = Field(
         default=None, description='"API", "RAG", "API-RAG", "RAG-API" or "API-RAG-API" (None on older rows: "API").'
     )
+    policy: dict[str, Any] | None = Field(
+        default=None,
+        description="Tool-use policy (factory.retrieval.policy): category changes_answer | no_effect | none, text, "
+        "forbidden_sources, expected_answer (the unanswerable sentence when the policy changes the answer).",
+    )
     lineage: Lineage
 
 

@@ -50,6 +50,8 @@ from factory.llm.agent import (
 from factory.llm.client import ModelClient
 from factory.model_config import RULES
 from factory.records import Task
+from factory.retrieval import evaluate as stages
+from factory.retrieval.policy import expected_answer as policy_refusal
 from factory.tools.executor import ToolExecutor
 from factory.tools.registry import ToolRegistry, ToolResolutionError, executor_factory
 from factory.tools.spec import ToolSpec
@@ -92,6 +94,8 @@ class EvalSettings:
     judge_fallback: bool
     judge_backend: str | None
     cache: bool
+    stages: bool = True
+    stage1_paths: int = 4
 
     @classmethod
     def resolve(cls, cfg: ProjectConfig, **overrides: Any) -> "EvalSettings":
@@ -146,6 +150,8 @@ class EvalSettings:
             judge_fallback=bool(ev["judge_fallback"]),
             judge_backend=judge,
             cache=bool(ev["cache"]),
+            stages=bool(ev["stages"]),
+            stage1_paths=int(ev["stage1_paths"]),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -356,6 +362,57 @@ class _Context:
         return executor_factory(self.cfg, domains, self.registry)()
 
 
+class RecordingRunner(ExecutorRunner):
+    """An `ExecutorRunner` that keeps every executed call's full response for the VAKRA stages
+    (factory/retrieval/evaluate.py): the agent's calls are executed live once, and compared as they came back."""
+
+    def __init__(self, executor: Any, max_chars: int) -> None:
+        super().__init__(executor, max_chars)
+        self.responses: list[dict[str, Any]] = []
+
+    async def __call__(self, tool: OfferedTool, args: dict[str, Any]) -> Any:
+        try:
+            obs = await super().__call__(tool, args)
+        except Exception:  # the agent records the failure; keep one response per executed call
+            self.responses.append({"tool": tool.name, "status": "executed", "ok": False, "records": []})
+            raise
+        r = obs.result
+        self.responses.append(
+            {
+                "tool": tool.name,
+                "status": "executed",
+                "ok": bool(r is not None and r.ok),
+                "records": list(r.records) if r is not None and r.ok else [],
+                "total_count": r.total_count if r is not None else None,
+            }
+        )
+        return obs
+
+
+async def _ground_truth_paths(ex: ToolExecutor, task: Mapping[str, Any], ctx: "_Context") -> list[list[dict[str, Any]]]:
+    """Every sufficient path of the task re-executed now (read-only calls; a state-changing call is checked
+    by ENVIRONMENT, not by its response), for VAKRA stage 1."""
+    specs = ctx.registry.by_platform_name
+    out: list[list[dict[str, Any]]] = []
+    for _, actions in scoring.sufficient_paths(task, specs)[: ctx.settings.stage1_paths]:
+        path = []
+        for a in actions:
+            spec = scoring.spec_of(specs, a)
+            if spec is None or spec.state_changing:
+                continue
+            r = await ex.call(spec, dict(a["args"]))
+            path.append({"tool": a["tool"], "ok": r.ok, "records": list(r.records), "total_count": r.total_count})
+        out.append(path)
+    return out
+
+
+def _source_of(ctx: "_Context", tools: TaskTools) -> Callable[[str], str | None]:
+    """Tool name (as offered) → "retrieval" | "api" (its ToolSpec's source kind) | None (unknown)."""
+    kinds = {t.name: ("retrieval" if t.spec is not None and t.spec.source.kind == "retrieval" else "api")
+             for t in tools.offered}  # fmt: skip
+    return kinds.get
+
+
 def _context_entries(system_state: Mapping[str, Any]) -> dict[str, Any]:
     """Static system-state entries shown in the system prompt (PredefinedSystemState, App. B.1)."""
     return {k: v for k, v in system_state.items() if k != "api_key" and isinstance(v, str | int | float | bool)}
@@ -381,7 +438,11 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
     system = system_prompt(
         task.language, budget, None if native else tools.offered, task.answer.type, _context_entries(task.system_state)
     )
+    if task.policy and task.policy.get("text"):  # the tool-use policy (issue 17), as the exports state it
+        system = f"{system}\n\n{task.policy['text']}"
     messages = [{"role": "system", "content": system}, {"role": "user", "content": task.query}]
+    runner: RecordingRunner | None = None
+    gt_paths: list[list[dict[str, Any]]] = []
     async with ctx.make_executor(tools.domains) as ex:
         system_calls = []
         for spec in tools.key_specs:  # ActionSystemState: keys are acquired before the first turn
@@ -391,7 +452,7 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
             backend,
             messages,
             tools.offered,
-            ExecutorRunner(ex, s.max_observation_chars),
+            (runner := RecordingRunner(ex, s.max_observation_chars)),
             limits,
             native=native,
             role_name=EVAL_ROLE,
@@ -404,10 +465,16 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
                 continue
             r = await ex.call(state_spec, {})
             observed[platform] = str(r.records[0].get("state_hash")) if r.ok and r.records else None
+        if s.stages and policy_refusal(task_d) is None:  # VAKRA stage 1's ground truth: every path, now
+            gt_paths = await _ground_truth_paths(ex, task_d, ctx)
         episode = ex.redact(ep.as_dict())
         secrets = ex.known_secrets()
     response = None
-    if "RESPONSE" in task.reward_basis:
+    refusal = policy_refusal(task_d)
+    if refusal is not None:  # a policy forbids a source every path needs: the reply must say no tool can answer
+        unans = stages.final_response(task_d, episode["final_answer"], [], None, True)
+        response = {"passed": unans["passed"], "method": "policy_unanswerable", "decided": True, **unans}
+    elif "RESPONSE" in task.reward_basis:
         response = scoring.score_response(
             task_d["answer"], episode["final_answer"], rel_tol=s.number_rel_tol, question=task.query
         )
@@ -421,8 +488,10 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
     environment = None
     if "ENVIRONMENT" in task.reward_basis or task.expected_state_hash:
         environment = scoring.score_environment(task.expected_state_hash, observed)
+    # a policy that forbids a source every path needs leaves no permitted call: the right trajectory is empty
+    scored_d = task_d if refusal is None else {**task_d, "golden_actions": [], "alternative_paths": []}
     scores = scoring.score_episode(
-        task_d,
+        scored_d,
         episode,
         ctx.registry.by_platform_name,
         response=response,
@@ -431,6 +500,19 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
         default_budget=s.max_calls,
     )
     action = scores["action"]
+    vakra = None
+    if s.stages:
+        attempted = [{"tool": c["tool"], "status": c.get("status")} for c in episode["calls"]]
+        executed = iter(runner.responses if runner is not None else [])
+        predicted = [next(executed, {**c, "ok": False}) if c["status"] == "executed" else c for c in attempted]
+        vakra = stages.score(
+            task_d,
+            gt_paths=gt_paths,
+            predicted=predicted,
+            answer=episode["final_answer"],
+            response=response,
+            source_of=_source_of(ctx, tools),
+        )
     row = {
         "task_id": task.id,
         "domain": task.domain,
@@ -446,7 +528,7 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
         "stop_reason": episode["stop_reason"],
         "error": episode["error"],
         "final_answer": episode["final_answer"],
-        "gold": task.answer.text,
+        "gold": task.answer.text if refusal is None else refusal,
         "response_pass": None if response is None else bool(response["passed"]),
         "response_method": None if response is None else response["method"],
         "env_pass": None if environment is None else bool(environment["passed"]),
@@ -465,6 +547,9 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
         "formats": sorted({f for t in episode["turns"] for f in t["formats"]}),
         "failures": episode["failures"],
         "waterfall": scores["waterfall"],
+        "hop_type": stages.hop_type(task_d),
+        "policy_category": stages.category_of(task_d),
+        "vakra": vakra,
         "requests": episode["requests"],
         "cache_hits": episode["cache_hits"],
         "elapsed_s": episode["elapsed_s"],

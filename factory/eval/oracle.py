@@ -15,6 +15,7 @@ from typing import Any
 from factory.eval.scoring import is_key_action, key_tool_names
 from factory.llm.agent import hidden_params
 from factory.records import Task
+from factory.retrieval.policy import expected_answer
 from factory.tools.executor import KEY_PLACEHOLDER
 from factory.tools.spec import ToolSpec
 
@@ -65,8 +66,10 @@ def golden_model_calls(
 
 def final_answer(task: Mapping[str, Any]) -> str:
     """The gold answer as the exported conversations end: the golden answer sentence (the answer convention,
-    `factory.eval.scoring.ANSWER_CONVENTION`; the scorer reads it as it reads a model's sentence)."""
-    return str(task["answer"]["text"])
+    `factory.eval.scoring.ANSWER_CONVENTION`; the scorer reads it as it reads a model's sentence), or the
+    unanswerable sentence when the task's tool-use policy forbids a source every path needs."""
+    refusal = expected_answer(task)
+    return refusal if refusal is not None else str(task["answer"]["text"])
 
 
 class OracleBackend:
@@ -99,7 +102,7 @@ class OracleBackend:
         if task is None:
             return {"content": "ANSWER: (the oracle does not know this query)"}, False
         turn = sum(1 for m in messages if m.get("role") == "assistant")
-        calls = golden_model_calls(task, self._specs)
+        calls = [] if expected_answer(task) is not None else golden_model_calls(task, self._specs)
         if turn >= len(calls):
             return {"content": final_answer(task)}, False
         import json

@@ -25,6 +25,7 @@ from factory.eval.metrics import aggregate, case_rows, group_tables
 from factory.eval.scoring import WATERFALL_STAGES
 from factory.llm.agent import FAILURE_KINDS
 from factory.report import Markdown, md_table, plot
+from factory.retrieval.evaluate import summarize as stages_summary
 
 if TYPE_CHECKING:
     from factory.io import Store
@@ -65,6 +66,7 @@ def build_report(
             "first_failure": first,
         },
         "cases": case_rows(rows, k),
+        "stages": stages_summary([r["vakra"] for r in rows if r.get("vakra")]),
         "episode_rows": [dict(r) for r in rows],
         "files": {},
     }
@@ -144,6 +146,23 @@ def waterfall_table(report: Mapping[str, Any]) -> Markdown:
     return md_table(rows, ["stage", "surviving", "first failure here"], limit=len(rows))
 
 
+def stages_markdown(report: Mapping[str, Any]) -> list[str]:
+    """The VAKRA stage tables: overall (with the multi-source weighted score), by hop type, by policy category."""
+    st = report.get("stages") or {}
+    if not st.get("episodes"):
+        return ["(not scored: evaluation.stages is off)"]
+    cols = ["episodes", "tool_responses_pass", "final_response_pass", "policy_pass", "policy_adherence", "passed"]
+    return [
+        f"- passed {_f(st['passed'])}; weighted score {_f(st['weighted_score'])} (multi-source hop types count "
+        f"double); first failure: {', '.join(f'{k} {v}' for k, v in st['first_failure'].items())}; policy "
+        f"violations {st['policy_violations']}; inconclusive stage-1 containment {st['inconclusive_stage1']}",
+        "",
+        str(md_table(st["by_hop_type"], ["hop_type", *cols], limit=20)),
+        "",
+        str(md_table(st["by_policy"], ["policy_category", *cols], limit=10)),
+    ]
+
+
 def case_table(report: Mapping[str, Any], limit: int = 30) -> Markdown:
     k = report["k"]
     cols = ["domain", "pattern", "task_id", "runs", "successes", f"pass@{k}", f"pass^{k}", "action", "stop_reasons"]
@@ -181,6 +200,9 @@ def markdown(report: Mapping[str, Any]) -> str:
         "",
         "## Waterfall (VAKRA §4): tool names → argument names → argument values → verified outcome",
         str(waterfall_table(report)),
+        "",
+        "## VAKRA stages (§4): tool responses → final response → policy adherence",
+        *stages_markdown(report),
         "",
         "## Failure kinds",
         str(failure_table(report)),
@@ -239,6 +261,13 @@ def metadata(report: Mapping[str, Any]) -> dict[str, Any]:
     }
     for kind in FAILURE_KINDS:
         meta[f"failures/{kind}"] = o["failures"].get(kind, 0)
+    st = report.get("stages") or {}
+    if st.get("episodes"):  # VAKRA stages (factory/retrieval/evaluate.py)
+        meta["stages/passed"] = st["passed"]
+        meta["stages/weighted_score"] = st["weighted_score"]
+        meta["stages/policy_violations"] = st["policy_violations"]
+        meta["stages_by_hop_type"] = md_table(st["by_hop_type"], limit=20)
+        meta["stages_by_policy"] = md_table(st["by_policy"], limit=10)
     for key, path in report.get("files", {}).items():
         meta[f"file/{key}"] = path
     return {key: v for key, v in meta.items() if v is not None}
@@ -272,6 +301,14 @@ def console(report: Mapping[str, Any]) -> str:
         f"tool precision {_f(o.get('tool_precision'))}; format violations {o['format_violations']}"
     )
     out.append(f"failure kinds: {failures}")
+    st = report.get("stages") or {}
+    if st.get("episodes"):
+        out.append(
+            f"VAKRA stages: passed {_f(st['passed'])}, weighted {_f(st['weighted_score'])}; by hop type "
+            + ", ".join(f"{g['hop_type']} {_f(g['passed'])} ({g['episodes']})" for g in st["by_hop_type"])
+            + "; by policy "
+            + ", ".join(f"{g['policy_category']} {_f(g['passed'])} ({g['episodes']})" for g in st["by_policy"])
+        )
     return "\n".join(out)
 
 

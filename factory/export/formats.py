@@ -49,8 +49,25 @@ def system_prompt(task: Mapping[str, Any], tools: TaskTools) -> tuple[str, str]:
         current_date=(task.get("system_state") or {}).get("current_date", ""),
         key_tools={} if tools.hidden_keys else tools.key_tools(),
         max_calls=task["max_allowed_calls"],
+        policy=(task.get("policy") or {}).get("text") or "",  # tool-use policy (factory/retrieval/policy.py)
     )
     return text, name
+
+
+def _unanswerable(task: Mapping[str, Any]) -> str | None:
+    """The expected answer when the task's tool-use policy makes it unanswerable (no call is permitted)."""
+    from factory.retrieval.policy import expected_answer
+
+    return expected_answer(task)
+
+
+def answer_of(task: Mapping[str, Any]) -> dict[str, Any]:
+    """The answer as exported: the gold answer, or the unanswerable sentence of a changes_answer policy."""
+    ans = task["answer"]
+    refusal = _unanswerable(task)
+    if refusal is None:
+        return {k: ans.get(k) for k in ("type", "value", "text", "fields", "branch")}
+    return {"type": "string", "value": refusal, "text": refusal, "fields": [], "branch": None}
 
 
 def conversation(
@@ -59,8 +76,12 @@ def conversation(
     """(messages, tool results truncated) for one task; `calls` aligned with its golden actions. A tool
     message keeps, beyond the caps, every record a later call's argument or the answer is read from."""
     system, _ = system_prompt(task, tools)
-    need = needed_records(task, calls)
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}, {"role": "user", "content": task["query"]}]
+    refusal = _unanswerable(task)
+    if refusal is not None:  # the policy forbids a source every path needs: no permitted call, say so
+        messages.append({"role": "assistant", "content": refusal})
+        return messages, 0
+    need = needed_records(task, calls)
     truncated = 0
     n = 0
     actions = task["golden_actions"]
@@ -103,10 +124,12 @@ def metadata(task: Mapping[str, Any], flags: Sequence[str], truncated: int, syst
         "pattern": task["pattern"],
         "category": task["category"],
         "platforms": list(task["platforms"]),
-        "answer": {k: task["answer"].get(k) for k in ("type", "value", "text", "fields", "branch")},
+        "answer": answer_of(task),
         "max_allowed_calls": task["max_allowed_calls"],
         "reward_basis": list(task["reward_basis"]),
-        "tool_calls": len(task["golden_actions"]),
+        "tool_calls": 0 if _unanswerable(task) is not None else len(task["golden_actions"]),
+        "hop_type": task.get("hop_type") or "API",
+        "policy": task.get("policy"),
         "truncated_results": truncated,
         "flags": list(flags),
         "system_prompt": {system_template: f"sha256:{prompts.template_hash(system_template)}"},
@@ -144,13 +167,15 @@ def alternatives(task: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def ground_truth(task: Mapping[str, Any]) -> dict[str, Any]:
-    ans = task["answer"]
+    ans = answer_of(task)
+    unanswerable = _unanswerable(task) is not None
     return {
         "question": task["query"],  # the scorer reads the question's numbers and names as context
         "answer": {k: ans.get(k) for k in ("value", "text", "fields", "branch")},
         "answer_type": ans["type"],
-        "golden_actions": golden(task),
-        "alternative_paths": alternatives(task),
+        "golden_actions": [] if unanswerable else golden(task),
+        "alternative_paths": [] if unanswerable else alternatives(task),
+        "policy": task.get("policy"),
         "max_allowed_calls": task["max_allowed_calls"],
         "expected_state_hash": dict(task.get("expected_state_hash") or {}),
         "reward_basis": list(task["reward_basis"]),
@@ -175,6 +200,8 @@ def rl_row(task: Mapping[str, Any], messages: list[dict[str, Any]], defs: list[d
             "language": task["language"],
             "pattern": task["pattern"],
             "category": task["category"],
+            "hop_type": task.get("hop_type") or "API",
+            "policy_category": (task.get("policy") or {}).get("category") or "none",
         },
     }
 
@@ -201,7 +228,7 @@ def hf_row(task: Mapping[str, Any], chat: Mapping[str, Any]) -> dict[str, Any]:
         if m["role"] == "tool":
             pm["name"] = by_id.get(m["tool_call_id"])
         msgs.append(pm)
-    ans = task["answer"]
+    ans = answer_of(task)
     return {
         "id": task["id"],
         "domain": task["domain"],

@@ -49,6 +49,7 @@ from factory.filters.stage_rules import ORDER, NearDuplicates, run_rules
 from factory.llm.client import ModelClient
 from factory.records import Task, Verdict
 from factory.report import bar_plot, md_table, rate
+from factory.retrieval import decontam
 from factory.tools.executor import KEY_PLACEHOLDER
 from factory.tools.registry import ToolRegistry
 
@@ -141,6 +142,17 @@ def _benchmark_verdict(index: Any, task: Mapping[str, Any]) -> Verdict:
     )
 
 
+def _rag_verdict(task: Mapping[str, Any], evidence: Sequence[Any], cfg: ProjectConfig) -> Verdict:
+    """Decontamination rule (b) on a RAG-only task: dropped when an executed API response answers it."""
+    hit = decontam.rag_answerable(task, evidence, cfg.retrieval.min_value_chars)
+    if hit is None:
+        return Verdict(stage="rules", check=decontam.RAG_REASON, passed=True,
+                       detail=f"no API record of {len(evidence)} states the answer with a value the question names")  # fmt: skip
+    return Verdict(
+        stage="rules", check=decontam.RAG_REASON, passed=False, reason=decontam.RAG_REASON, detail=hit["detail"]
+    )
+
+
 def judge_tasks(
     domain: str,
     tasks: Any,
@@ -169,6 +181,17 @@ def judge_tasks(
 
     # ---------------------------------------------------------------- stage 1: rules
     t0 = time.monotonic()
+    evidence: list[decontam.ApiRecord] | None = None
+
+    def api_evidence() -> list[decontam.ApiRecord]:  # built once, when the first RAG-only task needs it
+        nonlocal evidence
+        if evidence is None:
+            evidence = decontam.api_records(
+                [r for r in _probe_rows(probes, domain) if r.get("platform") != "retrieval"],
+                (trajectories_value or {}).get("trajectories") or [],
+            )
+        return evidence
+
     dup = NearDuplicates(cfg.filters.near_duplicate_threshold)
     bench = _benchmark_index(cfg, inventories)
     stage2: list[TaskContext] = []
@@ -188,6 +211,10 @@ def judge_tasks(
                 )  # fmt: skip
             ]
         failed = next((v for c in ORDER for v in verdicts if v.check == c and not v.passed), None)
+        if failed is None and ctx is not None and decontam.is_rag_only(task):  # decontamination rule (b)
+            rb = _rag_verdict(task, api_evidence(), cfg)
+            verdicts.append(rb)
+            failed = None if rb.passed else rb
         if failed is None and ctx is not None:
             if bench is not None:  # before near_duplicate, which remembers the tasks it passes
                 bc = _benchmark_verdict(bench, task)

@@ -51,6 +51,11 @@ REASONS: dict[str, tuple[Stage, str]] = {
         "The query (with its tool sequence) collides with a row of a configured benchmark file (splits.benchmarks) "
         "above the MinHash audit thresholds: the reverse filter that keeps new data from drifting into a benchmark.",
     ),
+    "rag_answerable_by_api": (
+        "rules",
+        "Decontamination rule (b) (factory.retrieval.decontam): a RAG-only task whose answer an API response "
+        "the factory executed states next to a value the question names, so the documents are not needed.",
+    ),
     # stage 2: judges
     "answer_leakage": (
         "judges",

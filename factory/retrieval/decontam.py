@@ -16,20 +16,24 @@ removed when (first matching rule wins, in this order; "states" means within one
   (a)), or its Jaccard similarity with a chunk of another domain's corpus is at least
   `retrieval.cross_domain_jaccard` (the same text filed under two domains).
 
-(b), dropping RAG-only tasks the APIs can answer, applies to tasks that use retrieval; none exist
-before retrieval trajectories are synthesized, and the verdicts say so (`rag_only_tasks: 0`).
+(b), the reverse, runs in the judged_queries cascade (stage rules, reason ``rag_answerable_by_api``,
+`rag_answerable`): a RAG-only task (hop type "RAG") is dropped when an API response the factory executed
+(probe records, the domain's trajectory calls) holds its answer value together with a value its question
+names (the same record: a statement about that entity), so the APIs answer it without the documents. The
+index's waterfall counts those drops beside the chunk removals.
 Values shorter than `retrieval.min_value_chars` decide nothing (a "3" is in every document).
 """
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from factory.config import RetrievalConfig
-from factory.splits.minhash import jaccard, normalize, shingle_hashes
+from factory.splits.minhash import jaccard, normalize
 
 REASONS: dict[str, str] = {
     "api_answer_stated": "(a) states the answer of an API-only task of the domain (answer value with a task anchor)",
@@ -41,6 +45,39 @@ GENERIC_ARGS = {"api_key", "serviceKey", "page", "per_page", "pageNo", "numOfRow
 HELD_OUT = ("dev", "test")
 _SHORT_NUMBER = re.compile(r"[\d,.]{1,3}")
 SHINGLE = 5
+_P = np.uint64(1_000_003)
+_BANDS, _ROWS = 6, 4
+_PERM_A = np.random.default_rng(17).integers(1, 2**31 - 1, size=_BANDS * _ROWS, dtype=np.uint64)
+_PERM_B = np.random.default_rng(18).integers(0, 2**31 - 1, size=_BANDS * _ROWS, dtype=np.uint64)
+_PRIME = np.uint64(2**31 - 1)
+
+
+def _bands(hashes: np.ndarray) -> list[tuple[int, bytes]]:
+    """LSH band keys of a shingle-hash set: a MinHash signature of _BANDS x _ROWS permutations, cut in bands."""
+    if not len(hashes):
+        return []
+    h = hashes.astype(np.uint64)[:, None]
+    sig = ((h * _PERM_A[None, :] + _PERM_B[None, :]) % _PRIME).min(axis=0)
+    return [(b, sig[b * _ROWS : (b + 1) * _ROWS].tobytes()) for b in range(_BANDS)]
+
+
+def shingle_hashes(text: str, n: int = SHINGLE) -> np.ndarray:
+    """Sorted distinct 32-bit hashes of the character n-grams of the normalized text (the shingle sets of
+    `factory.splits.minhash`, hashed by a vectorized polynomial over code points instead of SHA-1 per
+    shingle: the same sets, up to 32-bit collisions, about 20x faster; only compared with each other here)."""
+    t = normalize(text)
+    if not t:
+        return np.zeros(0, dtype=np.uint32)
+    cps = np.frombuffer(t.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    if len(cps) <= n:
+        cps = np.concatenate([cps, np.zeros(n - len(cps), dtype=np.uint64)])
+    m = len(cps) - n + 1
+    h = np.zeros(m, dtype=np.uint64)
+    with np.errstate(over="ignore"):  # wrapping uint64 arithmetic is the hash
+        for j in range(n):
+            h = h * _P + cps[j : j + m]
+        h ^= h >> np.uint64(29)
+    return np.unique((h & np.uint64(0xFFFFFFFF)).astype(np.uint32))
 
 
 @dataclass(frozen=True)
@@ -122,21 +159,34 @@ def _pattern(values: Iterable[str], min_chars: int) -> re.Pattern[str] | None:
     return re.compile(r"(?<![0-9a-z가-힣.,])(?:" + "|".join(map(re.escape, vals)) + r")(?![0-9a-z]|[.,][0-9])")
 
 
-@dataclass
 class _Rules:
-    facts: TaskFacts
-    answers: re.Pattern[str] | None
-    bridges: re.Pattern[str] | None
-    anchors: re.Pattern[str]
+    """One task's patterns, compiled on first use (most tasks never meet a chunk naming their anchors)."""
+
+    def __init__(self, facts: TaskFacts, min_chars: int, anchor_texts: tuple[str, ...]) -> None:
+        self.facts, self.min_chars = facts, min_chars
+        self.anchor_texts = anchor_texts  # normalized: a chunk without any of them as a substring cannot match
+
+    @cached_property
+    def anchors(self) -> re.Pattern[str]:
+        pat = _pattern(self.facts.anchors, self.min_chars)
+        assert pat is not None  # _compile keeps only tasks with an anchor
+        return pat
+
+    @cached_property
+    def answers(self) -> re.Pattern[str] | None:
+        return _pattern(self.facts.answers, self.min_chars)
+
+    @cached_property
+    def bridges(self) -> re.Pattern[str] | None:
+        return _pattern(self.facts.bridges, self.min_chars)
 
 
 def _compile(facts: Sequence[TaskFacts], min_chars: int) -> list[_Rules]:
     out = []
     for f in facts:
-        anchors = _pattern(f.anchors, min_chars)
-        if anchors is None:
-            continue
-        out.append(_Rules(f, _pattern(f.answers, min_chars), _pattern(f.bridges, min_chars), anchors))
+        texts = tuple(sorted({normalize(a) for a in f.anchors if len(normalize(a)) >= min_chars}))
+        if texts:
+            out.append(_Rules(f, min_chars, texts))
     return out
 
 
@@ -148,9 +198,31 @@ def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(text) if s.strip()]
 
 
-def _states(text: str, rules: Sequence[_Rules]) -> tuple[str, TaskFacts, str] | None:
+class _AnchorIndex:
+    """Rules by the first 3 characters of each anchor: a chunk's character 3-grams select the few rules
+    whose anchors can occur in it (then confirmed as substrings), instead of testing every task per chunk."""
+
+    def __init__(self, rules: Sequence[_Rules]) -> None:
+        self.rules = list(rules)
+        self.by_head: dict[str, list[tuple[str, int]]] = {}
+        for i, r in enumerate(self.rules):
+            for a in r.anchor_texts:
+                self.by_head.setdefault(a[:3], []).append((a, i))
+
+    def candidates(self, text: str) -> list[_Rules]:
+        if not self.rules:
+            return []
+        heads = {text[i : i + 3] for i in range(max(1, len(text) - 1))}
+        hit = {i for h in heads & self.by_head.keys() for a, i in self.by_head[h] if a in text}
+        return [self.rules[i] for i in sorted(hit)]
+
+
+def _states(text: str, index: _AnchorIndex) -> tuple[str, TaskFacts, str] | None:
     """(kind, task, value) for the first task whose answer or bridge value one sentence of the text
     states together with an anchor of the task (the same sentence: a statement about that entity)."""
+    rules = index.candidates(text)
+    if not rules:
+        return None
     sents = sentences(text)
     for r in rules:
         with_anchor = [s for s in sents if r.anchors.search(s)]
@@ -177,19 +249,24 @@ def decontaminate(
     corpus chunks by domain."""
     api_tasks = [t for t in tasks if is_api_only(t)]
     facts = [task_facts(t) for t in api_tasks]
-    own = _compile([f for f in facts if f.domain == domain], settings.min_value_chars)
-    foreign = _compile([f for f in facts if f.domain != domain], settings.min_value_chars)
+    own = _AnchorIndex(_compile([f for f in facts if f.domain == domain], settings.min_value_chars))
+    foreign = _AnchorIndex(_compile([f for f in facts if f.domain != domain], settings.min_value_chars))
     held_out = [(f, shingle_hashes(f.query, SHINGLE)) for f in facts if f.split in HELD_OUT and f.query]
+    held_out = [(f, qs) for f, qs in held_out if len(qs)]
+    # every held-out shingle with the question it belongs to: one isin per chunk counts them all
+    ho_hashes = np.concatenate([qs for _, qs in held_out]) if held_out else np.zeros(0, dtype=np.uint32)
+    ho_owner = np.repeat(np.arange(len(held_out)), [len(qs) for _, qs in held_out]) if held_out else ho_hashes
+    ho_sizes = np.array([len(qs) for _, qs in held_out], dtype=np.float64)
     other_sk = [
         (d, c["id"], shingle_hashes(c["text"], SHINGLE))
         for d, cs in sorted(other_chunks.items())
         if d != domain
         for c in cs
     ]
-    other_index: dict[int, list[int]] = {}  # first 8 shingle hashes → candidate rows (cheap exact-duplicate prefilter)
+    other_index: dict[tuple[int, bytes], list[int]] = {}  # LSH bands of MinHash signatures → candidate rows
     for i, (_, _, sk) in enumerate(other_sk):
-        for h in sk[:8].tolist():
-            other_index.setdefault(h, []).append(i)
+        for key in _bands(sk):
+            other_index.setdefault(key, []).append(i)
     verdicts: list[dict[str, Any]] = []
     for c in chunks:
         text = normalize(c["text"])
@@ -204,18 +281,16 @@ def decontaminate(
                 "evidence": f.task_id,
             }
         sk = shingle_hashes(c["text"], SHINGLE) if verdict is None else np.zeros(0, dtype=np.uint32)
-        if verdict is None and len(sk):
-            for f, qs in held_out:
-                if (
-                    len(qs)
-                    and len(np.intersect1d(qs, sk, assume_unique=True)) / len(qs) >= settings.held_out_containment
-                ):
-                    verdict = {
-                        "reason": "held_out_near_duplicate",
-                        "detail": f"holds the {f.split} question {f.query[:80]!r}",
-                        "evidence": f.task_id,
-                    }
-                    break
+        if verdict is None and len(sk) and held_out:
+            shared = np.bincount(ho_owner[np.isin(ho_hashes, sk, assume_unique=False)], minlength=len(held_out))
+            hits = np.flatnonzero(shared / ho_sizes >= settings.held_out_containment)
+            if len(hits):
+                f = held_out[int(hits[0])][0]
+                verdict = {
+                    "reason": "held_out_near_duplicate",
+                    "detail": f"holds the {f.split} question {f.query[:80]!r}",
+                    "evidence": f.task_id,
+                }
         if verdict is None:
             hit = _states(text, foreign)
             if hit:
@@ -226,12 +301,10 @@ def decontaminate(
                     "evidence": f.task_id,
                 }
         if verdict is None and len(sk):
-            shared: dict[int, int] = {}
-            for h in sk.tolist():
-                for i in other_index.get(h, ()):
-                    shared[i] = shared.get(i, 0) + 1
-            # a pair at Jaccard >= 0.85 shares nearly all of the other chunk's 8 smallest hashes (a bottom-k sketch)
-            for i in sorted(i for i, n in shared.items() if n >= min(4, len(other_sk[i][2]))):
+            # candidates share a band (LSH: 6 bands of 4 MinHash rows find a pair at Jaccard 0.85 with
+            # probability 0.99, one at 0.3 with 0.05); the exact Jaccard decides
+            cands = {i for key in _bands(sk) for i in other_index.get(key, ())}
+            for i in sorted(cands):
                 d, oid, osk = other_sk[i]
                 sim = jaccard(sk, osk)
                 if sim >= settings.cross_domain_jaccard:
@@ -246,9 +319,93 @@ def decontaminate(
     counts = {r: sum(1 for v in verdicts if v["reason"] == r) for r in REASONS}
     stats = {
         "api_only_tasks": len([f for f in facts if f.domain == domain]),
-        "api_only_tasks_with_anchor": len(own),
+        "api_only_tasks_with_anchor": len(own.rules),
         "held_out_questions": len(held_out),
         "rag_only_tasks": len(tasks) - len(api_tasks),
         "removed": counts,
     }
     return verdicts, stats
+
+
+# --------------------------------------------------------------------------- rule (b): RAG tasks the APIs answer
+
+RAG_REASON = "rag_answerable_by_api"
+
+
+@dataclass(frozen=True)
+class ApiRecord:
+    """One record of an executed API response: where it came from, and the record."""
+
+    tool: str
+    platform: str
+    call_digest: str
+    record: Mapping[str, Any]
+
+
+def api_records(probe_rows: Iterable[Mapping[str, Any]], trajectories: Iterable[Mapping[str, Any]]) -> list[ApiRecord]:
+    """The API records the factory executed: each successful probe's first record and every sampled record
+    of the trajectories' golden API calls (`sample`; retrieval calls are no API evidence)."""
+    out: list[ApiRecord] = []
+    for r in probe_rows:
+        rec = r.get("first_record")
+        if isinstance(rec, Mapping) and r.get("record_count"):
+            out.append(ApiRecord(str(r.get("tool")), str(r.get("platform")), str(r.get("call_digest") or ""), rec))
+    for t in trajectories:
+        for step in t.get("golden_actions") or []:
+            if step.get("source_type") == "retrieval" or str(step.get("platform")) == "retrieval":
+                continue
+            for rec in step.get("sample") or []:
+                if isinstance(rec, Mapping):
+                    out.append(
+                        ApiRecord(
+                            str(step.get("tool")), str(step.get("platform")), str(step.get("call_digest") or ""), rec
+                        )
+                    )
+    return out
+
+
+def is_rag_only(task: Mapping[str, Any]) -> bool:
+    """hop type "RAG" (or, on rows without one, golden calls that are all retrieval searches)."""
+    hop = task.get("hop_type")
+    if hop is not None:
+        return hop == "RAG"
+    actions = task.get("golden_actions") or []
+    return bool(actions) and all(a.get("source_type") == "retrieval" for a in actions)
+
+
+def rag_answerable(task: Mapping[str, Any], records: Sequence[ApiRecord], min_chars: int) -> dict[str, Any] | None:
+    """Rule (b): the first API record that holds the RAG-only task's answer value (a field equal to it) and a
+    value the question names (a string field of 3+ characters, or a number of 4+ digits, found in the
+    question as a whole word) → {"reason", "detail", "evidence"}; None when no record does (or the task is
+    not RAG-only)."""
+    if not is_rag_only(task):
+        return None
+    answer = (task.get("answer") or {}).get("value")
+    answers = {normalize(f) for v in _scalars(answer) for f in value_forms(v)}
+    answers = {a for a in answers if len(a) >= min_chars}
+    if not answers:
+        return None
+    q = normalize(str(task.get("query") or ""))
+    for r in records:
+        vals = [v for v in _scalars(r.record) if not isinstance(v, dict | list)]
+        forms = {normalize(f): v for v in vals for f in value_forms(v)}
+        hit = next((a for a in sorted(answers) if a in forms), None)
+        if hit is None:
+            continue
+        names = {
+            normalize(f)
+            for v in vals
+            for f in value_forms(v)
+            if normalize(f) != hit and len(normalize(f)) >= max(3, min_chars) and not _SHORT_NUMBER.fullmatch(f)
+            and not (normalize(f).replace(",", "").replace(".", "").isdigit() and len(normalize(f)) < 4)
+        }  # fmt: skip
+        pat = _pattern(names, max(3, min_chars)) if names else None
+        m = pat.search(q) if pat is not None else None
+        if m:
+            return {
+                "reason": RAG_REASON,
+                "detail": f"API {r.platform}/{r.tool} returned {hit!r} in a record naming {m.group(0)!r}, which the "
+                f"question names (call {r.call_digest[:19]})",
+                "evidence": r.call_digest or f"{r.platform}/{r.tool}",
+            }
+    return None

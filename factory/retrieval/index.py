@@ -230,6 +230,7 @@ def build_index(
     cfg: ProjectConfig,
     embedder: RetrievalEmbedder | None = None,
     stage: str = "served",
+    rag_drops: Sequence[Mapping[str, Any]] = (),
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """`retrieval_index` of one domain: decontaminate the corpus, embed the kept chunks, write them to
     LanceDB with a BM25 index; the value pins the table version and records every removal verdict.
@@ -237,7 +238,8 @@ def build_index(
     `stage="synthesis"` builds the pre-synthesis version (`retrieval_synthesis_index`: called with no
     tasks and no other corpora, so nothing is removed); the served version (after the splits) keeps the
     gold passages of published API+RAG tasks and replays their retrieval calls against itself
-    (`api_rag_replay`)."""
+    (`api_rag_replay`). `rag_drops`: the domain's judged_queries rejections by rule (b) (RAG-only tasks the
+    APIs answer), counted in the decontamination waterfall beside the chunk removals."""
     chunks = list(corpus.get("chunks") or [])
     collection = corpus.get("collection")
     if not collection:
@@ -257,6 +259,12 @@ def build_index(
     gold = gold_passages(tasks, domain)
     protected = [{**v, "tasks": sorted(gold[v["id"]])} for v in verdicts if v["id"] in gold]
     verdicts = [v for v in verdicts if v["id"] not in gold]
+    drops = [
+        {"id": (r.get("task") or {}).get("id"), "reason": r.get("reason"), "detail": r.get("detail")}
+        for r in rag_drops
+        if r.get("reason") == decontam.RAG_REASON
+    ]
+    stats["rag_only_dropped"] = len(drops)
     removed = {v["id"] for v in verdicts}
     kept = [c for c in chunks if c["id"] not in removed]
     languages = sorted({c["language"] for c in chunks}) or ["en"]
@@ -281,6 +289,7 @@ def build_index(
         "served": len(kept),
         "removed": verdicts,
         "protected": protected,
+        "rag_tasks_dropped": drops,
         "decontamination": stats,
         "fingerprint": fingerprint(name, version, emb.model_id, [c["id"] for c in kept]),
     }
@@ -290,6 +299,10 @@ def build_index(
         served_index = RetrievalIndex(uri, name, version, emb, rrf_k=cfg.retrieval.rrf_k)
         value["api_rag_replay"] = replay_retrieval_calls(served_index, tasks, domain)
     counts = stats["removed"]
+    from factory.retrieval.policy import CATEGORIES, category_of, hop_type
+
+    own = [t for t in tasks if t.get("domain") == domain]
+    size = _folder_bytes(uri, name)
     meta: dict[str, Any] = {
         "configured": True,
         "table": name,
@@ -308,11 +321,27 @@ def build_index(
             if "api_rag_replay" in value
             else {}
         ),
-        "removals": md_table(verdicts, ["id", "reason", "detail"], limit=20),
+        "rag_only_dropped": len(drops),  # rule (b), from judged_queries
+        "index_bytes": size,
+        "corpus_documents": len({c.get("doc_id") for c in chunks}),
+        "hop_types": {h: sum(1 for t in own if hop_type(t) == h) for h in sorted({hop_type(t) for t in own})},
+        "policy_by_category": {c: sum(1 for t in own if category_of(t) == c) for c in CATEGORIES},
+        "removals": md_table(verdicts + drops, ["id", "reason", "detail"], limit=20),
         "decontamination_plot": bar_plot(
             {"corpus": len(chunks), **{r: -n for r, n in counts.items()}, "served": len(kept)},
             title=f"{domain}: decontamination waterfall (chunks)",
         ),
+        "decontamination_waterfall": md_table(
+            [{"step": "corpus chunks", "n": len(chunks)}]
+            + [{"step": f"removed: {r}", "n": -n} for r, n in counts.items()]
+            + [
+                {"step": "served chunks", "n": len(kept)},
+                {"step": "RAG-only tasks (published)", "n": stats["rag_only_tasks"]},
+                {"step": f"RAG-only tasks dropped: {decontam.RAG_REASON} (b)", "n": -len(drops)},
+            ],
+            ["step", "n"],
+            limit=20,
+        ),  # fmt: skip
         **emb.metadata("embeddings"),
     }
     return value, meta
@@ -354,6 +383,16 @@ def replay_retrieval_calls(served: "RetrievalIndex", tasks: Sequence[Mapping[str
     return {"checked": checked, "replayed": ok, "failed_calls": len(failed), "failed": failed}
 
 
+def _folder_bytes(uri: str, name: str) -> int | None:
+    """Bytes of the table's folder (every version) when the index is on a local disk; None on object storage."""
+    from pathlib import Path
+
+    folder = Path(uri) / f"{name}.lance"
+    if "://" in uri or not folder.is_dir():
+        return None
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
 def index_frame(value: Mapping[str, Any], cfg: ProjectConfig, corpus: Mapping[str, Any]) -> pd.DataFrame:
     """One row per corpus chunk for the GX gate, recomputed from the table the value pins: whether it is
     removed, whether it is served, whether its vector is there with the value's dimension and a non-zero norm."""
@@ -393,3 +432,69 @@ def index_frame(value: Mapping[str, Any], cfg: ProjectConfig, corpus: Mapping[st
     frame["known_reason"] = frame["reason"].isin(["", *decontam.REASONS])
     frame["kept_is_served"] = frame["removed"] | frame["served"]
     return frame
+
+
+# --------------------------------------------------------------------------- lineage (issue 17 item 7)
+
+
+def task_lineage(
+    task: Mapping[str, Any], index_value: Mapping[str, Any] | None, corpus_value: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """What `factory lineage` shows for a task's retrieval side: its hop type and policy, the index version
+    (table, LanceDB version, fingerprint; the task's own surface fingerprint of the retrieval platform when it
+    recorded one), every passage id its golden retrieval calls used with whether the index serves it now (or
+    the removal verdict that took it out), and the chunk removals this task caused (rule (a)/(c) verdicts whose
+    evidence is the task) and its rule (b) verdict."""
+    iv = index_value or {}
+    removed = {v["id"]: v for v in iv.get("removed") or []}
+    corpus_ids = {c["id"] for c in (corpus_value or {}).get("chunks") or []} if corpus_value else None
+    tid = str(task.get("id"))
+    passages = []
+    for a in task.get("golden_actions") or []:
+        if a.get("source_type") != "retrieval":
+            continue
+        for pid in a.get("passage_ids") or []:
+            verdict = removed.get(pid)
+            served = None if corpus_ids is None else (pid in corpus_ids and verdict is None)
+            passages.append({"step": a.get("step"), "tool": a.get("tool"), "id": pid, "served_now": served,
+                             "removal": verdict})  # fmt: skip
+    surface = (task.get("lineage") or {}).get("surface") or {}
+    return {
+        "hop_type": task.get("hop_type") or "API",
+        "policy": task.get("policy"),
+        "index": {k: iv.get(k) for k in ("table", "version", "fingerprint", "model", "chunks", "served")}
+        if iv
+        else None,
+        "surface_at_synthesis": {k: v for k, v in surface.items() if "retrieval" in k or "search_" in k},
+        "passages": passages,
+        "removals_caused": [v for v in iv.get("removed") or [] if v.get("evidence") == tid],
+        "rule_b": [
+            v for v in (task.get("lineage") or {}).get("verdicts") or [] if v.get("check") == decontam.RAG_REASON
+        ],
+    }
+
+
+def render_task_lineage(r: Mapping[str, Any]) -> list[str]:
+    """Text lines of `task_lineage` for `factory lineage`."""
+    pol = r.get("policy") or {}
+    lines = [f"retrieval   hop type {r['hop_type']}   policy {pol.get('category') or 'none'}"
+             + (f" (forbids {', '.join(pol.get('forbidden_sources') or [])})" if pol.get("forbidden_sources") else "")]  # fmt: skip
+    if pol.get("text"):
+        lines.append(f"  policy text  {pol['text']}")
+    ix = r.get("index")
+    if ix:
+        lines.append(f"  index  {ix.get('table')} v{ix.get('version')}  {str(ix.get('fingerprint'))[:23]}  "
+                     f"{ix.get('served')}/{ix.get('chunks')} chunks served  model {ix.get('model')}")  # fmt: skip
+    for k, v in sorted((r.get("surface_at_synthesis") or {}).items()):
+        lines.append(f"  surface at synthesis  {k} {str(v)[:23]}")
+    for p in r.get("passages") or []:
+        now = {True: "served", False: "NOT SERVED", None: "?"}[p["served_now"]]
+        why = f"  removed: {p['removal']['reason']} — {p['removal']['detail']}" if p.get("removal") else ""
+        lines.append(f"  passage step {p['step']} {p['tool']} {p['id']}  {now}{why}")
+    for v in r.get("removals_caused") or []:
+        lines.append(f"  removed chunk {v['id']} because of this task: {v['reason']} — {v.get('detail', '')}")
+    for v in r.get("rule_b") or []:
+        lines.append(
+            f"  rule (b) {'pass' if v.get('passed') else 'FAIL ' + str(v.get('reason'))}: {v.get('detail', '')}"
+        )
+    return lines

@@ -68,7 +68,7 @@ def test_reason_set_is_closed_documented_and_matches_the_suite():
         assert stage in reasons.STAGES and len(text) > 40, code
     assert reasons.reasons_of("rules") == [
         "non_reproducible", "error_ground_truth", "near_duplicate", "malformed_schema", "malformed_query",
-        "benchmark_collision",
+        "benchmark_collision", "rag_answerable_by_api",
     ]  # fmt: skip
     assert reasons.reasons_of("judges") == ["answer_leakage", "non_gradable", "decorative_step"]
     assert reasons.reasons_of("resolve") == ["stale_label", "replay_failed"]

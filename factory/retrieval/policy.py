@@ -1,0 +1,274 @@
+"""Tool-use policies (VAKRA §3, Table 3; issue 17 item 5): a natural-language policy per task that
+forbids a source type, and the deterministic adherence check of evaluation stage 3.
+
+Every task gets one of three categories, drawn deterministically from its id
+(`retrieval.policy_shares`, `retrieval.policy_seed`):
+
+- ``changes_answer``: the policy forbids a source type every sufficient path of the task uses
+  (retrieval when the golden path searches documents, as in VAKRA's "do not use documents to answer
+  questions related to movies"; the APIs otherwise), so no permitted tool can answer: the expected
+  answer becomes the fixed sentence of `prompts/policy/unanswerable.<lang>`. Decontamination is what
+  makes this true: rule (a) keeps API answers out of the index, rule (b) drops RAG tasks the APIs answer.
+- ``no_effect``: the policy forbids a source type the golden path does not use (retrieval for an
+  API-only task, the APIs for a RAG-only task); the answer is unchanged. A task whose golden path
+  uses both source types cannot have one and gets no policy.
+- ``none``: no policy.
+
+The value (`Task.policy`)::
+
+    {"category", "text", "forbidden_sources": ["api" | "retrieval"], "expected_answer": str | None,
+     "template": "policy/forbid.<lang>"}
+
+Adherence (stage 3) is independent of the answer: every predicted call is tagged with its source type
+(the ToolSpec's source kind: ``retrieval`` for a `search_<collection>` tool, ``api`` for OpenAPI and MCP
+tools) and a call of a forbidden type is a violation.
+"""
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from factory import prompts
+from factory.config import ProjectConfig, RetrievalConfig
+
+CATEGORIES = ("changes_answer", "no_effect", "none")
+SOURCE_TYPES = ("api", "retrieval")
+FORBID_TEMPLATE = "policy/forbid.{lang}"
+UNANSWERABLE_TEMPLATE = "policy/unanswerable.{lang}"
+
+
+class PolicyError(ValueError):
+    """A policy that cannot be built or read (the message names the task and the problem)."""
+
+
+def source_type(action: Mapping[str, Any]) -> str:
+    """The source type of a golden action (ragtasks' `source_type`; rows without it are API calls)."""
+    st = action.get("source_type") or "api"
+    if st not in SOURCE_TYPES:
+        raise PolicyError(f"golden action {action.get('tool')!r} has source_type {st!r}, not one of {SOURCE_TYPES}")
+    return str(st)
+
+
+def path_sources(actions: Iterable[Mapping[str, Any]]) -> set[str]:
+    return {source_type(a) for a in actions}
+
+
+def _draw(task_id: str, seed: int) -> float:
+    h = hashlib.sha256(f"policy:{seed}:{task_id}".encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
+
+
+def draw_category(task_id: str, settings: RetrievalConfig) -> str:
+    """The category a task's id draws from the configured shares (before eligibility)."""
+    u, acc = _draw(task_id, settings.policy_seed), 0.0
+    for c in CATEGORIES:
+        acc += settings.policy_shares.get(c, 0.0)
+        if u < acc:
+            return c
+    return "none"
+
+
+def topic_of(description: str, fallback: str) -> str:
+    """What a domain's questions are about, for the policy sentence: the description up to its first
+    clause break ("US domestic flights out of New York in 2013, airlines, ..." → "US domestic flights out of
+    New York in 2013"), or the domain name."""
+    head = re.split(r",| - | \(|\. |\.$|;", (description or "").strip())[0].strip()
+    if not head:
+        return fallback
+    return head if head[:2].isupper() or not head[:1].isupper() else head[0].lower() + head[1:]
+
+
+def forbidden_for(task: Mapping[str, Any], category: str) -> list[str] | None:
+    """The source types the policy of `category` forbids for the task, or None when the category cannot
+    apply (changes_answer: a type every sufficient path uses; no_effect: a type the golden path avoids)."""
+    golden = path_sources(task.get("golden_actions") or [])
+    paths = [golden] + [path_sources(p.get("actions") or []) for p in task.get("alternative_paths") or []]
+    if category == "changes_answer":
+        for st in ("retrieval", "api"):  # VAKRA's example forbids documents first
+            if all(st in p for p in paths):
+                return [st]
+        return None
+    if category == "no_effect":
+        unused = [st for st in ("retrieval", "api") if st not in golden]
+        return unused[:1] if len(unused) == 1 else None
+    return []
+
+
+def _platforms(task: Mapping[str, Any], kind: str, available: Sequence[str]) -> list[str]:
+    """The names the policy sentence gives the forbidden source: collections (search tools) or API platforms."""
+    actions = task.get("golden_actions") or []
+    if kind == "retrieval":
+        names = {a["tool"] for a in actions if source_type(a) == "retrieval"}
+        names |= {t for t in available if t.startswith("search_")}
+    else:
+        names = {a["platform"] for a in actions if source_type(a) == "api"}
+    return sorted(names)
+
+
+def build_policy(task: Mapping[str, Any], category: str, topic: str) -> dict[str, Any] | None:
+    """The policy value of `category` for the task (None for `none`)."""
+    if category not in CATEGORIES:
+        raise PolicyError(f"task {task.get('id')}: unknown policy category {category!r} (one of {CATEGORIES})")
+    forbidden = forbidden_for(task, category)
+    if forbidden is None:
+        raise PolicyError(f"task {task.get('id')}: a {category} policy cannot apply to its golden path")
+    if category == "none":
+        return None
+    lang = task.get("language") if task.get("language") in ("en", "ko") else "en"
+    available = list(task.get("available_tools") or [])
+    text = prompts.render(
+        FORBID_TEMPLATE.format(lang=lang),
+        sources=forbidden,
+        apis=_platforms(task, "api", available) if "api" in forbidden else [],
+        collections=_platforms(task, "retrieval", available) if "retrieval" in forbidden else [],
+        topic=topic,
+    )
+    expected = prompts.render(UNANSWERABLE_TEMPLATE.format(lang=lang)) if category == "changes_answer" else None
+    return {
+        "category": category,
+        "text": " ".join(text.split()),
+        "forbidden_sources": forbidden,
+        "expected_answer": expected,
+        "template": FORBID_TEMPLATE.format(lang=lang),
+    }
+
+
+def assign(task: Mapping[str, Any], settings: RetrievalConfig, topic: str) -> dict[str, Any] | None:
+    """The task's policy: the drawn category, or `none` when the drawn one cannot apply to its golden path."""
+    category = draw_category(str(task.get("id")), settings)
+    if forbidden_for(task, category) is None:
+        category = "none"
+    return build_policy(task, category, topic)
+
+
+def assign_policies(
+    tasks: Sequence[Mapping[str, Any]], cfg: ProjectConfig
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every task with its `policy` (tasks that already carry one keep it) and the distribution:
+    {"by_category": {category: n}, "drawn_but_ineligible": n, "by_hop_type": {hop: {category: n}}}."""
+    out: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
+    by_hop: dict[str, Counter[str]] = {}
+    ineligible = 0
+    topics: dict[str, str] = {}
+    for t in tasks:
+        d = str(t.get("domain"))
+        if d not in topics:
+            desc = cfg.domain(d).description if d in cfg.domain_names else ""
+            topics[d] = topic_of(desc, d)
+        if "policy" in t and t["policy"] is not None:
+            pol = t["policy"]
+        else:
+            drawn = draw_category(str(t.get("id")), cfg.retrieval)
+            pol = assign(t, cfg.retrieval, topics[d])
+            ineligible += int(drawn != "none" and pol is None)
+        cat = category_of({"policy": pol})
+        counts[cat] += 1
+        by_hop.setdefault(hop_type(t), Counter())[cat] += 1
+        out.append({**t, "policy": pol})
+    stats = {
+        "by_category": {c: counts.get(c, 0) for c in CATEGORIES},
+        "drawn_but_ineligible": ineligible,
+        "by_hop_type": {h: {c: n.get(c, 0) for c in CATEGORIES} for h, n in sorted(by_hop.items())},
+    }
+    return out, stats
+
+
+def hop_type(task: Mapping[str, Any]) -> str:
+    """The task's hop type (ragtasks' `hop_type`; None on older rows = "API")."""
+    return str(task.get("hop_type") or "API")
+
+
+def category_of(task: Mapping[str, Any]) -> str:
+    pol = task.get("policy")
+    return str(pol.get("category")) if isinstance(pol, Mapping) and pol.get("category") else "none"
+
+
+def expected_answer(task: Mapping[str, Any]) -> str | None:
+    """The fixed unanswerable sentence when the task's policy changes its answer, else None."""
+    pol = task.get("policy")
+    if isinstance(pol, Mapping) and pol.get("category") == "changes_answer":
+        return str(pol.get("expected_answer") or prompts.render(UNANSWERABLE_TEMPLATE.format(lang="en")))
+    return None
+
+
+# --------------------------------------------------------------------------- stage 3: adherence
+
+
+def adherence(
+    policy: Mapping[str, Any] | None,
+    calls: Sequence[Mapping[str, Any]],
+    source_of: Callable[[str], str | None],
+) -> dict[str, Any]:
+    """Stage 3 of the evaluation: did the trace consult a forbidden source? Deterministic, independent of
+    the answer. `calls` are the agent's calls ({"tool", "status"}: every attempted call counts, a call that
+    was sent consulted its source even when it failed); `source_of(tool)` → "api" | "retrieval" | None
+    (an unknown tool is no source). Returns {"applies", "passed", "violations": [{"index", "tool", "source"}],
+    "sources": {type: calls}}."""
+    forbidden = set((policy or {}).get("forbidden_sources") or [])
+    tagged = [(i, str(c.get("tool")), source_of(str(c.get("tool")))) for i, c in enumerate(calls)]
+    sources = Counter(st for _, _, st in tagged if st)
+    violations = [
+        {"index": i, "tool": tool, "source": st}
+        for (i, tool, st), c in zip(tagged, calls, strict=True)
+        if st in forbidden and c.get("status", "executed") == "executed"
+    ]
+    return {
+        "applies": bool(forbidden),
+        "passed": not violations,
+        "violations": violations,
+        "sources": dict(sorted(sources.items())),
+    }
+
+
+_REFUSAL = re.compile(
+    r"no permitted tool|cannot (?:be )?answer|can't answer|can not answer|unable to answer|not (?:able|allowed|"
+    r"permitted) to (?:answer|use)|policy (?:does not|doesn't) (?:allow|permit)|답할 수 없|답변할 수 없|"
+    r"허용된 도구로는|알 수 없습니다|사용할 수 없",
+    re.IGNORECASE,
+)
+
+
+def states_unanswerable(text: str | None) -> bool:
+    """Whether a final answer says the permitted tools cannot answer (en/ko wordings)."""
+    return bool(text and _REFUSAL.search(text))
+
+
+# --------------------------------------------------------------------------- dataset_splits hooks
+
+
+def with_policies(
+    judged: Mapping[str, Mapping[str, Any]], cfg: ProjectConfig
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The judged_queries values with a policy on every kept task (what dataset_splits splits), and the
+    distribution (`assign_policies`). Called by the dataset_splits asset before the split build: factory.splits
+    stays free of factory.retrieval (which reads the splits)."""
+    kept = [t for v in judged.values() for t in (v.get("kept") or [])]
+    assigned, stats = assign_policies(kept, cfg)
+    by_id = {str(t.get("id")): t for t in assigned}
+    out = {d: {**v, "kept": [by_id.get(str(t.get("id")), t) for t in (v.get("kept") or [])]} for d, v in judged.items()}
+    return out, stats
+
+
+def distribution_metadata(tasks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Hop-type and policy distribution of published tasks (dataset_splits metadata, issue 17 item 7)."""
+    from factory.report import md_table
+
+    hops = sorted({hop_type(t) for t in tasks})
+    return {
+        "policy_by_category": {c: sum(1 for t in tasks if category_of(t) == c) for c in CATEGORIES},
+        "hop_types": {h: sum(1 for t in tasks if hop_type(t) == h) for h in hops},
+        "hop_type_by_policy": md_table(
+            [
+                {
+                    "hop_type": h,
+                    **{c: sum(1 for t in tasks if hop_type(t) == h and category_of(t) == c) for c in CATEGORIES},
+                }
+                for h in hops
+            ],  # fmt: skip
+            ["hop_type", *CATEGORIES],
+            limit=10,
+        ),
+    }

@@ -1,0 +1,216 @@
+"""Tool-use policies (assignment, text, adherence) and the VAKRA evaluation stages on synthetic task rows
+(the API+RAG rows follow the shared contract of ragtasks: golden actions carry `source_type`, tasks `hop_type`)."""
+
+from collections import Counter
+
+import pytest
+
+from factory.config import RetrievalConfig
+from factory.retrieval import evaluate, policy
+
+API_TASK = {
+    "id": "sha256:api-task",
+    "domain": "aviation",
+    "language": "en",
+    "query": "Which airline flies the tail number N14228?",
+    "answer": {"type": "string", "value": "United Air Lines Inc.", "text": "United Air Lines Inc. flies it."},
+    "golden_actions": [
+        {"step": 1, "tool": "get_plane", "platform": "faa", "args": {"tailnum": "N14228"}},
+        {"step": 2, "tool": "get_airline", "platform": "carriers", "args": {"carrier": "UA"}},
+    ],
+    "available_tools": ["get_plane", "get_airline", "search_aviation_weather"],
+}
+RAG_API_TASK = {
+    "id": "sha256:rag-api-task",
+    "domain": "aviation",
+    "language": "en",
+    "hop_type": "RAG-API",
+    "query": "Which airport reported the strongest gust on 2013-01-05, and how many flights left it that day?",
+    "answer": {"type": "number", "value": 312, "text": "312 flights left EWR that day."},
+    "golden_actions": [
+        {
+            "step": 1,
+            "tool": "search_aviation_weather",
+            "platform": "retrieval",
+            "source_type": "retrieval",
+            "args": {"query": "strongest gust 2013-01-05", "k": 5},
+            "passage_ids": ["aviation:abc"],
+        },
+        {
+            "step": 2,
+            "tool": "count_flights",
+            "platform": "flights",
+            "source_type": "api",
+            "args": {"origin": "EWR", "date": "2013-01-05"},
+        },
+    ],  # fmt: skip
+    "available_tools": ["search_aviation_weather", "count_flights"],
+}
+KO_RAG_TASK = {
+    "id": "sha256:ko-rag",
+    "domain": "korea",
+    "language": "ko",
+    "hop_type": "RAG",
+    "query": "군포시의 2020년 인구 증가율은?",
+    "answer": {"type": "number", "value": 1.2, "text": "1.2%입니다."},
+    "golden_actions": [
+        {
+            "step": 1,
+            "tool": "search_korea_census",
+            "platform": "retrieval",
+            "source_type": "retrieval",
+            "args": {"query": "군포시 2020 인구", "k": 5},
+        },
+    ],  # fmt: skip
+    "available_tools": ["search_korea_census", "get_population"],
+}
+SOURCES = {"get_plane": "api", "get_airline": "api", "count_flights": "api", "search_aviation_weather": "retrieval"}
+
+
+def test_categories_follow_the_golden_path_and_both_languages():
+    unans = policy.build_policy(RAG_API_TASK, "changes_answer", "flights out of New York")
+    assert unans is not None
+    assert unans["forbidden_sources"] == ["retrieval"]  # VAKRA's example forbids the documents first
+    assert "search_aviation_weather" in unans["text"] and "flights out of New York" in unans["text"]
+    assert unans["expected_answer"] == "No permitted tool can answer this question."
+    api_unans = policy.build_policy(API_TASK, "changes_answer", "flights")
+    assert api_unans is not None and api_unans["forbidden_sources"] == ["api"]
+    assert "carriers" in api_unans["text"] and "faa" in api_unans["text"]
+    no_effect = policy.build_policy(API_TASK, "no_effect", "flights")
+    assert no_effect is not None and no_effect["forbidden_sources"] == ["retrieval"]
+    assert no_effect["expected_answer"] is None
+    with pytest.raises(policy.PolicyError, match="cannot apply"):  # both sources used: nothing to forbid freely
+        policy.build_policy(RAG_API_TASK, "no_effect", "flights")
+    ko = policy.build_policy(KO_RAG_TASK, "changes_answer", "한국 인구 통계")
+    assert ko is not None and "문서 검색을 사용하지 마십시오" in ko["text"]
+    assert ko["expected_answer"] == "허용된 도구로는 이 질문에 답할 수 없습니다."
+    assert policy.topic_of("US domestic flights out of New York in 2013, airlines.", "x") == (
+        "US domestic flights out of New York in 2013"
+    )
+
+
+def test_an_alternative_path_without_the_source_keeps_the_task_answerable():
+    task = {**API_TASK, "alternative_paths": [
+        {"note": "documents", "actions": [{"tool": "search_aviation_weather", "source_type": "retrieval"}]}
+    ]}  # fmt: skip
+    assert policy.forbidden_for(task, "changes_answer") is None  # neither type is on every path
+
+
+def test_assignment_is_deterministic_and_follows_the_shares():
+    settings = RetrievalConfig(policy_shares={"changes_answer": 0.5, "no_effect": 0.3, "none": 0.2})
+    drawn = Counter(policy.draw_category(f"sha256:{i}", settings) for i in range(2000))
+    assert abs(drawn["changes_answer"] / 2000 - 0.5) < 0.04 and abs(drawn["no_effect"] / 2000 - 0.3) < 0.04
+    assert [policy.assign(API_TASK, settings, "t") for _ in range(2)][0] == policy.assign(API_TASK, settings, "t")
+    with pytest.raises(ValueError, match="sum to 1"):
+        RetrievalConfig(policy_shares={"changes_answer": 0.5, "no_effect": 0.3, "none": 0.3})
+
+
+def test_adherence_tags_every_call_with_its_source():
+    pol = policy.build_policy(RAG_API_TASK, "changes_answer", "flights")
+    calls = [{"tool": "count_flights", "status": "executed"}, {"tool": "search_aviation_weather", "status": "executed"}]
+    out = policy.adherence(pol, calls, SOURCES.get)
+    assert not out["passed"] and out["violations"] == [
+        {"index": 1, "tool": "search_aviation_weather", "source": "retrieval"}
+    ]
+    assert out["sources"] == {"api": 1, "retrieval": 1}
+    assert policy.adherence(None, calls, SOURCES.get)["passed"]  # no policy: nothing forbidden
+    rejected = [{"tool": "search_aviation_weather", "status": "invalid"}]  # never sent: consulted nothing
+    assert policy.adherence(pol, rejected, SOURCES.get)["passed"]
+
+
+def _resp(tool, records, total=None):
+    return {"tool": tool, "status": "executed", "ok": True, "records": records, "total_count": total}
+
+
+GT_RAG_API = [
+    [
+        {"tool": "search_aviation_weather", "ok": True, "records": [{"id": "aviation:abc", "title": "EWR weather",
+                                                                     "text": "Gusts of 41 mph at EWR.", "score": 0.03}]},
+        {"tool": "count_flights", "ok": True, "records": [{"origin": "EWR", "flights": 312}], "total_count": 1},
+    ]
+]  # fmt: skip
+
+
+def test_policy_violating_trajectory_fails_stage_3_while_its_answer_is_right():
+    """Planted (issue 17): the no_effect policy forbids the APIs on a RAG-only task; the agent answers right
+    but used the API too."""
+    task = {**RAG_API_TASK, "hop_type": "RAG", "golden_actions": RAG_API_TASK["golden_actions"][:1],
+            "answer": {"type": "string", "value": "EWR", "text": "EWR."}}  # fmt: skip
+    task["policy"] = policy.build_policy(task, "no_effect", "flights")
+    assert task["policy"]["forbidden_sources"] == ["api"]
+    predicted = [GT_RAG_API[0][0] | {"status": "executed"}, _resp("count_flights", [{"origin": "EWR", "flights": 312}])]
+    out = evaluate.score(task, gt_paths=[GT_RAG_API[0][:1]], predicted=predicted, answer="The answer is EWR.",
+                         response={"passed": True, "method": "exact"}, source_of=SOURCES.get)  # fmt: skip
+    assert out["stages"]["tool_responses"]["passed"] and out["stages"]["final_response"]["passed"]
+    assert not out["stages"]["policy"]["passed"] and out["first_failure"] == "policy" and not out["passed"]
+    obeying = evaluate.score(task, gt_paths=[GT_RAG_API[0][:1]], predicted=predicted[:1], answer="The answer is EWR.",
+                             response={"passed": True, "method": "exact"}, source_of=SOURCES.get)  # fmt: skip
+    assert obeying["passed"] and obeying["weight"] == 1.0
+
+
+def test_stage_1_containment_accepts_any_sufficient_path_and_attributes_failures():
+    alt = [[{"tool": "count_flights_v2", "ok": True, "records": [{"origin": "EWR", "n": 312}]}]]
+    predicted = [_resp("count_flights_v2", [{"origin": "EWR", "n": 312}, {"origin": "JFK", "n": 401}])]
+    out = evaluate.tool_responses(GT_RAG_API + alt, predicted)
+    assert out["passed"] and out["path"] == 1  # the second path is recovered: multiple valid paths pass
+    partial = evaluate.tool_responses(GT_RAG_API, [_resp("count_flights", [{"origin": "EWR", "flights": 312}])])
+    assert not partial["passed"] and 0 < partial["recovered"] < 1 and "gusts of 41 mph at ewr." in partial["missing"]
+    judged = evaluate.tool_responses(GT_RAG_API, predicted[:0] + [GT_RAG_API[0][0], GT_RAG_API[0][1] | {"total_count": None}],
+                                     judge=lambda gt, pred: True)  # fmt: skip
+    assert judged["passed"] and judged["method"] == "judge"  # inconclusive (≥ 80 %) goes to the judge
+
+
+def test_stage_2_groundedness_and_the_unanswerable_answer():
+    predicted = [_resp("count_flights", [{"origin": "EWR", "flights": 312}], 1)]
+    ok = evaluate.final_response(RAG_API_TASK, "312 flights left EWR.", predicted, {"passed": True}, True)
+    assert ok["passed"] and ok["grounded"]
+    made_up = evaluate.final_response(RAG_API_TASK, "312 flights, 77 of them late.", predicted, {"passed": True}, True)
+    assert not made_up["grounded"] and made_up["ungrounded_numbers"] == ["77"] and not made_up["passed"]
+    task = {**RAG_API_TASK, "policy": policy.build_policy(RAG_API_TASK, "changes_answer", "flights")}
+    assert evaluate.final_response(task, "No permitted tool can answer this question.", [], None, True)["passed"]
+    leaked = evaluate.final_response(task, "I cannot answer by policy, but it is 312.", [], None, True)
+    assert not leaked["passed"] and leaked["states_forbidden_answer"]
+    out = evaluate.score(task, gt_paths=GT_RAG_API, predicted=[], answer="No permitted tool can answer this question.",
+                         response=None, source_of=SOURCES.get)  # fmt: skip
+    assert out["passed"] and out["stages"]["tool_responses"]["method"] == "no_ground_truth_calls"
+
+
+def test_summary_weights_multi_source_double_and_groups_by_hop_and_policy():
+    rows = [
+        {"passed": True, "first_failure": None, "waterfall": dict.fromkeys(evaluate.STAGES, True),
+         "stages": {"policy": {"passed": True}, "tool_responses": {}}, "hop_type": "API", "policy_category": "none",
+         "weight": 1.0},
+        {"passed": False, "first_failure": "policy", "waterfall": {"tool_responses": True, "final_response": True,
+         "policy": False}, "stages": {"policy": {"passed": False}, "tool_responses": {}}, "hop_type": "RAG-API",
+         "policy_category": "no_effect", "weight": 2.0},
+    ]  # fmt: skip
+    s = evaluate.summarize(rows)
+    assert s["passed"] == 0.5 and s["weighted_score"] == round(1 / 3, 4) and s["policy_violations"] == 1
+    assert [g["hop_type"] for g in s["by_hop_type"]] == ["API", "RAG-API"]
+    assert [g["policy_category"] for g in s["by_policy"]] == ["no_effect", "none"]
+    assert s["first_failure"]["policy"] == 1
+
+
+def test_dataset_splits_hook_puts_a_policy_on_every_kept_task(tmp_path):
+    import yaml
+
+    from factory.config import parse_config
+
+    raw = {
+        "data_dir": str(tmp_path / "data"),
+        "retrieval": {"policy_shares": {"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0}},
+        "domains": [{"name": "aviation", "description": "US domestic flights out of New York in 2013, airlines.",
+                     "sources": [{"kind": "openapi", "spec": "demo://x"}]}],
+    }  # fmt: skip
+    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+    judged = {"aviation": {"kept": [API_TASK, RAG_API_TASK], "rejected": []}}
+    out, stats = policy.with_policies(judged, cfg)
+    pols = [t["policy"] for t in out["aviation"]["kept"]]
+    assert [p["forbidden_sources"] for p in pols] == [["api"], ["retrieval"]]
+    assert "US domestic flights out of New York in 2013" in pols[0]["text"]
+    assert stats["by_category"] == {"changes_answer": 2, "no_effect": 0, "none": 0}
+    assert stats["by_hop_type"] == {"API": {"changes_answer": 1, "no_effect": 0, "none": 0},
+                                    "RAG-API": {"changes_answer": 1, "no_effect": 0, "none": 0}}  # fmt: skip
+    meta = policy.distribution_metadata(out["aviation"]["kept"])
+    assert meta["hop_types"] == {"API": 1, "RAG-API": 1} and meta["policy_by_category"]["changes_answer"] == 2
+    assert "policy" not in API_TASK  # the judged value is not changed in place
