@@ -11,7 +11,7 @@ and sim_fault 0 under the oracle. The share caught is reported.
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -45,7 +45,7 @@ from factory.llm.client import ModelClient
 from factory.llm.simulator import simulator_pin
 from factory.records import Task
 from factory.report import md_table
-from factory.tools.registry import ToolRegistry, executor_factory
+from factory.tools.registry import ToolRegistry, ToolResolutionError, executor_factory
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -164,13 +164,11 @@ def build_conversations(
     }
     noun_of = lexicon_noun_of(lexicons)
     tool_noun = lexicon_tool_noun(lexicons)
-    can: dict[tuple[str, str], str] = {}
-    for row in splits.get("tasks") or []:
-        key = (row["domain"], row["language"])
-        if key not in can and row["domain"] in inventories:
-            tool_ids = [t.tool_id for t in registry.in_domains([row["domain"]])
-                        if not t.state_changing and t.key_acquisition is None]  # fmt: skip
-            can[key] = capabilities(tool_ids, tool_noun, row["language"])
+    cache: dict[tuple[str, str, tuple[str, ...]], str] = {}
+
+    def can(row: Mapping[str, Any]) -> str:
+        return offered_capabilities(row, registry, tool_noun, cache)
+
     convs: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     for row in splits.get("tasks") or []:
@@ -186,7 +184,7 @@ def build_conversations(
                 noun_of=noun_of,
                 no_call_every=cfg.conversations.no_call_every,
                 cfg_seed=cfg.seed,
-                can=can.get((row["domain"], row["language"]), ""),
+                can=can(row),
             )
         except ConversationTaskError as e:
             skipped.append({"source_task_id": task.id, "case_pattern": "*", "reason": str(e)})
@@ -304,6 +302,26 @@ def build_conversations(
     return value, conversations_metadata(value)
 
 
+def offered_capabilities(
+    row: Mapping[str, Any], registry: Any, tool_noun: Any, cache: dict[tuple[str, str, tuple[str, ...]], str]
+) -> str:
+    """What the tools offered with this task look up (its `available_tools`, the conversation's
+    `tools_subset`, not the whole domain's): a no_call decline names only what the conversation's tools do."""
+    offered = tuple(sorted(str(n) for n in row.get("available_tools") or []))
+    key = (row["domain"], row["language"], offered)
+    if key not in cache:
+        tool_ids = []
+        for name in offered:
+            try:
+                spec = registry.resolve(name, platforms=row.get("platforms") or (), domain=row["domain"])
+            except ToolResolutionError:  # a tool gone from the inventory: it names nothing
+                continue
+            if not spec.state_changing and spec.key_acquisition is None:
+                tool_ids.append(spec.tool_id)
+        cache[key] = capabilities(tool_ids, tool_noun, row["language"])
+    return cache[key]
+
+
 def _cover_no_call(
     convs: list[dict[str, Any]],
     rows: Sequence[Mapping[str, Any]],
@@ -311,7 +329,7 @@ def _cover_no_call(
     by_traj: Mapping[str, Any],
     noun_of: Any,
     cfg: ProjectConfig,
-    can: Mapping[tuple[str, str], str],
+    can: Callable[[Mapping[str, Any]], str],
 ) -> None:
     """Every (domain, language) with tasks gets at least one no_call task (the first source that can make one),
     so that the case breakdown never misses the kind that rewards inaction."""
@@ -325,7 +343,7 @@ def _cover_no_call(
             continue
         traj = by_traj.get(str((row.get("lineage") or {}).get("trajectory_id")))
         extra, _ = conversation_tasks(row, specs, trajectory=traj, noun_of=noun_of, no_call_every=1, cfg_seed=cfg.seed,
-                                      can=can.get(key, ""))  # fmt: skip
+                                      can=can(row))  # fmt: skip
         no_call = [c for c in extra if c["case_pattern"] == "no_call"]
         if no_call:
             no_call[0]["question_key"] = _digest(["no_call", no_call[0]["language"], no_call[0]["task"]])

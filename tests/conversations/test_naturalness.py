@@ -207,3 +207,29 @@ def test_korean_register_is_checked_on_every_user_turn() -> None:
     assert register_consistent(["저기, 남동구 읍면동은 몇 곳이야?", "남동구.", "고마워!"], {"격식": "반말"})
     assert not register_consistent(["저기, 남동구 읍면동은 몇 곳이야?", "남동구예요."], {"격식": "반말"})
     assert not register_consistent(["남동구 읍면동은 몇 곳인가요?", "응, 맞아."], {"격식": "존댓말"})
+
+
+def test_a_decline_names_only_what_the_offered_tools_do() -> None:
+    """Blind read s8: no_call declines named census tools to a user whose conversation offered only the
+    administrative-code tools. The capabilities come from the task's offered tools, not the domain's."""
+    from types import SimpleNamespace
+
+    from factory.conversations.build import offered_capabilities
+    from factory.tools.registry import ToolResolutionError
+
+    specs = {
+        "list_admin_sigungu": SimpleNamespace(tool_id="krgc:sigungu", state_changing=False, key_acquisition=None),
+        "list_census_years": SimpleNamespace(tool_id="kostat:years", state_changing=False, key_acquisition=None),
+        "get_krgc_admin_key": SimpleNamespace(tool_id="krgc:key", state_changing=False, key_acquisition="key"),
+    }
+
+    class Registry:
+        def resolve(self, name, *, platforms=(), domain=None):
+            if name not in specs:
+                raise ToolResolutionError(name)
+            return specs[name]
+
+    nouns = {"krgc:sigungu": "시군구", "kostat:years": "센서스 연도", "krgc:key": "키"}
+    row = {"domain": "korea", "language": "ko", "available_tools": ["list_admin_sigungu", "get_krgc_admin_key", "gone"]}
+    said = offered_capabilities(row, Registry(), lambda tid, lang: {"noun": nouns[tid]}, {})
+    assert said == "시군구"  # not the census years of the domain's other platform, not the key tool
