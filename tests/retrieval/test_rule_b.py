@@ -145,7 +145,10 @@ def test_index_waterfall_counts_rule_b_and_lineage_names_passages_version_and_ve
         "detail": "API says so",
     }
     vc = {"domain": "music", "collection": "notes", "chunks": chunks}
-    value, meta = index.build_index("music", vc, {"music": vc}, [api_task, rag], cfg, embedder=Letters(),
+    # the published task cites only the passage that stays (a gold passage is protected from removal:
+    # tests/retrieval for that); the lineage below reads a task citing both, one of them removed
+    cites_kept = {**rag, "golden_actions": [{**rag["golden_actions"][0], "passage_ids": [chunks[1]["id"]]}]}
+    value, meta = index.build_index("music", vc, {"music": vc}, [api_task, cites_kept], cfg, embedder=Letters(),
                                     rag_drops=[drop, {"task": {"id": "x"}, "reason": "near_duplicate"}])  # fmt: skip
     assert meta["rag_only_dropped"] == 1 and value["rag_tasks_dropped"][0]["id"] == "sha256:dropped"
     assert meta["removed_total"] == 1 and meta["hop_types"] == {"API": 1, "RAG": 1}
