@@ -36,9 +36,13 @@ def write_config(tmp: Path, *, domains: list[dict] | None = None, search_tools: 
     data["retrieval"]["max_documents_per_source"] = 25
     if domains is not None:
         data["domains"] = domains
-    if not search_tools:  # the search tool needs retrieval_synthesis_index first: only tests that build it keep it
-        for d in data["domains"]:
-            d["sources"] = [s for s in d.get("sources") or [] if s.get("kind") != "retrieval"]
+    for d in data["domains"]:
+        # the search tool needs retrieval_synthesis_index first: only tests that build it have it (the demo's
+        # factory.yaml lists none for now; a domain with a corpus gets its search tool here)
+        d["sources"] = [s for s in d.get("sources") or [] if s.get("kind") != "retrieval"]
+        collection = (d.get("retrieval") or {}).get("collection")
+        if search_tools and collection:
+            d["sources"].append({"kind": "retrieval", "collection": collection})
     for k, v in overrides.items():
         data[k] = v
     path = tmp / "factory.yaml"
