@@ -98,27 +98,11 @@ def _cfg():
 
 @pytest.mark.slow  # a LanceDB build with its BM25 index (about a minute on a loaded 2-core machine)
 def test_index_waterfall_counts_rule_b_and_lineage_names_passages_version_and_verdicts(tmp_path):
-    import numpy as np
     import yaml
 
     from factory.config import parse_config
     from factory.retrieval import corpus, index
-
-    class Letters:
-        model_id = "fake-letters"
-
-        def encode(self, texts):
-            out = np.zeros((len(texts), 8), dtype=np.float32)
-            for i, t in enumerate(texts):
-                for ch in t.lower():
-                    if ch.isalpha():
-                        out[i, ord(ch) % 8] += 1
-            return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
-
-        encode_queries = encode
-
-        def metadata(self, prefix):
-            return {f"{prefix}/model": self.model_id}
+    from tests.retrieval.test_index import FakeEmbedder
 
     raw = {
         "data_dir": str(tmp_path / "data"),
@@ -148,7 +132,7 @@ def test_index_waterfall_counts_rule_b_and_lineage_names_passages_version_and_ve
     # the published task cites only the passage that stays (a gold passage is protected from removal:
     # tests/retrieval for that); the lineage below reads a task citing both, one of them removed
     cites_kept = {**rag, "golden_actions": [{**rag["golden_actions"][0], "passage_ids": [chunks[1]["id"]]}]}
-    value, meta = index.build_index("music", vc, {"music": vc}, [api_task, cites_kept], cfg, embedder=Letters(),
+    value, meta = index.build_index("music", vc, {"music": vc}, [api_task, cites_kept], cfg, embedder=FakeEmbedder(),
                                     rag_drops=[drop, {"task": {"id": "x"}, "reason": "near_duplicate"}])  # fmt: skip
     assert meta["rag_only_dropped"] == 1 and value["rag_tasks_dropped"][0]["id"] == "sha256:dropped"
     assert meta["removed_total"] == 1 and meta["hop_types"] == {"API": 1, "RAG": 1}
