@@ -26,6 +26,8 @@ def tool_lexicon(
 ) -> dg.Output[dict]:
     cfg = project.load()
     value, meta = lexicon.build_lexicon(context.partition_key, tool_inventory, tool_probes, cfg)
+    for msg in (value.get("nouns") or {}).get("stale_entries") or []:
+        context.log.warning(f"{msg}: entry ignored (renamed or removed upstream? review the file)")
     context.log.info(
         f"{context.partition_key}: {meta['slots']} slots typed, {meta['types']} types, "
         f"unknown share {meta['unknown_share']:.2f}"

@@ -430,6 +430,12 @@ class LexiconConfig(_Frozen):
     max_unknown_share: float = Field(
         default=0.5, ge=0, le=1, description="Gate: share of a domain's typed slots whose type is 'unknown', at most."
     )
+    stale_entries: Literal["warn", "error"] = Field(
+        default="warn",
+        description="A reviewed lexicon/<domain>.yaml entry naming a tool, parameter or field the domain does not "
+        "have: `warn` drops it, logs it and counts it in the metadata (a field renamed upstream must not stop the "
+        "re-synthesis its drift asks for); `error` fails the tool_lexicon run (strict review).",
+    )
 
 
 Pattern = Literal["SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED"]

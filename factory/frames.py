@@ -288,17 +288,42 @@ def load_lexicon_overrides(path: str | Path) -> dict[str, Any]:
             "names": names, "file": str(path)}  # fmt: skip
 
 
-def check_lexicon_overrides(ov: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> None:
-    """Every tool, parameter and field an override names exists (a typo is an error, not a silent no-op)."""
+def check_lexicon_overrides(ov: Mapping[str, Any], specs: Mapping[str, ToolSpec], *, strict: bool = True) -> list[str]:
+    """Every tool, parameter and field an override names exists (a typo is an error, not a silent no-op).
+
+    With ``strict=False`` the entries that name nothing are returned as messages instead of raised: a tool that
+    drifted upstream (a field renamed in v2) leaves its reviewed entries stale, and the re-synthesis the drift
+    sensor asks for must still run; the caller drops them and reports them (`prune_lexicon_overrides`)."""
     by_name = {s.name: s for s in specs.values()}
+    problems: list[str] = []
     for name, entry in (ov.get("tools") or {}).items():
         spec = by_name.get(name)
         if spec is None:
-            raise LexiconFileError(f"lexicon file {ov.get('file')}: no tool {name!r} in the domain")
+            problems.append(f"lexicon file {ov.get('file')}: no tool {name!r} in the domain")
+            continue
         for kind, names in (("params", spec.params), ("fields", spec.output_fields)):
             for slot in (entry or {}).get(kind) or {}:
                 if slot not in names:
-                    raise LexiconFileError(f"lexicon file {ov.get('file')}: tool {name!r} has no {kind[:-1]} {slot!r}")
+                    problems.append(f"lexicon file {ov.get('file')}: tool {name!r} has no {kind[:-1]} {slot!r}")
+    if strict and problems:
+        raise LexiconFileError(problems[0] + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    return problems
+
+
+def prune_lexicon_overrides(ov: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> dict[str, Any]:
+    """The overrides without the tools and slots the domain does not have (see `check_lexicon_overrides`)."""
+    by_name = {s.name: s for s in specs.values()}
+    tools: dict[str, Any] = {}
+    for name, entry in (ov.get("tools") or {}).items():
+        spec = by_name.get(name)
+        if spec is None:
+            continue
+        entry = dict(entry or {})
+        for kind, names in (("params", spec.params), ("fields", spec.output_fields)):
+            if entry.get(kind):
+                entry[kind] = {k: v for k, v in entry[kind].items() if k in names}
+        tools[name] = entry
+    return {**ov, "tools": tools}
 
 
 def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:

@@ -66,11 +66,15 @@ def tool_nouns(
     (`factory.frames`), the reviewed file laid over the rules (each frame says which)."""
     path = lexicon_file(cfg, domain)
     ov = None
+    stale: list[str] = []
     if path is not None:
         ov = frames.load_lexicon_overrides(path)
-        frames.check_lexicon_overrides(ov, specs)
+        stale = frames.check_lexicon_overrides(ov, specs, strict=cfg.lexicon.stale_entries == "error")
+        if stale:
+            ov = frames.prune_lexicon_overrides(ov, specs)
     built = frames.build_frames(specs, tools, ov)
-    return {"tools": built, "files": [path] if path else [], "sources": counts(f["source"] for f in built.values())}
+    return {"tools": built, "files": [path] if path else [], "sources": counts(f["source"] for f in built.values()),
+            "stale_entries": stale}  # fmt: skip
 
 
 def build_lexicon(
@@ -211,6 +215,7 @@ def lexicon_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
         ),
         "noun_sources": (value.get("nouns") or {}).get("sources") or {},
         "lexicon_files": (value.get("nouns") or {}).get("files") or [],
+        "lexicon_stale_entries": len((value.get("nouns") or {}).get("stale_entries") or []),
         "nouns_preview": md_table(frames.preview_rows((value.get("nouns") or {}).get("tools") or {}), limit=60),
         "unknown_preview": Markdown(
             "\n".join(f"- {s['tool_id'].split('/', 1)[1]} {s['kind']} `{s['name']}`" for s in unknown[:30]) or "_none_"

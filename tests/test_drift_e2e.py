@@ -98,9 +98,17 @@ def test_v2_drift_reruns_exactly_the_affected_domains(tmp_path):
             res = job.execute_in_process(
                 partition_key=rr.partition_key, tags=rr.tags, instance=instance, raise_on_error=False
             )
-            assert res.success, rr.partition_key
+            failures = [
+                f"{e.step_key}: {e.event_specific_data.error.message if e.event_specific_data and e.event_specific_data.error else ''}"
+                for e in res.all_events
+                if e.event_type_value == "STEP_FAILURE"
+            ]
+            assert res.success, (rr.partition_key, failures)
 
         after_inv = read_artifact(Store(data), "tool_inventory", DRIFTED_DOMAIN)
+        # the reviewed lexicon file names v1's `dep_delay` (renamed in v2): the re-synthesis ran, and said so
+        stale = read_artifact(Store(data), "tool_lexicon", DRIFTED_DOMAIN)["nouns"]["stale_entries"]
+        assert any("'list_flights' has no field 'dep_delay'" in m for m in stale), stale
         assert after_inv["fingerprint"] != before_inv["fingerprint"]
         assert (
             after_inv["platform_fingerprints"][DRIFTED_PLATFORM]

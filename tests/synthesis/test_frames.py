@@ -84,6 +84,20 @@ def test_a_lexicon_file_naming_what_does_not_exist_is_an_error(specs, tmp_path):
     bad.write_text(yaml.safe_dump({"tools": {"get_albums": {}}}))
     with pytest.raises(frames.LexiconFileError, match="no tool 'get_albums'"):
         frames.check_lexicon_overrides(frames.load_lexicon_overrides(bad), music)
+    # not strict (the lexicon asset's default, lexicon.stale_entries: warn): every such entry is reported, and
+    # pruning keeps the entries that exist
+    bad.write_text(
+        yaml.safe_dump(
+            {"tools": {"get_albums": {}, "get_album": {"fields": {"artist": {}, "title": {"label": {"en": "name"}}}}}}
+        )
+    )
+    ov = frames.load_lexicon_overrides(bad)
+    problems = frames.check_lexicon_overrides(ov, music, strict=False)
+    assert len(problems) == 2
+    assert any("no tool 'get_albums'" in p for p in problems) and any("has no field 'artist'" in p for p in problems)
+    pruned = frames.prune_lexicon_overrides(ov, music)
+    assert pruned["tools"] == {"get_album": {"fields": {"title": {"label": {"en": "name"}}}}}
+    assert frames.check_lexicon_overrides(pruned, music) == []
     bad.write_text(yaml.safe_dump({"nouns": {}}))
     with pytest.raises(frames.LexiconFileError, match="expected only the keys"):
         frames.load_lexicon_overrides(bad)
