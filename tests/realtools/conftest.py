@@ -127,6 +127,7 @@ def summary(run: RealRun) -> dict[str, Any]:
         "read_only_tools_ok": f"{sum(ok.values())}/{len(ok)}",
         "read_only_probe_success_share": round(share, 2),
         "tool_success_share": probes_meta.get("tool_success_share"),
+        "no_success": {r["tool"]: r["reason"] for r in (run.load_any("tool_probes", d) or {}).get("no_success") or []},
         "edges_kept": sorted(kept_edges(run)),
         "trajectories": len(trajectories.get("trajectories") or []),
         "tasks_kept": len(judged.get("kept") or []),
