@@ -120,6 +120,7 @@ def summary(run: RealRun) -> dict[str, Any]:
     inv = run.load("tool_inventory", d) or {}
     trajectories = run.load("trajectories", d) or {}
     judged = run.load("judged_queries", d) or {}
+    exports = run.load("dataset_exports") or {}
     share, ok = read_only_share(run, staged=True)
     probes_meta = metadata(run, "tool_probes")
     return {
@@ -131,6 +132,8 @@ def summary(run: RealRun) -> dict[str, Any]:
         "edges_kept": sorted(kept_edges(run)),
         "trajectories": len(trajectories.get("trajectories") or []),
         "tasks_kept": len(judged.get("kept") or []),
+        "exported_tasks": int(exports.get("tasks") or 0),
+        "recordings_exported": {p: e["rows"] for p, e in (exports.get("recordings") or {}).items()},
         "wall_s": round(run.wall_s, 1),
         "mcp": run.mcp_stats,
         "failed": run.failed_checks(),
