@@ -64,6 +64,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from factory.definitions import build_definitions
     from factory.resources import DemoServiceResource, clean_on_start, uses_demo
+    from factory.tools.transports.mcp_pool import close_mcp_sessions
     from sensors.jobs import in_process_runner, reconstructable_runner, run_pipeline
     from sensors.partitions import sync_domain_partitions
 
@@ -99,6 +100,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             runner=runner,
             parallel_domains=orch.parallel_domains,
         )
+    print_mcp_servers(close_mcp_sessions())  # the clean stop: every MCP server this run started
     summaries: dict[str, dict[str, dict[str, Any]]] = {}
     for (_job, d), res in results.items():
         summaries.setdefault(d, {}).update(_summarize_run(res))
@@ -107,6 +109,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     print_summary(cfg, summaries, time.monotonic() - t0)
     print_failed_gates(gate_failures)
     return 1 if failed else 0
+
+
+def print_mcp_servers(stats: dict[str, dict[str, int]]) -> None:
+    """One line per MCP server the run used: its starts (1 per run), restarts after a crash, idle stops."""
+    for locator, st in stats.items():
+        print(
+            f"MCP server {locator}: {st['shared_starts']} start(s), {st['private_starts']} private, "
+            f"{st['restarts']} restart(s) after a crash, {st['idle_stops']} idle stop(s); stopped"
+        )
 
 
 PATTERNS = ("SEQ", "FAN", "DRV", "SEM", "CMP", "COND", "MIXED")

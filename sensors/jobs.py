@@ -251,6 +251,8 @@ def run_pipeline(
     import time
     from concurrent.futures import ThreadPoolExecutor
 
+    from factory.tools.transports.mcp_pool import mcp_pool
+
     results: dict[tuple[str, str], Any] = {}
     failed: set[str] = set()
 
@@ -283,25 +285,26 @@ def run_pipeline(
             failed.add(d)
         return res
 
-    for job_name, per_domain in PIPELINE_STAGES:
-        job = defs.resolve_job_def(job_name)
-        assets = sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)
-        if only is not None:
-            assets = [a for a in assets if a in only]
-        if not assets:
-            continue
-        todo = []
-        for d in domains if per_domain else ["(global)"]:
-            if d in failed or (not per_domain and failed and not keep_going):
-                progress(f"[{d}] {job_name}: skipped (an earlier stage failed)")
+    with mcp_pool().hold():  # one start per MCP server for the whole run: no idle stop between stages
+        for job_name, per_domain in PIPELINE_STAGES:
+            job = defs.resolve_job_def(job_name)
+            assets = sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)
+            if only is not None:
+                assets = [a for a in assets if a in only]
+            if not assets:
                 continue
-            todo.append(d)
-        if per_domain and parallel_domains > 1 and len(todo) > 1:
-            with ThreadPoolExecutor(max_workers=parallel_domains, thread_name_prefix=f"run-{job_name}") as pool:
-                futures = {d: pool.submit(one, job_name, d, per_domain, assets) for d in todo}
+            todo = []
+            for d in domains if per_domain else ["(global)"]:
+                if d in failed or (not per_domain and failed and not keep_going):
+                    progress(f"[{d}] {job_name}: skipped (an earlier stage failed)")
+                    continue
+                todo.append(d)
+            if per_domain and parallel_domains > 1 and len(todo) > 1:
+                with ThreadPoolExecutor(max_workers=parallel_domains, thread_name_prefix=f"run-{job_name}") as pool:
+                    futures = {d: pool.submit(one, job_name, d, per_domain, assets) for d in todo}
+                    for d in todo:
+                        results[(job_name, d)] = futures[d].result()
+            else:
                 for d in todo:
-                    results[(job_name, d)] = futures[d].result()
-        else:
-            for d in todo:
-                results[(job_name, d)] = one(job_name, d, per_domain, assets)
+                    results[(job_name, d)] = one(job_name, d, per_domain, assets)
     return results

@@ -13,7 +13,8 @@ and validate every row (`verify_export`), scan every byte for keys, publish
 The manifest (the asset value): `{"version", "root", "openai_chat": {split: {path, rows, sha256}},
 "hf_parquet": {...}, "rl": {...}, "rl_parquet": {...}, "benchmark": {...}, "card": path,
 "dropped": [{"id", "domain", "split", "reason", "detail"}], "flagged": [...], "tasks": n,
-"replay": {...}}`; paths are full store paths.
+"replay": {...}, "recordings": {platform: {path, rows, sha256}} (a `responses: record` source's answers the
+tasks' calls got, `factory.export.recordings`)}`; paths are full store paths.
 """
 
 import io
@@ -32,6 +33,7 @@ import yaml
 from factory.config import ProjectConfig
 from factory.export import conversations as conversation_exports
 from factory.export import formats, strict
+from factory.export import recordings as recording_exports
 from factory.export import variants as variant_exports
 from factory.export.card import render_card, split_order
 from factory.export.publish import EXPORTS_DIR, ExportError, Staging, cleanup, sha256_bytes
@@ -198,6 +200,9 @@ def build_exports(
                 put(fmt, s, rel, data, n)
         if (cat := variant_exports.catalog_file(variants)) is not None:
             put("variants_catalog", "all", *cat)
+        rec_files, rec_counts = recording_exports.files([(t, tt) for t, tt, _ in kept], store)  # issue 13
+        for fmt, platform, rel, data, n in rec_files:  # the recorded answers the tasks' calls got
+            put(fmt, platform, rel, data, n)
         if "rl" in ex.formats:  # verl's multi-turn tool config for the tools the exported tasks use
             used = {(sp.platform, sp.name): sp for _, tt, _ in kept for sp in tt.specs}
             staging.write(VERL_TOOLS, yaml.safe_dump(verl_tool_config(bindings(used.values())), allow_unicode=True,
@@ -214,6 +219,14 @@ def build_exports(
             "rows dropped": len(dropped),
             "rows flagged": len(flagged),
             "tool messages truncated": truncated_total,
+            **(
+                {
+                    "recorded answers shipped": rec_counts["shipped"],
+                    "recorded calls without a recording": rec_counts["missing"],
+                }
+                if rec_counts["shipped"] or rec_counts["missing"]
+                else {}
+            ),
         }
         card = render_card(
             cfg=cfg,
@@ -336,7 +349,7 @@ def publish_paths(store: Store, manifest: Mapping[str, Any], root: str, old_root
 
 TASK_FORMATS = ("openai_chat", "openai_strict", "openai_strict_meta", "hf_parquet", "rl", "rl_parquet", "benchmark")
 # every file a manifest names: moved to the published folder and verified again by the read-back gate
-FILE_FORMATS = (*TASK_FORMATS, *conversation_exports.FORMATS, *variant_exports.FORMATS)
+FILE_FORMATS = (*TASK_FORMATS, *conversation_exports.FORMATS, *variant_exports.FORMATS, *recording_exports.FORMATS)
 
 register_release(RELEASE_KIND, publish_release)
 
@@ -405,8 +418,8 @@ def verify_export(
             rep["problems"] += [f"{rel}: {x}" for x in leaks]
         if fmt == "card":
             continue
-        if fmt in conversation_exports.FORMATS or fmt in variant_exports.FORMATS:
-            mod = conversation_exports if fmt in conversation_exports.FORMATS else variant_exports
+        modules = (conversation_exports, variant_exports, recording_exports)
+        if (mod := next((m for m in modules if fmt in m.FORMATS), None)) is not None:
             try:
                 rep["rows_read"], errs = mod.read_back(fmt, data, split)
             except (ValueError, KeyError, TypeError, pa.ArrowException) as err:

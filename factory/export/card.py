@@ -369,6 +369,10 @@ def render_card(
         "- `variants/<split>.jsonl` and `variants/catalog.json` (when `schema_variants` ran): every task under "
         "each verified-equivalent tool schema, by `variant_id`, with the golden variant trace; the catalog "
         "holds each variant's tools once.",
+        "- `recordings/<platform>.jsonl` (when a source has `responses: record`): the recorded answers the tasks' "
+        "calls got, the environment the tasks were made in (no API key in them); "
+        "`factory.export.recordings.install` writes them into a project's data folder so that the same calls "
+        "get the same answers.",
         "",
         "```python",
         "import datasets",

@@ -134,6 +134,9 @@ _SQL_START = re.compile(r"^\s*(select|with|show|describe|pragma|explain|create|i
 _PATH_WORDS = {"path", "paths", "dir", "dirs", "directory", "directories", "folder", "file", "files", "filename"}
 _TZ_WORDS = {"timezone", "tz", "zone", "timezones"}
 _SQL_WORDS = {"sql", "query", "statement", "stmt"}
+_GLOB_WORDS = {"pattern", "patterns", "glob", "globs", "wildcard"}
+_GLOB_TEXT = re.compile(r"\bglob|\bwildcard", re.I)
+_GLOB_CHARS = re.compile(r"[*?\[]")
 _REVISION_WORDS = {"revision", "rev", "ref", "commit", "sha", "target"}
 _FORMAT_TOKENS = [
     (re.compile(r"\bHH:MM:SS\b"), "12:00:00"),
@@ -149,8 +152,9 @@ def _text(schema: Mapping[str, Any]) -> str:
 
 
 def param_kind(tool: ToolSpec, name: str, schema: Mapping[str, Any]) -> str | None:
-    """What an input takes beyond its JSON type: sql, timezone, path, date, date-time, time, email,
-    uri, uuid (None: nothing special)."""
+    """What an input takes beyond its JSON type: sql, timezone, glob, path, date, date-time, time,
+    email, uri, uuid (None: nothing special). A glob is an input named like a pattern (``pattern``,
+    ``glob``) whose own or tool's description speaks of glob/wildcard patterns."""
     ws = set(words(name))
     desc = _text(schema)
     low = desc.lower()
@@ -164,6 +168,12 @@ def param_kind(tool: ToolSpec, name: str, schema: Mapping[str, Any]) -> str | No
         return "sql"
     if ws & _TZ_WORDS or re.search(r"\biana\b|\btime ?zone\b", low):
         return "timezone"
+    if (
+        ws & _GLOB_WORDS
+        and not ws & {"exclude", "excluded", "ignore", "skip"}  # what to leave out: no probe value
+        and (ws & {"glob", "globs"} or _GLOB_TEXT.search(f"{desc} {tool_text}"))
+    ):
+        return "glob"
     if ws & _PATH_WORDS or re.search(r"\b(?:path|directory|folder)\b", low):
         return "path"
     return None
@@ -179,6 +189,8 @@ def kind_ok(kind: str | None, v: Any) -> bool:
         return bool(_SQL_START.match(s))
     if kind == "timezone":
         return bool(_IANA.fullmatch(s))
+    if kind == "glob":  # a wildcard pattern (a bare name would be a lookup, not a search)
+        return bool(_GLOB_CHARS.search(s)) and not any(c.isspace() for c in s)
     if kind == "path":
         return bool(s) and not any(c.isspace() for c in s.strip("/")) and ("/" in s or "\\" in s or "." in s)
     if kind == "date":
@@ -850,6 +862,45 @@ def convention_values(tool: ToolSpec, param: str, schema: Mapping[str, Any], kin
     return []
 
 
+_GLOB_TAIL = re.compile(r"\*\.([A-Za-z0-9]{1,8})$")  # a template's file-name part: `*.ext`, `**/*.ext`
+_GLOB_TEMPLATES = ["**/*.ext", "*.ext"]
+
+
+def observed_extensions(pool: ValuePool) -> list[str]:
+    """File-name extensions of the files seen in outputs (listing entries, paths in texts), most
+    frequent first (ties: first seen); a directory's name never counts."""
+    counts: dict[str, int] = {}
+    for p in list(pool.path_kinds) + [p for p in pool.paths if p not in pool.path_kinds]:
+        if pool.path_kinds.get(p, "file") != "file":
+            continue
+        m = re.search(r"(?<=[^/.])\.([A-Za-z0-9]{1,8})$", p.rstrip("/"))
+        if m:
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return sorted(counts, key=lambda e: -counts[e])
+
+
+def glob_candidates(tool: ToolSpec, schema: Mapping[str, Any], pool: ValuePool, limit: int = 6) -> list[Candidate]:
+    """Patterns for a glob input (`param_kind` "glob"): the glob-shaped literals the input's and the
+    tool's descriptions write (``'**/*.ext'``) are templates whose extension is a placeholder; filled
+    with the extensions of the files other tools' outputs showed (``**/*.txt``: a pattern that finds
+    something) they are observed values. The templates themselves (and ``*``) are weak: a pattern
+    that may match nothing (``*.ext`` answers "No matches found") is tried only where nothing better
+    exists, so a search tool waits for a listing's files instead of passing its probe on an empty
+    answer. Recursive templates (``**/``) come first."""
+    texts = [_text(schema), tool.description or ""]
+    templates = [v for t in texts for v in quoted_literals(t) if kind_ok("glob", v)] or list(_GLOB_TEMPLATES)
+    # a recursive template first: it finds the files of every sub-folder (the top-level `*.txt` may match none)
+    templates = sorted(dict.fromkeys(templates), key=lambda t: "**" not in t)
+    filled: list[str] = []
+    for ext in observed_extensions(pool):
+        for tpl in templates:
+            m = _GLOB_TAIL.search(tpl)
+            if m is not None:
+                filled.append(tpl[: m.start(1)] + ext)
+    out = [Candidate(v, "observed") for v in dict.fromkeys(filled)][:limit]
+    return out + [Candidate(v, "generated") for v in [*templates, "*"]]
+
+
 # --------------------------------------------------------------------------- per-tool plans
 
 
@@ -907,6 +958,8 @@ def candidates(
         raw += [Candidate(v, "server") for v in server_paths(tool, param)]
     raw += [Candidate(v, "observed") for v in pool.lookup(param, schema, tool=tool, types=types, kind=kind)]
     raw += [Candidate(v, "convention") for v in convention_values(tool, param, schema, kind, pool)]
+    if kind == "glob":
+        raw += glob_candidates(tool, schema, pool)
     raw += [Candidate(v, "made_up") for v in object_values(s, param)]
     raw += list(extra)
     raw += [Candidate(v, "generated") for v in generated_values(s)]

@@ -29,7 +29,14 @@ from factory.tools.bounds import TooDeep, too_deep
 from factory.tools.locators import SourceError, mcp_command, mcp_locator, slugify
 from factory.tools.mcp_stdio import DEFAULT_MAX_MESSAGE_BYTES, bounded_stdio_client
 from factory.tools.observed import parse_text, primary_records_path, single_text_field, text_field_value
-from factory.tools.outcomes import Outcome, classify_error, content_detail, error_envelope, error_text_rule
+from factory.tools.outcomes import (
+    Outcome,
+    classify_error,
+    content_detail,
+    error_envelope,
+    error_text_rule,
+    no_results_text,
+)
 from factory.tools.safety import mcp_destructive
 from factory.tools.schema import (
     RefResolver,
@@ -130,6 +137,8 @@ def _interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
         return None, _jsonable(resources), ""
     if result.structured_content is not None:
         body = text_field_value(result.structured_content)  # {content: "<listing>"}: the listing's records
+        if isinstance(body, Mapping) and len(body) == 1 and no_results_text(str(next(iter(body.values())))):
+            body = []  # {content: "No matches found"}: nothing found, not a record
     elif len(texts) > 1 and all(parse_text_payload(t) is not None for t in texts):
         body = [parse_text_payload(t) for t in texts]  # one content block per list item (FastMCP 1.x lists)
     else:
@@ -141,7 +150,7 @@ def _interpret_result(result: Any) -> tuple[Outcome | None, Any, str]:
             if shape is not None:
                 outcome, rule = classify_error(text)
                 return outcome, None, content_detail(rule, text.strip()[:300])
-            body = {"text": text}
+            body = [] if no_results_text(text) else {"text": text}
     envelope = error_envelope(body)
     if envelope is not None:
         outcome, rule, message = envelope

@@ -149,6 +149,21 @@ def error_text_rule(text: str) -> str | None:
     return None
 
 
+# the whole text says the answer is empty: a success without records, never a record of its own
+_NO_RESULTS = re.compile(
+    r"^\s*(?:no (?:matches|match|matching \w+|results?|items?|entries|entry|records?|rows?|files?|data)"
+    r"(?: (?:were|was))?(?: found)?|nothing (?:was )?found|(?:the )?(?:result|list|directory) is empty)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
+def no_results_text(text: str) -> bool:
+    """Whether the whole `text` is one short sentence saying nothing was found ("No matches found",
+    "No results.", "Nothing found"): an empty answer (0 records), not a record holding that sentence."""
+    s = (text or "").strip()
+    return len(s) <= 60 and "\n" not in s and bool(_NO_RESULTS.match(s))
+
+
 def classify_error(text: str) -> tuple[Outcome, str]:
     """The outcome class of an error message and the name of the `CONTENT_RULES` rule that fired
     (`UNMATCHED_RULE` → uncategorized)."""

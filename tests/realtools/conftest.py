@@ -120,6 +120,7 @@ def summary(run: RealRun) -> dict[str, Any]:
     inv = run.load("tool_inventory", d) or {}
     trajectories = run.load("trajectories", d) or {}
     judged = run.load("judged_queries", d) or {}
+    exports = run.load("dataset_exports") or {}
     share, ok = read_only_share(run, staged=True)
     probes_meta = metadata(run, "tool_probes")
     return {
@@ -127,9 +128,12 @@ def summary(run: RealRun) -> dict[str, Any]:
         "read_only_tools_ok": f"{sum(ok.values())}/{len(ok)}",
         "read_only_probe_success_share": round(share, 2),
         "tool_success_share": probes_meta.get("tool_success_share"),
+        "no_success": {r["tool"]: r["reason"] for r in (run.load_any("tool_probes", d) or {}).get("no_success") or []},
         "edges_kept": sorted(kept_edges(run)),
         "trajectories": len(trajectories.get("trajectories") or []),
         "tasks_kept": len(judged.get("kept") or []),
+        "exported_tasks": int(exports.get("tasks") or 0),
+        "recordings_exported": {p: e["rows"] for p, e in (exports.get("recordings") or {}).items()},
         "wall_s": round(run.wall_s, 1),
         "mcp": run.mcp_stats,
         "failed": run.failed_checks(),

@@ -43,7 +43,9 @@ def test_inventory(real_run: RealRun) -> None:
 
 def test_one_server_start_per_run(real_run: RealRun) -> None:
     stats = [s for loc, s in real_run.mcp_stats.items() if "mcp-server-everything" in loc]
-    assert len(stats) == 1 and stats[0]["shared_starts"] == 1 and stats[0]["restarts"] == 0, real_run.mcp_stats
+    assert (
+        len(stats) == 1 and stats[0]["shared_starts"] == 1 and stats[0]["restarts"] == 0 and stats[0]["idle_stops"] == 0
+    ), real_run.mcp_stats
 
 
 def test_probes_pass_the_gate(real_run: RealRun) -> None:

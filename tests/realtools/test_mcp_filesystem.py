@@ -61,7 +61,7 @@ def test_inventory(real_run: RealRun) -> None:
 def test_one_server_start_per_run(real_run: RealRun) -> None:
     ((locator, stats),) = real_run.mcp_stats.items()
     assert "mcp-server-filesystem" in locator
-    assert stats["shared_starts"] == 1 and stats["restarts"] == 0, stats
+    assert stats["shared_starts"] == 1 and stats["restarts"] == 0 and stats["idle_stops"] == 0, stats
 
 
 def test_probes_pass_the_gate(real_run: RealRun) -> None:
@@ -86,3 +86,17 @@ def test_probes_never_changed_the_folder(tmp_path_factory: pytest.TempPathFactor
     root = real_run.cfg.project_dir / "survey"
     now = {p.relative_to(root).as_posix(): p.read_text(encoding="utf-8") for p in root.rglob("*") if p.is_file()}
     assert now == NOTES
+
+
+def test_search_files_finds_the_listed_files_by_their_extension(real_run: RealRun) -> None:
+    """search_files' `pattern` is a glob its description shows as '**/*.ext': it waits for a listing and
+    takes the listed files' extensions (an observed value), so its probes find files, never only
+    "No matches found" (an empty answer, not a record)."""
+    rows = [r for r in real_run.load_any("tool_probes", DOMAIN)["rows"] if r["tool"] == "search_files"]
+    found = [r for r in rows if r["outcome"] == "semantic_success" and r["record_count"] > 0]
+    assert found, [(r["args"], r["outcome"], r["detail"]) for r in rows]
+    exts = {p.rsplit(".", 1)[1] for p in NOTES}
+    assert all(r["arg_sources"]["pattern"] == "observed" and r["args"]["pattern"].rsplit(".", 1)[1] in exts
+               for r in found)  # fmt: skip
+    assert all(r["round"] > 1 for r in rows)  # after a listing showed files
+    assert not any((r["first_record"] or {}).get("content") == "No matches found" for r in rows)

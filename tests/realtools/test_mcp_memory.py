@@ -55,7 +55,7 @@ def test_one_server_start_per_run(real_run: RealRun) -> None:
     exports); state-changing calls ran in private servers of their episodes."""
     ((locator, stats),) = real_run.mcp_stats.items()
     assert "mcp-server-memory" in locator
-    assert stats["shared_starts"] == 1 and stats["restarts"] == 0, stats
+    assert stats["shared_starts"] == 1 and stats["restarts"] == 0 and stats["idle_stops"] == 0, stats
 
 
 def test_probes_pass_the_gate(real_run: RealRun) -> None:

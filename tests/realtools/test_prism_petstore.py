@@ -176,3 +176,34 @@ def test_the_mock_serves_the_third_party_document(prism: str) -> None:
     r = httpx.get(f"{prism}/store/order/3", headers={"Accept": "application/json"}, timeout=10)
     assert r.status_code == 200 and set(r.json()) <= order_fields and "id" in r.json()
     assert httpx.get(f"{prism}/pet/findByStatus", params={"status": "available"}, timeout=10).status_code == 401
+
+
+def test_exports_ship_the_recordings_the_tasks_use(real_run: RealRun, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The export holds `recordings/petstore.jsonl`: the recorded answer of every read-only call of the
+    exported tasks (checksummed in the manifest; no key, see the oauth2 test's scan of every file), and
+    `install` puts them into another data folder as the recordings the run made."""
+    from pathlib import Path
+
+    from factory.export import recordings as rx
+    from factory.io import Store, data_store
+    from factory.tools.transports.recorded import RECORDINGS_DIR
+
+    manifest = real_run.load("dataset_exports") or {}
+    entry = (manifest.get("recordings") or {}).get("petstore")
+    assert entry and entry["rows"] > 0, manifest.get("replay")
+    assert manifest["replay"]["recorded calls without a recording"] == 0
+    rows = [json.loads(line) for line in Path(entry["path"]).read_text(encoding="utf-8").splitlines()]
+    inv = {t["name"]: t for t in real_run.load("tool_inventory", DOMAIN)["tools"]}
+    tasks = [t for e in manifest["benchmark"].values() for t in json.loads(Path(e["path"]).read_text())["tasks"]]
+    reads = {(a["tool"], json.dumps(a["args"], sort_keys=True)) for t in tasks for a in t["golden_actions"]
+             if not inv[a["tool"]]["state_changing"]}  # fmt: skip
+    shipped = {(r["tool"].split(".", 1)[1], json.dumps(r["args"], sort_keys=True)) for r in rows}
+    assert reads and reads <= shipped
+    root = Path(manifest["root"])
+    fresh = tmp_path_factory.mktemp("installed")
+    rel_manifest = json.loads((root / "manifest.json").read_text())
+    assert rx.install(Store(root), rel_manifest, Store(fresh)) == {"petstore": entry["rows"]}
+    data = data_store(real_run.cfg)
+    for r in rows:
+        made = data.read_json(f"{RECORDINGS_DIR}/petstore/{r['key']}.json")
+        assert json.loads((fresh / RECORDINGS_DIR / "petstore" / f"{r['key']}.json").read_text()) == made

@@ -348,6 +348,7 @@ def test_pool_checkpoints_round_trip_and_read_the_older_plain_map():
         ("date", "2024-02-03", "03/02/2024"),
         ("date-time", "2024-02-03T10:00:00Z", "2024-02-03"),
         ("uri", "https://x.org", "x.org"),
+        ("glob", "**/*.txt", "notes.txt"),
     ],
 )
 def test_kinds_accept_their_values_only(kind, good, bad):
@@ -426,3 +427,51 @@ def test_a_duration_input_is_probed_with_a_short_wait_before_its_default():
     assert _values(op, "steps")[0] == 5  # not a duration
     assert _values(op, "delay_ms")[0] == 100 and _values(op, "wait_s")[0] == 5
     assert _values(op, "sleep") == []  # a text input named like a wait gets no short-wait number
+
+
+# --------------------------------------------------------------------------- glob patterns
+
+SEARCH_FILES = (  # @modelcontextprotocol/server-filesystem's search_files, as its tools/list gives it
+    "Recursively search for files and directories matching a pattern. The patterns should be glob-style "
+    "patterns that match paths relative to the working directory. Use pattern like '*.ext' to match files in "
+    "current directory, and '**/*.ext' to match files in all subdirectories. Returns full paths to all matching "
+    "items. Only searches within allowed directories."
+)
+
+
+def test_a_glob_input_waits_for_the_files_a_listing_showed_and_takes_their_extensions():
+    search = _tool(
+        "search_files",
+        {"path": {"type": "string"}, "pattern": {"type": "string"},
+         "excludePatterns": {"type": "array", "items": {"type": "string"}, "default": []}},
+        ["path", "pattern"], description=SEARCH_FILES, kind="mcp", locator="mcp-server-filesystem /srv/notes",
+    )  # fmt: skip
+    listing = _tool("list_directory", {"path": {"type": "string"}}, ["path"], kind="mcp",
+                    locator="mcp-server-filesystem /srv/notes")  # fmt: skip
+    assert av.param_kind(search, "pattern", {"type": "string"}) == "glob"
+    assert av.param_kind(search, "excludePatterns", {"type": "array"}) is None  # what to leave out: never probed
+    assert av.param_kind(listing, "pattern", {"type": "string"}) is None  # no word of globs: not a glob
+    pool = av.ValuePool()
+    # before any listing: only the description's templates (weak), so the search is not ready yet
+    assert _values(search, "pattern", pool) == ["**/*.ext", "*.ext", "*"] and _strong(search, "pattern", pool) == []
+    assert not av.is_ready(search, pool)
+    planner = av.ProbePlanner([listing, search], max_rounds=3)
+    rng = random.Random(0)
+    r1 = planner.next_round(1, pool, rng, 2)
+    assert [t.name for t, _a, _s in r1] == ["list_directory"]
+    planner.record("list_directory", True)
+    text = "[DIR] sites\n[FILE] README.md\n[FILE] summary.csv\n[FILE] notes.txt\n[FILE] todo.txt"
+    pool.add_records([{"text": text}], listing.tool_id, {"path": "/srv/notes"})
+    pool.add_records([{"text": "[FILE] harbour.txt"}], listing.tool_id, {"path": "/srv/notes/sites"})
+    # the templates filled with the files' extensions (recursive first, the most frequent extension
+    # first); a folder adds none
+    assert _strong(search, "pattern", pool) == ["**/*.txt", "*.txt", "**/*.md", "*.md", "**/*.csv", "*.csv"]
+    r2 = planner.next_round(2, pool, rng, 2)
+    assert [t.name for t, _a, _s in r2] == ["search_files", "search_files"]
+    assert r2[0][1] == {"path": "/srv/notes", "pattern": "**/*.txt"}  # the first set: every input's best
+    assert r2[0][2] == {"path": "server", "pattern": "observed"}
+    assert all("excludePatterns" not in a and s["pattern"] == "observed" for _t, a, s in r2)
+    # the last round takes a template when no listing showed a file
+    lonely = av.ProbePlanner([search], max_rounds=1)
+    (only,) = lonely.next_round(1, av.ValuePool(), rng, 1)
+    assert only[1]["pattern"] == "**/*.ext" and only[2]["pattern"] == "generated"

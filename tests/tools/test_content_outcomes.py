@@ -68,6 +68,16 @@ def test_real_data_that_mentions_errors_is_data() -> None:
     assert empty == (None, [], "")  # an empty answer is not an error
 
 
+@pytest.mark.parametrize("text", ["No matches found", "No results.", "Nothing found", "no items were found"])
+def test_a_text_saying_nothing_was_found_is_an_empty_answer(text: str) -> None:
+    """server-filesystem's search_files answers {content: "No matches found"}: 0 records, never a record
+    holding that sentence (it would become an answer); as plain text alike."""
+    assert interpret_result(_result(text, structured={"content": text})) == (None, [], "")
+    assert interpret_result(_result(text)) == (None, [], "")
+    for data in ("No matches found in 3 of 10 folders; see /srv/log", "Nothing", "[FILE] no results found.txt"):
+        assert interpret_result(_result(data))[1] not in ([], None), data
+
+
 # ------------------------------------------------------------------ one class at a time, exact texts
 
 

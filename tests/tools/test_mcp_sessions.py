@@ -92,15 +92,32 @@ def run(env: Any, calls: list[tuple[str, dict[str, Any]]], *, episodes: bool = F
 
 
 def test_one_server_start_for_many_executors_and_a_clean_stop(server: Any) -> None:
+    """One start for a run however long it goes without calling (a run holds the pool: the reaper,
+    even at a moment far past the idle timeout, stops nothing until the run ends); between runs an
+    idle server is stopped, and a clean stop leaves no process behind."""
+    pool, locator = mcp_pool(), server[1][0].source.locator
     before = descendants()
-    results = [r for _ in range(6) for r in run(server, [("list_items", {})])]  # six executors, six loops
+    with pool.hold():  # as run_pipeline does for a whole run
+        results = [r for _ in range(3) for r in run(server, [("list_items", {})])]  # three executors, three loops
+        assert pool.reap_idle(time.monotonic() + 10 * pool.idle_close_s) == 0  # a long stage without calls
+        with pool.hold():  # holds nest
+            results += [r for _ in range(3) for r in run(server, [("list_items", {})])]
+        assert pool.held
+    assert not pool.held
     assert all(r.outcome is Outcome.GENERIC_ONLY_SUCCESS for r in results), [r.detail for r in results]
     pids = {r.body["pid"] for r in results}
     assert len(pids) == 1 and len(starts(server[2])) == 1  # one process served them all
-    assert mcp_pool().stats()[server[1][0].source.locator]["shared_starts"] == 1
-    assert pids <= descendants() - before  # still running between executors ...
+    assert pool.stats()[locator] == {"shared_starts": 1, "private_starts": 0, "restarts": 0, "idle_stops": 0}
+    assert pids <= descendants() - before  # still running between executors and after the run ...
+    # ... until it is idle between runs (the idle clock started afresh when the run released the pool)
+    assert pool.reap_idle(time.monotonic() + pool.idle_close_s / 2) == 0
+    assert pool.reap_idle(time.monotonic() + 2 * pool.idle_close_s) == 1
+    assert pool.stats()[locator]["idle_stops"] == 1 and settle(before) == before
+    (again,) = run(server, [("list_items", {})])  # the next run starts it again
+    assert again.body["pid"] not in pids and pool.stats()[locator]["shared_starts"] == 2
     close_mcp_sessions()
     assert settle(before) == before  # ... and stopped at the end: no orphan
+    pids.add(again.body["pid"])
     assert not any(Path(f"/proc/{p}").exists() and "Z" not in Path(f"/proc/{p}/stat").read_text() for p in pids)
 
 
@@ -165,3 +182,22 @@ def test_per_executor_sessions_keep_the_old_lifetime(server: Any) -> None:
     assert a[1].body["items"] == ["x"] and b[0].body["items"] == []  # each executor: a fresh server
     assert len(starts(server[2])) == 2
     assert settle(before) == before  # each stopped with its executor
+
+
+def test_run_pipeline_holds_the_pool_for_the_whole_run() -> None:
+    """Every stage of `run_pipeline` (what `factory run` and the realtools tests call) runs under a hold."""
+    from types import SimpleNamespace
+
+    from sensors.jobs import PIPELINE_STAGES, run_pipeline
+
+    held: list[bool] = []
+    job = SimpleNamespace(asset_layer=SimpleNamespace(executable_asset_keys=[]))
+    defs = SimpleNamespace(resolve_job_def=lambda name: job)
+
+    def runner(defs: Any, job_name: str, **kw: Any) -> Any:
+        held.append(mcp_pool().held)
+        return SimpleNamespace(success=True, run_id="0" * 8, get_asset_check_evaluations=lambda: [])
+
+    job.asset_layer.executable_asset_keys = [SimpleNamespace(to_user_string=lambda: "x")]
+    run_pipeline(defs, None, ["d"], runner=runner, progress=lambda m: None)  # type: ignore[arg-type]
+    assert held == [True] * len(PIPELINE_STAGES) and not mcp_pool().held

@@ -94,7 +94,7 @@ def test_listing_texts_are_records() -> None:
 
 def test_plain_text_stays_text() -> None:
     assert _body("npm-filesystem", "read_text_file") == {"content": "hello world\n"}
-    assert _body("npm-filesystem", "search_files", 1) == {"content": "No matches found"}
+    assert _body("npm-filesystem", "search_files", 1) == []  # "No matches found": nothing found, not a record
     assert parse_text("[FILE] a.txt\nsome prose") is None  # a listing is listing lines only
     assert parse_text("/tmp/a.txt and more words") is None
 

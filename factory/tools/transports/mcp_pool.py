@@ -20,9 +20,15 @@ process, which is one `factory run` or one Dagster run:
   transport opens one for an episode's first state-changing call (and for the executor's own
   calls when the source is not shared, see `McpTransport`) and closes it when the episode or
   executor ends;
-- a shared session unused for `idle_close_s` is stopped (a long-lived process such as the
-  sensor daemon keeps no idle servers); `close_all` stops every session and the loop thread, and
-  runs at interpreter exit (`atexit`); a forked child starts with an empty pool.
+- a run holds the pool (`hold()`, taken by `sensors.jobs.run_pipeline` for the whole pipeline, i.e.
+  `factory run` and the in-process tests): while any hold is taken no shared session is stopped
+  for idleness, however long a stage goes without calling a server (a loaded machine, a long
+  synthesis stage), so a run starts each server once; when the last hold is released every
+  shared session's idle clock starts afresh. Outside a run a shared session unused for
+  `idle_close_s` is stopped (a long-lived process such as the sensor daemon keeps no idle
+  servers between runs); `close_all` stops every session and the loop thread (the clean stop at
+  the end of a run), and runs at interpreter exit (`atexit`); a forked child starts with an
+  empty pool.
 """
 
 from __future__ import annotations
@@ -33,8 +39,9 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Coroutine, Iterator, Mapping
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
@@ -136,7 +143,8 @@ class McpSessionPool:
 
     def __init__(self, idle_close_s: float = IDLE_CLOSE_S) -> None:
         self.idle_close_s = idle_close_s
-        self._guard = threading.Lock()  # start/stop of the loop thread
+        self._guard = threading.Lock()  # start/stop of the loop thread, the hold count
+        self._holds = 0  # runs in progress (`hold`): no idle stop while any is
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._slots: dict[SessionKey, _Slot] = {}
@@ -208,6 +216,36 @@ class McpSessionPool:
         `SessionDied` when the connection closed during the call."""
         return await self._on_pool(self._call(key, session, name, args, timeout_s))
 
+    @contextmanager
+    def hold(self) -> Iterator[None]:
+        """Keep every shared session through a run: no idle stop until the last hold is released
+        (holds nest and may be taken from any thread); on release the idle clocks start afresh."""
+        with self._guard:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._holds -= 1
+                released = self._holds == 0
+            if released:
+                now = time.monotonic()
+                for slot in list(self._slots.values()):
+                    slot.last_used = max(slot.last_used, now)
+
+    @property
+    def held(self) -> bool:
+        """Whether a run holds the pool (its shared sessions are never stopped for idleness)."""
+        return self._holds > 0
+
+    def reap_idle(self, now: float | None = None) -> int:
+        """Stop the shared sessions idle at `now` (monotonic seconds; the reaper's clock by default),
+        as the reaper does every few seconds; returns how many it stopped (none while `held`)."""
+        if not self.running:
+            return 0
+        at = time.monotonic() if now is None else now
+        return self._submit(self._reap_idle(at)).result(CLOSE_ALL_TIMEOUT_S)
+
     def count_restart(self, key: SessionKey) -> None:
         """Count a restart of a private session (its transport replaced it after a crash)."""
         self._stat(key).restarts += 1
@@ -246,6 +284,7 @@ class McpSessionPool:
     def reset_after_fork(self) -> None:
         """In a forked child the loop thread does not exist: forget everything (the parent owns those servers)."""
         self._guard = threading.Lock()
+        self._holds = 0
         self._loop, self._thread = None, None
         self._slots = {}
         self._private = set()
@@ -336,20 +375,27 @@ class McpSessionPool:
                 slot.last_used = time.monotonic()
 
     async def _reaper(self) -> None:
-        """Stop shared sessions idle longer than `idle_close_s` (none is in use at that moment)."""
+        """Every few seconds, stop the shared sessions idle longer than `idle_close_s` (`_reap_idle`)."""
         while True:
             await asyncio.sleep(min(REAP_EVERY_S, self.idle_close_s))
-            now = time.monotonic()
-            for key, slot in list(self._slots.items()):
-                s = slot.session
-                if s is None or slot.in_use or slot.lock.locked() or now - slot.last_used < self.idle_close_s:
-                    continue
-                slot.session = None
-                self._stat(key).idle_stops += 1
-                logger.info(
-                    "%s: idle for %.0fs; stopped (the next call starts it again)", s.label, now - slot.last_used
-                )
-                await s.close()
+            await self._reap_idle(time.monotonic())
+
+    async def _reap_idle(self, now: float) -> int:
+        """Stop the shared sessions unused since `now - idle_close_s`: none while a run holds the pool,
+        none in use or being (re)started at that moment."""
+        stopped = 0
+        for key, slot in list(self._slots.items()):
+            if self.held:  # checked per session: a run may take its hold while this loop awaits a close
+                break
+            s = slot.session
+            if s is None or slot.in_use or slot.lock.locked() or now - slot.last_used < self.idle_close_s:
+                continue
+            slot.session = None
+            self._stat(key).idle_stops += 1
+            stopped += 1
+            logger.info("%s: idle for %.0fs; stopped (the next call starts it again)", s.label, now - slot.last_used)
+            await s.close()
+        return stopped
 
     async def _close_everything(self) -> None:
         sessions = [s.session for s in self._slots.values() if s.session is not None] + list(self._private)
