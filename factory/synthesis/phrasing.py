@@ -965,10 +965,63 @@ def cmp_realization(
     parts = {"ask": d.get("cmp") or "winner", "counted": _checked(counted, lang), "counter": ref.counter,
              "more": d.get("order") == "more", "who": fr.is_person(o_ent),
              "kind": o_noun if lang != "ko" and o_noun and len(o_noun.split()) <= 2 and bare else ""}  # fmt: skip
+    counts = (t.get("answer") or {}).get("counts") or []
+    if len(counts) == 2 and all(isinstance(c, int | float) and not isinstance(c, bool) for c in counts):
+        if d.get("cmp") == "difference" and counts[0] == counts[1]:
+            raise Unphraseable("both options count the same: 'how many more' has no answer", "degenerate")
+        parts["big"] = 0 if counts[0] >= counts[1] else 1  # the option with more: 'How many more … does it have?'
+    else:
+        parts["big"] = 0
+    if lang != "ko":  # DIFF asks of the option with more first; WHICH keeps the options' order
+        parts.update(compared_forms(counted, [options[parts["big"]], options[1 - parts["big"]]], sing))
+        parts["bare"] = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in options]
     if d.get("cmp") == "difference":
         return Realization("DIFF", counted, parts, options=options)
     qual = ("많은" if parts["more"] else "적은") if lang == "ko" else ("more" if parts["more"] else "fewer")
     return Realization("WHICH", counted, parts, qualifier=qual, options=options)
+
+
+def _poss(name: str) -> str:
+    """English possessive of a name: "AC/DC's", "The Rolling Stones'" ."""
+    return f"{name}'" if name.endswith("s") and not name.endswith("'s") else f"{name}'s"
+
+
+def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str, Any]:
+    """How a comparison of what two records have is asked in English (CMP's `counted` phrase split up):
+
+    - ``have``: the options (or a record of each) have the counted things: 'How many more albums does AC/DC have
+      than Accept?', 'How many more tracks do The Rolling Stones' albums have than AC/DC's?', 'How many more
+      tracks does the album of the track 'X' have than the album of the track 'Y'?';
+    - ``there``: the counted things lie around each option: 'How many more airports are there within 100 km of
+      AMK than within 100 km of IWD?', '… in SSN's state or province than in GMP's?'.
+
+    `subj` holds each option's phrase (the second one elided where English elides it), `plural` whether the
+    subject takes 'do', `which`: the WHICH form's counted phrase, `whose`: 'Whose albums have …' / 'Which track's
+    album has …' (empty: the plain form)."""
+    a, b = options if len(options) == 2 else ("", "")
+    m = re.match(r"^(.+?) of their (\S+(?: \S+)?)$", counted)
+    if m:  # 'tracks of their albums'
+        return {"mode": "have", "noun": m.group(1), "subj": [f"{_poss(a)} {m.group(2)}", _poss(b)], "plural": True,
+                "which": m.group(1), "whose": f"Whose {m.group(2)} have"}  # fmt: skip
+    m = re.match(r"^(.+?) of its (\S+(?: \S+)?)$", counted)
+    if m:  # 'tracks of its album' (the options are tracks): 'the album of the track …'
+        bare = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in (a, b)]
+        whose = f"Which {sing}'s {m.group(2)} has" if sing and all(x != o for x, o in zip(bare, (a, b), strict=True)) else ""
+        return {"mode": "have", "noun": m.group(1), "subj": [f"the {m.group(2)} of {a}", f"the {m.group(2)} of {b}"],
+                "plural": False, "which": m.group(1), "whose": whose}  # fmt: skip
+    m = re.match(r"^(\S+) (.*\b)each\b(.*)$", counted)
+    if m:  # 'airports within 100 km of each'
+        return {"mode": "there", "noun": m.group(1), "subj": [f"{m.group(2)}{a}{m.group(3)}", f"{m.group(2)}{b}{m.group(3)}"],
+                "plural": False, "which": f"{m.group(1)} {m.group(2)}it{m.group(3)}", "whose": ""}  # fmt: skip
+    m = re.match(r"^(\S+) in the same (.+)$", counted)
+    if m:  # 'airports in the same state or province' (as each option)
+        return {"mode": "there", "noun": m.group(1), "subj": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)}"],
+                "plural": False, "which": f"{m.group(1)} in its {m.group(2)}", "whose": ""}  # fmt: skip
+    m = re.match(r"^(\S+) (in (?!the same\b).+)$", counted)
+    if m:  # 'airports in South Korea' of two regions there: 'In South Korea, how many more airports does … have'
+        return {"mode": "have", "noun": m.group(1), "subj": [a, b], "plural": False, "which": m.group(1), "whose": "",
+                "front": m.group(2)[:1].upper() + m.group(2)[1:]}  # fmt: skip
+    return {"mode": "have", "noun": counted, "subj": [a, b], "plural": False, "which": counted, "whose": ""}
 
 
 def _pronoun_second(parts: list[dict[str, Any]], shared: str, lang: str) -> bool:
