@@ -56,7 +56,9 @@ class Unphraseable(Exception):
     - ``degenerate``: parts, branches or options that read the same, or a count of one named record;
     - ``cap``: the tool's result cap, not the data, decides the answer;
     - ``action``: a state-changing call, whose records are no noun phrase;
-    - ``long``: the phrase runs past `MAX_PHRASE_CHARS`."""
+    - ``long``: the phrase runs past `MAX_PHRASE_CHARS`;
+    - ``branch``: a COND whose branch after the condition is not what the condition's records have ('… routes of
+      the same airline from the same airport as those flights')."""
 
     def __init__(self, message: str, code: str = "label") -> None:
         super().__init__(message)
@@ -64,7 +66,7 @@ class Unphraseable(Exception):
 
 
 UNPHRASEABLE_CODES = ("label", "too_nested", "circular", "record_count", "tool_rows", "degenerate", "cap", "action",
-                      "long")  # fmt: skip
+                      "long", "branch")  # fmt: skip
 
 
 def _josa(word: str, pair: str) -> str:
@@ -423,6 +425,9 @@ def seed_ref(
     if owner is not None:
         text, plain, filt = _relation(frame, owner, lang, sing, pl, rest, refs)
         bare = re.sub(r"^the ", "", text)
+        # a listing of what a record has is many-valued however many records came back: 'the tracks of the playlist
+        # Music Videos' (not 'the track of …' because it holds one)
+        one = one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt, **person})
@@ -760,6 +765,10 @@ def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
         "ask": "total" if total else "count", "noun": ref.plural, "counter": ref.counter,
         "np": _checked(ref.bare or ref.text, lang), "owner": "", "owner_one": True, "filt": "", "owner_person": False,
     }  # fmt: skip
+    # 'how many airports are there within 100 km of …' (not 'how many airports within 100 km of … are there')
+    np, noun = parts["np"], ref.plural
+    rest = np[len(noun) + 1 :] if lang != "ko" and noun and np.startswith(noun + " ") else ""
+    parts["rest"] = rest if rest and not re.match(r"^(of|and)\b", rest) else ""
     if ref.owner is not None and not ref.owner.pronoun:
         parts.update(owner=ref.owner.text, owner_one=ref.owner.one, filt=ref.meta.get("filt", ""),
                      owner_person=bool(ref.owner.meta.get("person")))  # fmt: skip
@@ -857,6 +866,11 @@ def cond_realization(
     else:
         those = replace(those, text=f"그 {base.sing}", pronoun=False, one=True)
     then_ref = _nested(chain_refs(t, specs, frames, [cid, tid], junctions[:1], lang, start=those))
+    if then_ref.owner is None or then_ref.owner.text != those.text:
+        # the other branch asks what those records have ('how many tracks do those albums have'); anything else
+        # ('the routes of the same airline from the same airport as those flights', 'the albums of those tracks',
+        # 'the airports within 100 km of those airports') is no question a person asks after 'if …'
+        raise Unphraseable(f"the branch after the condition reads {then_ref.text!r}", "branch")
     _countable(cframe)
     _countable(_frame(frames, specs[tid], tid))
     total = bool(junctions) and junctions[0]["width"] > 1
@@ -1038,6 +1052,8 @@ def _pronoun_second(parts: list[dict[str, Any]], shared: str, lang: str) -> bool
         return second.get("subject") == name
     if name in (second.get("np") or ""):
         second["np"] = second["np"].replace(name, "it")
+        if second.get("rest"):
+            second["rest"] = second["rest"].replace(name, "it")
     return False
 
 
