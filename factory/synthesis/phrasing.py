@@ -653,7 +653,7 @@ def link(
         if target == up_ent and not moved.meta.get("around"):  # the same record looked up again: it keeps its name
             filt = _filters(frame, extra, lang)
             text = moved.text if not filt else (f"{filt}{moved.text}" if lang == "ko" else moved.text + filt)
-            one = moved.one and (spec.records_path is None or all(k in ("display", "key") for k in kinds))
+            one = moved.one and (spec.records_path is None or all(k in ("display", "key") for k in kinds) or unique)
             keep = moved is up
             return replace(moved, text=text, one=one, sing=sing if keep else moved.sing,
                            plural=pl if keep else moved.plural, counter=counter, steps=moved.steps,
@@ -730,7 +730,9 @@ class Qualified(str):
     parent: str = ""
 
 
-def _qualified(t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]]) -> list[Any]:
+def _qualified(
+    t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]], specs: Mapping[str, ToolSpec] | None = None
+) -> list[Any]:
     """The values of `seeds`, each a `Qualified` name when it was picked in a listing that a parent name chose
     (the parent lookup's seed: one value for all, or one per seed in order)."""
     out: list[Any] = []
@@ -739,6 +741,9 @@ def _qualified(t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]]) -> list
         parents = [x["value"] for x in t["seeds"] if via and x["tool_id"] == via.get("tool_id")]
         parents = [x for x in dict.fromkeys(map(str, parents))]
         parent = parents[0] if len(parents) == 1 else parents[k] if len(parents) == len(seeds) else ""
+        via_spec = (specs or {}).get(str(via.get("tool_id") or ""))
+        if via_spec is not None and via_spec.records_path is None:
+            parent = ""  # read off one record ('the album of the track …'), not picked among a parent's: no qualifier
         if isinstance(v, str) and parent and parent != v:
             q = Qualified(v)
             q.parent = parent
@@ -747,10 +752,12 @@ def _qualified(t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]]) -> list
     return out
 
 
-def _seeds_of(t: Mapping[str, Any], tid: str, skip: Sequence[str] = ()) -> list[tuple[str, Any]]:
+def _seeds_of(
+    t: Mapping[str, Any], tid: str, skip: Sequence[str] = (), specs: Mapping[str, ToolSpec] | None = None
+) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     mine = [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] not in skip]
-    for s, v in zip(mine, _qualified(t, mine), strict=True):
+    for s, v in zip(mine, _qualified(t, mine, specs), strict=True):
         if (s["param"], v) not in out:
             out.append((s["param"], v))
     return out
@@ -779,7 +786,7 @@ def chain_refs(
     s0 = specs[tids[0]]
     first_one = bool(junctions) and junctions[0]["n"] == 1 and not junctions[0].get("process")
     f0 = _frame(frames, s0, tids[0])
-    ref = start or seed_ref(s0, f0, _seeds_of(t, tids[0], seed_skip), _sent(t, tids[0]), lang, first_one)
+    ref = start or seed_ref(s0, f0, _seeds_of(t, tids[0], seed_skip, specs), _sent(t, tids[0]), lang, first_one)
     seed_calls = [a for a in t["golden_actions"] if a.get("tool_id") == tids[0]]
     if start is None and lang != "ko" and any(int(a.get("records") or 0) > 1 for a in seed_calls):
         named = f"the {ref.sing} '"
@@ -794,7 +801,7 @@ def chain_refs(
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
                  if a.get("tool_id") == tids[k + 1]]  # fmt: skip
         unique = bool(calls) and all(a.get("records", 0) <= 1 for a in calls)
-        ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1]), _sent(t, tids[k + 1]), lang,
+        ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1], specs=specs), _sent(t, tids[k + 1]), lang,
                    unique)  # fmt: skip
     return ref
 
@@ -926,7 +933,7 @@ def cond_realization(
     cid, tid = d["cond_tool_id"], d["then_tool_id"]
     cs = specs[cid]
     cframe = _frame(frames, cs, cid)
-    base = seed_ref(cs, cframe, _seeds_of(t, cid), _sent(t, cid), lang, False)
+    base = seed_ref(cs, cframe, _seeds_of(t, cid, specs=specs), _sent(t, cid), lang, False)
     those = Ref("그" if lang == "ko" else "those", False, base.sing, base.plural, base.counter, pronoun=True)
     if lang != "ko":
         those = replace(those, text=f"those {base.plural}", pronoun=False)
@@ -997,7 +1004,7 @@ def cmp_realization(
     tid, param = d["compare"]["tool_id"], d["compare"]["param"]
     spec = specs[tid]
     frame = _frame(frames, spec, tid)
-    values = _qualified(t, [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param])
+    values = _qualified(t, [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param], specs)
     if len(values) != 2:
         raise Unphraseable(f"{len(values)} compared values of {param}")
     options = [_bare(_option(spec, frame, param, v, lang), v, lang) for v in values]
@@ -1006,7 +1013,7 @@ def cmp_realization(
         raise Unphraseable(f"both options read {options[0]!r}", "degenerate")
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])
     arm = junctions[: len(tids) - 1]
-    others = _seeds_of(t, tid, [param])
+    others = _seeds_of(t, tid, [param], specs)
     others += [(p, v) for p, v in stated_defaults(spec, _sent(t, tid)).items() if p not in dict(others) and p != param]
     sing, pl = _noun(frame, lang)
     kind = (frame["params"].get(param) or {}).get("kind")
@@ -1087,7 +1094,11 @@ def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str,
     m = re.match(r"^(.+?) of its (\S+(?: \S+)?)$", counted)
     if m:  # 'tracks of its album' (the options are tracks): 'the album of the track …'
         bare = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in (a, b)]
-        whose = f"Which {sing}'s {m.group(2)} has" if sing and all(x != o for x, o in zip(bare, (a, b), strict=True)) else ""
+        whose = (
+            f"Which {sing}'s {m.group(2)} has"
+            if sing and all(x != o for x, o in zip(bare, (a, b), strict=True))
+            else ""
+        )
         return {"mode": "have", "noun": m.group(1), "subj": [f"the {m.group(2)} of {a}", f"the {m.group(2)} of {b}"],
                 "plural": False, "which": m.group(1), "whose": whose}  # fmt: skip
     m = re.match(r"^(\S+) (.*\b)each\b(.*)$", counted)
@@ -1134,7 +1145,7 @@ def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames:
         spec = specs[tid]
         frame = _frame(frames, spec, tid)
         sent = _sent(t, tid)
-        values = _seeds_of(t, tid)
+        values = _seeds_of(t, tid, specs=specs)
         if not any(v == shared for _, v in values):
             values = [(p, v) for p, v in sent.items() if v == shared and p in spec.params][:1] + values
         ref = seed_ref(spec, frame, values, sent, lang, part.get("ask") == "value")
