@@ -940,13 +940,13 @@ def cond_realization(
     else:
         those = replace(those, text=f"그 {base.sing}", pronoun=False, one=True)
     then_ref = _nested(chain_refs(t, specs, frames, [cid, tid], junctions[:1], lang, start=those))
+    _countable(cframe)
+    _countable(_frame(frames, specs[tid], tid))
     if then_ref.owner is None or then_ref.owner.text != those.text:
         # the other branch asks what those records have ('how many tracks do those albums have'); anything else
         # ('the routes of the same airline from the same airport as those flights', 'the albums of those tracks',
         # 'the airports within 100 km of those airports') is no question a person asks after 'if …'
         raise Unphraseable(f"the branch after the condition reads {then_ref.text!r}", "branch")
-    _countable(cframe)
-    _countable(_frame(frames, specs[tid], tid))
     total = bool(junctions) and junctions[0]["width"] > 1
     then = _count_parts(then_ref, total, lang)
     cond = _count_parts(base, False, lang)
@@ -1059,9 +1059,10 @@ def cmp_realization(
             raise Unphraseable("both options count the same: 'how many more' has no answer", "degenerate")
         parts["big"] = 0 if counts[0] >= counts[1] else 1  # the option with more: 'How many more … does it have?'
     else:
-        parts["big"] = 0
+        parts["big"] = None  # unknown: DIFF is asked without saying which has more
     if lang != "ko":  # DIFF asks of the option with more first; WHICH keeps the options' order
-        parts.update(compared_forms(counted, [options[parts["big"]], options[1 - parts["big"]]], sing))
+        big = parts["big"] or 0
+        parts.update(compared_forms(counted, [options[big], options[1 - big]], sing))
         parts["bare"] = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in options]
     if d.get("cmp") == "difference":
         return Realization("DIFF", counted, parts, options=options)
