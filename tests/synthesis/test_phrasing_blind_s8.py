@@ -5,9 +5,9 @@ relations in the plural, clock times as times, a COND branch that is no follow-u
 import pytest
 
 from factory.synthesis import phrasing
+from factory.synthesis.grounding import grounding_problems
 from factory.synthesis.phrasing import Unphraseable
 from factory.synthesis.queries import _allowed
-from factory.synthesis.grounding import grounding_problems
 from tests.synthesis.test_phrasing import _action, _query, _tid, _traj, shared_specs
 
 
