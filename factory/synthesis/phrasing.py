@@ -546,12 +546,17 @@ def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str
     return slot.get("entity"), slot.get("kind") or "attribute"
 
 
+_REGIONS_KO = ("시도", "시군구", "읍면동", "리", "행정구역")
+
+
 def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False) -> Ref:
     """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
     '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'."""
     hop = {"hop_of": up, "hop_noun": noun}
     if lang == "ko":
-        text = f"{_of(up, lang)}의 {noun}"
+        # the region a region lies in: '창성동이 속한 시군구' (not '창성동의 시군구')
+        region = noun in _REGIONS_KO and (up.sing in _REGIONS_KO or up.text.endswith(tuple(_REGIONS_KO)))
+        text = f"{_josa(_of(up, lang), '이/가')} 속한 {noun}" if region else f"{_of(up, lang)}의 {noun}"
         return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text, meta=hop)
     if up.pronoun:
         text = f"{'their' if person else 'its'} {noun}"
@@ -866,8 +871,12 @@ def _value_parts(
     unit = ((frame.get("fields") or {}).get(fname) or {}).get("unit")
     subject = ref.text if (ref.one or lang == "ko") else f"each of {ref.text}"
     m = re.match(r"^number of (.+)$", f) if lang != "ko" else None  # a count field: 'How many tracks does … have?'
-    return {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
-            "how_many": m.group(1) if m else ""}  # fmt: skip
+    out = {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
+           "how_many": m.group(1) if m else ""}  # fmt: skip
+    if lang != "ko" and not ref.one and not m:  # several records: 'What are the titles of the albums of …?'
+        words_ = f.split()
+        out.update(fields=" ".join([*words_[:-1], plural(words_[-1])]) if words_ else f, records=ref.text)
+    return out
 
 
 @dataclass
