@@ -591,7 +591,7 @@ def _by_value(entry: Mapping[str, Any], record: Mapping[str, Any] | None, lang: 
     if not isinstance(by, Mapping) or not record:
         return None
     key = by.get("param") or by.get("field")
-    forms = by.get(lang) if isinstance(by.get(lang), Mapping) else {}
+    forms: Mapping[str, Any] = by.get(lang) or {} if isinstance(by.get(lang), Mapping) else {}
     v = record.get(str(key)) if key else None
     return str(forms[str(v)]) if v is not None and str(v) in forms else None
 
