@@ -1062,6 +1062,8 @@ def cmp_realization(
     parts = {"ask": d.get("cmp") or "winner", "counted": _checked(counted, lang), "counter": ref.counter,
              "more": d.get("order") == "more", "who": fr.is_person(o_ent),
              "kind": o_noun if lang != "ko" and o_noun and len(o_noun.split()) <= 2 and bare else ""}  # fmt: skip
+    if parts["kind"] and counted.split()[0] in (parts["kind"], plural(parts["kind"])):
+        parts["kind"] = ""  # 'Which has more airports in its province, GMP or SSN?' (not 'Which airport has more airports')
     counts = (t.get("answer") or {}).get("counts") or []
     if len(counts) == 2 and all(isinstance(c, int | float) and not isinstance(c, bool) for c in counts):
         if d.get("cmp") == "difference" and counts[0] == counts[1]:
