@@ -1063,7 +1063,9 @@ def cmp_realization(
              "more": d.get("order") == "more", "who": fr.is_person(o_ent),
              "kind": o_noun if lang != "ko" and o_noun and len(o_noun.split()) <= 2 and bare else ""}  # fmt: skip
     if parts["kind"] and counted.split()[0] in (parts["kind"], plural(parts["kind"])):
-        parts["kind"] = ""  # 'Which has more airports in its province, GMP or SSN?' (not 'Which airport has more airports')
+        parts["kind"] = (
+            ""  # 'Which has more airports in its province, GMP or SSN?' (not 'Which airport has more airports')
+        )
     counts = (t.get("answer") or {}).get("counts") or []
     if len(counts) == 2 and all(isinstance(c, int | float) and not isinstance(c, bool) for c in counts):
         if d.get("cmp") == "difference" and counts[0] == counts[1]:
@@ -1100,6 +1102,11 @@ def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str,
     album has …' (empty: the plain form)."""
     a, b = options if len(options) == 2 else ("", "")
     m = re.match(r"^(.+?) of their (\S+(?: \S+)?)$", counted)
+    # a possessive after a name ending in a bracket or a stop ("(Classic)'s") reads as a quote: 'the albums of X'
+    said = all(x[-1:].isalnum() for x in (a, b))
+    if m and not said:  # 'tracks of their albums' of 'Battlestar Galactica (Classic)'
+        return {"mode": "have", "noun": m.group(1), "subj": [f"the {m.group(2)} of {a}", f"those of {b}"],
+                "plural": True, "which": m.group(1), "whose": f"Whose {m.group(2)} have"}  # fmt: skip
     if m:  # 'tracks of their albums'
         return {"mode": "have", "noun": m.group(1), "subj": [f"{_poss(a)} {m.group(2)}", _poss(b)], "plural": True,
                 "which": m.group(1), "whose": f"Whose {m.group(2)} have"}  # fmt: skip
@@ -1118,7 +1125,7 @@ def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str,
         return {"mode": "there", "noun": m.group(1), "subj": [f"{m.group(2)}{a}{m.group(3)}", f"{m.group(2)}{b}{m.group(3)}"],
                 "plural": False, "which": f"{m.group(1)} {m.group(2)}it{m.group(3)}", "whose": ""}  # fmt: skip
     m = re.match(r"^(\S+) in the same (.+)$", counted)
-    if m:  # 'airports in the same state or province' (as each option)
+    if m and said:  # 'airports in the same state or province' (as each option)
         return {"mode": "there", "noun": m.group(1), "subj": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)}"],
                 "plural": False, "which": f"{m.group(1)} in its {m.group(2)}", "whose": ""}  # fmt: skip
     m = re.match(r"^(\S+) (in (?!the same\b).+)$", counted)

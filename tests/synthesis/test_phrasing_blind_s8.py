@@ -80,6 +80,15 @@ def test_compared_forms_split_what_is_counted_from_whose_it_is(counted, options,
     assert (f["noun"], f["subj"], f["which"]) == (noun, subj, which)
 
 
+def test_a_possessive_never_reads_as_a_quote():
+    f = phrasing.compared_forms("tracks of their albums", ["Battlestar Galactica (Classic)", "Accept"], "artist")
+    assert f["subj"] == ["the albums of Battlestar Galactica (Classic)", "those of Accept"]
+    q = f"How many more tracks do {f['subj'][0]} have than {f['subj'][1]}?"
+    t = {"seeds": [{"value": "Battlestar Galactica (Classic)"}, {"value": "Accept"}], "thresholds": [],
+         "golden_actions": [], "describe": {}}  # fmt: skip
+    assert grounding_problems(q, language="en", allowed_values=_allowed(t, {})) == []
+
+
 def test_clock_times_are_times_and_grounded():
     assert phrasing.clock(2329) == "23:29" and phrasing.clock(545) == "5:45"
     assert phrasing.clock(1477) is None and phrasing.clock(True) is None and phrasing.clock("2329") is None
