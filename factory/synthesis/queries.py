@@ -213,7 +213,8 @@ def _check(
 
 def _allowed(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[Any]:
     allowed = [x for s in t["seeds"] for x in _seed_scalars(s["value"])]
-    return allowed + list(t["thresholds"]) + phrasing.default_values(t, specs)
+    allowed += list(t["thresholds"]) + phrasing.default_values(t, specs)
+    return allowed + phrasing.spoken_forms(allowed)  # '23:29' for a threshold 2329, '2:00' for hour 2
 
 
 class _Context:

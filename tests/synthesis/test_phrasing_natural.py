@@ -39,7 +39,7 @@ def test_a_tool_cap_is_never_stated_and_a_binding_cap_is_not_asked(specs):
     assert phrasing.is_cap(near, "limit") and not phrasing.is_cap(near, "radius_km")
     # before: 'What is the IANA time zone name of each of the airports within 100 km of airport SLK (at most 10)?'
     q = _query(_near(specs, 5), specs, "en")
-    assert q == "What is the time zone of each of the airports within 100 km of airport SLK?", q
+    assert q == "What are the time zones of the airports within 100 km of SLK?", q
     # 10 airports returned with a cap of 10: the cap, not the data, decides which (JFK has 23 within 100 km)
     capped = _near(specs, 10)
     assert phrasing.capped_calls(capped, specs) == ["airports_near: 10 records, at most 10"]
@@ -63,7 +63,7 @@ def test_a_listing_of_a_referenced_record_reads_as_what_is_shared_in_english(spe
     forms = [_query(t, specs, "en", v) for v in range(5)]
     # before: 'Do you know how many customers from the country of customer Leonie Köhler there are?'
     assert (
-        forms[2] == "Do you know how many customers from the same country as the customer Leonie Köhler there are?"
+        forms[2] == "Do you know how many customers there are from the same country as the customer Leonie Köhler?"
     ), forms
     assert not any("the country of" in f for f in forms), forms
 
@@ -97,7 +97,7 @@ def test_a_listing_of_a_referenced_region_reads_as_what_is_shared_in_korean(spec
         [("search_admin_sigungu", "sigunguNm", "종로구")], {"ask": "count"}, {"type": "number", "value": 25, "fields": []},
     )  # fmt: skip
     # before: '종로구의 시도의 시군구는 몇 곳인가요?'
-    assert _query(t, specs, "ko") == "종로구와 같은 시도의 시군구는 몇 곳인가요?"
+    assert _query(t, specs, "ko") == "종로구가 속한 시도의 시군구는 몇 곳인가요?"
 
 
 def _cmp_ko(specs, tool, param, values, arm=None, counted_tool=None):
@@ -122,13 +122,13 @@ def test_stored_korean_names_are_written_with_their_space(specs):
     t = _cmp_ko(specs, "search_admin_sigungu", "sigunguNm", ["수원시장안구", "성동구"], ("sigunguCd", "sigunguCd"),
                 "list_admin_emd")  # fmt: skip
     # before: '수원시장안구와 성동구 사이의 읍면동 수 차이는 얼마인가요?'
-    assert _query(t, specs, "ko", 1) == "수원시 장안구와 성동구 사이의 읍면동 수 차이는 얼마인가요?"
+    assert _query(t, specs, "ko", 1) == "수원시 장안구와 성동구의 읍면동 수는 몇 곳 차이 나나요?"
 
 
 def test_korean_field_values_are_said_as_a_person_says_them(specs):
     t = _cmp_ko(specs, "list_census_stat_types", "statType", ["economy", "housing"])
     # before: '통계 유형 경제와 통계 유형 주택 사이의 통계 항목 수 차이는 얼마인가요?'
-    assert _query(t, specs, "ko", 1) == "경제 분야와 주택 분야 사이의 통계 항목 수 차이는 얼마인가요?"
+    assert _query(t, specs, "ko", 1) == "경제 분야와 주택 분야의 통계 항목 수는 몇 건 차이 나나요?"
 
 
 def test_a_bad_names_rule_is_a_clear_error(tmp_path):
