@@ -417,6 +417,18 @@ def _population() -> pd.DataFrame:
     return p
 
 
+@cache
+def _housing() -> dict[tuple[int, int], dict[str, float]]:
+    """(census year, 시도 code) → housing units by type (the districts' rows summed)."""
+    s = census().stats
+    h = s[s["adm3_code"].isna() & (s["type"] == "housing") & (s["class1"] == "housing types")]
+    sums = h.groupby(["year", "adm1_code", "class2"], observed=True)["value"].sum()
+    out: dict[tuple[int, int], dict[str, float]] = {}
+    for (year, code, cls), v in sums.items():
+        out.setdefault((int(year), int(code)), {})[str(cls)] = float(v)
+    return out
+
+
 def _pct(new: float, old: float) -> float:
     return (new - old) / old * 100
 
@@ -437,10 +449,7 @@ def sido_document(code: int, year: int) -> dict[str, Any]:
     g = g.sort_values("total", ascending=False, kind="stable")
     f.update(largest=g["sigunguNm"].iloc[0], largest_pop=float(g["total"].iloc[0]), smallest=g["sigunguNm"].iloc[-1],
              smallest_pop=float(g["total"].iloc[-1]), n_sigungu=len(g))  # fmt: skip
-    s = census().stats
-    h = s[s["adm3_code"].isna() & (s["type"] == "housing") & (s["class1"] == "housing types") & (s["year"] == year)
-          & (s["adm1_code"] == code)]  # fmt: skip
-    by = h.groupby("class2", observed=True)["value"].sum()
+    by = _housing().get((year, code), {})
     if by.get("total"):
         ht = float(by["total"])
         apt, det = float(by.get("apartment", 0.0)), float(by.get("detached housing", 0.0))
@@ -475,6 +484,18 @@ def sigungu_document(code: int) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- documents and slots
 
+def _variants(pattern: re.Pattern[str], doc: Document) -> list[re.Pattern[str]]:
+    """A pattern and, when it reads a lazy artist name before a parenthesis, the reading with the raw name: an
+    artist called 'Battlestar Galactica (Classic)' lists its albums in parentheses too, and which parenthesis
+    opens the list is decided by the raw data (the reading whose statements agree)."""
+    lazy = r"(?P<profile_artist>.+?) \("
+    name = doc.facts.get("profile_artist")
+    if lazy not in pattern.pattern or not isinstance(name, str):
+        return [pattern]
+    exact = pattern.pattern.replace(lazy, f"(?P<profile_artist>{re.escape(name)}) \\(")
+    return [pattern, re.compile(exact)]
+
+
 PATTERNS: dict[str, list[tuple[re.Pattern[str], dict[str, str]]]] = {
     corpus: [(re.compile(p), kinds) for p, kinds in pats]
     for corpus, pats in (("aviation-weather", _AVIATION), ("music-catalogue", _MUSIC), ("korea-census", _KOREA))
@@ -492,41 +513,84 @@ def document(source: str) -> Document:
     try:
         if corpus == "aviation-weather" and len(parts) == 2:
             f = aviation_document(parts[0], parts[1])
-            names = {f["origin"], f["airport"], f"{f['origin']} weather {f['date']}"}
         elif corpus == "music-catalogue" and len(parts) == 2 and parts[0] == "album":
             f = album_document(int(parts[1]))
-            names = {f["album"], f"{f['album']} ({f['album_artist']})"}
         elif corpus == "music-catalogue" and len(parts) == 2 and parts[0] == "artist":
             f = artist_document(int(parts[1]))
-            names = {f["artist"], f"{f['artist']} (artist)"}
         elif corpus == "korea-census" and len(parts) == 3 and parts[0] == "sido":
             f = sido_document(int(parts[1]), int(parts[2]))
-            names = {f"{f['year']}년 {f['sido']} 인구주택총조사 결과"}
         elif corpus == "korea-census" and len(parts) == 2 and parts[0] == "sigungu":
             f = sigungu_document(int(parts[1]))
-            names = {f"{f['sg_sido']} {f['sigungu']}", f"{f['sg_sido']} {f['sigungu']} 인구 동향"}
         else:
             raise UnknownDocument(f"passage source {source!r}: no document kind {key!r} in demo corpus {corpus!r}")
     except ValueError as e:
         raise UnknownDocument(f"passage source {source!r}: unreadable key ({e})") from e
-    return Document(source, corpus, f, frozenset(norm_name(n) for n in names if n))
+    return Document(source, corpus, f, names(source))
+
+
+@cache
+def _name_tables() -> dict[str, dict[Any, Any]]:
+    m = _music()
+    artists = m["artists"].set_index("artist_id")["name"].to_dict()
+    p = _population()
+    return {
+        "airport": raw.nyc_airports().set_index("faa")["name"].to_dict(),
+        "album": {int(a): (t, artists.get(int(r))) for a, t, r in m["albums"][["album_id", "title", "artist_id"]].values},
+        "artist": {int(k): v for k, v in artists.items()},
+        "sido": {int(k): v for k, v in p.drop_duplicates("adm1_code").set_index("adm1_code")["sidoNm"].items()},
+        "sigungu": {int(k): (v, sd) for k, v, sd in p.drop_duplicates("adm2_code")[["adm2_code", "sigunguNm", "sidoNm"]].values},
+    }  # fmt: skip
+
+
+@cache
+def names(source: str) -> frozenset[str]:
+    """The names that identify the document of `source` (as `document(source).names`, without its facts)."""
+    m = re.fullmatch(r"demo://([\w-]+)/(.+)", source or "")
+    if not m:
+        return frozenset()
+    corpus, parts = m.group(1), m.group(2).split("/")
+    t = _name_tables()
+    out: set[str] = set()
+    try:
+        if corpus == "aviation-weather" and len(parts) == 2:
+            out = {parts[0], t["airport"].get(parts[0], parts[0]), f"{parts[0]} weather {parts[1]}"}
+        elif corpus == "music-catalogue" and parts[0] == "album" and int(parts[1]) in t["album"]:
+            title, artist = t["album"][int(parts[1])]
+            out = {title, f"{title} ({artist})"}
+        elif corpus == "music-catalogue" and parts[0] == "artist" and int(parts[1]) in t["artist"]:
+            out = {t["artist"][int(parts[1])], f"{t['artist'][int(parts[1])]} (artist)"}
+        elif corpus == "korea-census" and parts[0] == "sido" and len(parts) == 3:
+            out = {f"{parts[2]}년 {t['sido'].get(int(parts[1]))} 인구주택총조사 결과"}
+        elif corpus == "korea-census" and parts[0] == "sigungu" and int(parts[1]) in t["sigungu"]:
+            name, sido = t["sigungu"][int(parts[1])]
+            out = {f"{sido} {name}", f"{sido} {name} 인구 동향"}
+    except ValueError:
+        return frozenset()
+    return frozenset(norm_name(n) for n in out if n)
 
 
 def slots(text: str, doc: Document) -> list[Slot]:
     """Every statement the audit's patterns read in `text`, each compared with the document's raw facts."""
     out: list[Slot] = []
     for pattern, kinds in PATTERNS[doc.corpus]:
-        for m in pattern.finditer(text):
-            for key, kind in kinds.items():
-                stated = m.group(key)
-                if stated is None:
-                    continue
-                value = doc.facts.get(key)
-                if kind.startswith("list8:"):
-                    kind, ok = "list:" + kind.split(":", 1)[1], norm_name(stated) == norm_name(listing(value, 8))
-                else:
-                    ok = agree(kind, stated, value)
-                out.append(Slot(key, kind, m.start(key), m.end(key), stated, value, ok))
+        readings = [_read(p, kinds, text, doc) for p in _variants(pattern, doc)]
+        out += next((r for r in readings if all(s.agrees for s in r)), readings[0])
+    return out
+
+
+def _read(pattern: re.Pattern[str], kinds: Mapping[str, str], text: str, doc: Document) -> list[Slot]:
+    out: list[Slot] = []
+    for m in pattern.finditer(text):
+        for key, kind in kinds.items():
+            stated = m.group(key)
+            if stated is None:
+                continue
+            value = doc.facts.get(key)
+            if kind.startswith("list8:"):
+                kind, ok = "list:" + kind.split(":", 1)[1], norm_name(stated) == norm_name(listing(value, 8))
+            else:
+                ok = agree(kind, stated, value)
+            out.append(Slot(key, kind, m.start(key), m.end(key), stated, value, ok))
     return out
 
 

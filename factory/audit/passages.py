@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, Protocol
 
 from factory.audit import corpora, kinds
@@ -216,20 +215,12 @@ def _ambiguous(
     for rid, row in rows.items():
         if rid == pid or row.get("source") == doc.source:
             continue
-        if q not in _names_of(str(row.get("source") or "")) and q != norm_name(row.get("title") or ""):
+        if q not in corpora.names(str(row.get("source") or "")) and q != norm_name(row.get("title") or ""):
             continue
         m = pattern.search(str(row.get("text") or ""))
         if m is not None and not same(corpora.to_number(m.group("gap")), corpora.to_number(number)):
             out.append(f"{row.get('source')}: {m.group('gap')}")
     return out
-
-
-@cache
-def _names_of(source: str) -> frozenset[str]:
-    try:
-        return corpora.document(source).names
-    except UnknownDocument:
-        return frozenset()
 
 
 def passage_bridge(
