@@ -529,17 +529,20 @@ def document(source: str) -> Document:
 
 
 @cache
-def _name_tables() -> dict[str, dict[Any, Any]]:
+def _name_table(corpus: str) -> dict[Any, Any]:
+    """Per corpus, key → the names of its documents (raw tables of that corpus only)."""
+    if corpus == "airport":
+        return raw.nyc_airports().set_index("faa")["name"].to_dict()
     m = _music()
-    artists = m["artists"].set_index("artist_id")["name"].to_dict()
+    artists = {int(k): v for k, v in m["artists"].set_index("artist_id")["name"].to_dict().items()}
+    if corpus == "album":
+        return {int(a): (t, artists.get(int(r))) for a, t, r in m["albums"][["album_id", "title", "artist_id"]].values}
+    if corpus == "artist":
+        return artists
     p = _population()
-    return {
-        "airport": raw.nyc_airports().set_index("faa")["name"].to_dict(),
-        "album": {int(a): (t, artists.get(int(r))) for a, t, r in m["albums"][["album_id", "title", "artist_id"]].values},
-        "artist": {int(k): v for k, v in artists.items()},
-        "sido": {int(k): v for k, v in p.drop_duplicates("adm1_code").set_index("adm1_code")["sidoNm"].items()},
-        "sigungu": {int(k): (v, sd) for k, v, sd in p.drop_duplicates("adm2_code")[["adm2_code", "sigunguNm", "sidoNm"]].values},
-    }  # fmt: skip
+    if corpus == "sido":
+        return {int(k): v for k, v in p.drop_duplicates("adm1_code").set_index("adm1_code")["sidoNm"].items()}
+    return {int(k): (v, sd) for k, v, sd in p.drop_duplicates("adm2_code")[["adm2_code", "sigunguNm", "sidoNm"]].values}
 
 
 @cache
@@ -549,20 +552,20 @@ def names(source: str) -> frozenset[str]:
     if not m:
         return frozenset()
     corpus, parts = m.group(1), m.group(2).split("/")
-    t = _name_tables()
     out: set[str] = set()
     try:
         if corpus == "aviation-weather" and len(parts) == 2:
-            out = {parts[0], t["airport"].get(parts[0], parts[0]), f"{parts[0]} weather {parts[1]}"}
-        elif corpus == "music-catalogue" and parts[0] == "album" and int(parts[1]) in t["album"]:
-            title, artist = t["album"][int(parts[1])]
+            out = {parts[0], _name_table("airport").get(parts[0], parts[0]), f"{parts[0]} weather {parts[1]}"}
+        elif corpus == "music-catalogue" and parts[0] == "album" and int(parts[1]) in _name_table("album"):
+            title, artist = _name_table("album")[int(parts[1])]
             out = {title, f"{title} ({artist})"}
-        elif corpus == "music-catalogue" and parts[0] == "artist" and int(parts[1]) in t["artist"]:
-            out = {t["artist"][int(parts[1])], f"{t['artist'][int(parts[1])]} (artist)"}
+        elif corpus == "music-catalogue" and parts[0] == "artist" and int(parts[1]) in _name_table("artist"):
+            name = _name_table("artist")[int(parts[1])]
+            out = {name, f"{name} (artist)"}
         elif corpus == "korea-census" and parts[0] == "sido" and len(parts) == 3:
-            out = {f"{parts[2]}년 {t['sido'].get(int(parts[1]))} 인구주택총조사 결과"}
-        elif corpus == "korea-census" and parts[0] == "sigungu" and int(parts[1]) in t["sigungu"]:
-            name, sido = t["sigungu"][int(parts[1])]
+            out = {f"{parts[2]}년 {_name_table('sido').get(int(parts[1]))} 인구주택총조사 결과"}
+        elif corpus == "korea-census" and parts[0] == "sigungu" and int(parts[1]) in _name_table("sigungu"):
+            name, sido = _name_table("sigungu")[int(parts[1])]
             out = {f"{sido} {name}", f"{sido} {name} 인구 동향"}
     except ValueError:
         return frozenset()
