@@ -139,7 +139,7 @@ def agree(kind: str, stated: str, value: Any) -> bool:
         got = to_number(stated)
         return got is not None and within(got, float(value), decimals(stated))
     if kind.startswith("list:"):
-        return norm_name(stated) == norm_name(listing(value))
+        return norm_name(stated) == norm_name(listing(list(value)))
     return norm_name(stated) == norm_name(value)
 
 
@@ -163,8 +163,14 @@ _AVIATION: list[tuple[str, dict[str, str]]] = [
     (
         rf"Temperatures ranged from (?P<tmin>{NUM}) °F at (?P<tmin_hour>\d{{2}}):00 to (?P<tmax>{NUM}) °F at "
         rf"(?P<tmax_hour>\d{{2}}):00, a daily mean of (?P<tmean>{NUM}) °F over (?P<nobs>\d+) hourly observations\.",
-        {"tmin": "number", "tmin_hour": "hour", "tmax": "number", "tmax_hour": "hour", "tmean": "number",
-         "nobs": "count"},
+        {
+            "tmin": "number",
+            "tmin_hour": "hour",
+            "tmax": "number",
+            "tmax_hour": "hour",
+            "tmean": "number",
+            "nobs": "count",
+        },
     ),  # fmt: skip
     (
         rf"The dew point averaged (?P<dewp>{NUM}) °F and relative humidity (?P<humid>{NUM}) %\.",
@@ -249,8 +255,10 @@ def aviation_document(origin: str, date: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- music-catalogue
 
 _MUSIC: list[tuple[str, dict[str, str]]] = [
-    (r"Album note: (?P<album>.+) by (?P<album_artist>.+?)\.(?=\n|$)", {"album": "album.title",
-                                                                       "album_artist": "artist.name"}),
+    (
+        r"Album note: (?P<album>.+) by (?P<album_artist>.+?)\.(?=\n|$)",
+        {"album": "album.title", "album_artist": "artist.name"},
+    ),
     (
         rf"The album has (?P<tracks>\d+) tracks? with a total running time of (?P<runtime>{DURATION}); the longest "
         rf"track is (?P<longest>.+) \((?P<longest_time>{DURATION})\)\.",
@@ -259,23 +267,41 @@ _MUSIC: list[tuple[str, dict[str, str]]] = [
     (
         r"Its files take (?P<mb>\d+(?:\.\d+)?) MB \((?P<media>.+?)\)\. Genres: (?P<genres>.+?)\. "
         r"Composers credited: (?P<composers>.+?)\.(?=\n|$)",
-        {"mb": "number", "media": "list:media_type.name", "genres": "list:genre.name",
-         "composers": "list:composer.name"},
+        {
+            "mb": "number",
+            "media": "list:media_type.name",
+            "genres": "list:genre.name",
+            "composers": "list:composer.name",
+        },
     ),  # fmt: skip
     (r"Artist profile: (?P<artist>.+?)\.(?=\n|$)", {"artist": "artist.name"}),
     (
         rf"The catalogue holds (?P<albums>\d+) albums? by (?P<profile_artist>.+?) \((?P<album_list>.+)\) with "
         rf"(?P<artist_tracks>\d+) tracks in all, (?P<artist_runtime>{DURATION}) of music\. "
         r"Genres: (?P<artist_genres>.+?)\.(?=\n|$)",
-        {"albums": "count", "profile_artist": "artist.name", "album_list": "list:album.title",
-         "artist_tracks": "count", "artist_runtime": "duration", "artist_genres": "list:genre.name"},
+        {
+            "albums": "count",
+            "profile_artist": "artist.name",
+            "album_list": "list:album.title",
+            "artist_tracks": "count",
+            "artist_runtime": "duration",
+            "artist_genres": "list:genre.name",
+        },
     ),  # fmt: skip
     (
         rf"The store sold (?P<units>\d+) track copies for (?P<revenue>{NUM}) USD in (?P<invoices>\d+) invoices, "
         r"first on (?P<first_sale>\d{4}-\d{2}-\d{2}) and last on (?P<last_sale>\d{4}-\d{2}-\d{2}); buyers came "
         r"from (?P<countries>\d+) countries \(most units: (?P<top_country>.+?), (?P<top_units>\d+)\)\.",
-        {"units": "count", "revenue": "number", "invoices": "count", "first_sale": "date", "last_sale": "date",
-         "countries": "count", "top_country": "country.name", "top_units": "count"},
+        {
+            "units": "count",
+            "revenue": "number",
+            "invoices": "count",
+            "first_sale": "date",
+            "last_sale": "date",
+            "countries": "count",
+            "top_country": "country.name",
+            "top_units": "count",
+        },
     ),  # fmt: skip
     (r"(?P<unsold>No copy of its tracks was sold in the store's invoices)\.", {"unsold": "text"}),
     (r"Its tracks appear in these playlists: (?P<playlists>.+?)\.(?=\n|$)", {"playlists": "list8:playlist.name"}),
@@ -373,8 +399,14 @@ _KOREA: list[tuple[str, dict[str, str]]] = [
     (
         rf"(?P<year>\d{{4}})년 (?P<sido>\S+)의 총인구는 (?P<total>{PERSONS})으로 집계되었다\. 남자는 (?P<male>{PERSONS}), "
         rf"여자는 (?P<female>{PERSONS})이며 성비\(여자 100명당 남자\)는 (?P<ratio>{NUM})이다\.",
-        {"year": "number", "sido": "sido.name", "total": "persons", "male": "persons", "female": "persons",
-         "ratio": "number"},
+        {
+            "year": "number",
+            "sido": "sido.name",
+            "total": "persons",
+            "male": "persons",
+            "female": "persons",
+            "ratio": "number",
+        },
     ),  # fmt: skip
     (
         rf"이는 (?P<prev_year>\d{{4}})년\((?P<prev_total>{PERSONS})\)보다 (?P<change>{CHANGE})한 수치이다\.",
@@ -383,8 +415,13 @@ _KOREA: list[tuple[str, dict[str, str]]] = [
     (
         rf"시군구별로는 (?P<largest>.+?)의 인구가 (?P<largest_pop>{PERSONS})으로 가장 많았고, (?P<smallest>.+?)이 "
         rf"(?P<smallest_pop>{PERSONS})으로 가장 적었다\. 관할 시군구는 (?P<n_sigungu>\d+)곳이다\.",
-        {"largest": "sigungu.name", "largest_pop": "persons", "smallest": "sigungu.name", "smallest_pop": "persons",
-         "n_sigungu": "count"},
+        {
+            "largest": "sigungu.name",
+            "largest_pop": "persons",
+            "smallest": "sigungu.name",
+            "smallest_pop": "persons",
+            "n_sigungu": "count",
+        },
     ),  # fmt: skip
     (
         rf"주택은 모두 (?P<houses>[\d,]+)호로, 아파트가 (?P<apt>[\d,]+)호\((?P<apt_pct>{NUM})%\), 단독주택이 "
@@ -394,8 +431,15 @@ _KOREA: list[tuple[str, dict[str, str]]] = [
     (
         rf"(?P<last_year>\d{{4}})년 (?P<sigungu>.+?)의 인구는 (?P<sg_total>{PERSONS})으로 (?P<sg_sido>\S+) 인구의 "
         rf"(?P<share>{NUM})%를 차지하며, 도내 (?P<sg_count>\d+)개 시군구 가운데 (?P<rank>\d+)위이다\.",
-        {"last_year": "number", "sigungu": "sigungu.name", "sg_total": "persons", "sg_sido": "sido.name",
-         "share": "number", "sg_count": "count", "rank": "count"},
+        {
+            "last_year": "number",
+            "sigungu": "sigungu.name",
+            "sg_total": "persons",
+            "sg_sido": "sido.name",
+            "share": "number",
+            "sg_count": "count",
+            "rank": "count",
+        },
     ),  # fmt: skip
     (
         rf"(?P<first_year>\d{{4}})년\((?P<first_total>{PERSONS})\)과 비교하면 (?P<sg_change>{CHANGE})하였다\.",
@@ -483,6 +527,7 @@ def sigungu_document(code: int) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- documents and slots
+
 
 def _variants(pattern: re.Pattern[str], doc: Document) -> list[re.Pattern[str]]:
     """A pattern and, when it reads a lazy artist name before a parenthesis, the reading with the raw name: an
@@ -590,7 +635,10 @@ def _read(pattern: re.Pattern[str], kinds: Mapping[str, str], text: str, doc: Do
                 continue
             value = doc.facts.get(key)
             if kind.startswith("list8:"):
-                kind, ok = "list:" + kind.split(":", 1)[1], norm_name(stated) == norm_name(listing(value, 8))
+                kind, ok = (
+                    "list:" + kind.split(":", 1)[1],
+                    norm_name(stated) == norm_name(listing(list(value or []), 8)),
+                )
             else:
                 ok = agree(kind, stated, value)
             out.append(Slot(key, kind, m.start(key), m.end(key), stated, value, ok))

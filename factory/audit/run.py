@@ -528,7 +528,9 @@ def audit_task(task: Mapping[str, Any], index: PassageIndex | None = None) -> di
         )
     elif unqueried and status != "wrong":
         status = "wrong"
-        reason = "a search query is not the upstream value: " + "; ".join(f"{b['to']} {b['value']!r}" for b in unqueried)
+        reason = "a search query is not the upstream value: " + "; ".join(
+            f"{b['to']} {b['value']!r}" for b in unqueried
+        )
     elif unread and status == "correct":
         status = "not_derivable"
         reason = "; ".join(f"{b['to']} {b['value']!r}: {b['status']} {b.get('detail', '')}" for b in unread)
@@ -643,7 +645,9 @@ def format_report(report: Mapping[str, Any]) -> str:
         lines.append(f"  {d:<9} correct {dc['correct']}, wrong {dc['wrong']}, not_derivable {dc['not_derivable']}")
     for k, kc in (report.get("by_kind") or {}).items():
         if any(kc.values()):
-            lines.append(f"  kind {k:<19} correct {kc['correct']}, wrong {kc['wrong']}, not_derivable {kc['not_derivable']}")
+            lines.append(
+                f"  kind {k:<19} correct {kc['correct']}, wrong {kc['wrong']}, not_derivable {kc['not_derivable']}"
+            )
     lines.append("calls: " + ", ".join(f"{k} {v}" for k, v in report["calls"].items()))
     lines.append("links: " + (", ".join(f"{k} {v}" for k, v in report["links"].items()) or "none"))
     if report["tools_without_reference"]:

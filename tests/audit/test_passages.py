@@ -69,8 +69,13 @@ API_RAG = {
         act(1, "chinook-catalog", "search_tracks", name="For Those About To Rock (We Salute You)", **KEY),
         search(2, "For Those About To Rock We Salute You", ALBUM_1["id"]),
     ],
-    "answer_spec": {"kind": "passage_value", "calls": [{"step": 2, "index": 0, "record": {"id": ALBUM_1["id"]}}],
-                    "passage_id": ALBUM_1["id"], "value": 10, "statement": SALES},  # fmt: skip
+    "answer_spec": {
+        "kind": "passage_value",
+        "calls": [{"step": 2, "index": 0, "record": {"id": ALBUM_1["id"]}}],
+        "passage_id": ALBUM_1["id"],
+        "value": 10,
+        "statement": SALES,
+    },  # fmt: skip
     "answer": {"type": "number", "value": 10},
     "junctions": [{"from": "search_tracks.album_title", "to": "search_catalogue_notes.query", "type": "SEQ"}],
 }
@@ -191,7 +196,9 @@ def test_policies_must_fit_the_path() -> None:
 def test_without_an_index_search_tasks_are_not_derivable_and_counted_by_kind() -> None:
     report = audit([API_RAG, RAG_API])
     assert report["counts"]["not_derivable"] == 2 and report["calls"]["search_no_index"] == 2
-    assert report["by_kind"]["passage_value"]["not_derivable"] == report["by_kind"]["passage_bridge"]["not_derivable"] == 1
+    assert (
+        report["by_kind"]["passage_value"]["not_derivable"] == report["by_kind"]["passage_bridge"]["not_derivable"] == 1
+    )
 
 
 def test_the_audit_reads_the_pinned_version_of_the_projects_served_index(
