@@ -608,10 +608,12 @@ def names(source: str) -> frozenset[str]:
             name = _name_table("artist")[int(parts[1])]
             out = {name, f"{name} (artist)"}
         elif corpus == "korea-census" and parts[0] == "sido" and len(parts) == 3:
-            out = {f"{parts[2]}년 {_name_table('sido').get(int(parts[1]))} 인구주택총조사 결과"}
+            sido = _name_table("sido").get(int(parts[1]))
+            out = {f"{parts[2]}년 {sido} 인구주택총조사 결과", sido}
         elif corpus == "korea-census" and parts[0] == "sigungu" and int(parts[1]) in _name_table("sigungu"):
             name, sido = _name_table("sigungu")[int(parts[1])]
-            out = {f"{sido} {name}", f"{sido} {name} 인구 동향"}
+            # a district's bulletin is also one about its province (the statement then names the district)
+            out = {f"{sido} {name}", f"{sido} {name} 인구 동향", name, sido}
     except ValueError:
         return frozenset()
     return frozenset(norm_name(n) for n in out if n)

@@ -10,8 +10,10 @@ passages the chain uses (`passage_ids`). The audit
    passage's `source`) and reads every statement of the passage with its own patterns: a statement
    that disagrees with the raw data is ``misstates``;
 3. checks that the call's query names that document (an entity or title the raw data gives the
-   document): otherwise ``other_document`` (a search for the genre 'Rock' citing the note of the album
-   'For Those About To Rock We Salute You');
+   document; a district's bulletin is also named by its province): otherwise ``other_document`` (a search
+   for the genre 'Rock' citing the note of the album 'For Those About To Rock We Salute You'); when the
+   query names several documents, a passage value must be the same in every one that makes the
+   statement (else the question is ambiguous);
 
 and then the chain continues as for API values: a passage value that answers the task (`passage_value`
 spec: the number filling the gap of the spec's statement) is the raw value of the statement it fills,
@@ -20,7 +22,8 @@ must be a statement of the passage that agrees with the raw data, and its kind m
 parameter accepts, and the API call is then re-derived by its reference like any other.
 
 Policies (`Task.policy`): ``changes_answer`` must forbid a source every path of the task uses and
-expect the fixed unanswerable sentence; ``no_effect`` must forbid a source the golden path does not use.
+expect the fixed unanswerable sentence (and when it forbids the APIs, no served passage about an entity
+the question names may state the answer); ``no_effect`` must forbid a source the golden path does not use.
 """
 
 from __future__ import annotations
@@ -46,12 +49,17 @@ class PassageIndex(Protocol):
 
     def rows(self, domain: str, collection: str) -> Mapping[str, Mapping[str, Any]] | None: ...
 
+    def collections(self, domain: str) -> list[str]: ...
+
 
 @dataclass
 class MemoryIndex:
     """An index given as rows ({(domain, collection): [row, ...]}), for task files and tests."""
 
     tables: Mapping[tuple[str, str], Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+
+    def collections(self, domain: str) -> list[str]:
+        return sorted(c for d, c in self.tables if d == domain)
 
     def rows(self, domain: str, collection: str) -> Mapping[str, Mapping[str, Any]] | None:
         rows = self.tables.get((domain, collection))
@@ -65,6 +73,9 @@ class LanceIndex:
     def __init__(self, pins: Mapping[str, tuple[str, int]]):
         self.pins = dict(pins)
         self._cache: dict[str, dict[str, dict[str, Any]] | None] = {}
+
+    def collections(self, domain: str) -> list[str]:
+        return sorted(t.split("__", 1)[1] for t in self.pins if t.startswith(f"{domain}__"))
 
     def rows(self, domain: str, collection: str) -> Mapping[str, Mapping[str, Any]] | None:
         name = f"{domain}__{collection}"
@@ -253,8 +264,34 @@ def passage_bridge(
     return {**row, "status": "not_stated", "detail": f"no cited passage states {value!r}"}
 
 
-def check_policy(task: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(status, reason) of a task's policy when it is unknown or wrong; None when it is right (or absent)."""
+def documents_answer(task: Mapping[str, Any], index: PassageIndex | None) -> str | None:
+    """A served passage that answers an API-only task: its document is named by a value the golden calls send
+    (a name, title or code the question states) and one of its statements has the answer as its raw value.
+    None when there is none (or no index to read)."""
+    answer = (task.get("answer") or {}).get("value")
+    if answer is None or isinstance(answer, list | dict) or index is None:
+        return None
+    named = {norm_name(v) for a in task.get("golden_actions") or [] for v in (a.get("args") or {}).values()
+             if isinstance(v, str) and v.strip() and v != "<KEY>"}  # fmt: skip
+    domain = str(task.get("domain") or "")
+    for collection in index.collections(domain):
+        for rid, row in (index.rows(domain, collection) or {}).items():
+            if not named & corpora.names(str(row.get("source") or "")):
+                continue
+            try:
+                doc = corpora.document(str(row.get("source")))
+            except UnknownDocument:
+                continue
+            for slot in corpora.slots(str(row.get("text") or ""), doc):
+                if slot.agrees and slot.kind not in ("hour",) and same(slot.raw, answer):
+                    return f"{rid} ({row.get('source')}) states {slot.key} = {slot.stated!r}"
+    return None
+
+
+def check_policy(task: Mapping[str, Any], index: PassageIndex | None = None) -> tuple[str, str] | None:
+    """(status, reason) of a task's policy when it is unknown or wrong; None when it is right (or absent). A
+    changes_answer policy that forbids the APIs claims the documents cannot answer: a served passage that
+    states the answer about an entity the question names refutes it."""
     pol = task.get("policy")
     if pol is None:
         return None
@@ -278,6 +315,10 @@ def check_policy(task: Mapping[str, Any]) -> tuple[str, str] | None:
         lang = str(task.get("language") or "en")
         if norm_name(UNANSWERABLE.get(lang, UNANSWERABLE["en"])) not in expected:
             return "wrong", f"expected answer {pol.get('expected_answer')!r} does not say no permitted tool can answer"
+        if forbidden == ["api"]:
+            found = documents_answer(task, index)
+            if found:
+                return "wrong", f"the APIs are forbidden but a served passage answers: {found}"
     elif cat == "no_effect" and any(s in used[0] for s in forbidden):
         return "wrong", f"a no_effect policy forbids {forbidden}, which the golden path uses"
     return None

@@ -514,7 +514,7 @@ def audit_task(task: Mapping[str, Any], index: PassageIndex | None = None) -> di
     ungrounded = [b for b in bridges if b["kind"] == "passage_bridge" and b["status"] in ("misstated", "not_stated")]
     unread = [b for b in bridges if b["kind"] == "passage_bridge" and b["status"] in ("not_read", "not_checked")]
     unqueried = [b for b in bridges if b["kind"] == "passage_query" and b["status"] == "value_not_upstream"]
-    policy = passages.check_policy(task)
+    policy = passages.check_policy(task, index)
     if unknown:
         status = "wrong"
         reason = "unknown call kind: " + "; ".join(f"{c['pos']}:{c['tool']} {c['detail']}" for c in unknown)

@@ -233,3 +233,28 @@ def test_the_corpus_reading_agrees_with_its_own_raw_facts() -> None:
         doc = corpora.document(row["source"])
         read = corpora.slots(row["text"], doc)
         assert len(read) == keys and all(s.agrees for s in read), [s for s in read if not s.agrees]
+
+
+def test_an_api_only_task_the_documents_answer_is_not_unanswerable_without_the_apis() -> None:
+    """'Do not use the APIs' claims the documents cannot answer; AC/DC's note states its 2 albums."""
+    albums = {
+        "id": "sha256:albums",
+        "domain": "music",
+        "query": "…",
+        "golden_actions": [
+            act(1, "chinook-catalog", "search_artists", name="AC/DC", **KEY),
+            act(2, "chinook-catalog", "list_artist_albums", artist_id=1, **KEY),
+        ],
+        "answer_spec": {"kind": "count", "calls": [{"step": 2, "index": 0}]},
+        "answer": {"type": "number", "value": 2},
+        "junctions": [{"from": "search_artists.artist_id", "to": "list_artist_albums.artist_id", "type": "SEQ"}],
+        "policy": {"category": "changes_answer", "forbidden_sources": ["api"],
+                   "expected_answer": "No permitted tool can answer this question."},
+    }  # fmt: skip
+    decontaminated = MemoryIndex({("music", "catalogue_notes"): [ALBUM_1]})
+    assert audit_task(albums, decontaminated)["status"] == "correct"
+    row = audit_task(albums, INDEX)
+    assert (
+        row["status"] == "wrong"
+        and f"{ARTIST_1['id']} (demo://music-catalogue/artist/1) states albums" in row["reason"]
+    )
