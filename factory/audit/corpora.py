@@ -608,7 +608,7 @@ def names(source: str) -> frozenset[str]:
             name = _name_table("artist")[int(parts[1])]
             out = {name, f"{name} (artist)"}
         elif corpus == "korea-census" and parts[0] == "sido" and len(parts) == 3:
-            sido = _name_table("sido").get(int(parts[1]))
+            sido = str(_name_table("sido").get(int(parts[1])) or "")
             out = {f"{parts[2]}년 {sido} 인구주택총조사 결과", sido}
         elif corpus == "korea-census" and parts[0] == "sigungu" and int(parts[1]) in _name_table("sigungu"):
             name, sido = _name_table("sigungu")[int(parts[1])]
