@@ -619,6 +619,31 @@ def names(source: str) -> frozenset[str]:
     return frozenset(norm_name(n) for n in out if n)
 
 
+def subject(source: str) -> list[frozenset[str]]:
+    """What a question must name to be about the document of `source`: alternatives, each a set of names all
+    of which it states (a bulletin: its airport and its date; a province bulletin: the province and the
+    year; a note: its album or artist; a district bulletin: the district)."""
+    m = re.fullmatch(r"demo://([\w-]+)/(.+)", source or "")
+    if not m:
+        return []
+    corpus, parts = m.group(1), m.group(2).split("/")
+    alts: list[set[str]] = []
+    try:
+        if corpus == "aviation-weather" and len(parts) == 2:
+            alts = [{parts[0], parts[1]}, {str(_name_table("airport").get(parts[0], parts[0])), parts[1]}]
+        elif corpus == "music-catalogue" and parts[0] == "album" and int(parts[1]) in _name_table("album"):
+            alts = [{str(_name_table("album")[int(parts[1])][0])}]
+        elif corpus == "music-catalogue" and parts[0] == "artist" and int(parts[1]) in _name_table("artist"):
+            alts = [{str(_name_table("artist")[int(parts[1])])}]
+        elif corpus == "korea-census" and parts[0] == "sido" and len(parts) == 3:
+            alts = [{str(_name_table("sido").get(int(parts[1]))), parts[2]}, {parts[1], parts[2]}]
+        elif corpus == "korea-census" and parts[0] == "sigungu" and int(parts[1]) in _name_table("sigungu"):
+            alts = [{str(_name_table("sigungu")[int(parts[1])][0])}, {parts[1]}]
+    except ValueError:
+        return []
+    return [frozenset(norm_name(n) for n in a) for a in alts]
+
+
 def slots(text: str, doc: Document) -> list[Slot]:
     """Every statement the audit's patterns read in `text`, each compared with the document's raw facts."""
     out: list[Slot] = []

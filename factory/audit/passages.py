@@ -265,18 +265,23 @@ def passage_bridge(
 
 
 def documents_answer(task: Mapping[str, Any], index: PassageIndex | None) -> str | None:
-    """A served passage that answers an API-only task: its document is named by a value the golden calls send
-    (a name, title or code the question states) and one of its statements has the answer as its raw value.
+    """A served passage that answers an API-only task: the values the golden calls send name its document's
+    subject (`corpora.subject`: e.g. the airport and the date of a bulletin) and one of its statements has
+    the answer as its raw value.
     None when there is none (or no index to read)."""
     answer = (task.get("answer") or {}).get("value")
     if answer is None or isinstance(answer, list | dict) or index is None:
         return None
-    named = {norm_name(v) for a in task.get("golden_actions") or [] for v in (a.get("args") or {}).values()
-             if isinstance(v, str) and v.strip() and v != "<KEY>"}  # fmt: skip
+    named = {
+        norm_name(v)
+        for a in task.get("golden_actions") or []
+        for v in (a.get("args") or {}).values()
+        if isinstance(v, str | int) and not isinstance(v, bool) and str(v).strip() and v != "<KEY>"
+    }
     domain = str(task.get("domain") or "")
     for collection in index.collections(domain):
         for rid, row in (index.rows(domain, collection) or {}).items():
-            if not named & corpora.names(str(row.get("source") or "")):
+            if not any(alt <= named for alt in corpora.subject(str(row.get("source") or ""))):
                 continue
             try:
                 doc = corpora.document(str(row.get("source")))
