@@ -258,3 +258,21 @@ def test_an_api_only_task_the_documents_answer_is_not_unanswerable_without_the_a
         row["status"] == "wrong"
         and f"{ARTIST_1['id']} (demo://music-catalogue/artist/1) states albums" in row["reason"]
     )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("corpus", "limit"), [("aviation-weather", 120), ("music-catalogue", None), ("korea-census", None)]
+)
+def test_every_statement_of_the_rendered_demo_corpora_agrees_with_the_raw_data(corpus: str, limit: int | None) -> None:
+    """The renderer (`factory.retrieval.demo_corpora`) and the audit's own reading of the raw data agree on every
+    statement of every document (aviation: the first 120 bulletins); a renderer change that states another value,
+    or a sentence the audit no longer reads, fails here before it fails a published task."""
+    from factory.retrieval.demo_corpora import render
+
+    docs = render(corpus, limit)
+    read = {d.source: corpora.slots(d.text, corpora.document(d.source)) for d in docs}
+    wrong = [(src, s.key, s.stated, s.raw) for src, slots in read.items() for s in slots if not s.agrees]
+    assert not wrong, wrong[:5]
+    per_doc = min(len(s) for s in read.values())
+    assert per_doc >= {"aviation-weather": 20, "music-catalogue": 8, "korea-census": 7}[corpus]
