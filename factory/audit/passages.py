@@ -88,8 +88,10 @@ class LanceIndex:
             return None
         import lancedb
 
+        from factory.io import object_store_options
+
         uri, version = self.pins[name]
-        table = lancedb.connect(uri).open_table(name)
+        table = lancedb.connect(uri, storage_options=object_store_options(uri) or None).open_table(name)
         table.checkout(version)
         cols = ["id", "title", "source", "position", "text"]
         data = table.to_arrow().select(cols).to_pylist()
