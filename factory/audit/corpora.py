@@ -397,6 +397,14 @@ def artist_document(artist_id: int) -> dict[str, Any]:
 
 _KOREA: list[tuple[str, dict[str, str]]] = [
     (
+        r"\[보도자료\] (?P<year>\d{4})년 인구주택총조사 (?P<sido>\S+) 결과",
+        {"year": "number", "sido": "sido.name"},
+    ),
+    (
+        r"\[보도자료\] (?P<sg_sido>\S+) (?P<sigungu>.+) 인구 동향 \((?P<span_first>\d{4})~(?P<last_year>\d{4})년\)",
+        {"sg_sido": "sido.name", "sigungu": "sigungu.name", "span_first": "number", "last_year": "number"},
+    ),
+    (
         rf"(?P<year>\d{{4}})년 (?P<sido>\S+)의 총인구는 (?P<total>{PERSONS})으로 집계되었다\. 남자는 (?P<male>{PERSONS}), "
         rf"여자는 (?P<female>{PERSONS})이며 성비\(여자 100명당 남자\)는 (?P<ratio>{NUM})이다\.",
         {
@@ -511,6 +519,7 @@ def sigungu_document(code: int) -> dict[str, Any]:
     r0 = r.iloc[0]
     mine = last[last["adm1_code"] == r0["adm1_code"]]
     f: dict[str, Any] = {
+        "span_first": years[0],
         "last_year": years[-1],
         "sigungu": r0["sigunguNm"],
         "sg_total": float(r0["total"]),
