@@ -276,3 +276,15 @@ def test_every_statement_of_the_rendered_demo_corpora_agrees_with_the_raw_data(c
     assert not wrong, wrong[:5]
     per_doc = min(len(s) for s in read.values())
     assert per_doc >= {"aviation-weather": 20, "music-catalogue": 8, "korea-census": 7}[corpus]
+
+
+def test_the_synthesis_replay_reads_a_whole_float_as_the_passage_writes_it() -> None:
+    """The resolve stage replays a passage_value with `factory.synthesis.answers.compute`: 42.0 written '42.0 °F'
+    (an aviation bulletin's dew point) is stated, not a stale label."""
+    from factory.synthesis.answers import compute
+
+    passage = {"id": "aviation:x", "text": "The dew point averaged 42.0 °F and relative humidity 64.9 %."}
+    spec = {"kind": "passage_value", "calls": [{"step": 1, "index": 0, "record": {"id": "aviation:x"}}], "value": 42.0}
+    results = [{"step": 1, "sample": [passage], "records": [passage], "total_count": None}]
+    assert compute(spec, results)["value"] == 42.0
+    assert compute({**spec, "value": 42.5}, results)["value"] is None
