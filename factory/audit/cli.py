@@ -7,6 +7,8 @@
 Prints one line per task (wrong and not-derivable first) with the stored and the re-derived
 answer and why they differ, the type mismatches of bridged values, and the counts; writes the
 full report (every call and bridge) as JSON to `--out` (default `<data_dir>/audit/report.json`).
+Search calls are checked against the project's served retrieval index (the `retrieval_index` values
+pinned LanceDB versions; with --tasks, only with --config or --index-from-project).
 Exit code 1 when a task is wrong (with `--strict`, also when one is not derivable), 2 when there
 is nothing to audit.
 """
@@ -73,6 +75,25 @@ def published_tasks(store: Store) -> list[dict[str, Any]]:
     return _tasks_of(value, store.path(artifact_rel("dataset_splits")))
 
 
+INDEX_ASSET = "retrieval_index"
+
+
+def served_index(store: Store, domains: list[str]) -> Any:
+    """The served retrieval tables of `domains` at the versions their published `retrieval_index` values pin
+    (a `factory.audit.passages.LanceIndex`); a domain without a published index has none."""
+    from factory.audit.passages import LanceIndex
+
+    pins: dict[str, tuple[str, int]] = {}
+    for d in domains:
+        try:
+            value = read_artifact(store, INDEX_ASSET, d, default=None)
+        except StoreError as e:
+            raise AuditInputError(f"cannot read the {INDEX_ASSET} of {d!r}: {e}") from e
+        if isinstance(value, dict) and value.get("table") and value.get("version") is not None:
+            pins[str(value["table"])] = (str(value["uri"]), int(value["version"]))
+    return LanceIndex(pins)
+
+
 def run_audit(args: argparse.Namespace) -> int:
     from factory.audit.run import audit, format_report
 
@@ -80,17 +101,23 @@ def run_audit(args: argparse.Namespace) -> int:
         if args.tasks:
             tasks = read_task_file(Path(args.tasks))
             store = None
+            if args.config or args.index_from_project:
+                index_store: Store | None = data_store(load_config(args.config))
+            else:
+                index_store = None
         else:
             cfg = load_config(args.config)
-            store = data_store(cfg)
+            store = index_store = data_store(cfg)
             tasks = published_tasks(store)
+        domains = sorted({str(t.get("domain")) for t in tasks if t.get("domain")})
+        index = served_index(index_store, domains) if index_store is not None else None
     except AuditInputError as e:
         _out(f"error: {e}", err=True)
         return 2
     if not tasks:
         _out("error: the dataset has no tasks", err=True)
         return 2
-    report = audit(tasks)
+    report = audit(tasks, index)
     _out(format_report(report))
     if args.out:
         out = Path(args.out).resolve()
@@ -116,4 +143,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", default=None, help="audit this task file instead of the published dataset")
     p.add_argument("--out", default=None, help=f"JSON report path (default: <data_dir>/{REPORT_REL})")
     p.add_argument("--strict", action="store_true", help="also fail (exit 1) when a task is not derivable")
+    p.add_argument(
+        "--index-from-project",
+        action="store_true",
+        help="with --tasks: read the passages search calls cite from the project's served retrieval index",
+    )
     p.set_defaults(func=run_audit)

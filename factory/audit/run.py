@@ -27,17 +27,24 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from factory.audit import kinds, reference
+from factory.audit import kinds, passages, reference
+from factory.audit.passages import PassageIndex, SearchCheck
 from factory.audit.reference import GENERIC, NotInterpretable, Session
 from factory.audit.spec import CallResult, SpecUnreadable, Underivable, evaluate, number, read_positions, same
 
 STATUSES = ("correct", "wrong", "not_derivable")
+KNOWN_SPECS = ("count", "value", "cmp", "cond", "sem", "passage_value")
+AUDIT_KINDS = ("api", "passage_value", "passage_bridge", "policy_unanswerable")
 
 
-def _call_results(actions: Sequence[Mapping[str, Any]]) -> tuple[list[CallResult | None], list[dict[str, Any]]]:
+def _call_results(
+    actions: Sequence[Mapping[str, Any]], domain: str = "", index: PassageIndex | None = None
+) -> tuple[list[CallResult | None], list[dict[str, Any]], dict[int, SearchCheck]]:
+    """Reference results of the golden calls, the per-call rows, and the checks of the search calls."""
     session = Session()
     results: list[CallResult | None] = []
     rows: list[dict[str, Any]] = []
+    searches: dict[int, SearchCheck] = {}
     for pos, a in enumerate(actions):
         platform, tool, args = a.get("platform", ""), a["tool"], dict(a.get("args") or {})
         row: dict[str, Any] = {
@@ -48,6 +55,18 @@ def _call_results(actions: Sequence[Mapping[str, Any]]) -> tuple[list[CallResult
             "stored_total": a.get("total_count"),
             "stored_records": a.get("records"),
         }
+        st = a.get("source_type") or "api"
+        if st not in passages.SOURCE_TYPES:
+            results.append(None)
+            rows.append({**row, "status": "unknown_source_type", "detail": f"source_type {st!r}"})
+            continue
+        if passages.is_search(a):
+            check = passages.check_search(a, domain, index)
+            searches[pos] = check
+            results.append(check.result)
+            rows.append({**row, "status": f"search_{check.status}", "detail": check.detail,
+                         "passage_ids": list(a.get("passage_ids") or [])})  # fmt: skip
+            continue
         if (platform, tool) not in reference.REFERENCES:
             results.append(None)
             rows.append({**row, "status": "no_reference"})
@@ -72,11 +91,22 @@ def _call_results(actions: Sequence[Mapping[str, Any]]) -> tuple[list[CallResult
                 "derived_records": len(r.records),
             }
         )
-    return results, rows
+    return results, rows, searches
 
 
-def _answer(task: Mapping[str, Any], results: Sequence[CallResult | None]) -> dict[str, Any]:
+def _answer(
+    task: Mapping[str, Any],
+    results: Sequence[CallResult | None],
+    searches: Mapping[int, SearchCheck] | None = None,
+    index: PassageIndex | None = None,
+) -> dict[str, Any]:
     actions = task["golden_actions"]
+    spec = task["answer_spec"]
+    if isinstance(spec, Mapping) and spec.get("kind") == "passage_value":
+        return _passage_value(task, searches or {}, index)
+    if isinstance(spec, Mapping) and spec.get("kind") not in KNOWN_SPECS:
+        return {"status": "wrong", "reason": f"unknown answer kind {spec.get('kind')!r}: the audit has no evaluator "
+                f"for it (it knows {', '.join(KNOWN_SPECS)})"}  # fmt: skip
     try:
         reads = read_positions(task["answer_spec"], actions)
     except SpecUnreadable as e:
@@ -100,6 +130,85 @@ def _answer(task: Mapping[str, Any], results: Sequence[CallResult | None]) -> di
     if got.get("branch") and stored.get("branch") and stored["branch"] != got["branch"]:
         return {**out, "status": "wrong", "reason": f"branch {stored['branch']!r} ≠ raw data {got['branch']!r}"}
     return {**out, "status": "correct", "reason": ""}
+
+
+def _passage_value(
+    task: Mapping[str, Any], searches: Mapping[int, SearchCheck], index: PassageIndex | None
+) -> dict[str, Any]:
+    """A number a cited passage states answers the task: re-derived from the raw data of its document."""
+    actions = task["golden_actions"]
+    spec = task["answer_spec"]
+    try:
+        reads = sorted(read_positions(spec, actions))
+    except SpecUnreadable as e:
+        return {"status": "not_derivable", "reason": f"answer_spec unreadable: {e}"}
+    if len(reads) != 1 or reads[0] not in searches:
+        return {"status": "wrong", "reason": f"a passage_value spec must read one search call, reads {reads}"}
+    pos = reads[0]
+    check = searches[pos]
+    if check.status in ("no_index", "unknown_document"):
+        return {"status": "not_derivable", "reason": check.detail}
+    a = actions[pos]
+    got = passages.passage_answer(spec, check, str(task.get("domain")), passages.collection_of(a["tool"]), index,
+                                  (a.get("args") or {}).get("query"))  # fmt: skip
+    if got["status"] != "derived":
+        return got
+    stored = task.get("answer") or {}
+    out = {"derived": got["derived"], "slot": got["slot"]}
+    if not same(stored.get("value"), got["derived"]) or not same(spec.get("value"), got["derived"]):
+        return {**out, "status": "wrong", "reason": f"answer {stored.get('value')!r} ≠ raw data {got['derived']!r} "
+                f"({got['slot']} of the passage's document)"}  # fmt: skip
+    return {**out, "status": "correct", "reason": ""}
+
+
+def _passage_links(
+    task: Mapping[str, Any], results: Sequence[CallResult | None], searches: Mapping[int, SearchCheck]
+) -> list[dict[str, Any]]:
+    """Junctions into and out of search calls: an API value that becomes the query (it must be the upstream
+    record's value), and a passage value bound into an API argument (`passages.passage_bridge`)."""
+    actions = task["golden_actions"]
+    out: list[dict[str, Any]] = []
+    for j in task.get("junctions") or []:
+        src, dst = str(j.get("from", "")), str(j.get("to", ""))
+        if "." not in src or "." not in dst:
+            continue
+        s_tool, fld = src.split(".", 1)
+        d_tool, param = dst.split(".", 1)
+        ups = [p for p, a in enumerate(actions) if a["tool"] == s_tool]
+        for d, a in enumerate(actions):
+            if a["tool"] != d_tool or not any(u < d for u in ups) or param not in (a.get("args") or {}):
+                continue
+            before = [u for u in ups if u < d]
+            v = a["args"][param]
+            if passages.is_search(a):  # API → RAG: the query is the upstream record's value
+                vals = _values(results, before, fld)
+                ok = vals is not None and any(same(v, x) for x in vals)
+                out.append({"kind": "passage_query", "from": src, "to": dst, "call": d, "value": v,
+                            "status": "ok" if ok else "value_not_upstream" if vals is not None else "not_checked"})  # fmt: skip
+            elif any(u in searches for u in before):  # RAG → API: a statement of a cited passage binds the argument
+                check = searches[max(u for u in before if u in searches)]
+                row = passages.passage_bridge(v, a.get("platform", ""), d_tool, param, check)
+                out.append({"kind": "passage_bridge", "from": src, "to": dst, "call": d, "value": v, **row})
+    return out
+
+
+def _is_passage_link(task: Mapping[str, Any], j: Mapping[str, Any]) -> bool:
+    search_tools = {a["tool"] for a in task["golden_actions"] if passages.is_search(a)}
+    return any(str(j.get(k, "")).split(".", 1)[0] in search_tools for k in ("from", "to"))
+
+
+def audit_kind(task: Mapping[str, Any]) -> str:
+    """What the audit checks for the task: policy_unanswerable (a policy makes it unanswerable), passage_value
+    (a passage states the answer), passage_bridge (a passage value feeds an API call), api (API values only)."""
+    pol = task.get("policy")
+    if isinstance(pol, Mapping) and pol.get("category") == "changes_answer":
+        return "policy_unanswerable"
+    spec = task.get("answer_spec")
+    if isinstance(spec, Mapping) and spec.get("kind") == "passage_value":
+        return "passage_value"
+    if any(passages.is_search(a) for a in task.get("golden_actions") or []):
+        return "passage_bridge"
+    return "api"
 
 
 def _values(results: Sequence[CallResult | None], positions: Iterable[int], fld: str) -> list[Any] | None:
@@ -156,7 +265,7 @@ def _bridges(
     mismatched_targets: set[int] = set()
     for j in task.get("junctions") or []:
         src, dst = str(j.get("from", "")), str(j.get("to", ""))
-        if "." not in src or "." not in dst:
+        if "." not in src or "." not in dst or _is_passage_link(task, j):
             continue
         s_tool, s_fields = src.split(".", 1)
         d_tool, d_params = dst.split(".", 1)
@@ -388,17 +497,44 @@ def _node(j: Mapping[str, Any]) -> dict[str, Any]:
     return {"operator": node.get("operator"), "field": node.get("field"), "threshold": node.get("threshold")}
 
 
-def audit_task(task: Mapping[str, Any]) -> dict[str, Any]:
-    """One task's audit row (status, stored/derived answer, calls, bridges)."""
+def audit_task(task: Mapping[str, Any], index: PassageIndex | None = None) -> dict[str, Any]:
+    """One task's audit row (status, audit kind, stored/derived answer, calls, bridges); `index` serves the
+    passages that search calls cite."""
     task = copy.deepcopy(dict(task))
-    results, calls = _call_results(task["golden_actions"])
-    answer = _answer(task, results)
-    bridges = _bridges(task, results, answer) + _processes(task, results)
+    domain = str(task.get("domain") or "")
+    results, calls, searches = _call_results(task["golden_actions"], domain, index)
+    answer = _answer(task, results, searches, index)
+    bridges = _bridges(task, results, answer) + _processes(task, results) + _passage_links(task, results, searches)
     mismatches = [b for b in bridges if b["status"] == "type_mismatch"]
     status, reason = answer["status"], answer.get("reason", "")
     changed = [b for b in mismatches if b.get("effect") == "answer_differs"]
     misselected = [b for b in bridges if b["status"] in ("threshold_differs", "value_not_selected")]
-    if changed and status == "correct":
+    unknown = [c for c in calls if c["status"] == "unknown_source_type"]
+    searched = [calls[p] for p, check in searches.items() if check.failed]
+    ungrounded = [b for b in bridges if b["kind"] == "passage_bridge" and b["status"] in ("misstated", "not_stated")]
+    unread = [b for b in bridges if b["kind"] == "passage_bridge" and b["status"] in ("not_read", "not_checked")]
+    unqueried = [b for b in bridges if b["kind"] == "passage_query" and b["status"] == "value_not_upstream"]
+    policy = passages.check_policy(task, index)
+    if unknown:
+        status = "wrong"
+        reason = "unknown call kind: " + "; ".join(f"{c['pos']}:{c['tool']} {c['detail']}" for c in unknown)
+    elif searched and status != "wrong":
+        status = "wrong"
+        reason = "a search call's passage fails: " + "; ".join(f"{c['tool']} {c['detail']}" for c in searched)
+    elif ungrounded and status != "wrong":
+        status = "wrong"
+        reason = "an API argument is not a statement of the cited passage: " + "; ".join(
+            f"{b['to']} {b['value']!r} ({b['status']}: {b['detail']})" for b in ungrounded
+        )
+    elif unqueried and status != "wrong":
+        status = "wrong"
+        reason = "a search query is not the upstream value: " + "; ".join(
+            f"{b['to']} {b['value']!r}" for b in unqueried
+        )
+    elif unread and status == "correct":
+        status = "not_derivable"
+        reason = "; ".join(f"{b['to']} {b['value']!r}: {b['status']} {b.get('detail', '')}" for b in unread)
+    elif changed and status == "correct":
         status = "wrong"
         reason = "type mismatch changes the answer: " + "; ".join(
             f"{b['from']}→{b['to']} {b['value']!r} (intended {b['intended_value']!r})" for b in changed
@@ -410,6 +546,8 @@ def audit_task(task: Mapping[str, Any]) -> dict[str, Any]:
             f" ({b['status']})"
             for b in misselected
         )
+    if policy is not None and status != "wrong":
+        status, reason = policy[0], "policy: " + policy[1]
     stored = task.get("answer") or {}
     return {
         "id": task.get("id"),
@@ -425,14 +563,17 @@ def audit_task(task: Mapping[str, Any]) -> dict[str, Any]:
         "derived": answer.get("derived"),
         "derived_branch": answer.get("derived_branch"),
         "type_mismatch": bool(mismatches),
+        "audit_kind": audit_kind(task),
+        "hop_type": task.get("hop_type") or "API",
+        "policy": (task.get("policy") or {}).get("category") if isinstance(task.get("policy"), Mapping) else None,
         "calls": calls,
         "bridges": bridges,
     }
 
 
-def audit(tasks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The audit report of a list of tasks: per-task rows and counts."""
-    rows = [audit_task(t) for t in tasks]
+def audit(tasks: Sequence[Mapping[str, Any]], index: PassageIndex | None = None) -> dict[str, Any]:
+    """The audit report of a list of tasks: per-task rows and counts (also per audit kind)."""
+    rows = [audit_task(t, index) for t in tasks]
     counts = Counter(r["status"] for r in rows)
     by_domain: dict[str, Counter[str]] = {}
     for r in rows:
@@ -451,6 +592,10 @@ def audit(tasks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "calls": dict(sorted(call_status.items())),
         "links": {k: v for k, v in sorted(links.items()) if v},
         "tools_without_reference": [f"{p}/{t}" for p, t in tools],
+        "by_kind": {
+            k: {s: sum(1 for r in rows if r["audit_kind"] == k and r["status"] == s) for s in STATUSES}
+            for k in AUDIT_KINDS
+        },
         "rows": rows,
     }
 
@@ -479,6 +624,10 @@ def format_report(report: Mapping[str, Any]) -> str:
                     f"{'':<14} drv {b['status']}: {b['from']} {b['operator']} {b['field']} = {b['threshold']!r}, raw data "
                     f"{b.get('derived_threshold')!r} over {b.get('scanned')} of {b.get('upstream_total')} records"
                 )
+            if b["kind"] in ("passage_bridge", "passage_query") and b["status"] not in ("ok", "untyped"):
+                lines.append(f"{'':<14} {b['kind']} {b['status']}: {b['from']} → {b['to']} {b['value']!r} "
+                             f"{b.get('detail', '')}")  # fmt: skip
+                continue
             if b["status"] == "type_mismatch":
                 lines.append(
                     f"{'':<14} type_mismatch {b['kind']}: {b['from']} ({b['from_kind']}) → {b['to']} "
@@ -494,6 +643,11 @@ def format_report(report: Mapping[str, Any]) -> str:
     )
     for d, dc in report["by_domain"].items():
         lines.append(f"  {d:<9} correct {dc['correct']}, wrong {dc['wrong']}, not_derivable {dc['not_derivable']}")
+    for k, kc in (report.get("by_kind") or {}).items():
+        if any(kc.values()):
+            lines.append(
+                f"  kind {k:<19} correct {kc['correct']}, wrong {kc['wrong']}, not_derivable {kc['not_derivable']}"
+            )
     lines.append("calls: " + ", ".join(f"{k} {v}" for k, v in report["calls"].items()))
     lines.append("links: " + (", ".join(f"{k} {v}" for k, v in report["links"].items()) or "none"))
     if report["tools_without_reference"]:
