@@ -394,3 +394,84 @@ def test_no_cyclic_gc_restores_the_collector_state():
         assert not gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_refiner_observes_paths_in_path_order_whatever_order_they_finish_in():
+    """Issue 20: a path's observations enter the knowledge graph as soon as it and every earlier path
+    have finished (overlapping later paths' waits); the graph, the observation list and the edges are
+    those of the earlier loop that observed everything after the gather, whatever the finishing order."""
+    import asyncio
+
+    from factory.graph.refine import Refiner
+    from factory.graph.skeleton import seed_knowledge_graph
+    from factory.tools.outcomes import CallResult, Outcome
+
+    cfg = load_config()
+    cfg = cfg.model_copy(
+        update={
+            "graph": cfg.graph.model_copy(
+                update={"iterations": 2, "paths_per_iteration": 10, "eval_trials_per_edge": 0, "checkpoint": False}
+            )
+        }
+    )
+    src = _spec("list_a", {"q": "string"}, ["q"], ["code"])
+    tgt = _spec("get_b", {"code": "string"}, ["code"], ["name"])
+    specs = ToolRegistry([src, tgt])
+    bindings = [{"target_param": "code", "source_field": "code", "transform": None}]
+    a, b = prior(0.8, cfg.graph.kappa)
+    edge = Edge(
+        edge_id="e1", source_tool="list_a", source_domain="d", source_platform="p", source_tool_id="d/p/list_a",
+        target_tool="get_b", target_domain="d", target_platform="p", target_tool_id="d/p/get_b", cross_domain=False,
+        similarity=0.9, bindings=bindings, plan=plans.compile_plan(tgt, bindings, {}), feasibility=0.8, reason="",
+        alpha=a, beta=b, prior_alpha=a, prior_beta=b, proposal_provenance={},
+    )  # fmt: skip
+    skeleton = {"domain": "d", "fingerprint": "f", "edges": [edge.to_json()], "value_types": {}}
+    rows = [
+        {"platform": "p", "tool": "list_a", "outcome": "semantic_success", "record_count": 1,
+         "args": {"q": f"q{i}"}, "first_record": {"code": f"q{i}-c0"}, "call_digest": f"p{i}"}
+        for i in range(6)
+    ]  # fmt: skip
+
+    class FakeExecutor:
+        def __init__(self, seed):
+            self.rng = np.random.default_rng(seed)
+            self.finished: list[str] = []
+
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc):
+            return None
+
+        async def in_episode(self, aw):
+            return await aw
+
+        async def call(self, spec, args):
+            await asyncio.sleep(float(self.rng.random()) * 0.01)
+            if spec.name == "list_a":
+                records = [{"code": f"{args.get('q')}-c{j}"} for j in range(2)]
+            else:
+                records = [{"name": f"n-{args.get('code')}", "code": args.get("code")}]
+            self.finished.append(f"{spec.name}:{sorted(args.items())}")
+            return CallResult(
+                domain="d", platform="p", tool=spec.name, args=dict(args), outcome=Outcome.SEMANTIC_SUCCESS,
+                records=records, record_count=len(records), call_digest=f"{spec.name}:{sorted(args.items())}",
+            )  # fmt: skip
+
+    def run(seed, legacy):
+        kg = seed_knowledge_graph("d", specs, {"d": {"rows": rows}}, cfg)
+        ex = FakeExecutor(seed)
+        refiner = Refiner("d", skeleton, specs, kg, cfg, lambda: ex, progress=lambda m: None, legacy=legacy)
+        state = asyncio.run(refiner.run())
+        edges = [(e.edge_id, e.alpha, e.beta, e.trials) for e in state["edges"]]
+        return kg.to_value(), state["observations"], edges, ex.finished
+
+    old = run(0, legacy=True)
+    starts = [c for c in old[3] if c.startswith("list_a")]
+    assert len(set(starts)) > 3 and old[1]  # distinct start calls, observations kept
+    orders = set()
+    for seed in (1, 2, 3):
+        new = run(seed, legacy=False)
+        assert new[:3] == old[:3]
+        orders.add(tuple(new[3]))
+    assert len(orders) > 1  # the paths finished in different orders
