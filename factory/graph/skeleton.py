@@ -287,6 +287,8 @@ class _Embeddings:
         return self.matrix[[self.index[t] for t in tids]]
 
 
+_UNSET: Any = object()
+
 # Column groups of the top-K prefilter: a row's k best scores lie in its k groups of highest maximum.
 _GROUP = 64
 
@@ -685,9 +687,11 @@ class _Admission:
         self._priors: dict[float, tuple[float, float]] = {}  # feasibility → (α, β)
         self._compilers: dict[str, plans.PlanCompiler] = {}
         self._values_for: dict[tuple[str, str], list[Any]] = {}
-        self._fsig: dict[tuple[str, str], Any] = {}
-        self._psig: dict[tuple[str, str], Any] = {}
-        self._checks: dict[tuple[Any, Any, bool], tuple[str, str, str | None]] = {}
+        self._fsig: dict[tuple[str, str], int | None] = {}
+        self._psig: dict[tuple[str, str], int | None] = {}
+        self._sig_ids: dict[Any, int] = {}
+        self._checks: dict[tuple[int, int, bool], tuple[str, str, str | None]] = {}
+        self._unbound: dict[tuple[str, frozenset[str]], list[str]] = {}  # (target, bound) → other params
         self._canon: dict[tuple[tuple[str, str, str], ...], str] = {}  # bindings → canonical JSON rows
         self._quoted: dict[str, str] = {}  # tool id → JSON string
 
@@ -717,36 +721,36 @@ class _Admission:
             self._compilers[tid] = plans.PlanCompiler(self.specs[tid])
         return self._compilers[tid]
 
-    def _field_sig(self, src: str, f: str) -> Any:
-        """What a binding check reads of the source side: name, type, observed values."""
-        if (src, f) not in self._fsig:
-            vals = self.kg.field_values(src, f)
-            key: Any = (f, self.types.field_type(src, f), tuple(vals))
-            try:
-                hash(key)
-            except TypeError:
-                key = None
-            self._fsig[(src, f)] = key
-        return self._fsig[(src, f)]
+    def _field_sig(self, src: str, f: str) -> int | None:
+        """What a binding check reads of the source side (name, type, observed values), as a small int
+        (equal signatures, equal ints: the check memo's keys hash at once); None when unhashable."""
+        sid = self._fsig.get((src, f), _UNSET)
+        if sid is _UNSET:
+            key = ("field", f, self.types.field_type(src, f), tuple(self.kg.field_values(src, f)))
+            sid = self._fsig[(src, f)] = self._intern(key)
+        return sid
 
-    def _param_sig(self, tgt: str, p: str) -> Any:
-        """What a binding check reads of the target side: name, type, known values."""
-        if (tgt, p) not in self._psig:
+    def _param_sig(self, tgt: str, p: str) -> int | None:
+        """What a binding check reads of the target side (name, type, known values), as `_field_sig`."""
+        sid = self._psig.get((tgt, p), _UNSET)
+        if sid is _UNSET:
             vals = target_values(self.kg, tgt, self.specs[tgt], p)
-            key: Any = (p, self.types.param_type(tgt, p), tuple(vals))
-            try:
-                hash(key)
-            except TypeError:
-                key = None
-            self._psig[(tgt, p)] = key
-        return self._psig[(tgt, p)]
+            sid = self._psig[(tgt, p)] = self._intern(("param", p, self.types.param_type(tgt, p), tuple(vals)))
+        return sid
+
+    def _intern(self, key: Any) -> int | None:
+        try:
+            return self._sig_ids.setdefault(key, len(self._sig_ids))
+        except TypeError:  # an unhashable value: never memoized
+            return None
 
     def check(self, src: str, f: str, tgt: str, p: str, uri: bool) -> tuple[str, str, str | None]:
         """(check, reason, value type passed) of one binding, as `type_filter` decides it."""
         fk, pk = self._field_sig(src, f), self._param_sig(tgt, p)
-        key = (fk, pk, uri)
-        if fk is not None and pk is not None and key in self._checks:
-            return self._checks[key]
+        if fk is not None and pk is not None:
+            got = self._checks.get((fk, pk, uri))
+            if got is not None:
+                return got
         if uri:
             check, why = check_uri_id(self.types, src, f, tgt, p, self.kg.field_values(src, f))
             passed = self.types.param_type(tgt, p)
@@ -763,7 +767,7 @@ class _Admission:
             passed = self.types.field_type(src, f)
         out = (check, why, passed)
         if fk is not None and pk is not None:
-            self._checks[key] = out
+            self._checks[(fk, pk, uri)] = out
         return out
 
     def admit(
@@ -833,9 +837,12 @@ class _Admission:
                 counters["duplicate_edges"] += 1
                 continue
             seen.add(eid)
-            bound = {x["target_param"] for x in kept}
+            bound = frozenset(x["target_param"] for x in kept)
+            unbound = self._unbound.get((tgt, bound))
+            if unbound is None:
+                unbound = self._unbound[(tgt, bound)] = sorted(set(self.bindable(tgt)) - bound)
             candidates: dict[str, list[Any]] = {}
-            for p in sorted(set(self.bindable(tgt)) - bound):
+            for p in unbound:
                 vals = list(out.default_candidates.get(p, []))
                 vals += [v for v in self.values_for(tgt, p) if v not in vals]
                 candidates[p] = vals[: g.clarify_candidates]
