@@ -17,7 +17,11 @@ Phase A call is real.
 - Phase A: seconds of one iteration (M paths) with the adjacency kept across iterations against the
   earlier whole-graph copy and prune scan (`Refiner(legacy=True)`), same seed, same paths.
 - Concurrency: paths/s one path at a time against all paths in flight at each per-platform
-  concurrency, with the demo adding the given latency to every request.
+  concurrency, at every added latency (0 / 50 / 200 ms by default) in one run: "live" (the demo
+  adds the latency and serves every request itself, on the same cores) and "replay" (recorded
+  answers after the latency: the factory's own concurrency); at the top level also the earlier
+  iteration (`Refiner(legacy=True)`: every observation after the gather) in the same run.
+  `--sizes ''` runs only this part.
 """
 
 import argparse
