@@ -98,9 +98,12 @@ def _size_inputs(cache: Path, n: int) -> Path:
     return path
 
 
-def build_once(inputs: Path, edges_out: Path | None = None, profile: Path | None = None) -> dict[str, Any]:
-    """One skeleton build of the pickled inputs with the importable `factory` (this checkout or the
-    baseline's): wall and CPU seconds, proposals' seconds, counts; the edge ids to `edges_out`."""
+def build_once(
+    inputs: Path, edges_out: Path | None = None, profile: Path | None = None, domain: str = "bench"
+) -> dict[str, Any]:
+    """One skeleton build of `domain` from the pickled inputs with the importable `factory` (this
+    checkout or the baseline's): wall and CPU seconds, proposals' seconds, counts; to `edges_out` the
+    edge ids ("bench") or the whole edges and rejected pairs (a demo domain)."""
     from factory.config import load_config
     from factory.graph.skeleton import build_skeleton
 
@@ -113,21 +116,28 @@ def build_once(inputs: Path, edges_out: Path | None = None, profile: Path | None
     with inputs.open("rb") as fh:
         d = pickle.load(fh)
     cfg = load_config(ROOT / "factory.yaml")
-    one = cfg.model_copy(update={"graph": cfg.graph.model_copy(update={"k_cross_domain": 0})})
+    one = (
+        cfg
+        if domain != "bench"
+        else cfg.model_copy(update={"graph": cfg.graph.model_copy(update={"k_cross_domain": 0})})
+    )
     gc.collect()
-    prop = TimedProposals()
+    prop = TimedProposals(memo=domain == "bench")
     prof = cProfile.Profile() if profile else None
     t, c = time.monotonic(), time.process_time()
     if prof:
         prof.enable()
-    sk, _ = build_skeleton("bench", d["inv"], d["probes"], d["catalog"], one, prop, lexicons=d["lexicons"])
+    sk, _ = build_skeleton(domain, d["inv"], d["probes"], d["catalog"], one, prop, lexicons=d["lexicons"])
     if prof:
         prof.disable()
     wall, cpu = time.monotonic() - t, time.process_time() - c
     if prof and profile:
         prof.dump_stats(str(profile))
-    if edges_out is not None:
+    if edges_out is not None and domain == "bench":
         edges_out.write_text(json.dumps(sorted(e["edge_id"] for e in sk["edges"])))
+    elif edges_out is not None:
+        rejected = sorted((r["source"], r["target"]) for r in sk["rejected"])
+        edges_out.write_text(json.dumps({"edges": sk["edges"], "rejected": rejected}, sort_keys=True, default=str))
     return {
         "wall_s": round(wall, 2),
         "cpu_s": round(cpu, 2),
@@ -151,13 +161,13 @@ def _baseline_tree(ref: str) -> Path:
     return out
 
 
-def _in_subprocess(tree: Path, inputs: Path, edges_out: Path) -> dict[str, Any]:
+def _in_subprocess(tree: Path, inputs: Path, edges_out: Path, domain: str = "bench") -> dict[str, Any]:
     """`build_once` with the `factory` package of `tree`, in a fresh process."""
     code = (
         "import json, sys; from pathlib import Path; "
         f"sys.path.insert(0, {str(ROOT / 'benchmarks')!r}); "
         "from skeleton_scale import build_once; "
-        f"print('RESULT', json.dumps(build_once(Path({str(inputs)!r}), Path({str(edges_out)!r}))))"
+        f"print('RESULT', json.dumps(build_once(Path({str(inputs)!r}), Path({str(edges_out)!r}), domain={domain!r})))"
     )
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tree)
@@ -177,6 +187,7 @@ def main() -> None:
     ap.add_argument("--baseline", default="main", help="git ref run side by side ('' to skip)")
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "skeleton-scale-cache"))
     ap.add_argument("--profile", type=int, default=0, help="cProfile this checkout's build at this size")
+    ap.add_argument("--demo-domains", default="music,aviation", help="demo domains compared edge by edge ('' to skip)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     cache = Path(args.cache)
@@ -190,8 +201,27 @@ def main() -> None:
         st.sort_stats("tottime").print_stats(30)
         return
     tree = _baseline_tree(args.baseline) if args.baseline else None
+    if args.demo_domains and tree is not None:
+        # the demo's own domains, value types inferred in the build as a run without tool_lexicon does:
+        # every field of every admitted edge, and the rejected pairs, compared with the baseline's
+        base = _cache_inputs(cache)
+        demo = cache / "demo_build.pickle"
+        with demo.open("wb") as fh:
+            pickle.dump({"inv": base["inventories"], "probes": base["probes"], "catalog": base["catalog"],
+                         "lexicons": None}, fh)  # fmt: skip
+        for dom in args.demo_domains.split(","):
+            a, b = cache / f"demo_base_{dom}.json", cache / f"demo_new_{dom}.json"
+            rb = _in_subprocess(tree, demo, a, dom)
+            rn = _in_subprocess(ROOT, demo, b, dom)
+            ea, eb = json.loads(a.read_text()), json.loads(b.read_text())
+            print(
+                f"demo {dom}: candidates {rn['candidates']}, admitted {rb['admitted']} / {rn['admitted']}, "
+                f"same edges (every field) {ea['edges'] == eb['edges']}, same rejected pairs "
+                f"{ea['rejected'] == eb['rejected']}, edge ids {sorted(e['edge_id'] for e in eb['edges'])[:2]}…",
+                flush=True,
+            )
     rows = []
-    for n in [int(x) for x in args.sizes.split(",")]:
+    for n in [int(x) for x in args.sizes.split(",") if x]:
         inputs = _size_inputs(cache, n)
         with inputs.open("rb") as fh:
             types_s = pickle.load(fh)["types_s"]
