@@ -476,32 +476,15 @@ class Refiner:
                 runner.ex.in_episode(_run_path(runner, i, s, a, out_edges, r, self.cfg))  # own state per path
                 for i, (s, a, r) in enumerate(zip(starts, args, rngs, strict=False))
             ]
-            # The paths read no knowledge-graph value (their start arguments are drawn above), so what
-            # they observed goes into it in path order while later paths still wait on their calls
-            # (the same graph and observation list as after the gather, off the iteration's critical path)
-            done: list[dict[str, Any] | None] = [None] * len(jobs)
-            committed = 0
-
-            def commit() -> None:
-                nonlocal committed
-                while committed < len(done) and (p := done[committed]) is not None:
-                    self._observe_path(state, adj, p)
-                    committed += 1
-
-            async def finish(i: int, job: Awaitable[dict[str, Any]]) -> dict[str, Any]:
-                path = done[i] = await job
-                if not self.legacy:  # legacy: every observation after the gather, as before issue 20
-                    commit()
-                return path
-
             if self.concurrent:
-                paths = await asyncio.gather(*(finish(i, j) for i, j in enumerate(jobs)))
+                paths = await asyncio.gather(*jobs)
             else:  # one path at a time (benchmark baseline)
-                paths = [await finish(i, j) for i, j in enumerate(jobs)]
-            commit()
+                paths = [await j for j in jobs]
             touched: dict[str, Edge] = {}
             for p in paths:  # path order: deterministic updates
-                if not (is_success_outcome(p["start_outcome"]) and p["start_records"]):
+                if is_success_outcome(p["start_outcome"]) and p["start_records"]:
+                    self._keep_observation(state, p["start"], {**p["start_call"], "args": p["start_args"]})
+                else:
                     entry["start_failures"] += 1
                     continue
                 if not p["steps"]:
@@ -517,6 +500,7 @@ class Refiner:
                     if is_success_outcome(s["outcome"]):
                         entry["step_successes"] += 1
                         self._cache(e, s)
+                        self._keep_observation(state, e.target_tool_id, s)
                     else:
                         ok_all = False
                 entry["passed"] += ok_all
@@ -533,15 +517,6 @@ class Refiner:
         entry["calls"] = runner.calls - calls0
         entry["seconds"] = round(time.monotonic() - t0, 3)
         state["history"].append(entry)
-
-    def _observe_path(self, state: dict[str, Any], adj: "_Adjacency", p: Mapping[str, Any]) -> None:
-        """The knowledge a finished path brings: its start call and its successful steps' calls."""
-        if not (is_success_outcome(p["start_outcome"]) and p["start_records"]):
-            return
-        self._keep_observation(state, p["start"], {**p["start_call"], "args": p["start_args"]})
-        for s in p["steps"]:
-            if is_success_outcome(s["outcome"]):
-                self._keep_observation(state, adj.by_id[s["edge_id"]].target_tool_id, s)
 
     def _cache(self, edge: Edge, step: Mapping[str, Any]) -> None:
         cache = edge.cache
