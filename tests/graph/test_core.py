@@ -394,4 +394,3 @@ def test_no_cyclic_gc_restores_the_collector_state():
         assert not gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
-
