@@ -17,14 +17,19 @@ Phase A call is real.
 - Phase A: seconds of one iteration (M paths) with the adjacency kept across iterations against the
   earlier whole-graph copy and prune scan (`Refiner(legacy=True)`), same seed, same paths.
 - Concurrency: paths/s one path at a time against all paths in flight at each per-platform
-  concurrency, with the demo adding the given latency to every request.
+  concurrency, at every added latency (0 / 50 / 200 ms by default) in one run: "live" (the demo
+  adds the latency and serves every request itself, on the same cores) and "replay" (recorded
+  answers after the latency: the factory's own concurrency); at the top level also the earlier
+  code (`Refiner(legacy=True)` and a knowledge graph with entities and triples per observed call) in
+  the same run.
+  `--sizes ''` runs only this part.
 """
 
 import argparse
 import asyncio
-import copy
 import gc
 import json
+import pickle
 import socket
 import tempfile
 import time
@@ -62,15 +67,19 @@ class TimedProposals:
     """The rules' edge proposals, asked once per pair of base tools (replicas share schemas and probe
     values, so their proposals are equal), with the seconds spent in them."""
 
-    def __init__(self) -> None:
+    def __init__(self, memo: bool = True) -> None:
         self.seconds = 0.0
         self.asked = 0
+        self.memo = memo  # False: asked for every input (the demo's own tools)
         self._memo: dict[tuple[str, str], _Rules] = {}
 
     def __call__(self, inputs: list[Any]) -> list[_Rules]:
         t = time.monotonic()
         out = []
         for i in inputs:
+            if not self.memo:
+                out.append(_Rules(rules.edge_proposal(i)))
+                continue
             key = (i.source.name.split("__r")[0], i.target.name.split("__r")[0])
             if key not in self._memo:
                 self._memo[key] = _Rules(rules.edge_proposal(i))
@@ -88,7 +97,7 @@ def _port() -> int:
 
 def _refine(domain, skeleton, inventories, probes, cfg, concurrent=True, legacy=False):
     specs = ToolRegistry.from_inventories(inventories)
-    kg = seed_knowledge_graph(domain, specs, probes, cfg)
+    kg = seed_knowledge_graph(domain, specs, probes, cfg, lookups_only=not legacy)  # as build_connectivity
     refiner = Refiner(
         domain,
         skeleton,
@@ -277,10 +286,10 @@ class Replay:
                 if not replay.recording and key in replay._seen:
                     replay.hits += 1
                     await asyncio.sleep(replay.latency_s)
-                    return copy.deepcopy(replay._seen[key])
+                    return pickle.loads(replay._seen[key])  # a fresh copy (a tenth of deepcopy's CPU)
                 replay.misses += 1
                 ex = await _orig(self_, tool, prepared)
-                replay._seen[key] = copy.deepcopy(ex)
+                replay._seen[key] = pickle.dumps(ex)
                 await asyncio.sleep(replay.latency_s)
                 return ex
 
@@ -321,6 +330,14 @@ def concurrency_rows(sk, inv, probes, cfg, svc, latencies, levels):
             row[f"{tag}c{c}_speedup"] = round(rate_c / seq_rate, 2)
             h = con["history"]
             row[f"{tag}c{c}_loop_s"] = round(sum(x["seconds"] for x in h), 2)
+        if tag == "replay_":  # the earlier code, sequential and at the top level (legacy Refiner, full KG)
+            c = max(levels)
+            ccfg = cfg.model_copy(update={"executor": cfg.executor.model_copy(update={"concurrency_per_platform": c})})
+            _, _, old_seq = _refine("aviation", sk, inv, probes, ccfg, concurrent=False, legacy=True)
+            _, _, old = _refine("aviation", sk, inv, probes, ccfg, concurrent=True, legacy=True)
+            row["replay_sequential_old_paths_per_s"] = round(_paths_per_s(old_seq)[0], 2)
+            row[f"replay_c{c}_old_paths_per_s"] = round(_paths_per_s(old)[0], 2)
+            row[f"replay_c{c}_old_speedup"] = round(_paths_per_s(old)[0] / _paths_per_s(old_seq)[0], 2)
 
     for latency_ms in latencies:
         row: dict[str, Any] = {"added_latency_ms": latency_ms}
@@ -371,9 +388,11 @@ def markdown(report: dict[str, Any], levels: list[int]) -> str:
     lines += ["live: the demo service adds the latency (and does its own work per request on the same cores); "]
     lines += ["replay: recorded answers after the added latency (the factory's own concurrency).", ""]
     head = " | ".join(f"{m} concurrency {c} (×)" for m in ("live", "replay") for c in levels)
+    top = max(levels)
     lines += [
-        f"| added latency ms | calls | live sequential | replay sequential | {head} |",
-        "| ---: | ---: | ---: | ---: |" + " ---: |" * (2 * len(levels)),
+        f"| added latency ms | calls | live sequential | replay sequential | {head} "
+        f"| replay earlier code: sequential, c{top} (×) | CPU ms/call replay seq / c{top} |",
+        "| ---: | ---: | ---: | ---: |" + " ---: |" * (2 * len(levels) + 2),
     ]
     for r in report["concurrency"]:
         cells = " | ".join(
@@ -381,7 +400,9 @@ def markdown(report: dict[str, Any], levels: list[int]) -> str:
         )
         lines.append(
             f"| {r['added_latency_ms']} | {r['calls']} | {r['sequential_paths_per_s']} "
-            f"| {r['replay_sequential_paths_per_s']} | {cells} |"
+            f"| {r['replay_sequential_paths_per_s']} | {cells} | {r.get('replay_sequential_old_paths_per_s', '—')}, "
+            f"{r.get(f'replay_c{top}_old_paths_per_s', '—')} (×{r.get(f'replay_c{top}_old_speedup', '—')}) "
+            f"| {r['replay_sequential_cpu_ms_per_call']} / {r[f'replay_c{top}_cpu_ms_per_call']} |"
         )
     return "\n".join(lines)
 
@@ -427,7 +448,7 @@ def main() -> None:
             report["concurrency"] = concurrency_rows(sk, inv, probes, cfg, DemoService(cfg.demo), latencies, levels)
         one = cfg.model_copy(update={"graph": cfg.graph.model_copy(update={"iterations": 1, "k_cross_domain": 0})})
         report["scaling"] = []
-        for n in [int(x) for x in args.sizes.split(",")]:
+        for n in [int(x) for x in args.sizes.split(",") if x]:
             report["scaling"].append(scaling_row(n, inv, probes, catalog, one, args))
             print(json.dumps(report["scaling"][-1]), flush=True)
     print(markdown(report, levels))

@@ -46,7 +46,9 @@ def build_connectivity(
     missing = sorted({e.target_tool_id for e in skeleton_edges} - set(specs))
     # a target domain's inventory is not materialized: its edges cannot run
     skeleton = {**skeleton, "edges": [e for e in skeleton_edges if e.target_tool_id in specs]}
-    kg = seed_knowledge_graph(domain, specs, probes, cfg)
+    # the loop reads only the value lookups (start arguments, type checks) and G* is built from the
+    # observations it keeps: no entities or triples per observed call (issue 20, the CPU between calls)
+    kg = seed_knowledge_graph(domain, specs, probes, cfg, lookups_only=True)
     store = data_store(cfg)
     source_args = None
     if model is not None:

@@ -26,10 +26,12 @@ whose bindings name fields or parameters that do not exist keeps its valid
 bindings; the dropped ones are counted (`invalid_bindings`).
 """
 
+import gc
 import hashlib
 import logging
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -42,7 +44,7 @@ from factory.graph.edge import Edge, parse_edges
 from factory.graph.posterior import prior
 from factory.kg.graph import KnowledgeGraph
 from factory.lexicon import infer_value_types
-from factory.llm.schemas import EdgeProposalInput, ToolBrief
+from factory.llm.schemas import Binding, EdgeProposalInput, ToolBrief
 from factory.report import Markdown, bar_plot, md_table, rate
 from factory.semtypes import ADMITTED_CHECKS, UNKNOWN, TypeCheck, TypeRef, ValueTypes, check_binding, is_valid_type
 from factory.tools.identifiers import singular, uri_id, uri_words, words
@@ -58,12 +60,20 @@ ProposalFn = Callable[[list[EdgeProposalInput]], list[Any]]
 
 
 def seed_knowledge_graph(
-    domain: str, specs: Mapping[str, ToolSpec], probes: Mapping[str, Mapping[str, Any]], cfg: ProjectConfig
+    domain: str,
+    specs: Mapping[str, ToolSpec],
+    probes: Mapping[str, Mapping[str, Any]],
+    cfg: ProjectConfig,
+    lookups_only: bool = False,
 ) -> KnowledgeGraph:
-    """A knowledge graph of every domain's probe observations (the values tools emit and accept)."""
-    kg = KnowledgeGraph(domain, cfg.kg)
+    """A knowledge graph of every domain's probe observations (the values tools emit and accept).
+    `lookups_only`: the value lookups alone, no entities or triples (what the skeleton reads)."""
+    kg = KnowledgeGraph(domain, cfg.kg, lookups_only=lookups_only)
+    by_domain: dict[str, list[ToolSpec]] = {}
+    for s in specs.values():
+        by_domain.setdefault(s.domain, []).append(s)
     for d in sorted(probes):
-        generic = {s.name: s.generic_params.names() for s in specs.values() if s.domain == d}
+        generic = {s.name: s.generic_params.names() for s in by_domain.get(d, [])}
         kg.add_probe_rows(d, probes[d].get("rows", []), generic)
     return kg
 
@@ -197,7 +207,7 @@ def candidate_pairs(
         "tools_without_inputs": [],
         "tools_without_embedding": [],
     }
-    emb = {r.tool_id: np.asarray(r.embedding, dtype=np.float32) for r in catalog.itertuples() if r.tool_id in specs}
+    emb = _Embeddings(catalog, specs)
     for tid, s in sorted(specs.items()):
         if s.domain == domain and not s.key_acquisition and not s.output_fields:
             stats["tools_without_outputs"].append(s.name)
@@ -214,10 +224,10 @@ def candidate_pairs(
     pairs: list[tuple[str, str, float, bool]] = []
     if not targets or not sources:
         return pairs, stats
-    tmat = _unit(np.stack([emb[t] for t in targets]))
+    tmat = _unit(emb.rows(targets))
     if legacy:
         for src in sources:
-            sims = tmat @ _unit(emb[src][None, :])[0]
+            sims = tmat @ _unit(emb.rows([src]))[0]
             same = [(float(sims[i]), t) for i, t in enumerate(targets) if t != src and specs[t].domain == domain]
             cross = [(float(sims[i]), t) for i, t in enumerate(targets) if specs[t].domain != domain]
             for group, k, is_cross in ((same, k_same, False), (cross, k_cross, True)):
@@ -226,7 +236,7 @@ def candidate_pairs(
         return pairs, stats
     in_domain = np.array([specs[t].domain == domain for t in targets])
     t_index = {t: i for i, t in enumerate(targets)}
-    smat = _unit(np.stack([emb[s] for s in sources]))
+    smat = _unit(emb.rows(sources))
     for lo in range(0, len(sources), block):
         srcs = sources[lo : lo + block]
         sims = smat[lo : lo + block] @ tmat.T  # (sources in block) × targets
@@ -236,7 +246,7 @@ def candidate_pairs(
             mask = ~in_domain if is_cross else in_domain
             if k <= 0 or not mask.any():
                 continue
-            scores = np.where(mask[None, :], sims, -np.inf).astype(np.float32)
+            scores = sims.copy() if mask.all() else np.where(mask[None, :], sims, np.float32(-np.inf))
             if not is_cross:
                 rows = np.flatnonzero(self_cols >= 0)
                 scores[rows, self_cols[rows]] = -np.inf  # never an edge to itself
@@ -249,26 +259,88 @@ def candidate_pairs(
     return pairs, stats
 
 
+class _Embeddings:
+    """The catalog's signature embeddings as one float32 matrix, rows by tool id (a later row of the
+    same id wins, as a dict built row by row keeps it)."""
+
+    def __init__(self, catalog: pd.DataFrame, specs: Mapping[str, ToolSpec]):
+        ids = catalog["tool_id"].tolist() if len(catalog) else []
+        vecs = catalog["embedding"].tolist() if len(catalog) else []
+        keep = [i for i, t in enumerate(ids) if t in specs]
+        self._rows: dict[str, np.ndarray] | None = None
+        self.index = {ids[i]: n for n, i in enumerate(keep)}
+        if not keep:
+            self.matrix = np.zeros((0, 0), dtype=np.float32)
+            return
+        try:  # one conversion for the whole column
+            self.matrix = np.asarray([vecs[i] for i in keep], dtype=np.float32).reshape(len(keep), -1)
+        except ValueError:  # ragged rows: one array per row
+            self.matrix = np.empty((0, 0), dtype=np.float32)
+            self._rows = {ids[i]: np.asarray(vecs[i], dtype=np.float32) for i in keep}
+
+    def __contains__(self, tid: object) -> bool:
+        return tid in self.index
+
+    def rows(self, tids: list[str]) -> np.ndarray:
+        if self._rows is not None:
+            return np.stack([self._rows[t] for t in tids])
+        return self.matrix[[self.index[t] for t in tids]]
+
+
+_UNSET: Any = object()
+
+# Column groups of the top-K prefilter: a row's k best scores lie in its k groups of highest maximum.
+_GROUP = 64
+
+
 def _top_k(scores: np.ndarray, k: int) -> list[np.ndarray]:
     """Per row, the column indices of its `k` largest finite scores, best first, ties by column index.
 
-    One partial sort for the whole block; a row whose k-th score is tied (or that has fewer than `k`
-    finite scores) is resolved exactly on its own."""
+    Exact, with no sort of whole rows: the columns are cut into groups of `_GROUP`, each row keeps
+    the k groups of highest maximum (the k-th largest score of a row is at least the k-th largest
+    group maximum, so no score of another group can be among the k best, unless a group maximum
+    ties with it: then the row is resolved on its own) and one partial sort runs over the k·`_GROUP`
+    scores kept.  A row whose k-th score is tied (or that has fewer than `k` finite scores) is
+    resolved exactly on its own."""
     n_rows, n_cols = scores.shape
     kk = min(k, n_cols)
-    part = np.argpartition(-scores, kk - 1, axis=1)[:, :kk]
-    vals = np.take_along_axis(scores, part, axis=1)
-    thr = vals.min(axis=1)
-    ambiguous = ((scores >= thr[:, None]).sum(axis=1) > kk) | ~np.isfinite(thr)
-    order = np.lexsort((part, -vals), axis=-1)
-    best = np.take_along_axis(part, order, axis=1)
+    if n_cols < 8 * kk * _GROUP:
+        cols = np.broadcast_to(np.arange(n_cols), scores.shape)
+        return _top_k_of(scores, cols, scores, kk, np.zeros(n_rows, dtype=bool))
+    full = n_cols // _GROUP * _GROUP
+    gmax = scores[:, :full].reshape(n_rows, -1, _GROUP).max(axis=2)
+    if full < n_cols:
+        gmax = np.concatenate([gmax, scores[:, full:].max(axis=1, keepdims=True)], axis=1)
+    gpart = np.argpartition(-gmax, kk - 1, axis=1)[:, :kk]
+    gthr = np.take_along_axis(gmax, gpart, axis=1).min(axis=1)
+    # another group reaches the k-th group maximum: its scores may tie with the k-th best
+    exact = ((gmax >= gthr[:, None]).sum(axis=1) > kk) | ~np.isfinite(gthr)
+    cols = (gpart[:, :, None] * _GROUP + np.arange(_GROUP)).reshape(n_rows, -1)
+    outside = cols >= n_cols  # the last, shorter group
+    cols = np.where(outside, n_cols - 1, cols)
+    vals = np.take_along_axis(scores, cols, axis=1)
+    vals[outside] = -np.inf
+    return _top_k_of(vals, cols, scores, kk, exact)
+
+
+def _top_k_of(vals: np.ndarray, cols: np.ndarray, scores: np.ndarray, kk: int, exact: np.ndarray) -> list[np.ndarray]:
+    """`_top_k` over the kept scores `vals` (their columns `cols` in `scores`); rows in `exact`, and rows
+    whose k-th kept score is tied or not finite, are resolved on the whole row of `scores`."""
+    part = np.argpartition(-vals, kk - 1, axis=1)[:, :kk]
+    pv = np.take_along_axis(vals, part, axis=1)
+    pc = np.take_along_axis(cols, part, axis=1)
+    thr = pv.min(axis=1)
+    exact = exact | ((vals >= thr[:, None]).sum(axis=1) > kk) | ~np.isfinite(thr)
+    order = np.lexsort((pc, -pv), axis=-1)
+    best = np.take_along_axis(pc, order, axis=1)
     out: list[np.ndarray] = []
-    for r in range(n_rows):
-        if not ambiguous[r]:
+    for r in range(vals.shape[0]):
+        if not exact[r]:
             out.append(best[r])
             continue
         row = scores[r]
-        idx = np.flatnonzero(np.isfinite(row) & (row >= thr[r]) if np.isfinite(thr[r]) else np.isfinite(row))
+        t = float(np.sort(row[np.isfinite(row)])[::-1][kk - 1]) if np.isfinite(row).sum() >= kk else -np.inf
+        idx = np.flatnonzero(np.isfinite(row) & (row >= t))
         out.append(idx[np.lexsort((idx, -row[idx]))][:kk])
     return out
 
@@ -294,9 +366,38 @@ def build_skeleton(
 
     `lexicons`: the tool_lexicon values (domain → value) holding the value types; a domain without
     one (None: every domain) has its types inferred directly (`factory.lexicon.infer_value_types`)."""
+    with no_cyclic_gc():
+        return _build_skeleton(domain, inventories, probes, catalog, cfg, propose, lexicons, legacy)
+
+
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused inside the block (reference counting still frees what it
+    drops).  Building 10^5 edges allocates millions of containers, each few hundred of which start a
+    collection that walks the (large) inventories and probes held by the caller: at 10,000 tools that
+    was a third of the build's CPU.  The collector's previous state is restored on exit."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _build_skeleton(
+    domain: str,
+    inventories: Mapping[str, Mapping[str, Any]],
+    probes: Mapping[str, Mapping[str, Any]],
+    catalog: pd.DataFrame,
+    cfg: ProjectConfig,
+    propose: ProposalFn,
+    lexicons: Mapping[str, Mapping[str, Any]] | None,
+    legacy: bool,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     g = cfg.graph
     specs = ToolRegistry.from_inventories(inventories, probes)  # declared or observed output fields
-    kg = seed_knowledge_graph(domain, specs, probes, cfg)
+    kg = seed_knowledge_graph(domain, specs, probes, cfg, lookups_only=True)  # the skeleton reads the lookups
     types = ValueTypes.from_lexicons(lexicons or {})
     unlexed = set(inventories) - set(lexicons or {})  # domains whose tool_lexicon is not materialized
     if unlexed:
@@ -582,11 +683,15 @@ class _Admission:
         self.specs, self.kg, self.types, self.g = specs, kg, types, cfg.graph
         self._bindable: dict[str, list[str]] = dict(bindable or {})
         self._fields: dict[str, set[str]] = {}
+        self._bindable_sets: dict[str, set[str]] = {}
+        self._priors: dict[float, tuple[float, float]] = {}  # feasibility → (α, β)
         self._compilers: dict[str, plans.PlanCompiler] = {}
         self._values_for: dict[tuple[str, str], list[Any]] = {}
-        self._fsig: dict[tuple[str, str], Any] = {}
-        self._psig: dict[tuple[str, str], Any] = {}
-        self._checks: dict[tuple[Any, Any, bool], tuple[str, str, str | None]] = {}
+        self._fsig: dict[tuple[str, str], int | None] = {}
+        self._psig: dict[tuple[str, str], int | None] = {}
+        self._sig_ids: dict[Any, int] = {}
+        self._checks: dict[tuple[int, int, bool], tuple[str, str, str | None]] = {}
+        self._unbound: dict[tuple[str, frozenset[str]], list[str]] = {}  # (target, bound) → other params
         self._canon: dict[tuple[tuple[str, str, str], ...], str] = {}  # bindings → canonical JSON rows
         self._quoted: dict[str, str] = {}  # tool id → JSON string
 
@@ -594,6 +699,12 @@ class _Admission:
         if tid not in self._bindable:
             self._bindable[tid] = plans.bindable_params(self.specs[tid])
         return self._bindable[tid]
+
+    def bindable_set(self, tid: str) -> set[str]:
+        got = self._bindable_sets.get(tid)
+        if got is None:
+            got = self._bindable_sets[tid] = set(self.bindable(tid))
+        return got
 
     def fields(self, tid: str) -> set[str]:
         if tid not in self._fields:
@@ -610,36 +721,36 @@ class _Admission:
             self._compilers[tid] = plans.PlanCompiler(self.specs[tid])
         return self._compilers[tid]
 
-    def _field_sig(self, src: str, f: str) -> Any:
-        """What a binding check reads of the source side: name, type, observed values."""
-        if (src, f) not in self._fsig:
-            vals = self.kg.field_values(src, f)
-            key: Any = (f, self.types.field_type(src, f), tuple(vals))
-            try:
-                hash(key)
-            except TypeError:
-                key = None
-            self._fsig[(src, f)] = key
-        return self._fsig[(src, f)]
+    def _field_sig(self, src: str, f: str) -> int | None:
+        """What a binding check reads of the source side (name, type, observed values), as a small int
+        (equal signatures, equal ints: the check memo's keys hash at once); None when unhashable."""
+        sid = self._fsig.get((src, f), _UNSET)
+        if sid is _UNSET:
+            key = ("field", f, self.types.field_type(src, f), tuple(self.kg.field_values(src, f)))
+            sid = self._fsig[(src, f)] = self._intern(key)
+        return sid
 
-    def _param_sig(self, tgt: str, p: str) -> Any:
-        """What a binding check reads of the target side: name, type, known values."""
-        if (tgt, p) not in self._psig:
+    def _param_sig(self, tgt: str, p: str) -> int | None:
+        """What a binding check reads of the target side (name, type, known values), as `_field_sig`."""
+        sid = self._psig.get((tgt, p), _UNSET)
+        if sid is _UNSET:
             vals = target_values(self.kg, tgt, self.specs[tgt], p)
-            key: Any = (p, self.types.param_type(tgt, p), tuple(vals))
-            try:
-                hash(key)
-            except TypeError:
-                key = None
-            self._psig[(tgt, p)] = key
-        return self._psig[(tgt, p)]
+            sid = self._psig[(tgt, p)] = self._intern(("param", p, self.types.param_type(tgt, p), tuple(vals)))
+        return sid
+
+    def _intern(self, key: Any) -> int | None:
+        try:
+            return self._sig_ids.setdefault(key, len(self._sig_ids))
+        except TypeError:  # an unhashable value: never memoized
+            return None
 
     def check(self, src: str, f: str, tgt: str, p: str, uri: bool) -> tuple[str, str, str | None]:
         """(check, reason, value type passed) of one binding, as `type_filter` decides it."""
         fk, pk = self._field_sig(src, f), self._param_sig(tgt, p)
-        key = (fk, pk, uri)
-        if fk is not None and pk is not None and key in self._checks:
-            return self._checks[key]
+        if fk is not None and pk is not None:
+            got = self._checks.get((fk, pk, uri))
+            if got is not None:
+                return got
         if uri:
             check, why = check_uri_id(self.types, src, f, tgt, p, self.kg.field_values(src, f))
             passed = self.types.param_type(tgt, p)
@@ -656,7 +767,7 @@ class _Admission:
             passed = self.types.field_type(src, f)
         out = (check, why, passed)
         if fk is not None and pk is not None:
-            self._checks[key] = out
+            self._checks[(fk, pk, uri)] = out
         return out
 
     def admit(
@@ -676,9 +787,9 @@ class _Admission:
                 counters["proposal_failures"] += 1
                 rejected.append({"source": src, "target": tgt, "feasibility": None, "why": "proposal_failed"})
                 continue
-            raw = [bd.model_dump() if hasattr(bd, "model_dump") else dict(bd) for bd in out.bindings]
-            bindings = self._valid(src, tgt, raw)
+            bindings = self._valid(src, tgt, out.bindings)
             if bindings is None:  # something is dropped: the exact reasons
+                raw = [bd.model_dump() if hasattr(bd, "model_dump") else dict(bd) for bd in out.bindings]
                 s_spec, t_spec = specs[src], specs[tgt]
                 bindings, dropped = plans.validate_bindings(s_spec, t_spec, raw)
                 counters["invalid_bindings"] += len(dropped)
@@ -726,9 +837,12 @@ class _Admission:
                 counters["duplicate_edges"] += 1
                 continue
             seen.add(eid)
-            bound = {x["target_param"] for x in kept}
+            bound = frozenset(x["target_param"] for x in kept)
+            unbound = self._unbound.get((tgt, bound))
+            if unbound is None:
+                unbound = self._unbound[(tgt, bound)] = sorted(set(self.bindable(tgt)) - bound)
             candidates: dict[str, list[Any]] = {}
-            for p in sorted(set(self.bindable(tgt)) - bound):
+            for p in unbound:
                 vals = list(out.default_candidates.get(p, []))
                 vals += [v for v in self.values_for(tgt, p) if v not in vals]
                 candidates[p] = vals[: g.clarify_candidates]
@@ -751,13 +865,19 @@ class _Admission:
             qt = self._quoted[tgt] = plans.json_string(tgt)
         return "sha256:" + hashlib.sha256(f"[{qs}, {qt}, [{rows}]]".encode()).hexdigest()
 
-    def _valid(self, src: str, tgt: str, raw: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        """`plans.validate_bindings`'s kept list when it drops nothing, else None."""
-        fields, params = self.fields(src), self.bindable(tgt)
+    def _valid(self, src: str, tgt: str, raw: list[Any]) -> list[dict[str, Any]] | None:
+        """`plans.validate_bindings`'s kept list of the proposal's bindings (`Binding` models or dicts)
+        when it drops nothing, else None."""
+        fields, params = self.fields(src), self.bindable_set(tgt)
         seen: set[str] = set()
         kept = []
         for bd in raw:
-            p, f, t = bd.get("target_param"), bd.get("source_field"), bd.get("transform") or None
+            if isinstance(bd, Binding):  # read as its model_dump() would give it
+                p, f, t = bd.target_param, bd.source_field, bd.transform or None
+            else:
+                p, f, t = bd.get("target_param"), bd.get("source_field"), bd.get("transform") or None
+                if not isinstance(p, str) or not isinstance(f, str):
+                    return None
             if f not in fields or p not in params or p in seen or (t is not None and t not in plans.TRANSFORMS):
                 return None
             seen.add(p)
@@ -779,7 +899,10 @@ class _Admission:
     ) -> dict[str, Any]:
         """The stored form of a new edge: `Edge(...).to_json()` without building the model."""
         s_spec, t_spec = self.specs[src], self.specs[tgt]
-        a0, b0 = prior(score, self.g.kappa)
+        ab = self._priors.get(score)
+        if ab is None:
+            ab = self._priors[score] = prior(score, self.g.kappa)
+        a0, b0 = ab
         return {
             "edge_id": eid,
             "source_tool": s_spec.name,

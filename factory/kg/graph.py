@@ -100,9 +100,12 @@ def _usable(v: Any) -> bool:
 class KnowledgeGraph:
     """Entities and provenance-carrying triples of one domain (plus values seen in other domains' tools)."""
 
-    def __init__(self, domain: str, cfg: KGConfig | None = None):
+    def __init__(self, domain: str, cfg: KGConfig | None = None, *, lookups_only: bool = False):
         self.domain = domain
         self.cfg = cfg or KGConfig()
+        # lookups_only: keep the value lookups (field_values, accepted, values_for) and no entities or
+        # triples (the skeleton reads only the lookups; they do not depend on the entities)
+        self.lookups_only = lookups_only
         self.entities: dict[str, dict[str, Any]] = {}
         self.triples: dict[tuple[str, str, str], dict[str, Any]] = {}
         # lookups: (tool_id, field) → values; (tool_id, param) → accepted values; norm field name → values
@@ -160,6 +163,10 @@ class KnowledgeGraph:
         tid = tool_id(domain, platform, tool)
         generic = set(generic)
         limit = self.cfg.values_per_field
+        if self.lookups_only:
+            self._add_lookups(tid, domain, args, generic, records, limit)
+            self.calls_seen.add(call_digest)
+            return
         base = {"tool": tool, "platform": platform, "domain": domain, "call_digest": call_digest, "origin": origin}
         for param, v in args.items():
             if param in generic or not _usable(v):
@@ -195,6 +202,26 @@ class KnowledgeGraph:
                     if a != b:
                         self._triple(a, "same_record", b, {**base, "field": f"{fa}|{fb}"})
         self.calls_seen.add(call_digest)
+
+    def _add_lookups(
+        self,
+        tid: str,
+        domain: str,
+        args: Mapping[str, Any],
+        generic: set[str],
+        records: list[Mapping[str, Any]],
+        limit: int,
+    ) -> None:
+        """The lookups `add_call` keeps (same values, same order), without entities or triples."""
+        remember = self._remember
+        for param, v in args.items():
+            if param not in generic and _usable(v):
+                remember(self._accepted, (tid, param), v, limit)
+        for rec in records:
+            for field, v in rec.items():
+                if _usable(v):
+                    remember(self._field_values, (tid, field), v, limit)
+                    remember(self._by_name, (domain, norm_name(field)), v, limit)
 
     def add_probe_rows(
         self, domain: str, rows: Iterable[Mapping[str, Any]], generic_by_tool: Mapping[str, set[str]]

@@ -79,7 +79,8 @@ class ToolBrief(_In):
         field_samples: dict[str, list[Scalar]] | None = None,
         param_examples: dict[str, list[Scalar]] | None = None,
     ) -> "ToolBrief":
-        """Build a brief from a `factory.tools.spec.ToolSpec` plus sampled values."""
+        """Build a brief from a `factory.tools.spec.ToolSpec` plus sampled values (validated once, as
+        one nested value: the skeleton builds one per tool, 10^4 of them at scale)."""
         field_samples = field_samples or {}
         param_examples = param_examples or {}
         required = set(spec.required_params)
@@ -93,28 +94,30 @@ class ToolBrief(_In):
             items = schema.get("items")
             items_type = items.get("type") if schema.get("type") == "array" and isinstance(items, dict) else None
             params.append(
-                ParamBrief(
-                    name=name,
-                    type=str(schema.get("type", "string")),
-                    description=str(schema.get("description", "")),
-                    required=name in required,
-                    enum=schema.get("enum"),
-                    default=default if isinstance(default, Scalar) else None,
-                    examples=examples[:5],
-                    items_type=items_type if isinstance(items_type, str) else None,
-                )
+                {
+                    "name": name,
+                    "type": str(schema.get("type", "string")),
+                    "description": str(schema.get("description", "")),
+                    "required": name in required,
+                    "enum": schema.get("enum"),
+                    "default": default if isinstance(default, Scalar) else None,
+                    "examples": examples[:5],
+                    "items_type": items_type if isinstance(items_type, str) else None,
+                }
             )
         fields = [
-            FieldBrief(name=n, type=f.type, description=f.description, samples=list(field_samples.get(n, []))[:5])
+            {"name": n, "type": f.type, "description": f.description, "samples": list(field_samples.get(n, []))[:5]}
             for n, f in spec.output_fields.items()
         ]
-        return cls(
-            name=spec.name,
-            description=spec.description,
-            platform=spec.platform,
-            params=params,
-            fields=fields,
-            generic_params=sorted(spec.generic_params.names()),
+        return cls.model_validate(
+            {
+                "name": spec.name,
+                "description": spec.description,
+                "platform": spec.platform,
+                "params": params,
+                "fields": fields,
+                "generic_params": sorted(spec.generic_params.names()),
+            }
         )
 
 

@@ -319,3 +319,78 @@ def test_skeleton_fast_admission_gives_the_legacy_edges_and_edge_ids():
         canon = sorted((b["target_param"], b["source_field"], b.get("transform") or "") for b in bs)
         want = "sha256:" + hashlib.sha256(dumps([src, tgt, canon]).encode()).hexdigest()
         assert plans.edge_id(src, tgt, bs) == want
+
+
+def test_grouped_top_k_is_exact_with_ties_and_missing_scores(monkeypatch):
+    """Issue 20: `_top_k` keeps only the k column groups of highest maximum; on rows full of ties and
+    -inf it must still give the brute-force answer (best first, ties by column index)."""
+    from factory.graph import skeleton
+
+    monkeypatch.setattr(skeleton, "_GROUP", 4)  # groups of 4: the grouped path from 8·k·4 columns on
+    rng = np.random.default_rng(5)
+    grouped = 0
+    for trial in range(40):
+        n, k = int(rng.integers(100, 400)), int(rng.integers(1, 4))
+        scores = rng.integers(0, 12 if trial % 2 else 1000, size=(9, n)).astype(np.float32)
+        scores[rng.random(scores.shape) < 0.2] = -np.inf
+        scores[0, 3:] = -np.inf  # fewer finite scores than k in some trials
+        grouped += n >= 8 * k * 4
+        got = skeleton._top_k(scores, k)
+        for r in range(scores.shape[0]):
+            idx = np.flatnonzero(np.isfinite(scores[r]))
+            want = idx[np.lexsort((idx, -scores[r, idx]))][:k]
+            assert got[r].tolist() == want.tolist(), (trial, r)
+    assert grouped > 20
+
+
+def test_lookups_only_knowledge_graph_keeps_the_same_lookups():
+    """The skeleton's KG (`lookups_only`) holds the full KG's value lookups, and no entities."""
+    from factory.graph.skeleton import seed_knowledge_graph
+
+    cfg = load_config()
+    spec = _spec("list_flights", {"carrier": "string", "page": "integer"}, [], ["carrier", "tailnum", "dest"])
+    specs = {"d/p/list_flights": spec}
+    rows = [
+        {
+            "platform": "p", "tool": "list_flights", "outcome": "semantic_success", "record_count": 3,
+            "args": {"carrier": "DL", "page": 2},
+            "first_record": {"carrier": "DL", "tailnum": "N1", "dest": "ATL", "nested": {"x": 1}},
+            "sample_values": {"carrier": ["DL", "UA", "  "], "tailnum": ["N1", "N2", "N3"], "dest": ["ATL", "ATL"]},
+            "call_digest": "c1",
+        },
+        {"platform": "p", "tool": "list_flights", "outcome": "not_found", "record_count": 0, "args": {"carrier": "ZZ"}},
+    ]  # fmt: skip
+    probes = {"d": {"rows": rows}}
+    full = seed_knowledge_graph("d", specs, probes, cfg)
+    lean = seed_knowledge_graph("d", specs, probes, cfg, lookups_only=True)
+    assert full.entities and not lean.entities and not lean.triples
+    for f in ("carrier", "tailnum", "dest", "nested"):
+        assert lean.field_values("d/p/list_flights", f) == full.field_values("d/p/list_flights", f)
+    for p in ("carrier", "page"):
+        assert lean.accepted("d/p/list_flights", p) == full.accepted("d/p/list_flights", p)
+        assert lean.values_for("d/p/list_flights", p) == full.values_for("d/p/list_flights", p)
+    assert lean.field_values("d/p/list_flights", "tailnum") == ["N1", "N2", "N3"]
+    assert lean.to_value()["lookups"] == full.to_value()["lookups"]
+
+
+def test_no_cyclic_gc_restores_the_collector_state():
+    import gc
+
+    from factory.graph.skeleton import no_cyclic_gc
+
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        with no_cyclic_gc():
+            assert not gc.isenabled()
+        assert gc.isenabled()
+        gc.disable()
+        with no_cyclic_gc():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+        with pytest.raises(KeyError):
+            with no_cyclic_gc():
+                raise KeyError("x")
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
