@@ -240,8 +240,9 @@ def build_conversations(
     published: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     transcripts: list[dict[str, Any]] = []
-    for original in convs:
-        conv = recovered.get(original["id"], original)  # a verified recovery variant replaces its conversation
+    # a verified recovery variant is published beside its conversation: the same question, once answered
+    # straight and once through a real failure and its correction (both stay in the conversation's split)
+    for conv in [*convs, *(recovered[c["id"]] for c in convs if c["id"] in recovered)]:
         score, episode = audited[conv["id"]]
         conv["oracle_audit"] = {
             "goal_success": score["goal_success"],
