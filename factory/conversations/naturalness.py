@@ -60,9 +60,20 @@ def speakable(query: str, language: str) -> str:
 # A type label before a name or code ("the artist Accept", "airline EV", "country KR"): people say the name.
 # Tracks and albums keep theirs ("the track 'Snowballed'" is how people refer to a song title).
 _EN_LABEL_BEFORE_NAME = re.compile(
-    r"\b(?:(?:the|The) )?(?:artist|airline|airport|customer|playlist|country|subdivision|aircraft|genre) "
+    r"\b(?:(?:the|The) )?(?i:artist|airline|airport|customer|playlist|country|subdivision|aircraft|genre) "
     r"(?=(?:[A-Z0-9][\w.&/()-]*|'[^']+'))"
 )
+
+
+# "이름이 창성동인 읍면동의 시군구" stacks 의 (blind read s8): "창성동이 있는 시군구" is how people say it.
+_KO_NAMED_PLACE = re.compile(r"이름이 (\S+?)인 (?:읍면동|시군구|시도|리)의 ")
+
+
+def plain_korean(text: str) -> str:
+    """Korean text with a place named by its 이름 said the way people do ('이름이 X인 읍면동의 시군구' → 'X이 있는 시군구')."""
+    from factory.prompts import josa
+
+    return _KO_NAMED_PLACE.sub(lambda m: f"{josa(m.group(1), '이/가')} 있는 ", text)
 
 
 def plain_names(text: str) -> str:
@@ -80,6 +91,8 @@ def askability(task: Mapping[str, Any]) -> tuple[str | None, str]:
     if frame.get("pattern") == "IF" or answer.get("branch"):
         if answer.get("branch") != "then":
             return None, "conditional whose condition does not hold"
+        if lang != "ko":  # "Are there at least 4 …? If yes, tell me …; if no, …" reads as an exam in a chat
+            return None, "conditional question (an exam form, blind read s8)"
         conditional = True
     else:
         conditional = False

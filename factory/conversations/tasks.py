@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory import prompts
-from factory.conversations.naturalness import SHORT, askability, fitted, plain_names, speakable
+from factory.conversations.naturalness import SHORT, askability, fitted, plain_korean, plain_names, speakable
 from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_register
 from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
@@ -226,6 +226,8 @@ def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") ->
     frame = ans.get("frame") or {}
     pattern = frame.get("pattern")
     words = len(text.split())
+    if lang == "ko":
+        text = plain_korean(text)
     if lang == "en":
         text = plain_names(text)
         if pattern == "IF" and ans.get("branch") == "then" and frame.get("qualifier") and text.startswith("Yes: "):
@@ -257,7 +259,8 @@ def _names_nothing(text: str, task: Mapping[str, Any]) -> bool:
     """Whether an English answer sentence names none of the names and codes of its question (its first word
     left out)."""
     query = str(task.get("query") or "")
-    names = {m.group(0).strip(".") for m in _CAPITALIZED.finditer(query)} - {query.split(" ")[0]}
+    found = (part.strip(".") for m in _CAPITALIZED.finditer(query) for part in re.split(r"[.?!:]\s+", m.group(0)))
+    names = set(found) - {query.split(" ")[0], "How", "What", "Which", "Who"}
     names = {n for n in names if len(n) > 1 and n not in {"I", "I'm", "I'd"}}
     return not any(n in text for n in names)
 
@@ -292,7 +295,9 @@ def conversation_tasks(
     anchor = ""
     if seed is not None and lang == "en" and noun_of is not None:
         noun = noun_of(seed["tool_id"], seed["param"], lang)
-        anchor = f"the {noun} {seed['value']}" if noun else str(seed["value"])
+        quoted = f"'{seed['value']}'" in str(task.get("query") or "")  # titles keep their quotes
+        named = f"'{seed['value']}'" if quoted else str(seed["value"])
+        anchor = f"the {noun} {named}" if noun else named
     solved = {
         "golden_calls": calls,
         "golden_actions": list(task["golden_actions"]),
@@ -306,7 +311,7 @@ def conversation_tasks(
     else:
         asked = speakable(task["query"], lang)
         natural = {"level": level, "measure": how}
-        said = plain_names(asked) if lang == "en" else asked  # names without type labels ('the artist Accept')
+        said = plain_names(asked) if lang == "en" else plain_korean(asked)  # names as people say them
         request, persona = _fitted_persona(lang, rng, said, level)
         base = _common(task, base_case(calls), "base", cfg_seed)
         out.append(
@@ -334,7 +339,7 @@ def conversation_tasks(
                 why = "some mention of the seed has no noun before it"
         if masked is not None:
             text, noun = masked
-            text = plain_names(text) if lang == "en" else text
+            text = plain_names(text) if lang == "en" else plain_korean(text)
             request, persona = _fitted_persona(lang, rng, text, level)
             out.append(
                 {
