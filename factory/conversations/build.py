@@ -240,9 +240,7 @@ def build_conversations(
     published: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     transcripts: list[dict[str, Any]] = []
-    # a verified recovery variant is published beside its conversation: the same question, once answered
-    # straight and once through a real failure and its correction (both stay in the conversation's split)
-    for conv in [*convs, *(recovered[c["id"]] for c in convs if c["id"] in recovered)]:
+    for conv in beside(convs, recovered):
         score, episode = audited[conv["id"]]
         conv["oracle_audit"] = {
             "goal_success": score["goal_success"],
@@ -301,6 +299,20 @@ def build_conversations(
         },
     }
     return value, conversations_metadata(value)
+
+
+def beside(convs: Sequence[dict[str, Any]], recovered: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversations to publish: every conversation, then the verified recovery copy of each that has one
+    (`recovered`: conversation id → its variant). The same question is answered once straight and once through a
+    real failure and its correction; the copy keeps the conversation's split and question."""
+    out = list(convs)
+    for c in convs:
+        v = recovered.get(c["id"])
+        if v is not None:
+            if v.get("split") != c.get("split") or v["id"] == c["id"]:
+                raise ValueError(f"recovery copy {v['id'][:19]} does not stand beside {c['id'][:19]}")
+            out.append(v)
+    return out
 
 
 def offered_capabilities(

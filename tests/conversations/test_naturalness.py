@@ -4,10 +4,13 @@ count singles and register, error-recovery variants."""
 
 import asyncio
 import random
+
+import pytest
 from typing import Any
 
 from factory.conversations.build import question_key, select
 from factory.conversations.episode import OracleAgent, RulesSimulator, run_conversation, score_episode
+from factory.conversations.build import beside
 from factory.conversations.naturalness import MEDIUM, SHORT, askability, fits, fitted, plain_korean, speakable
 from factory.conversations.persona import draw_persona, register_consistent, sentence_registers
 from factory.conversations.recovery import recovery_variant, recovery_variants, verified
@@ -198,6 +201,18 @@ class _Strict(FakeEnv):
         if (name, args) not in self.good:
             return False, f'{{"error": "{name}: not found"}}'
         return await super().call(name, args)
+
+
+def test_a_recovery_copy_is_published_beside_its_conversation() -> None:
+    made, _ = conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
+    seq = next(t for t in made if t["case_pattern"] == "sequential")
+    v = recovery_variant(seq, {}, {})
+    assert v is not None
+    out = beside([seq], {seq["id"]: v})
+    assert [c["id"] for c in out] == [seq["id"], v["id"]] and out[1]["recovers"] == seq["id"]
+    assert beside([seq], {}) == [seq]
+    with pytest.raises(ValueError, match="does not stand beside"):
+        beside([seq], {seq["id"]: {**v, "split": "test"}})
 
 
 def test_error_recovery_variant_fails_then_corrects() -> None:
