@@ -231,7 +231,7 @@ def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") ->
     if lang == "en":
         text = plain_names(text)
         if pattern == "IF" and ans.get("branch") == "then" and frame.get("qualifier") and text.startswith("Yes: "):
-            return f"Yes, {plain_names(str(frame['qualifier']))}, and {text[len('Yes: '):]}"
+            return f"Yes, {plain_names(str(frame['qualifier']))}, and {text[len('Yes: ') :]}"
         if pattern == "BOTH" and words <= 2 * REPLY_WORDS["en"]:
             return text
         if anchor and pattern == "PATH" and words <= REPLY_WORDS["en"] and _names_nothing(text, task):

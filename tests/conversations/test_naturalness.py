@@ -4,13 +4,12 @@ count singles and register, error-recovery variants."""
 
 import asyncio
 import random
-
-import pytest
 from typing import Any
 
-from factory.conversations.build import question_key, select
+import pytest
+
+from factory.conversations.build import beside, question_key, select
 from factory.conversations.episode import OracleAgent, RulesSimulator, run_conversation, score_episode
-from factory.conversations.build import beside
 from factory.conversations.naturalness import MEDIUM, SHORT, askability, fits, fitted, plain_korean, speakable
 from factory.conversations.persona import draw_persona, register_consistent, sentence_registers
 from factory.conversations.recovery import recovery_variant, recovery_variants, verified
@@ -32,7 +31,9 @@ def test_askability_skips_field_paths_database_words_and_false_conditionals() ->
     # two English hops read as a chained relation (blind read s8: "the artist of the track of that playlist")
     two = askability(_task("How many tracks do the albums of the artist of the track 'Go' have in total?"))
     assert two[0] is None and "2 hops" in two[1]
-    one = "Could you please tell me how many tracks the albums of the artist Accept have in total, across every edition?"
+    one = (
+        "Could you please tell me how many tracks the albums of the artist Accept have in total, across every edition?"
+    )
     assert askability(_task(one))[0] == MEDIUM
     assert "database" in askability(_task("How many flights do the aircraft of airline 9E whose number of flights "
                                           "is at most 4 have?"))[1]  # fmt: skip
@@ -116,8 +117,10 @@ def test_gold_replies_answer_first_without_the_chain() -> None:
             "answer": {"value": 3, "text": "There are 3 albums.", "frame": {"pattern": "PATH"}}}  # fmt: skip
     for v in range(3):  # an answer naming nothing the user asked about says what it starts from
         out = answer_reply(bare, v, anchor="the playlist Music Videos")
-        assert out.startswith("There are 3 albums") and out.endswith("the playlist Music Videos.") or out.endswith(
-            "the playlist Music Videos)."
+        assert (
+            out.startswith("There are 3 albums")
+            and out.endswith("the playlist Music Videos.")
+            or out.endswith("the playlist Music Videos).")
         )
     named = {**bare, "answer": {**bare["answer"], "text": "Music Videos leads to 3 albums."}}
     assert answer_reply(named, 0, anchor="the playlist Music Videos") == "Music Videos leads to 3 albums."
