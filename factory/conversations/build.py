@@ -397,12 +397,14 @@ def select(
         rest = sorted((c for c in cands if c["case_pattern"] != "multi_turn"), key=lambda c: c["id"])
         draw = int(hashlib.sha256(dumps([seed, key]).encode()).hexdigest()[:8], 16) % 1000 / 1000
         picks[(split, key)] = mts[0] if mts and (draw < multi_turn_share or not rest) else rest[0]
-    if multi_turn_share > 0:  # every language that has a multi_turn candidate keeps at least one
-        for lang in sorted({c["language"] for c in convs if c["case_pattern"] == "multi_turn"}):
-            if any(p["case_pattern"] == "multi_turn" and p["language"] == lang for p in picks.values()):
+    if multi_turn_share > 0:  # every language and split that has a multi_turn candidate keeps at least one
+        for lang, split in sorted({(c["language"], str(c.get("split"))) for c in convs
+                                   if c["case_pattern"] == "multi_turn"}):  # fmt: skip
+            if any(p["case_pattern"] == "multi_turn" and p["language"] == lang and str(p.get("split")) == split
+                   for p in picks.values()):  # fmt: skip
                 continue
-            group = next(g for g, cands in sorted(groups.items())
-                         if any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands))  # fmt: skip
+            group = next(g for g, cands in sorted(groups.items()) if g[0] == split
+                         and any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands))  # fmt: skip
             picks[group] = min((c for c in groups[group] if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
     keep = {p["id"] for p in picks.values()}
     dropped: list[dict[str, Any]] = []
