@@ -240,8 +240,7 @@ def build_conversations(
     published: list[dict[str, Any]] = []
     dropped: list[dict[str, Any]] = []
     transcripts: list[dict[str, Any]] = []
-    for original in convs:
-        conv = recovered.get(original["id"], original)  # a verified recovery variant replaces its conversation
+    for conv in beside(convs, recovered):
         score, episode = audited[conv["id"]]
         conv["oracle_audit"] = {
             "goal_success": score["goal_success"],
@@ -300,6 +299,20 @@ def build_conversations(
         },
     }
     return value, conversations_metadata(value)
+
+
+def beside(convs: Sequence[dict[str, Any]], recovered: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The conversations to publish: every conversation, then the verified recovery copy of each that has one
+    (`recovered`: conversation id → its variant). The same question is answered once straight and once through a
+    real failure and its correction; the copy keeps the conversation's split and question."""
+    out = list(convs)
+    for c in convs:
+        v = recovered.get(c["id"])
+        if v is not None:
+            if v.get("split") != c.get("split") or v["id"] == c["id"]:
+                raise ValueError(f"recovery copy {v['id'][:19]} does not stand beside {c['id'][:19]}")
+            out.append(v)
+    return out
 
 
 def offered_capabilities(
@@ -384,12 +397,14 @@ def select(
         rest = sorted((c for c in cands if c["case_pattern"] != "multi_turn"), key=lambda c: c["id"])
         draw = int(hashlib.sha256(dumps([seed, key]).encode()).hexdigest()[:8], 16) % 1000 / 1000
         picks[(split, key)] = mts[0] if mts and (draw < multi_turn_share or not rest) else rest[0]
-    if multi_turn_share > 0:  # every language that has a multi_turn candidate keeps at least one
-        for lang in sorted({c["language"] for c in convs if c["case_pattern"] == "multi_turn"}):
-            if any(p["case_pattern"] == "multi_turn" and p["language"] == lang for p in picks.values()):
+    if multi_turn_share > 0:  # every language and split that has a multi_turn candidate keeps at least one
+        for lang, split in sorted({(c["language"], str(c.get("split"))) for c in convs
+                                   if c["case_pattern"] == "multi_turn"}):  # fmt: skip
+            if any(p["case_pattern"] == "multi_turn" and p["language"] == lang and str(p.get("split")) == split
+                   for p in picks.values()):  # fmt: skip
                 continue
-            group = next(g for g, cands in sorted(groups.items())
-                         if any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands))  # fmt: skip
+            group = next(g for g, cands in sorted(groups.items()) if g[0] == split
+                         and any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands))  # fmt: skip
             picks[group] = min((c for c in groups[group] if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
     keep = {p["id"] for p in picks.values()}
     dropped: list[dict[str, Any]] = []

@@ -23,7 +23,9 @@ from typing import Any
 _EN_HOPS = re.compile(
     r"\b(?:of (?:the|its|their|those|each)|among|whose|with the same|as the|in the group of|grouped by)\b", re.I
 )
-_EN_LABELS = re.compile(r"\b(?:records?|grouped by|origin-destination|statistics)\b", re.I)
+_EN_LABELS = re.compile(
+    r"\b(?:records?|grouped by|origin-destination|statistics|whose number of|number of \w+ is (?:at|more|less))\b", re.I
+)
 _EN_UNITS = re.compile(
     r"\s+in (?:degrees|milliseconds|seconds|minutes|USD|EUR|°F|°C|km|kilometers|meters|feet|bytes|percent)\b"
 )
@@ -32,7 +34,7 @@ _KO_LABELS = re.compile(r"(?:통계의 수|통계 수|레코드|행의 수)")
 
 SHORT, MEDIUM = "short", "medium"
 LIMITS = {  # (hops, words) at most, per level and language (Korean counts eojeol)
-    "en": {SHORT: (1, 18), MEDIUM: (2, 30)},
+    "en": {SHORT: (1, 18), MEDIUM: (1, 30)},  # two hops in English read as a chained relation (blind read s8)
     "ko": {SHORT: (1, 9), MEDIUM: (2, 14)},
 }
 
@@ -55,6 +57,31 @@ def speakable(query: str, language: str) -> str:
     return _EN_UNITS.sub("", query)
 
 
+# A type label before a name or code ("the artist Accept", "airline EV", "country KR"): people say the name.
+# Tracks and albums keep theirs ("the track 'Snowballed'" is how people refer to a song title).
+_EN_LABEL_BEFORE_NAME = re.compile(
+    r"\b(?:(?:the|The) )?(?i:artist|airline|airport|customer|playlist|country|subdivision|aircraft|genre) "
+    r"(?=(?:[A-Z0-9][\w.&/()-]*|'[^']+'))"
+)
+
+
+# "이름이 창성동인 읍면동의 시군구" stacks 의 (blind read s8): "창성동이 있는 시군구" is how people say it.
+_KO_NAMED_PLACE = re.compile(r"이름이 (\S+?)인 (?:읍면동|시군구|시도|리)의 ")
+
+
+def plain_korean(text: str) -> str:
+    """Korean text with a place named by its 이름 said the way people do ('이름이 X인 읍면동의 시군구' → 'X이 있는 시군구')."""
+    from factory.prompts import josa
+
+    return _KO_NAMED_PLACE.sub(lambda m: f"{josa(m.group(1), '이/가')} 있는 ", text)
+
+
+def plain_names(text: str) -> str:
+    """English text without type labels before names and codes; a sentence keeps its capital."""
+    out = _EN_LABEL_BEFORE_NAME.sub("", text)
+    return out[:1].upper() + out[1:] if text[:1].isupper() else out
+
+
 def askability(task: Mapping[str, Any]) -> tuple[str | None, str]:
     """(`short` | `medium` | None, why) for a verified task's query."""
     lang = task.get("language", "en")
@@ -64,6 +91,8 @@ def askability(task: Mapping[str, Any]) -> tuple[str | None, str]:
     if frame.get("pattern") == "IF" or answer.get("branch"):
         if answer.get("branch") != "then":
             return None, "conditional whose condition does not hold"
+        if lang != "ko":  # "Are there at least 4 …? If yes, tell me …; if no, …" reads as an exam in a chat
+            return None, "conditional question (an exam form, blind read s8)"
         conditional = True
     else:
         conditional = False

@@ -90,9 +90,9 @@ async def stateful_tasks(
             seed = int(cid[7:15], 16) ^ cfg.seed
             rng = random.Random(seed)
             noun = _noun(spec, noun_of, lang)
-            request = " ".join(
-                prompts.render(STATEFUL_TEMPLATE.format(lang=lang), noun=noun, value=value, variant=seed).split()
-            )
+            words = {"noun": noun, "value": value, "variant": seed}
+            request = " ".join(prompts.render(STATEFUL_TEMPLATE.format(lang=lang), part="request", **words).split())
+            reply = " ".join(prompts.render(STATEFUL_TEMPLATE.format(lang=lang), part="reply", **words).split())
             persona = draw_persona(lang, rng)
             if lang == "ko":
                 request, persona = korean_register(request, persona)
@@ -118,7 +118,7 @@ async def stateful_tasks(
                     "golden_actions": [
                         {"step": 1, "tool": spec.name, "platform": spec.platform, "args": {param: value}}
                     ],
-                    "answer": {"text": "", "values": []},
+                    "answer": {"text": reply, "values": []},  # the confirmation names what was made
                     "task": request,
                     "initial_message": opening(lang, persona, request, variant=seed),
                     "persona": persona,

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory import prompts
-from factory.conversations.naturalness import SHORT, askability, fitted, speakable
+from factory.conversations.naturalness import SHORT, askability, fitted, plain_korean, plain_names, speakable
 from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_register
 from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
@@ -212,28 +212,57 @@ REPLY_WORDS = {"en": 16, "ko": 10}  # a verified answer sentence this long or sh
 ANSWER_FIRST = ("DIFF", "WHICH")
 
 
-def answer_reply(task: Mapping[str, Any], variant: int = 0) -> str:
+def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") -> str:
     """The gold assistant reply: the verified answer sentence when it is short, else a sentence that gives the
-    answer first (the chain is not repeated back); never the conditional's bookkeeping."""
+    answer first (the chain is not repeated back); never the conditional's bookkeeping. English replies name
+    things without type labels, a conditional says that its condition held, and an answer sentence that names
+    nothing the user asked about ("There are 3 albums.") says what it was worked out from (`anchor`: 'the
+    playlist Music Videos', the entity the question starts from)."""
     ans = task.get("answer") or {}
     lang = task.get("language", "en")
-    text = _CONDITION_PREFIX.sub("", str(ans.get("text") or "").strip())
+    raw = str(ans.get("text") or "").strip()
+    text = _CONDITION_PREFIX.sub("", raw)
     text = text[:1].upper() + text[1:] if lang == "en" else text
     frame = ans.get("frame") or {}
+    pattern = frame.get("pattern")
     words = len(text.split())
-    short = words <= REPLY_WORDS.get(lang, 16) and frame.get("pattern") != "BOTH"
-    if short or (frame.get("pattern") in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
+    if lang == "ko":
+        text = plain_korean(text)
+    if lang == "en":
+        text = plain_names(text)
+        if pattern == "IF" and ans.get("branch") == "then" and frame.get("qualifier") and text.startswith("Yes: "):
+            return f"Yes, {plain_names(str(frame['qualifier']))}, and {text[len('Yes: ') :]}"
+        if pattern == "BOTH" and words <= 2 * REPLY_WORDS["en"]:
+            return text
+        if anchor and pattern == "PATH" and words <= REPLY_WORDS["en"] and _names_nothing(text, task):
+            return prompts.render(ANCHOR_TEMPLATE, text=text, anchor=anchor, variant=variant).strip()
+    short = words <= REPLY_WORDS.get(lang, 16) and pattern != "BOTH"
+    if short or (pattern in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
         return text
     values = answer_values(task) or [v for v in [ans.get("value")] if v is not None]
     out = prompts.render(
         REPLY_TEMPLATE.format(lang=lang),
         values=values,
         counter=frame.get("counter") or "",
-        pattern=frame.get("pattern") or "",
+        pattern=pattern or "",
         description=" ".join(str(frame.get("description") or "").split()),
         variant=variant,
     )
     return " ".join(out.split()) or text
+
+
+ANCHOR_TEMPLATE = "conversations/anchor.en"
+_CAPITALIZED = re.compile(r"(?:'[^']+'|\b[A-Z0-9][\w.&/()-]*(?: [A-Z0-9][\w.&/()-]*)*)")
+
+
+def _names_nothing(text: str, task: Mapping[str, Any]) -> bool:
+    """Whether an English answer sentence names none of the names and codes of its question (its first word
+    left out)."""
+    query = str(task.get("query") or "")
+    found = (part.strip(".") for m in _CAPITALIZED.finditer(query) for part in re.split(r"[.?!:]\s+", m.group(0)))
+    names = set(found) - {query.split(" ")[0], "How", "What", "Which", "Who"}
+    names = {n for n in names if len(n) > 1 and n not in {"I", "I'm", "I'd"}}
+    return not any(n in text for n in names)
 
 
 def conversation_tasks(
@@ -262,27 +291,34 @@ def conversation_tasks(
         "no_call": False,
     }
     variant = _seed_int(cfg_seed, task["id"], "wording")
+    seed = _seed_of(trajectory)
+    anchor = ""
+    if seed is not None and lang == "en" and noun_of is not None:
+        noun = noun_of(seed["tool_id"], seed["param"], lang)
+        quoted = f"'{seed['value']}'" in str(task.get("query") or "")  # titles keep their quotes
+        named = f"'{seed['value']}'" if quoted else str(seed["value"])
+        anchor = f"the {noun} {named}" if noun else named
     solved = {
         "golden_calls": calls,
         "golden_actions": list(task["golden_actions"]),
-        "answer": {"text": answer_reply(task, variant), "values": answer_values(task)},
+        "answer": {"text": answer_reply(task, variant, anchor), "values": answer_values(task)},
         "task": task["query"],
     }
     level, how = askability(task)
-    seed = _seed_of(trajectory)
     if level is None:
         for case in (base_case(calls), "multi_turn"):
             skipped.append({"source_task_id": task["id"], "case_pattern": case, "reason": f"not askable: {how}"})
     else:
         asked = speakable(task["query"], lang)
         natural = {"level": level, "measure": how}
-        request, persona = _fitted_persona(lang, rng, asked, level)
+        said = plain_names(asked) if lang == "en" else plain_korean(asked)  # names as people say them
+        request, persona = _fitted_persona(lang, rng, said, level)
         base = _common(task, base_case(calls), "base", cfg_seed)
         out.append(
             {
                 **base,
                 **solved,
-                "task": asked,
+                "task": said,
                 "initial_message": opening(lang, persona, request, variant=variant),
                 "persona": persona,
                 "hidden_info": {},
@@ -303,12 +339,13 @@ def conversation_tasks(
                 why = "some mention of the seed has no noun before it"
         if masked is not None:
             text, noun = masked
+            text = plain_names(text) if lang == "en" else plain_korean(text)
             request, persona = _fitted_persona(lang, rng, text, level)
             out.append(
                 {
                     **_common(task, "multi_turn", "masked-seed", cfg_seed),
                     **solved,
-                    "task": asked,
+                    "task": said,
                     "initial_message": opening(lang, persona, request, variant=variant, noun=noun),
                     "persona": persona,
                     "hidden_info": {noun: seed["value"]},  # type: ignore[index]

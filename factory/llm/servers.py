@@ -120,6 +120,7 @@ class ManagedServer:
         self.log_path = state_dir / f"{name}-{slug}.log"
         self._lock_path = state_dir / f"{name}-{slug}.lock"
         self._proc: subprocess.Popen[bytes] | None = None
+        self._ready = False  # the process this object started answered once
         self.reused: bool | None = None
 
     # ------------------------------------------------------------------ health
@@ -153,7 +154,9 @@ class ManagedServer:
 
     def ensure(self) -> str:
         """Reuse a healthy server or start one; returns 'reused' or 'started'."""
-        if self._proc is not None and self._proc.poll() is None and self.healthy():
+        if self._proc is not None and self._proc.poll() is None and (self._ready or self.healthy()):
+            # our own server, ready once and still running: a llama.cpp server busy with a long prompt answers
+            # /models late, and a second launch on its port would only fail (`factory eval --runs 2`)
             return "started"
         with self._file_lock():
             if self.healthy():
@@ -183,6 +186,7 @@ class ManagedServer:
                     )
                 if self.healthy(timeout=1.0):
                     self.reused = False
+                    self._ready = True
                     self.state_file.write_text(
                         json.dumps(
                             {
