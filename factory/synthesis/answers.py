@@ -202,6 +202,7 @@ def compute(
             text = str(_record(row(r), r).get("text") or "")
             v = spec["value"]
             forms = {_fmt(v), f"{v:,}" if isinstance(v, int) else _fmt(v), f"{v:.2f}" if isinstance(v, float) else ""}
+            forms |= {f"{v:.1f}", str(v)} if isinstance(v, float) else set()  # '42.0 °F' states 42.0
             stated = any(f and re.search(rf"(?<![\w.]){re.escape(f)}(?![\w]|[.,]\d)", text) for f in forms)
             return {"type": "number", "value": v if stated else None, "fields": ["text"]}
         if kind == "sem":
