@@ -466,7 +466,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                               "width": 1, "edge_id": f"API→RAG:{spec1.name}.{f}->{search.name}.query"}],
                             [f"API→RAG:{spec1.name}.{f}->{search.name}.query"],
                             {"entity": e, "answer_text": fact.answer_text,
-                             "realization": {"document": doc.text, "fact": fact.fact.match.pattern}})  # fmt: skip
+                             "realization": {"document": doc.text, "fact": fact.fact.match.pattern,
+                                             "sentence": fact.sentence, "title": gold.get("title")}})  # fmt: skip
                         break
                     # RAG→API junction from the gold passage
                     hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, doc, sents, e, rng)
@@ -520,7 +521,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         junctions, chain,
                         {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
                          "answer_text": rp.value_answer(value, short, ctx.language),
-                         "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern}})  # fmt: skip
+                         "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
+                                         "sentence": nf.sentence, "title": gold.get("title")}})  # fmt: skip
                     break
         calls_made = sum(sum(c.values()) for c in ex.call_counts().values())
     return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": calls_made}
