@@ -315,7 +315,9 @@ def _answer_field(
     return out
 
 
-def _seed(ctx: _Context, spec: ToolSpec, args: Mapping[str, Any]) -> phrasing.Ref:
+def _seed(
+    ctx: _Context, spec: ToolSpec, args: Mapping[str, Any], record: Mapping[str, Any] | None = None
+) -> phrasing.Ref:
     """The record the first API call returns, named the way the API-only questions name a seed call's records."""
     tid = ctx.tid(spec.name)
     frame = ctx.frames.get(tid)
@@ -323,6 +325,13 @@ def _seed(ctx: _Context, spec: ToolSpec, args: Mapping[str, Any]) -> phrasing.Re
         raise rp.RagUnphraseable(f"no frame for {spec.name}", "reference")
     generic = set(spec.generic_params.names())
     values = [(p, v) for p, v in args.items() if p not in generic and v != _KEY]
+    if (
+        record is not None
+    ):  # a record named by a value it does not hold ('the artist miles' for Miles Davis) is misnamed
+        held = {str(x).strip().casefold() for x in record.values() if isinstance(x, str | int | float)}
+        for p, v in values:
+            if (frame["params"].get(p) or {}).get("kind") == "display" and str(v).strip().casefold() not in held:
+                raise rp.RagUnphraseable(f"{spec.name}({p}={v!r}) names a record that does not hold it", "reference")
     try:
         return phrasing.seed_ref(spec, frame, values, args, ctx.language, True)
     except phrasing.Unphraseable as e:
@@ -334,7 +343,7 @@ def _bridge_doc(ctx: _Context, spec1: ToolSpec, res1: Any, f: str, title: str) -
     assert ctx.passages is not None
     frame = ctx.frames.get(ctx.tid(spec1.name)) or {}
     slot = (frame.get("fields") or {}).get(f) or {}
-    up = _seed(ctx, spec1, res1.args)
+    up = _seed(ctx, spec1, res1.args, res1.records[0] if res1.records else None)
     same = slot.get("kind") in ("display", "key") and slot.get("entity") == frame.get("entity")
     noun = (slot.get("noun") or {}).get(ctx.language) or (slot.get("noun") or {}).get("en")
     return rp.document_via(ctx.passages, title, ctx.language, slot.get("type"), up, noun,
@@ -625,7 +634,8 @@ def build_multisource(
     if ctx.search is None:
         return {"configured": False, "trajectories": [], "rejected": [], "edges": []}, {"multisource/configured": 0}
     rng = np.random.default_rng([cfg.seed, 17, sum(domain.encode())])
-    out = asyncio.run(_synthesize(ctx, rng, cfg.synthesis.per_pattern, cfg.retrieval.default_k))
+    quota = cfg.retrieval.multisource_per_hop or cfg.synthesis.per_pattern
+    out = asyncio.run(_synthesize(ctx, rng, quota, cfg.retrieval.default_k))
     value = {"configured": True, "search_tool": ctx.search.name, "index": ctx.search.path,
              "trajectories": out["kept"], "rejected": out["rejected"], "edges": out["edges"], "calls": out["calls"],
              "hop_weights": hop_weights()}  # fmt: skip
