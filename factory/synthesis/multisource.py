@@ -431,10 +431,17 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 reject("API-RAG", "api_call_failed", f"{spec1.name}: {res1.outcome}")
                 continue
             named = {str(v) for v in res1.args.values()}
+            frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
             for f, e in _bridge_fields(ctx, spec1, res1.records[0], named)[:3]:
-                sres = await ex.call(search, {"query": e, "k": k})
-                # the document about the entity: its title names it (a passage that merely mentions it is not)
-                gold = _gold_of(ctx, sres.records, e)
+                ftype = str(((frame1.get("fields") or {}).get(f) or {}).get("type") or "")
+                # the document about the entity: its title names it (a passage that merely mentions it is not); searched
+                # the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
+                gold = None
+                for query in ctx.passages.queries(ftype, e) or [e]:
+                    sres = await ex.call(search, {"query": query, "k": k})
+                    gold = _gold_of(ctx, sres.records, e)
+                    if gold is not None:
+                        break
                 edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, gold is not None)
                 if gold is None:
                     reject("API-RAG", "no_passage_for_entity", f"{f}={e!r}")
@@ -598,7 +605,8 @@ async def _rag_api_hop(
         return "unphraseable", f"{x.code}: {x}", x.code
     options = [(tool, p, nf) for nf in names for tool, p in _accepting_params(ctx, nf.type)]
     if not options:
-        return "unphraseable", f"no reviewed name of {doc.form.kind} that an API takes", "value_fact"
+        found = ", ".join(f"{n.value} ({n.type})" for n in names) or "none"
+        return "unphraseable", f"no reviewed name of {doc.form.kind} that an API takes (names: {found})", "value_fact"
     for j in rng.permutation(len(options))[:6]:
         tool, param, nf = options[int(j)]
         spec2 = ctx.apis[tool]

@@ -60,9 +60,10 @@ class DocumentForm:
     subject: tuple[str, ...]  # value types of the record the document is about
     name: Mapping[str, str]  # lang → the document named by itself ('the album {subject} by {artist}')
     say: Mapping[str, Mapping[str, str]]  # title part → lang → how a question states it ('on {v:long_date}')
-    hop: Mapping[str, str] = field(
-        default_factory=dict
-    )  # lang → the reference over an API field ('{up_iga} 속한 시도')
+    # lang → the reference over an API field ('{up_iga} 속한 시도'); the search for a document of this form about a
+    # value ('{subject} 인구주택총조사 결과')
+    hop: Mapping[str, str] = field(default_factory=dict)
+    query: str = "{subject}"
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,13 @@ class PassageLexicon:
     documents: tuple[DocumentForm, ...]
     facts: tuple[Fact, ...]
     file: str = ""
+
+    def queries(self, value_type: str | None, value: str) -> list[str]:
+        """The searches for a document about `value` (of `value_type`): each form's `query` whose subject is that type
+        (every form's when the type is unknown), in order, without repeats."""
+        base = (value_type or "").split("@")[0]
+        forms = [d for d in self.documents if not base or base in d.subject]
+        return list(dict.fromkeys(d.query.replace("{subject}", value) for d in forms))
 
     def form_of(self, title: str) -> tuple[DocumentForm, dict[str, str]] | None:
         """The first document form whose title pattern matches `title`, with the title's parts."""
@@ -133,7 +141,10 @@ def load_passage_lexicon(path: str | Path) -> PassageLexicon:
                 raise PassageLexiconError(f"{where}: say names {part!r}, which the title pattern does not capture")
         subject = d["subject"]
         docs.append(DocumentForm(str(d["kind"]), title, tuple([subject] if isinstance(subject, str) else subject),
-                                 _lang_map(d["name"], f"{where}.name"), say, _lang_map(d.get("hop"), f"{where}.hop")))  # fmt: skip
+                                 _lang_map(d["name"], f"{where}.name"), say, _lang_map(d.get("hop"), f"{where}.hop"),
+                                 str(d.get("query") or "{subject}")))  # fmt: skip
+        if "{subject}" not in docs[-1].query:
+            raise PassageLexiconError(f"{where}: query {docs[-1].query!r} does not name {{subject}}")
     kinds = {d.kind for d in docs}
     facts: list[Fact] = []
     for i, f in enumerate(data.get("facts") or []):
