@@ -325,9 +325,14 @@ def _seed(
         raise rp.RagUnphraseable(f"no frame for {spec.name}", "reference")
     generic = set(spec.generic_params.names())
     values = [(p, v) for p, v in args.items() if p not in generic and v != _KEY]
-    if (
-        record is not None
-    ):  # a record named by a value it does not hold ('the artist miles' for Miles Davis) is misnamed
+    if not any((frame["params"].get(p) or {}).get("kind") == "display" for p, _ in values):
+        # a record found by what it refers to reads as a relation ('the artist of the track of the composer X, Y & Z'):
+        # a question starts from a record named by its own name, title or public code
+        raise rp.RagUnphraseable(
+            f"{spec.name}({', '.join(p for p, _ in values)}) names no record by itself", "reference"
+        )
+    # a record named by a value it does not hold ('the artist miles' for Miles Davis) is misnamed
+    if record is not None:
         held = {str(x).strip().casefold() for x in record.values() if isinstance(x, str | int | float)}
         for p, v in values:
             if (frame["params"].get(p) or {}).get("kind") == "display" and str(v).strip().casefold() not in held:
