@@ -38,6 +38,7 @@ UNPHRASEABLE_CODES = {
 }
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"]  # fmt: skip
+_CURRENCIES = {"usd", "eur", "gbp", "krw", "jpy"}
 _SLOT = re.compile(r"\{(\w+)(?::(\w+))?\}")
 
 
@@ -364,7 +365,9 @@ def value_question(subject: str, frame: Mapping[str, Any], fname: str, lang: str
     else:
         who = "Who" if slot.get("kind") == "reference" and ph.fr.is_person(slot.get("entity")) else "What"
         q = f"{who} is the {f} of {subject}?"
-    short = {"kind": "value", "field": f, "unit": parts.get("unit") or "", "subject": subject}
+    unit = str(parts.get("unit") or "")
+    unit = unit.upper() if unit.lower() in _CURRENCIES else unit  # '0.99 USD', not '0.99 usd'
+    short = {"kind": "value", "field": f, "unit": unit, "subject": subject}
     return q, short
 
 

@@ -113,6 +113,9 @@ def test_api_answer_is_asked_by_its_field_label_and_answered_in_a_sentence():
     assert q == f"What is the file size of {subject}?" and rp.value_answer(6290521, short, "en").endswith(
         "is 6290521 bytes."
     )
+    frame["fields"]["unit_price"] = {"kind": "measure", "label": {"en": "price in USD"}, "unit": "usd"}
+    q, short = rp.value_question(subject, frame, "unit_price", "en")
+    assert q == f"What is the price of {subject}?" and rp.value_answer(0.99, short, "en").endswith("is 0.99 USD.")
     ko_frame = {"tool": "search_census_district", "noun": {"ko": {"noun": "행정구역", "counter": "곳"}},
                 "fields": {"admNmEn": {"kind": "display", "label": {"ko": "행정구역 영문명"}}}}  # fmt: skip
     q, short = rp.value_question("부산광역시의 시군구 가운데 인구가 가장 많은 곳", ko_frame, "admNmEn", "ko")
