@@ -18,6 +18,12 @@ and it grounded (the search returned a passage stating the entity; the API call 
 Hop types are drawn with VAKRA's hop-count weights (1/2/3 hops: 0.10/0.60/0.30; one hop is single-source,
 so 2 and 3 hops renormalized, the two 2-hop types equally likely).
 
+Questions are asked about the entity, never about a tool, field or document (`factory.synthesis.rag_phrasing`):
+the first API call's record is named through the tool frames of the domain lexicon (it must be named by its own name,
+title or code), the document and the fact asked through the project's reviewed passage lexicon
+(`lexicon/passages/<domain>.yaml`); a passage number or name no reviewed fact covers is never asked (``unphraseable``
+with a code). Answers are sentences (`answer_text`).
+
 Cross-source answerability (each hop needs its source): the final answer must not be stated in the
 chain's passages when an API gives it (``answer_in_documents``) nor be in the chain's API records when a
 passage gives it (``answer_from_apis``); the question never states the bridge value
@@ -60,11 +66,6 @@ REJECTIONS = {
     "duplicate": "a task with the same golden calls was already kept",
     "unphraseable": "the question cannot be said naturally (code: rag_phrasing.UNPHRASEABLE_CODES)",
 }
-_NUMBER = re.compile(r"(?<![\w.:-])\d[\d,]*(?:\.\d+)?(?![\w:-]|[.,]\d)")  # not a part of a date or time
-_PHRASE = re.compile(
-    r"(?<![\w/])(?:[A-Z][\w'/&.-]*)(?:\s+(?:(?:of|the|a|an|and|to|in|on|for|de|la|le)\s+)*[A-Z][\w'/&.-]*)+"
-    r"|[가-힣]{2,}(?:특별시|광역시|특별자치시|특별자치도|도|시|군|구)(?=[^가-힣]|의|은|는|이|가|에|와|과|로|$)"
-)  # fmt: skip
 _ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
 _KEY = "<KEY>"
 
