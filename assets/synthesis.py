@@ -21,7 +21,12 @@ GROUP = "synthesis"
     group_name=GROUP,
     code_version=code_version(traj_core, multisource, resources=["expectations/trajectories.json"]),
     kinds={"python"},
-    ins={"tool_inventory": all_partitions_in(), "tool_probes": all_partitions_in(), "connectivity_graph": dg.AssetIn()},
+    ins={
+        "tool_inventory": all_partitions_in(),
+        "tool_probes": all_partitions_in(),
+        "connectivity_graph": dg.AssetIn(),
+        "tool_lexicon": dg.AssetIn(),
+    },
     description="Executed typed trajectories over G*: SEQ/FAN/DRV chains (junctions typed by cardinality, "
     "process nodes for DRV), SEM/CMP/COND templates and MIXED compositions; golden actions with steps, "
     "answer material from the executed results; rejections with reasons.",
@@ -33,6 +38,7 @@ def trajectories_asset(
     connectivity_graph: dict,
     tool_inventory: dict,
     tool_probes: dict,
+    tool_lexicon: dict,
 ) -> dg.Output[dict]:
     cfg = project.load()
     domain = context.partition_key
@@ -42,7 +48,7 @@ def trajectories_asset(
         )
         # API+RAG chains (issue 17) where the domain has a search tool; beside the API-only trajectories
         value["multisource"], ms_meta = multisource.build_multisource(
-            domain, tool_inventory, tool_probes, cfg, connectivity_graph
+            domain, tool_inventory, tool_probes, cfg, connectivity_graph, tool_lexicon
         )
     return dg.Output(value, metadata=to_metadata({**meta, **ms_meta}))
 

@@ -242,6 +242,13 @@ class RetrievalConfig(_Frozen):
         "tasks carry a policy. A task the drawn category cannot apply to gets none.",
     )
     policy_seed: int = Field(default=0, description="Seed of the per-task policy draw (a hash of seed and task id).")
+    # --- ragphrase (issue 17): how many API+RAG chains (factory/synthesis/multisource.py)
+    multisource_per_hop: int | None = Field(
+        default=None,
+        ge=1,
+        description="API+RAG trajectories kept per hop type (API-RAG, RAG-API, API-RAG-API) per domain; unset: "
+        "synthesis.per_pattern.",
+    )
 
     @field_validator("policy_shares")
     @classmethod

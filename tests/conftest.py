@@ -34,11 +34,14 @@ def write_config(tmp: Path, *, domains: list[dict] | None = None, search_tools: 
     data["models"]["roles"]["fluency_scorer.en"] = "rules"
     # retrieval corpora: a few documents per demo corpus keep the pipeline tests' embedding work small
     data["retrieval"]["max_documents_per_source"] = 25
+    # the demo gives tasks tool-use policies (VAKRA's shares); tests that are not about policies keep the library
+    # default (none), so their answers and exports stay the gold ones (tests/retrieval/test_policy_* set their own)
+    data["retrieval"].pop("policy_shares", None)
     if domains is not None:
         data["domains"] = domains
     for d in data["domains"]:
         # the search tool needs retrieval_synthesis_index first: only tests that build it have it (the demo's
-        # factory.yaml lists none for now; a domain with a corpus gets its search tool here)
+        # factory.yaml lists one per domain; a test asks for them with search_tools=True)
         d["sources"] = [s for s in d.get("sources") or [] if s.get("kind") != "retrieval"]
         collection = (d.get("retrieval") or {}).get("collection")
         if search_tools and collection:

@@ -96,18 +96,24 @@ def forbidden_for(task: Mapping[str, Any], category: str) -> list[str] | None:
     return []
 
 
-def _platforms(task: Mapping[str, Any], kind: str, available: Sequence[str]) -> list[str]:
-    """The names the policy sentence gives the forbidden source: collections (search tools) or API platforms."""
+def _platforms(
+    task: Mapping[str, Any], kind: str, available: Sequence[str], search_tools: Sequence[str] | None = None
+) -> list[str]:
+    """The names the policy sentence gives the forbidden source: collections (search tools) or API platforms.
+    `search_tools`: the domain's document search tools when known (an API tool may be called search_* too:
+    search_census_district), else every available search_* tool."""
     actions = task.get("golden_actions") or []
     if kind == "retrieval":
         names = {a["tool"] for a in actions if source_type(a) == "retrieval"}
-        names |= {t for t in available if t.startswith("search_")}
+        names |= {t for t in available if (t in search_tools if search_tools is not None else t.startswith("search_"))}
     else:
         names = {a["platform"] for a in actions if source_type(a) == "api"}
     return sorted(names)
 
 
-def build_policy(task: Mapping[str, Any], category: str, topic: str) -> dict[str, Any] | None:
+def build_policy(
+    task: Mapping[str, Any], category: str, topic: str, search_tools: Sequence[str] | None = None
+) -> dict[str, Any] | None:
     """The policy value of `category` for the task (None for `none`)."""
     if category not in CATEGORIES:
         raise PolicyError(f"task {task.get('id')}: unknown policy category {category!r} (one of {CATEGORIES})")
@@ -122,7 +128,7 @@ def build_policy(task: Mapping[str, Any], category: str, topic: str) -> dict[str
         FORBID_TEMPLATE.format(lang=lang),
         sources=forbidden,
         apis=_platforms(task, "api", available) if "api" in forbidden else [],
-        collections=_platforms(task, "retrieval", available) if "retrieval" in forbidden else [],
+        collections=_platforms(task, "retrieval", available, search_tools) if "retrieval" in forbidden else [],
         topic=topic,
     )
     expected = prompts.render(UNANSWERABLE_TEMPLATE.format(lang=lang)) if category == "changes_answer" else None
@@ -135,12 +141,14 @@ def build_policy(task: Mapping[str, Any], category: str, topic: str) -> dict[str
     }
 
 
-def assign(task: Mapping[str, Any], settings: RetrievalConfig, topic: str) -> dict[str, Any] | None:
+def assign(
+    task: Mapping[str, Any], settings: RetrievalConfig, topic: str, search_tools: Sequence[str] | None = None
+) -> dict[str, Any] | None:
     """The task's policy: the drawn category, or `none` when the drawn one cannot apply to its golden path."""
     category = draw_category(str(task.get("id")), settings)
     if forbidden_for(task, category) is None:
         category = "none"
-    return build_policy(task, category, topic)
+    return build_policy(task, category, topic, search_tools)
 
 
 def assign_policies(
@@ -162,7 +170,9 @@ def assign_policies(
             pol = t["policy"]
         else:
             drawn = draw_category(str(t.get("id")), cfg.retrieval)
-            pol = assign(t, cfg.retrieval, topics[d])
+            dom = cfg.domain(d) if d in cfg.domain_names else None
+            coll = [f"search_{s.collection}" for s in (dom.sources if dom else []) if s.kind == "retrieval"]
+            pol = assign(t, cfg.retrieval, topics[d], coll if dom else None)
             ineligible += int(drawn != "none" and pol is None)
         cat = category_of({"policy": pol})
         counts[cat] += 1

@@ -203,7 +203,7 @@ def compute(
             v = spec["value"]
             forms = {_fmt(v), f"{v:,}" if isinstance(v, int) else _fmt(v)}
             if isinstance(v, float):  # as a passage writes it: '42.0 °F' is the value 42.0
-                forms |= {f"{v:.1f}", f"{v:.2f}"}
+                forms |= {f"{v:.1f}", f"{v:.2f}", str(v)}
             stated = any(f and re.search(rf"(?<![\w.]){re.escape(f)}(?![\w]|[.,]\d)", text) for f in forms)
             return {"type": "number", "value": v if stated else None, "fields": ["text"]}
         if kind == "sem":

@@ -18,6 +18,12 @@ and it grounded (the search returned a passage stating the entity; the API call 
 Hop types are drawn with VAKRA's hop-count weights (1/2/3 hops: 0.10/0.60/0.30; one hop is single-source,
 so 2 and 3 hops renormalized, the two 2-hop types equally likely).
 
+Questions are asked about the entity, never about a tool, field or document (`factory.synthesis.rag_phrasing`):
+the first API call's record is named through the tool frames of the domain lexicon (it must be named by its own name,
+title or code), the document and the fact asked through the project's reviewed passage lexicon
+(`lexicon/passages/<domain>.yaml`); a passage number or name no reviewed fact covers is never asked (``unphraseable``
+with a code). Answers are sentences (`answer_text`).
+
 Cross-source answerability (each hop needs its source): the final answer must not be stated in the
 chain's passages when an API gives it (``answer_in_documents``) nor be in the chain's API records when a
 passage gives it (``answer_from_apis``); the question never states the bridge value
@@ -39,6 +45,8 @@ import numpy as np
 from factory.config import ProjectConfig
 from factory.records import Answer, GoldenAction, Junction, Lineage, Task, task_id
 from factory.retrieval.decontam import sentences as _sentences
+from factory.synthesis import phrasing
+from factory.synthesis import rag_phrasing as rp
 from factory.tools.fingerprint import sha256_digest
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.spec import ToolSpec
@@ -56,12 +64,8 @@ REJECTIONS = {
     "bridge_named_in_question": "the question states the value the passage should supply",
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
     "duplicate": "a task with the same golden calls was already kept",
+    "unphraseable": "the question cannot be said naturally (code: rag_phrasing.UNPHRASEABLE_CODES)",
 }
-_NUMBER = re.compile(r"(?<![\w.:-])\d[\d,]*(?:\.\d+)?(?![\w:-]|[.,]\d)")  # not a part of a date or time
-_PHRASE = re.compile(
-    r"(?<![\w/])(?:[A-Z][\w'/&.-]*)(?:\s+(?:(?:of|the|a|an|and|to|in|on|for|de|la|le)\s+)*[A-Z][\w'/&.-]*)+"
-    r"|[가-힣]{2,}(?:특별시|광역시|특별자치시|특별자치도|도|시|군|구)(?=[^가-힣]|의|은|는|이|가|에|와|과|로|$)"
-)  # fmt: skip
 _ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
 _KEY = "<KEY>"
 
@@ -139,13 +143,21 @@ class _Context:
         probes: Mapping[str, Any],
         cfg: ProjectConfig,
         graph: Mapping[str, Any] | None = None,
+        frames: Mapping[str, Any] | None = None,
     ):
+        from factory.frames import frames_for
         from factory.semtypes import ValueTypes
 
         self.domain, self.cfg = domain, cfg
         types = ValueTypes.from_graph(graph or {})
+        self.types = types
         self.registry = ToolRegistry.from_inventories(inventories, probes)
         specs = self.registry.in_domain(domain)
+        # the tool frames the API-only questions are composed of (the domain's tool_lexicon value, else rules) and
+        # the corpus's reviewed passage lexicon: how questions name documents and ask for what passages state
+        self.frames: Mapping[str, Any] = frames if frames is not None else frames_for(self.registry)
+        path = rp.passage_lexicon_file(cfg.project_dir, domain)
+        self.passages = rp.load_passage_lexicon(path) if path is not None else None
         self.search: ToolSpec | None = next((s for s in specs if s.source.kind == "retrieval"), None)
         self.apis = {
             s.name: s
@@ -175,6 +187,8 @@ class _Context:
 
         def tid(name: str) -> str:
             return f"{domain}/{platform_of.get(name, '')}/{name}"
+
+        self.tid = tid
 
         self.known: dict[tuple[str, str], set[str]] = {}
         for name, spec in self.apis.items():
@@ -219,12 +233,6 @@ class _Context:
             base = {k: x for k, x in self.base_args.get(tool, {}).items() if k in keep and k != p}
             for v in sorted(self.known.get((tool, p), set()))[:4]:
                 self.calls.append({"tool": tool, "args": {**base, p: v}, "call_digest": f"{tool}:{p}={v}"})
-
-
-def _label(ctx: _Context, tool: str, param: str) -> str:
-    """What a parameter's value is, in words: its value type ('track name') or its name."""
-    t = ctx.param_types.get((tool, param)) or ""
-    return _words(t.split("@")[0].replace(".", " ")) if t and t != "unknown" else _words(param)
 
 
 def _action(step: int, spec: ToolSpec, res: Any, passage_ids: Sequence[str] = ()) -> dict[str, Any]:
@@ -281,73 +289,106 @@ def _mask(sentence: str, value: str, placeholder: str) -> str:
     return _boundary(value).sub(placeholder, sentence, count=1)
 
 
-def _question(kind: str, lang: str, parts: Mapping[str, str]) -> str:
-    """The templated question of a hop type (English or Korean)."""
-    ko = lang == "ko"
-    api = ""
-    if kind != "RAG-API":
-        api = (
-            f"{parts['tool1']} 도구를 {parts['args1']} 조건으로 호출해 {parts['field']} 값을 확인하고, "
-            if ko
-            else f"Using {parts['tool1']} with {parts['args1']}, get the {parts['field']}. "
-        )
-    if kind == "API-RAG":
-        return api + (
-            f'그에 관한 {parts["collection"]} 문서에서 "{parts["masked"]}"의 빈칸(___)에 들어갈 수는 무엇입니까?'
-            if ko
-            else f'In the {parts["collection"]} document about it, what number fills the gap in "{parts["masked"]}"?'
-        )
-    tail = (
-        f"{parts['tool2']} 도구로 확인한 그 {parts['param']}의 {parts['answer_field']}은(는) 무엇입니까?"
-        if ko
-        else f"Using {parts['tool2']}, what is the {parts['answer_field']} of that {parts['param']}?"
-    )
-    if kind == "RAG-API":
-        head = (
-            f'{parts["collection"]} 문서 "{parts["title"]}"에서 "{parts["masked"]}"의 빈칸(___)에 들어가는 '
-            f"{parts['param']}이(가) 있습니다. "
-            if ko
-            else f'In the {parts["collection"]} document "{parts["title"]}", a {parts["param"]} fills the gap in '
-            f'"{parts["masked"]}". '
-        )
-        return head + tail
-    mid = (
-        f'그에 관한 {parts["collection"]} 문서에서 "{parts["masked"]}"의 빈칸(___)에 {parts["param"]}이(가) '
-        "들어갑니다. "
-        if ko
-        else f"In the {parts['collection']} document about it, a {parts['param']} fills the gap in "
-        f'"{parts["masked"]}". '
-    )
-    return api + mid + tail
-
-
-def _args_text(args: Mapping[str, Any], spec: ToolSpec) -> str:
-    generic = set(spec.generic_params.names())
-    shown = [f"{_words(k)} {v}" for k, v in sorted(args.items()) if k not in generic and v != _KEY]
-    return ", ".join(shown) or "no arguments"
-
-
 def _answer_field(
-    records: Sequence[Mapping[str, Any]], passages: Sequence[Mapping[str, Any]], bridge: str, param: str
-) -> str | None:
-    """A field of the API's first record whose value the passages do not state (not an id, not the bridge)."""
+    records: Sequence[Mapping[str, Any]],
+    passages: Sequence[Mapping[str, Any]],
+    bridge: str,
+    param: str,
+    frame: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Fields of the API's first record whose value the passages do not state: not the bridge, not an internal key
+    (a public code the frame calls a display value may be asked: '행정구역 코드'), not a URL or digest."""
     if not records:
-        return None
+        return []
     text = "\n".join(_passage_text(p) for p in passages)
+    slots = (frame or {}).get("fields") or {}
+    out = []
     for f, v in sorted(records[0].items()):
-        if _ID_FIELD.search(f) or f == param or v in (None, "", bridge) or isinstance(v, bool | dict | list):
+        kind = (slots.get(f) or {}).get("kind")
+        if f == param or v in (None, "", bridge) or isinstance(v, bool | dict | list) or kind == "key":
+            continue
+        if _ID_FIELD.search(f) and (kind != "display" or re.search(r"(url|uri|digest)$", f, re.IGNORECASE)):
             continue
         if isinstance(v, str) and not entity_like(v) and not re.fullmatch(r"[\d.,]+", v):
             continue
         if not states(text, v):
-            return f
+            out.append(f)
+    return out
+
+
+def _seed(
+    ctx: _Context, spec: ToolSpec, args: Mapping[str, Any], record: Mapping[str, Any] | None = None
+) -> phrasing.Ref:
+    """The record the first API call returns, named the way the API-only questions name a seed call's records."""
+    tid = ctx.tid(spec.name)
+    frame = ctx.frames.get(tid)
+    if frame is None:
+        raise rp.RagUnphraseable(f"no frame for {spec.name}", "reference")
+    generic = set(spec.generic_params.names())
+    values = [(p, v) for p, v in args.items() if p not in generic and v != _KEY]
+    if not any((frame["params"].get(p) or {}).get("kind") == "display" for p, _ in values):
+        # a record found by what it refers to reads as a relation ('the artist of the track of the composer X, Y & Z'):
+        # a question starts from a record named by its own name, title or public code
+        raise rp.RagUnphraseable(
+            f"{spec.name}({', '.join(p for p, _ in values)}) names no record by itself", "reference"
+        )
+    # a record named by a value it does not hold ('the artist miles' for Miles Davis) is misnamed
+    if record is not None:
+        held = {str(x).strip().casefold() for x in record.values() if isinstance(x, str | int | float)}
+        for p, v in values:
+            if (frame["params"].get(p) or {}).get("kind") == "display" and str(v).strip().casefold() not in held:
+                raise rp.RagUnphraseable(f"{spec.name}({p}={v!r}) names a record that does not hold it", "reference")
+    try:
+        return phrasing.seed_ref(spec, frame, values, args, ctx.language, True)
+    except phrasing.Unphraseable as e:
+        raise rp.RagUnphraseable(f"{spec.name}: {e}", "reference") from e
+
+
+def _bridge_doc(ctx: _Context, spec1: ToolSpec, res1: Any, f: str, title: str) -> rp.DocRef:
+    """How the question names the document reached from field `f` of the first call's record."""
+    assert ctx.passages is not None
+    frame = ctx.frames.get(ctx.tid(spec1.name)) or {}
+    slot = (frame.get("fields") or {}).get(f) or {}
+    up = _seed(ctx, spec1, res1.args, res1.records[0] if res1.records else None)
+    same = slot.get("kind") in ("display", "key") and slot.get("entity") == frame.get("entity")
+    noun = (slot.get("noun") or {}).get(ctx.language) or (slot.get("noun") or {}).get("en")
+    return rp.document_via(ctx.passages, title, ctx.language, slot.get("type"), up, noun,
+                           _record_values(res1.records), same)  # fmt: skip
+
+
+def _bridge_fields(ctx: _Context, spec1: ToolSpec, record: Mapping[str, Any], named: set[str]) -> list[tuple[str, str]]:
+    """(field, value) of the first call's record that may lead to a document: a name or code of the value type some
+    document of the corpus is about (every entity-like field when the frame gives no type)."""
+    frame = ctx.frames.get(ctx.tid(spec1.name)) or {}
+    subjects = {t for d in ctx.passages.documents for t in d.subject} if ctx.passages else set()
+    out = []
+    for f, v in sorted(record.items()):
+        if not entity_like(v) or str(v) in named:
+            continue
+        ftype = str(((frame.get("fields") or {}).get(f) or {}).get("type") or "").split("@")[0]
+        if (ftype and ftype in subjects) or (not ftype and not _ID_FIELD.search(f)):
+            out.append((f, str(v)))
+    return out
+
+
+def _gold_of(ctx: _Context, records: Sequence[Mapping[str, Any]], e: str) -> Mapping[str, Any] | None:
+    """The passage about `e`: its title has a reviewed form whose subject is `e` (without a passage lexicon: its
+    title starts with `e`)."""
+    for p in records:
+        title = str(p.get("title") or "")
+        if ctx.passages is None:
+            if about(title, e):
+                return p
+            continue
+        found = ctx.passages.form_of(title)
+        if found and found[1].get("subject", "").strip().casefold() == e.strip().casefold():
+            return p
     return None
 
 
 async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:
     search = ctx.search
     assert search is not None
-    collection = _words(search.name.removeprefix("search_"))
     edges = _Edges()
     kept: list[dict[str, Any]] = []
     rejected: list[dict[str, str]] = []
@@ -359,8 +400,10 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     calls = list(ctx.calls)
     order: list[int] = [int(x) for x in rng.permutation(len(calls))]
 
-    def reject(kind: str, reason: str, detail: str = "") -> None:
-        rejected.append({"hop_type": kind, "reason": reason, "detail": detail[:160]})
+    def reject(kind: str, reason: str, detail: str = "", code: str = "") -> None:
+        rejected.append(
+            {"hop_type": kind, "reason": reason, "detail": detail[:160], **({"code": code} if code else {})}
+        )
 
     def want(kind: str) -> bool:
         return have[kind] < quota
@@ -379,6 +422,10 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
              "answer_spec": spec, "junctions": junctions, "edges": chain_edges, **extra}
         )  # fmt: skip
 
+    if ctx.passages is None:
+        reject("API-RAG", "unphraseable", f"no lexicon/passages/{ctx.domain}.yaml in the project", "no_lexicon")
+        return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": 0}
+
     async with make() as ex:
         for i in order:
             if all(not want(h) for h in HOP_TYPES):
@@ -390,14 +437,17 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 reject("API-RAG", "api_call_failed", f"{spec1.name}: {res1.outcome}")
                 continue
             named = {str(v) for v in res1.args.values()}
-            fields = [
-                (f, v) for f, v in sorted(res1.records[0].items())
-                if entity_like(v) and str(v) not in named and not _ID_FIELD.search(f)
-            ][:3]  # fmt: skip
-            for f, e in fields:
-                sres = await ex.call(search, {"query": e, "k": k})
-                # the document about the entity: its title names it (a passage that merely mentions it is not)
-                gold = next((p for p in sres.records if about(str(p.get("title") or ""), e)), None)
+            frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
+            for f, e in _bridge_fields(ctx, spec1, res1.records[0], named)[:3]:
+                ftype = str(((frame1.get("fields") or {}).get(f) or {}).get("type") or "")
+                # the document about the entity: its title names it (a passage that merely mentions it is not); searched
+                # the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
+                gold = None
+                for query in ctx.passages.queries(ftype, e) or [e]:
+                    sres = await ex.call(search, {"query": query, "k": k})
+                    gold = _gold_of(ctx, sres.records, e)
+                    if gold is not None:
+                        break
                 edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, gold is not None)
                 if gold is None:
                     reject("API-RAG", "no_passage_for_entity", f"{f}={e!r}")
@@ -408,29 +458,46 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 for kind in kinds:
                     if not want(kind):
                         continue
+                    try:
+                        doc = (rp.named_document(ctx.passages, str(gold.get("title") or ""), ctx.language)
+                               if kind == "RAG-API" else _bridge_doc(ctx, spec1, res1, f, str(gold.get("title") or "")))  # fmt: skip
+                    except rp.RagUnphraseable as x:
+                        reject(kind, "unphraseable", f"{x.code}: {x}", x.code)
+                        continue
+                    sents = _sentences(str(gold.get("text") or ""))
                     if kind == "API-RAG":
-                        built = _api_rag(ctx, spec1, res1, f, e, search, sres, gold, api_values, collection, rng)
-                        if isinstance(built, str):
-                            reject(kind, built, f"{f}={e!r}")
+                        built = _api_rag(ctx, doc, sents, e, api_values, rng)
+                        if isinstance(built, tuple):
+                            reject(kind, *built)
                             continue
-                        query, answer, masked = built
+                        fact = built
+                        query = fact.question
+                        if states(query, e):
+                            reject(kind, "bridge_named_in_question", e)
+                            continue
                         if await _documents_alone(ex, search, query, gold, k):
                             reject(kind, "documents_alone_suffice", query)
                             continue
+                        masked = _mask(fact.sentence, fact.shown, "___")
+                        answer = {"type": "number", "value": fact.value, "fields": ["text"]}
                         actions = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
                         add(kind, actions, query, answer,
                             {"kind": "passage_value", "calls": [{"step": 2, "index": 0, "record": {"id": gold["id"]}}],
                              "passage_id": gold["id"], "value": answer["value"], "statement": masked},
                             [{"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ", "n": 1,
                               "width": 1, "edge_id": f"API→RAG:{spec1.name}.{f}->{search.name}.query"}],
-                            [f"API→RAG:{spec1.name}.{f}->{search.name}.query"], {"entity": e})  # fmt: skip
+                            [f"API→RAG:{spec1.name}.{f}->{search.name}.query"],
+                            {"entity": e, "answer_text": fact.answer_text,
+                             "realization": {"document": doc.text, "fact": fact.fact.match.pattern,
+                                             "sentence": fact.sentence, "title": gold.get("title")}})  # fmt: skip
                         break
                     # RAG→API junction from the gold passage
-                    hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, e, rng)
-                    if isinstance(hop2, str):
-                        reject(kind, hop2)
+                    hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, doc, sents, e, rng)
+                    if isinstance(hop2[0], str):
+                        reject(kind, *hop2)
                         continue
-                    spec2, param, v, sentence, res2 = hop2
+                    spec2, param, nf, res2 = hop2
+                    v = nf.value
                     if kind == "RAG-API":
                         tres = await ex.call(search, {"query": gold["title"], "k": k})
                         if gold["id"] not in {p["id"] for p in tres.records}:
@@ -441,25 +508,24 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         passages = sres.records
                         actions0 = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
                         step = 3
-                    g = _answer_field(res2.records, passages, v, param)
-                    if g is None:
+                    frame2 = ctx.frames.get(ctx.tid(spec2.name)) or {}
+                    fields = _answer_field(res2.records, passages, v, param, frame2)
+                    if not fields:
                         reject(kind, "answer_in_documents", f"{spec2.name}({param}={v!r})")
                         continue
-                    masked = _mask(sentence, v, "___")
-                    if kind == "API-RAG-API":
-                        masked = _mask(masked, e, f"[{_words(f)}]")
-                    parts = {"tool1": _words(spec1.name), "args1": _args_text(res1.args, spec1), "field": _words(f),
-                             "collection": collection, "masked": masked, "title": str(gold.get("title") or ""),
-                             "param": _label(ctx, spec2.name, param), "tool2": _words(spec2.name),
-                             "answer_field": _words(g)}  # fmt: skip
-                    query = _question(kind, ctx.language, parts)
-                    if states(query, v):
+                    g = fields[int(rng.integers(len(fields)))]
+                    value = res2.records[0][g]
+                    try:
+                        query, short = rp.value_question(nf.phrase, frame2, g, ctx.language)
+                    except phrasing.Unphraseable as x:
+                        reject(kind, "unphraseable", f"{x.code}: {x}", "reference")
+                        continue
+                    if states(query, v) or (kind == "API-RAG-API" and states(query, e)):
                         reject(kind, "bridge_named_in_question", v)
                         continue
                     if kind == "API-RAG-API" and await _documents_alone(ex, search, query, gold, k):
                         reject(kind, "documents_alone_suffice", query)
                         continue
-                    value = res2.records[0][g]
                     answer = {"type": "number" if isinstance(value, int | float) else "string", "value": value,
                               "fields": [g]}  # fmt: skip
                     actions = [*actions0, _action(step, spec2, res2)]
@@ -474,7 +540,11 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         chain.insert(0, japi)
                     add(kind, actions, query, answer,
                         {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}]},
-                        junctions, chain, {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]}})  # fmt: skip
+                        junctions, chain,
+                        {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
+                         "answer_text": rp.value_answer(value, short, ctx.language),
+                         "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
+                                         "sentence": nf.sentence, "title": gold.get("title")}})  # fmt: skip
                     break
         calls_made = sum(sum(c.values()) for c in ex.call_counts().values())
     return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": calls_made}
@@ -490,29 +560,22 @@ def _warm(search: ToolSpec) -> None:
     open_index(search.source.base_url or "", table, version, model).search("warm up", 1)
 
 
-def _api_rag(ctx, spec1, res1, f, e, search, sres, gold, api_values, collection, rng):
-    """(query, answer, masked statement) of an API-RAG task, or a rejection reason."""
-    numbered = []
-    for s in _sentences(str(gold.get("text") or "")):
-        for m in _NUMBER.finditer(s):
-            n = m.group(0)
-            if states(e, n) or any(states(str(v), n) or states(n, v) for v in api_values):
-                continue
-            if len(n.replace(",", "").replace(".", "")) < 2 or re.match(r"0\d", n):  # '3': everywhere; '00': a clock
-                continue
-            numbered.append((s, m))
-    if not numbered:
-        return "no_passage_number"
-    s, m = numbered[int(rng.integers(len(numbered)))]
-    n = m.group(0)
-    value: int | float = float(n.replace(",", "")) if "." in n else int(n.replace(",", ""))
-    if any(states(str(v), n) for v in api_values):
-        return "answer_from_apis"
-    masked = s[: m.start()] + "___" + s[m.end() :]
-    masked = _mask(masked, e, f"[{_words(f)}]")
-    parts = {"tool1": _words(spec1.name), "args1": _args_text(res1.args, spec1), "field": _words(f),
-             "collection": collection, "masked": masked.strip()}  # fmt: skip
-    return _question("API-RAG", ctx.language, parts), {"type": "number", "value": value, "fields": ["text"]}, masked
+def _api_rag(
+    ctx: _Context, doc: rp.DocRef, sents: Sequence[str], e: str, api_values: Sequence[Any], rng: np.random.Generator
+) -> rp.NumberFact | tuple[str, str, str]:
+    """A number fact of the passage a question may ask for, or (reason, detail, code)."""
+    assert ctx.passages is not None
+    try:
+        facts = rp.number_facts(ctx.passages, doc, sents, ctx.language)
+    except rp.RagUnphraseable as x:
+        return "unphraseable", f"{x.code}: {x}", x.code
+    if not facts:
+        return "unphraseable", f"no reviewed fact of {doc.form.kind} matches the passage", "passage_fact"
+    # the passage's number the APIs of the chain do not give (cross-source answerability), not part of the entity
+    ok = [x for x in facts if not states(e, x.shown) and not any(states(str(v), x.shown) for v in api_values)]
+    if not ok:
+        return "answer_from_apis", f"{len(facts)} facts, every number in the chain's API records", ""
+    return ok[int(rng.integers(len(ok)))]
 
 
 async def _documents_alone(ex: Any, search: ToolSpec, query: str, gold: Mapping[str, Any], k: int) -> bool:
@@ -520,44 +583,53 @@ async def _documents_alone(ex: Any, search: ToolSpec, query: str, gold: Mapping[
     return bool(res.records) and res.records[0].get("id") == gold.get("id")
 
 
-async def _rag_api_hop(ctx: _Context, ex: Any, edges: _Edges, search: ToolSpec, gold: Mapping[str, Any], e: str, rng):
-    """(api spec, param, value, sentence, result) of a RAG→API junction from `gold`, or a rejection reason."""
-    sents = _sentences(str(gold.get("text") or ""))
-    options = []
-    for (tool, param), vals in sorted(ctx.known.items()):
-        for v in sorted(vals):
-            if v == e or states(e, v) or states(v, e):
+def _accepting_params(ctx: _Context, vtype: str) -> list[tuple[str, str]]:
+    """(tool, param) of the domain's APIs whose value type accepts `vtype` (equal or narrower)."""
+    out = []
+    for name, spec in sorted(ctx.apis.items()):
+        generic = set(spec.generic_params.names())
+        for p in spec.input_schema.get("properties") or {}:
+            if p in generic:
                 continue
-            s = next((s for s in sents if states(s, v)), None)
-            if s is not None:
-                options.append((tool, param, v, s))
-    # a name the passage writes (a capitalized phrase; a Korean place name) proposed for a name-taking parameter:
-    # the call decides (one record back binds it)
-    for tool, param in ctx.name_params:
-        for s in sents:
-            for m in _PHRASE.finditer(s):
-                v = m.group(0).strip()
-                if entity_like(v) and v != e and not states(e, v) and not states(v, e):
-                    options.append((tool, param, v, s))
-    options = list(dict.fromkeys(options))
+            ptype = ctx.types.param_type(ctx.tid(name), p)
+            if ptype and (ptype.split("@")[0] == vtype or ctx.types.accepts(ptype, vtype) in ("equal", "subtype")):
+                out.append((name, p))
+    return out
+
+
+async def _rag_api_hop(
+    ctx: _Context, ex: Any, edges: _Edges, search: ToolSpec, gold: Mapping[str, Any], doc: rp.DocRef,
+    sents: Sequence[str], e: str, rng: np.random.Generator,
+) -> tuple[ToolSpec, str, rp.NameFact, Any] | tuple[str, str, str]:  # fmt: skip
+    """(api spec, param, name fact, result) of a RAG→API junction from `gold`: a name a reviewed fact of the passage
+    names, of a value type an API parameter takes, that the API resolves to one record; or (reason, detail, code)."""
+    assert ctx.passages is not None
+    try:
+        names = [nf for nf in rp.name_facts(ctx.passages, doc, sents, ctx.language)
+                 if entity_like(nf.value) and nf.value != e and not states(e, nf.value)]  # fmt: skip
+    except rp.RagUnphraseable as x:
+        return "unphraseable", f"{x.code}: {x}", x.code
+    options = [(tool, p, nf) for nf in names for tool, p in _accepting_params(ctx, nf.type)]
     if not options:
-        return "no_passage_value"
+        found = ", ".join(f"{n.value} ({n.type})" for n in names) or "none"
+        return "unphraseable", f"no reviewed name of {doc.form.kind} that an API takes (names: {found})", "value_fact"
     for j in rng.permutation(len(options))[:6]:
-        tool, param, v, s = options[int(j)]
+        tool, param, nf = options[int(j)]
         spec2 = ctx.apis[tool]
         generic = set(spec2.generic_params.names())
         base = {k: x for k, x in ctx.base_args.get(tool, {}).items() if k in generic or k in spec2.required_params}
-        res2 = await ex.call(spec2, {**base, param: v})
+        res2 = await ex.call(spec2, {**base, param: nf.value})
         # one record back, and it is the value the passage states (the name or title field equals it)
         ok = (
             res2.outcome.is_success
             and len(res2.records) == 1
-            and any(str(x).strip().casefold() == v.casefold() for x in res2.records[0].values() if isinstance(x, str))
-        )
+            and any(str(x).strip().casefold() == nf.value.casefold() for x in res2.records[0].values()
+                    if isinstance(x, str))
+        )  # fmt: skip
         edges.trial("RAG→API", search.name, "text", spec2.name, param, res2, ok)
         if ok:
-            return spec2, param, v, s, res2
-    return "api_call_failed"
+            return spec2, param, nf, res2
+    return "api_call_failed", f"{len(options)} name bindings, none resolved to one record", ""
 
 
 def build_multisource(
@@ -566,14 +638,18 @@ def build_multisource(
     probes: Mapping[str, Any],
     cfg: ProjectConfig,
     graph: Mapping[str, Any] | None = None,
+    lexicon: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The API+RAG trajectories of a domain (value `multisource` of the trajectories asset) and metadata.
-    A domain without a search tool gets an empty value."""
-    ctx = _Context(domain, inventories, probes, cfg, graph)
+    """The API+RAG trajectories of a domain (value `multisource` of the trajectories asset) and metadata; questions
+    are composed from the tool frames of `lexicon` (the domain's tool_lexicon value, else rules over the specs) and the
+    project's passage lexicon (`rag_phrasing`). A domain without a search tool gets an empty value."""
+    frames = ((lexicon or {}).get("nouns") or {}).get("tools") or None
+    ctx = _Context(domain, inventories, probes, cfg, graph, frames)
     if ctx.search is None:
         return {"configured": False, "trajectories": [], "rejected": [], "edges": []}, {"multisource/configured": 0}
     rng = np.random.default_rng([cfg.seed, 17, sum(domain.encode())])
-    out = asyncio.run(_synthesize(ctx, rng, cfg.synthesis.per_pattern, cfg.retrieval.default_k))
+    quota = cfg.retrieval.multisource_per_hop or cfg.synthesis.per_pattern
+    out = asyncio.run(_synthesize(ctx, rng, quota, cfg.retrieval.default_k))
     value = {"configured": True, "search_tool": ctx.search.name, "index": ctx.search.path,
              "trajectories": out["kept"], "rejected": out["rejected"], "edges": out["edges"], "calls": out["calls"],
              "hop_weights": hop_weights()}  # fmt: skip
@@ -589,6 +665,11 @@ def multisource_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     for r in value.get("rejected") or []:
         reasons[r["reason"]] = reasons.get(r["reason"], 0) + 1
     meta.update({f"multisource/rejected/{k}": n for k, n in sorted(reasons.items())})
+    codes: dict[str, int] = {}
+    for r in value.get("rejected") or []:
+        if r["reason"] == "unphraseable":
+            codes[r.get("code") or "other"] = codes.get(r.get("code") or "other", 0) + 1
+    meta.update({f"multisource/unphraseable/{k}": n for k, n in sorted(codes.items())})
     meta["multisource/edges"] = len(value.get("edges") or [])
     meta["multisource/edge_trials"] = sum(e["trials"] for e in value.get("edges") or [])
     return meta
@@ -634,7 +715,7 @@ def task_records(
             answer=Answer(
                 type=t["answer"]["type"],
                 value=t["answer"]["value"],
-                text=_answer_text(t["answer"]["value"], lang),
+                text=t.get("answer_text") or _answer_text(t["answer"]["value"], lang),
                 fields=t["answer"]["fields"],
             ),  # fmt: skip
             pattern="+".join(j["type"] for j in t["junctions"]),

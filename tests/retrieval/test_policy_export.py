@@ -45,3 +45,14 @@ def test_no_effect_policy_keeps_the_answer_and_states_the_policy():
     assert gt["answer"]["value"] == "United Air Lines Inc." and len(gt["golden_actions"]) == 1
     plain, _ = formats.system_prompt(TASK, TOOLS)  # type: ignore[arg-type]
     assert "policy" not in plain.lower()
+
+
+def test_policy_names_only_the_domains_document_search_not_an_api_tool_called_search():
+    # an API tool may be named search_* (the census API's search_census_district): the policy names the domain's
+    # retrieval tools when assign_policies knows them
+    task = {**TASK, "available_tools": ["get_plane", "search_census_district", "search_aviation_weather"]}
+    known = policy.build_policy(task, "no_effect", "flights", ["search_aviation_weather"])
+    assert known is not None and "(search_aviation_weather)" in known["text"]
+    assert "search_census_district" not in known["text"]
+    guessed = policy.build_policy(task, "no_effect", "flights")
+    assert guessed is not None and "search_census_district" in guessed["text"]  # without them: every search_* tool

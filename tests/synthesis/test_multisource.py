@@ -102,19 +102,15 @@ def test_retrieval_and_api_call_chained_through_a_passage_value_replay_to_the_st
 
 def test_cross_source_filter_keeps_only_answers_the_other_source_lacks():
     passages = [{"title": "Let There Be Rock (AC/DC)", "text": "The longest track is Whole Lotta Rosie (5 min 23 s)."}]
-    # the API record's composer is not in the passage: the API hop is needed; its name (the bridge) and a field
-    # the passage states are never the answer
+    # the API record's fields the passage does not state: the API hop is needed; the bridge, a field the passage
+    # states and an internal key are never the answer; a public code the frame calls a display value may be
     rec = [{"track_id": 5, "name": "Whole Lotta Rosie", "composer": "AC/DC", "milliseconds": 323000}]
-    assert multisource._answer_field(rec, passages, "Whole Lotta Rosie", "name") == "milliseconds"
+    assert multisource._answer_field(rec, passages, "Whole Lotta Rosie", "name") == ["milliseconds"]
     stated = [{"name": "Whole Lotta Rosie", "album_title": "Let There Be Rock"}]
-    assert multisource._answer_field(stated, passages, "Whole Lotta Rosie", "name") is None
-    # names a passage writes are proposed for name parameters (English phrases, Korean place names)
-    found = [m.group(0) for m in multisource._PHRASE.finditer(passages[0]["text"])]
-    assert "Whole Lotta Rosie" in found
-    assert [m.group(0) for m in multisource._PHRASE.finditer("2020년 군포시의 인구는")] == ["군포시"]
-    q = multisource._question(
-        "RAG-API", "ko",
-        {"collection": "census bulletins", "title": "경기도 군포시 인구 동향", "masked": "___의 인구는 26만명",
-         "param": "region name", "tool2": "get region", "answer_field": "code"},
-    )  # fmt: skip
-    assert q.startswith("census bulletins 문서") and q.endswith("무엇입니까?") and "군포시" in q
+    assert multisource._answer_field(stated, passages, "Whole Lotta Rosie", "name") == []
+    region = [{"admCd": "26350", "admNm": "해운대구", "adm_key": "k-1"}]
+    frame = {"fields": {"admCd": {"kind": "display"}, "adm_key": {"kind": "key"}}}
+    assert multisource._answer_field(region, passages, "해운대구", "keyword", frame) == ["admCd"]
+    assert multisource._answer_field([{**region[0], "adm_code": "x"}], passages, "해운대구", "keyword", frame) == [
+        "admCd"
+    ]

@@ -1,0 +1,385 @@
+"""Realization of multi-source (API+RAG) questions and answers (pure; issue 17 items 4-5).
+
+A multi-source question is asked the way a person asks it: about an entity, never about a tool, a field or a
+document's wording. Its parts come from two places:
+
+- the API hops are named by the tool frames (`factory.frames`, the domain's reviewed `lexicon/<domain>.yaml`), through
+  the same references the API-only questions use (`factory.synthesis.phrasing`): "the track 'Inject The Venom'", "the
+  album of the track 'Inject The Venom'", "기장읍이 속한 시군구";
+- the passage hops are named by the corpus's reviewed **passage lexicon** (`lexicon/passages/<domain>.yaml`): the forms
+  of its document titles (what record a document is about, by value type, and which other title parts a question
+  states: "on 3 January 2013", "2015년") and its facts, one regular expression over one sentence each: a number asked
+  for ("What was the strongest sustained wind at {doc} {date}, in mph?", with its answer sentence), or a name an API
+  takes ("the longest track on {doc}", of value type ``track.title``).
+
+A number or a name of a passage that no reviewed fact covers is never asked: the chain is dropped with reason
+``unphraseable`` and one of `UNPHRASEABLE_CODES`, as API-only chains a person cannot say are.
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from factory import prompts
+from factory.synthesis import answers
+from factory.synthesis import phrasing as ph
+
+UNPHRASEABLE_CODES = {
+    "document": "the gold document's title has no reviewed form, or a title part is neither stated nor implied",
+    "passage_fact": "no reviewed fact of the passage lexicon asks for a number the passage states",
+    "value_fact": "no reviewed fact names a value of the passage that an API parameter takes",
+    "no_lexicon": "the domain has no passage lexicon (lexicon/passages/<domain>.yaml)",
+    "reference": "the API hop has no noun phrase (phrasing.Unphraseable: label, action, ...)",
+    "template": "a template names a part the document or fact does not give",
+}
+_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December"]  # fmt: skip
+_CURRENCIES = {"usd", "eur", "gbp", "krw", "jpy"}
+_SLOT = re.compile(r"\{(\w+)(?::(\w+))?\}")
+
+
+class PassageLexiconError(ValueError):
+    """A passage lexicon file that cannot be used (the message names the file and the entry)."""
+
+
+class RagUnphraseable(Exception):
+    """The multi-source question cannot be said naturally; `code` is one of `UNPHRASEABLE_CODES`."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class DocumentForm:
+    kind: str
+    title: re.Pattern[str]
+    subject: tuple[str, ...]  # value types of the record the document is about
+    name: Mapping[str, str]  # lang → the document named by itself ('the album {subject} by {artist}')
+    say: Mapping[str, Mapping[str, str]]  # title part → lang → how a question states it ('on {v:long_date}')
+    # lang → the reference over an API field ('{up_iga} 속한 시도'); the search for a document of this form about a
+    # value ('{subject} 인구주택총조사 결과')
+    hop: Mapping[str, str] = field(default_factory=dict)
+    query: str = "{subject}"
+
+
+@dataclass(frozen=True)
+class Fact:
+    kinds: tuple[str, ...]
+    match: re.Pattern[str]
+    ask: Mapping[str, str]
+    answer: Mapping[str, str]
+    type: str = ""  # value type of group `v` (a name fact)
+    phrase: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_name(self) -> bool:
+        return "v" in self.match.groupindex
+
+
+@dataclass(frozen=True)
+class PassageLexicon:
+    documents: tuple[DocumentForm, ...]
+    facts: tuple[Fact, ...]
+    file: str = ""
+
+    def queries(self, value_type: str | None, value: str) -> list[str]:
+        """The searches for a document about `value` (of `value_type`): each form's `query` whose subject is that type
+        (every form's when the type is unknown), in order, without repeats."""
+        base = (value_type or "").split("@")[0]
+        forms = [d for d in self.documents if not base or base in d.subject]
+        return list(dict.fromkeys(d.query.replace("{subject}", value) for d in forms))
+
+    def form_of(self, title: str) -> tuple[DocumentForm, dict[str, str]] | None:
+        """The first document form whose title pattern matches `title`, with the title's parts."""
+        for d in self.documents:
+            m = d.title.match(title.strip())
+            if m:
+                return d, {k: v for k, v in m.groupdict().items() if v is not None}
+        return None
+
+
+def _lang_map(entry: Any, where: str) -> dict[str, str]:
+    if entry is None:
+        return {}
+    if not isinstance(entry, Mapping) or not all(isinstance(v, str) for v in entry.values()):
+        raise PassageLexiconError(f"{where}: expected {{lang: text}}, got {entry!r}")
+    return {str(k): str(v) for k, v in entry.items()}
+
+
+def _regex(text: Any, where: str) -> re.Pattern[str]:
+    try:
+        return re.compile(str(text))
+    except re.error as e:
+        raise PassageLexiconError(f"{where}: {text!r} is no regular expression ({e})") from e
+
+
+def load_passage_lexicon(path: str | Path) -> PassageLexicon:
+    """Read and check a passage lexicon file (see the module docstring; `lexicon/passages/music.yaml` documents the
+    keys). Raises PassageLexiconError naming the file and the entry."""
+    p = Path(path)
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise PassageLexiconError(f"passage lexicon {p}: cannot be read ({e})") from e
+    if not isinstance(data, Mapping) or set(data) - {"documents", "facts"}:
+        raise PassageLexiconError(f"passage lexicon {p}: expected only the keys documents, facts")
+    docs: list[DocumentForm] = []
+    for i, d in enumerate(data.get("documents") or []):
+        where = f"passage lexicon {p}: documents[{i}]"
+        if not isinstance(d, Mapping) or not {"kind", "title", "subject", "name"} <= set(d):
+            raise PassageLexiconError(f"{where}: needs kind, title, subject and name")
+        title = _regex(d["title"], where)
+        if "subject" not in title.groupindex:
+            raise PassageLexiconError(f"{where}: the title pattern has no group `subject`")
+        say = {str(k): _lang_map(v, f"{where}.say.{k}") for k, v in (d.get("say") or {}).items()}
+        for part in say:
+            if part not in title.groupindex:
+                raise PassageLexiconError(f"{where}: say names {part!r}, which the title pattern does not capture")
+        subject = d["subject"]
+        docs.append(DocumentForm(str(d["kind"]), title, tuple([subject] if isinstance(subject, str) else subject),
+                                 _lang_map(d["name"], f"{where}.name"), say, _lang_map(d.get("hop"), f"{where}.hop"),
+                                 str(d.get("query") or "{subject}")))  # fmt: skip
+        if "{subject}" not in docs[-1].query:
+            raise PassageLexiconError(f"{where}: query {docs[-1].query!r} does not name {{subject}}")
+    kinds = {d.kind for d in docs}
+    facts: list[Fact] = []
+    for i, f in enumerate(data.get("facts") or []):
+        where = f"passage lexicon {p}: facts[{i}]"
+        if not isinstance(f, Mapping) or not {"in", "match"} <= set(f):
+            raise PassageLexiconError(f"{where}: needs in and match")
+        fin = tuple([f["in"]] if isinstance(f["in"], str) else f["in"])
+        if set(fin) - kinds:
+            raise PassageLexiconError(f"{where}: in names unknown document kinds {sorted(set(fin) - kinds)}")
+        m = _regex(f["match"], where)
+        fact = Fact(fin, m, _lang_map(f.get("ask"), f"{where}.ask"), _lang_map(f.get("answer"), f"{where}.answer"),
+                    str(f.get("type") or ""), _lang_map(f.get("phrase"), f"{where}.phrase"))  # fmt: skip
+        if ("n" in m.groupindex) == fact.is_name:
+            raise PassageLexiconError(f"{where}: match needs exactly one of the groups `n` (a number) and `v` (a name)")
+        if fact.is_name and not (fact.type and fact.phrase):
+            raise PassageLexiconError(f"{where}: a name fact (group v) needs type and phrase")
+        if not fact.is_name and not (fact.ask and fact.answer):
+            raise PassageLexiconError(f"{where}: a number fact (group n) needs ask and answer")
+        facts.append(fact)
+    return PassageLexicon(tuple(docs), tuple(facts), str(p))
+
+
+def passage_lexicon_file(project_dir: str | Path, domain: str) -> Path | None:
+    path = Path(project_dir) / "lexicon" / "passages" / f"{domain}.yaml"
+    return path if path.is_file() else None
+
+
+# --------------------------------------------------------------------------- filling templates
+
+
+def long_date(v: str) -> str:
+    """'2013-01-03' → '3 January 2013' (anything else unchanged)."""
+    m = re.fullmatch(r"(\d{4})-(\d{2})-(\d{2})", v.strip())
+    if not m or not 1 <= int(m.group(2)) <= 12:
+        return v
+    return f"{int(m.group(3))} {_MONTHS[int(m.group(2)) - 1]} {m.group(1)}"
+
+
+def fill(template: str, slots: Mapping[str, str], where: str = "") -> str:
+    """`template` with {name} (and {name:long_date}) replaced; {Name}: capitalized; {name_iga}/{name_eul}/{name_eun}:
+    with the Korean particle; a slot it does not give raises RagUnphraseable('template')."""
+
+    def one(m: re.Match[str]) -> str:
+        name, fmt = m.group(1), m.group(2)
+        base, _, josa = name.partition("_")
+        key = base if base in slots else base[:1].lower() + base[1:]
+        if key not in slots:
+            raise RagUnphraseable(f"{where}: template {template!r} names {{{name}}}, which is not given", "template")
+        v = str(slots[key])
+        if fmt == "long_date":
+            v = long_date(v)
+        if base != key:
+            v = v[:1].upper() + v[1:]
+        pairs = {"iga": "이/가", "eul": "을/를", "eun": "은/는", "gwa": "과/와"}
+        return prompts.josa(v, pairs[josa]) if josa in pairs else v
+
+    return re.sub(r"\s{2,}", " ", _SLOT.sub(one, template)).strip()
+
+
+def _said_parts(form: DocumentForm, parts: Mapping[str, str], lang: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in parts.items():
+        if k in form.say:
+            tpl = form.say[k].get(lang)
+            if tpl is None:
+                raise RagUnphraseable(f"no {lang} form to state the title part {k!r} of {form.kind}", "document")
+            out[k] = fill(tpl, {"v": v}, form.kind)
+        else:
+            out[k] = v
+    return out
+
+
+# --------------------------------------------------------------------------- documents
+
+
+@dataclass
+class DocRef:
+    """How a question names the gold document: `text` ({doc}), the title parts stated ({date}, {year}, …)."""
+
+    text: str
+    form: DocumentForm
+    parts: dict[str, str]
+    slots: dict[str, str]
+
+
+def named_document(lex: PassageLexicon, title: str, lang: str) -> DocRef:
+    """The document named by itself (a RAG-first question): its form's `name` with every title part."""
+    found = lex.form_of(title)
+    if found is None:
+        raise RagUnphraseable(f"no reviewed title form matches {title!r}", "document")
+    form, parts = found
+    tpl = form.name.get(lang)
+    if not tpl:
+        raise RagUnphraseable(f"{form.kind}: no {lang} name", "document")
+    said = _said_parts(form, parts, lang)
+    text = fill(tpl, parts, form.kind)
+    return DocRef(text, form, parts, {**said, "doc": text})
+
+
+def document_via(
+    lex: PassageLexicon,
+    title: str,
+    lang: str,
+    entity_type: str | None,
+    up: ph.Ref,
+    hop_noun: str | None,
+    record_values: Sequence[Any],
+    same_record: bool,
+) -> DocRef:
+    """The document reached from an API record: the record `up` names (`same_record`: the bridge field is one of its
+    own names) or the one its reference field names (`hop_noun`: 'album'); title parts not stated by the form's `say`
+    must be values of the API record (the album's artist), else RagUnphraseable('document')."""
+    found = lex.form_of(title)
+    if found is None:
+        raise RagUnphraseable(f"no reviewed title form matches {title!r}", "document")
+    form, parts = found
+    if entity_type and entity_type.split("@")[0] not in form.subject:
+        raise RagUnphraseable(f"the bridge is a {entity_type}, the document {title!r} is about a {form.subject}",
+                              "document")  # fmt: skip
+    held = {str(v).strip().casefold() for v in record_values}
+    for k, v in parts.items():
+        if k != "subject" and k not in form.say and v.strip().casefold() not in held:
+            raise RagUnphraseable(f"title part {k}={v!r} of {title!r} is neither stated nor in the API record",
+                                  "document")  # fmt: skip
+    if same_record or not hop_noun:
+        text = up.text
+    elif form.hop.get(lang):
+        text = fill(form.hop[lang], {"up": up.text}, form.kind)
+    else:
+        text = ph._hop(up, hop_noun, lang, up.steps + 1).text
+    said = _said_parts(form, {k: v for k, v in parts.items() if k in form.say}, lang)
+    return DocRef(text, form, parts, {**said, "doc": text})
+
+
+# --------------------------------------------------------------------------- facts
+
+
+def _number(text: str) -> int | float:
+    t = text.replace(",", "")
+    return float(t) if "." in t else int(t)
+
+
+@dataclass
+class NumberFact:
+    sentence: str
+    shown: str  # the number as the passage writes it
+    value: int | float
+    question: str
+    answer_text: str
+    fact: Fact
+
+
+def number_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang: str) -> list[NumberFact]:
+    """Every number of the passage that a reviewed fact asks for, with its question and answer sentence."""
+    out: list[NumberFact] = []
+    for f in lex.facts:
+        if f.is_name or doc.form.kind not in f.kinds or lang not in f.ask or lang not in f.answer:
+            continue
+        for s in sentences:
+            m = f.match.search(s)
+            if not m:
+                continue
+            slots = {**doc.slots, **{k: v for k, v in m.groupdict().items() if v is not None}}
+            q = _sentence(fill(f.ask[lang], slots, doc.form.kind), lang)
+            a = _sentence(fill(f.answer[lang], slots, doc.form.kind), lang)
+            out.append(NumberFact(s, m.group("n"), _number(m.group("n")), q, a, f))
+    return out
+
+
+@dataclass
+class NameFact:
+    sentence: str
+    value: str
+    type: str
+    phrase: str  # the record the value names ('the longest track on the album …')
+    fact: Fact
+
+
+def name_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang: str) -> list[NameFact]:
+    """Every name of the passage that a reviewed fact names, with the phrase for its record."""
+    out: list[NameFact] = []
+    for f in lex.facts:
+        if not f.is_name or doc.form.kind not in f.kinds or lang not in f.phrase:
+            continue
+        for s in sentences:
+            m = f.match.search(s)
+            if m:
+                slots = {**doc.slots, **{k: v for k, v in m.groupdict().items() if v is not None}}
+                out.append(NameFact(s, m.group("v").strip(), f.type, fill(f.phrase[lang], slots, doc.form.kind), f))
+    return out
+
+
+def _sentence(text: str, lang: str) -> str:
+    text = text.strip()
+    if lang != "ko":
+        text = text[:1].upper() + text[1:]
+    return text
+
+
+# --------------------------------------------------------------------------- API answers
+
+
+def value_question(subject: str, frame: Mapping[str, Any], fname: str, lang: str) -> tuple[str, dict[str, Any]]:
+    """The question for field `fname` of the record `subject` names, and the answer frame (`answers.short_statement`):
+    'Who is the composer of the longest track on …?', '… 행정구역 영문명은 무엇입니까?'."""
+    try:
+        sing, pl = ph._noun(frame, lang)
+    except ph.Unphraseable:
+        sing, pl = "", ""
+    parts = ph._value_parts(ph.Ref(subject, True, sing, pl), frame, fname, lang)
+    f = parts["field"]
+    slot = (frame.get("fields") or {}).get(fname) or {}
+    if lang == "ko":
+        q = f"{subject}의 {prompts.josa(f, '은/는')} 무엇입니까?"
+    elif parts.get("how_many"):
+        q = f"How many {parts['how_many']} does {subject} have?"
+    else:
+        who = "Who" if slot.get("kind") == "reference" and ph.fr.is_person(slot.get("entity")) else "What"
+        q = f"{who} is the {f} of {subject}?"
+    unit = str(parts.get("unit") or "")
+    unit = unit.upper() if unit.lower() in _CURRENCIES else unit  # '0.99 USD', not '0.99 usd'
+    short = {"kind": "value", "field": f, "unit": unit, "subject": subject}
+    return q, short
+
+
+def value_answer(v: Any, short: Mapping[str, Any], lang: str) -> str:
+    typ = "number" if isinstance(v, int | float) and not isinstance(v, bool) else "string"
+    said = answers.short_statement(v, typ, short, lang)
+    shown = f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+    return answers._sentence(said, lang) if said else (f"답은 {shown}입니다." if lang == "ko" else f"It is {shown}.")
+
+
+__all__ = [
+    "DocRef", "DocumentForm", "Fact", "NameFact", "NumberFact", "PassageLexicon", "PassageLexiconError",
+    "RagUnphraseable", "UNPHRASEABLE_CODES", "document_via", "fill", "load_passage_lexicon", "long_date",
+    "name_facts", "named_document", "number_facts", "passage_lexicon_file", "value_answer", "value_question",
+]  # fmt: skip
