@@ -33,7 +33,7 @@ def _overlap(a: dg.RunRecord, b: dg.RunRecord) -> bool:
     )
 
 
-@pytest.mark.infra  # ~20+ min on 2 loaded cores: `make test-infra`, not in CI yet (README)
+@pytest.mark.infra  # 21.5 min of `factory run` at load ~15 on 2 cores (>54 min before the run workers were kept): `make test-infra`
 def test_factory_run_two_domains_multiprocess_on_postgres(tmp_path, postgres):  # noqa: F811
     base = load_config().model_dump(mode="json")
     domains = [d for d in base["domains"] if d["name"] in DOMAINS]
