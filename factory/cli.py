@@ -10,6 +10,7 @@ import logging
 import os
 import sys
 import time
+from contextlib import nullcontext
 from typing import Any
 
 from factory.config import ConfigError, find_config, load_config
@@ -88,8 +89,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if orch.executor != "in_process":  # step processes load the code location from the same config file
         os.environ["FACTORY_CONFIG"] = str(path)
         print(f"executor {orch.executor}: {orch.parallel_domains} domain run(s) at a time")
-    runner = in_process_runner if orch.executor == "in_process" else reconstructable_runner(str(path))
-    with DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True, domains=selected):
+    # run workers (multiprocess / k8s_job) start now and live for the whole pipeline, while the demo service starts
+    workers = (
+        nullcontext(in_process_runner)
+        if orch.executor == "in_process"
+        else reconstructable_runner(str(path), workers=orch.parallel_domains)
+    )
+    with workers as runner, DemoServiceResource(log_dir=str(cfg.logs_dir)).serving(cfg, stop=True, domains=selected):
         results = run_pipeline(
             defs,
             instance,

@@ -146,16 +146,23 @@ class StoredRun:
         return [e.event_specific_data for e in self._of(dg.DagsterEventType.ASSET_CHECK_EVALUATION)]
 
 
+_FOLLOWING: list[int] = []  # the parent a worker already watches (a worker runs many stages)
+
+
 def follow_parent(poll_s: float = 1.0, grace_s: float = 30.0) -> None:
     """End this worker when the `factory run` that started it is gone (killed): interrupt the run (Dagster
     stops its step processes; the next `factory run` marks the run failed as an orphan), then exit after
-    `grace_s` whatever happens. A killed parent would otherwise leave the worker running its stage."""
+    `grace_s` whatever happens. A killed parent would otherwise leave the worker running its stage. Once per
+    process: later calls return at once."""
     import os
     import signal
     import threading
     import time
 
     parent = os.getppid()
+    if parent in _FOLLOWING:
+        return
+    _FOLLOWING.append(parent)
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -167,6 +174,30 @@ def follow_parent(poll_s: float = 1.0, grace_s: float = 30.0) -> None:
     threading.Thread(target=watch, name="follow-parent", daemon=True).start()
 
 
+def warm_worker(config_path: str) -> None:
+    """A run worker's start, before its first stage: watch the parent, start the executor's fork server (it
+    imports the code location and the step libraries, `factory.executors.STEP_PRELOAD`, while this process
+    imports the code location too), so neither import is paid again by any later stage. A failure here is left
+    to the first run, which meets it again and reports it as that run's error."""
+    follow_parent()
+    try:
+        import multiprocessing
+
+        from factory.config import load_config
+        from factory.executors import STEP_PRELOAD
+
+        if load_config(config_path).orchestration.executor == "multiprocess":
+            ctx = multiprocessing.get_context("forkserver")
+            # the list Dagster's multiprocess executor sets (it puts its own module first); the server starts once
+            ctx.set_forkserver_preload(["dagster._core.executor.multiprocess", *STEP_PRELOAD])
+            from multiprocessing import forkserver
+
+            forkserver.ensure_running()
+        import factory.definitions  # noqa: F401
+    except Exception:  # noqa: BLE001, S110  (the first run reports it)
+        pass
+
+
 def execute_run(
     config_path: str,
     job_name: str,
@@ -176,7 +207,7 @@ def execute_run(
     tags: dict[str, str],
 ) -> str:
     """One run through `dg.execute_job` with the job's own executor, in this process (a spawned worker of
-    `reconstructable_runner`) against the instance of $DAGSTER_HOME; returns the run id."""
+    `ReconstructableRunner`) against the instance of $DAGSTER_HOME; returns the run id."""
     follow_parent()
     recon = dg.build_reconstructable_job(  # its annotation says a 1-tuple; it takes the function's arguments
         "factory.definitions",
@@ -196,14 +227,56 @@ def execute_run(
         return res.run_id
 
 
-def reconstructable_runner(config_path: str) -> Runner:
+class ReconstructableRunner:
     """Runs with the job's own executor (`orchestration.executor`: multiprocess or k8s_job): each run is
-    orchestrated by a worker process of its own (spawned, so runs of several domains proceed side by side
-    without sharing an interpreter), and its steps run where the executor puts them (processes forked from a
-    server that imported the code location, or Kubernetes Jobs). The run is recorded in the instance of
-    $DAGSTER_HOME (e.g. PostgreSQL) and read back from there."""
+    orchestrated by a spawned worker process (runs of several domains proceed side by side without sharing an
+    interpreter), and its steps run where the executor puts them (processes forked from a server that imported
+    the code location and the step libraries, or Kubernetes Jobs). The run is recorded in the instance of
+    $DAGSTER_HOME (e.g. PostgreSQL) and read back from there.
 
-    def run(
+    The `workers` processes live as long as the runner (a context manager; `factory run`: the whole pipeline)
+    and each runs stage after stage: the code location and the fork server's libraries are imported once per
+    worker, not once per run (on 2 loaded cores each import is minutes of wall time). They start when the
+    runner is entered, while the caller starts the demo service."""
+
+    def __init__(self, config_path: str, workers: int = 1):
+        import threading
+
+        self.config_path, self.workers = config_path, max(1, workers)
+        self._pool: Any = None
+        self._lock = threading.Lock()
+
+    def _executor(self) -> Any:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=warm_worker,
+                    initargs=(self.config_path,),
+                )
+            return self._pool
+
+    def __enter__(self) -> "ReconstructableRunner":
+        pool = self._executor()
+        for _ in range(self.workers):  # spawn every worker now (a pool starts them as work arrives)
+            pool.submit(int)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def __call__(
+        self,
         defs: dg.Definitions,
         job_name: str,
         *,
@@ -213,18 +286,26 @@ def reconstructable_runner(config_path: str) -> Runner:
         asset_selection: list[dg.AssetKey] | None,
         tags: dict[str, str],
     ) -> Any:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         assets = [k.to_user_string() for k in asset_selection] if asset_selection is not None else None
-        with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
-            fut = pool.submit(execute_run, config_path, job_name, partition_key, run_config, assets, tags)
-            try:
-                return StoredRun(instance, fut.result())
-            except Exception as e:  # the worker died or could not start the run: a failed stage, named
-                return StoredRun(instance, "", error=f"{type(e).__name__}: {e}")
+        pool = self._executor()
+        try:
+            fut = pool.submit(execute_run, self.config_path, job_name, partition_key, run_config, assets, tags)
+            return StoredRun(instance, fut.result())
+        except Exception as e:  # the worker died or could not start the run: a failed stage, named
+            if isinstance(e, BrokenProcessPool):  # a dead worker breaks its pool: the next run gets a new one
+                with self._lock:
+                    if self._pool is pool:
+                        self._pool = None
+                pool.shutdown(wait=False, cancel_futures=True)
+            return StoredRun(instance, "", error=f"{type(e).__name__}: {e}")
 
-    return run
+
+def reconstructable_runner(config_path: str, workers: int = 1) -> ReconstructableRunner:
+    """The runner of the multiprocess and k8s_job executors (`ReconstructableRunner`): use it as a context
+    manager around `run_pipeline` with `workers` = `parallel_domains`."""
+    return ReconstructableRunner(config_path, workers)
 
 
 def run_pipeline(
@@ -245,8 +326,9 @@ def run_pipeline(
     failure unless `keep_going`. `only`: run just these assets of each job (a stage left with
     none is skipped), e.g. everything up to the graph. `runner`: how one run executes (in process by
     default; `reconstructable_runner` for the multiprocess / k8s_job executors); `parallel_domains`:
-    per-domain runs of one stage started at the same time (threads waiting on the runner, whose runs execute in
-    other processes; 1 with the in-process runner).
+    domains run side by side (threads waiting on the runner, whose runs execute in other processes; 1 with the
+    in-process runner); each such domain then goes through the per-domain stages between two global ones on its
+    own, without waiting for the other domains at each stage.
     """
     import time
     from concurrent.futures import ThreadPoolExecutor
@@ -285,26 +367,58 @@ def run_pipeline(
             failed.add(d)
         return res
 
-    with mcp_pool().hold():  # one start per MCP server for the whole run: no idle stop between stages
-        for job_name, per_domain in PIPELINE_STAGES:
-            job = defs.resolve_job_def(job_name)
-            assets = sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)
-            if only is not None:
-                assets = [a for a in assets if a in only]
-            if not assets:
+    stages: list[tuple[str, bool, list[str]]] = []
+    for job_name, per_domain in PIPELINE_STAGES:
+        job = defs.resolve_job_def(job_name)
+        assets = sorted(k.to_user_string() for k in job.asset_layer.executable_asset_keys)
+        if only is not None:
+            assets = [a for a in assets if a in only]
+        if assets:
+            stages.append((job_name, per_domain, assets))
+
+    def chain(segment: list[tuple[str, bool, list[str]]], d: str) -> dict[str, Any]:
+        """One domain's consecutive per-domain stages, in order, until one fails."""
+        out: dict[str, Any] = {}
+        for job_name, _, assets in segment:
+            if d in failed:
+                progress(f"[{d}] {job_name}: skipped (an earlier stage failed)")
                 continue
+            out[job_name] = one(job_name, d, True, assets)
+        return out
+
+    with mcp_pool().hold():  # one start per MCP server for the whole run: no idle stop between stages
+        i = 0
+        while i < len(stages):
+            job_name, per_domain, assets = stages[i]
+            if not per_domain:
+                i += 1
+                if failed and not keep_going:
+                    progress(f"[(global)] {job_name}: skipped (an earlier stage failed)")
+                    continue
+                results[(job_name, "(global)")] = one(job_name, "(global)", False, assets)
+                continue
+            # per-domain stages up to the next global one: with parallel domains each domain goes through them on
+            # its own (no domain waits at a stage boundary for the slowest one: nothing global lies between them)
+            j = i
+            while j < len(stages) and stages[j][1]:
+                j += 1
+            segment = stages[i:j] if parallel_domains > 1 else stages[i : i + 1]
+            i += len(segment)
             todo = []
-            for d in domains if per_domain else ["(global)"]:
-                if d in failed or (not per_domain and failed and not keep_going):
-                    progress(f"[{d}] {job_name}: skipped (an earlier stage failed)")
+            for d in domains:
+                if d in failed:
+                    for name, _, _ in segment:
+                        progress(f"[{d}] {name}: skipped (an earlier stage failed)")
                     continue
                 todo.append(d)
-            if per_domain and parallel_domains > 1 and len(todo) > 1:
-                with ThreadPoolExecutor(max_workers=parallel_domains, thread_name_prefix=f"run-{job_name}") as pool:
-                    futures = {d: pool.submit(one, job_name, d, per_domain, assets) for d in todo}
-                    for d in todo:
-                        results[(job_name, d)] = futures[d].result()
+            if parallel_domains > 1 and len(todo) > 1:
+                with ThreadPoolExecutor(max_workers=parallel_domains, thread_name_prefix="run-domain") as pool:
+                    futures = {d: pool.submit(chain, segment, d) for d in todo}
+                    done = {d: futures[d].result() for d in todo}
             else:
+                done = {d: chain(segment, d) for d in todo}
+            for name, _, _ in segment:  # stage by stage, domains in the order given
                 for d in todo:
-                    results[(job_name, d)] = one(job_name, d, per_domain, assets)
+                    if name in done[d]:
+                        results[(name, d)] = done[d][name]
     return results

@@ -33,7 +33,10 @@ def _overlap(a: dg.RunRecord, b: dg.RunRecord) -> bool:
     )
 
 
-@pytest.mark.infra  # ~20+ min on 2 loaded cores: `make test-infra`, not in CI yet (README)
+# 311 s on 2 cores at load 2-7 (21.5 min at load ~15; over 54 min before the run workers were kept and the fork
+# server preloaded the step libraries): in CI's `make test-slow`, and in `make test-infra`
+@pytest.mark.slow
+@pytest.mark.infra
 def test_factory_run_two_domains_multiprocess_on_postgres(tmp_path, postgres):  # noqa: F811
     base = load_config().model_dump(mode="json")
     domains = [d for d in base["domains"] if d["name"] in DOMAINS]

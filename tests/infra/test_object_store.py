@@ -128,7 +128,7 @@ def test_plain_locations_pass_and_options_are_s3_only(monkeypatch):
 # --------------------------------------------------------------------------- one domain end to end (slow)
 
 
-@pytest.mark.infra  # a whole music run: `make test-infra`, not in CI yet (README)
+@pytest.mark.infra  # a whole music run in process: 1190 s at load ~15 on 2 cores; `make test-infra`, not in CI
 def test_music_end_to_end_on_s3_through_exports(tmp_path, s3_env):
     """`factory run`'s stages for one domain with `data_dir: s3://...`: every asset value, the splits, the
     exports and the retrieval index land in the bucket (nothing in a local data folder), and the published
