@@ -20,7 +20,11 @@ GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
     group_name=GROUP,
     code_version=code_version(build, policy, resources=["expectations/dataset_splits.json", "prompts/policy"]),
     kinds={"python"},
-    ins={"judged_queries": all_partitions_in(), "tool_inventory": all_partitions_in()},
+    ins={
+        "judged_queries": all_partitions_in(),
+        "tool_inventory": all_partitions_in(),
+        "retrieval_corpus": all_partitions_in(),  # policies: a document that may state an answer
+    },
     description="Every domain's kept tasks, near-duplicates removed (char 5-gram MinHash LSH, exact Jaccard "
     "≥ 0.85, or ≥ 0.60 with the same tool sequence), benchmark collisions dropped, assigned to train/dev/test "
     "(quotas per domain and pattern, held-out platforms only in test); contamination audit, Appendix H overlap "
@@ -28,13 +32,17 @@ GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
     "staged until every blocking check below passed (a failing check leaves the previous files).",
 )
 def dataset_splits(
-    context: dg.AssetExecutionContext, project: ProjectResource, judged_queries: dict, tool_inventory: dict
+    context: dg.AssetExecutionContext,
+    project: ProjectResource,
+    judged_queries: dict,
+    tool_inventory: dict,
+    retrieval_corpus: dict,
 ) -> dg.Output[dict]:
     cfg = project.load()
     missing = sorted(set(cfg.domain_names) - set(judged_queries))
     if missing:
         context.log.warning(f"judged_queries is not materialized for {missing}; those domains are not in the splits")
-    judged, policies = policy.with_policies(judged_queries, cfg)  # tool-use policies (issue 17)
+    judged, policies = policy.with_policies(judged_queries, cfg, retrieval_corpus)  # tool-use policies (issue 17)
     value, meta = build.build_dataset_splits(
         judged,
         tool_inventory,

@@ -141,18 +141,67 @@ def build_policy(
     }
 
 
+def _answer_forms(value: Any) -> list[str]:
+    """How a document may write the answer value: '2', '1,024', '42.0', 'Accept'."""
+    if isinstance(value, bool) or value is None or isinstance(value, list | dict):
+        return []
+    if isinstance(value, int):
+        return [str(value), f"{value:,}"]
+    if isinstance(value, float):
+        return [f"{value:g}", f"{value:.1f}", f"{value:.2f}", f"{value:,.0f}" if value.is_integer() else f"{value:g}"]
+    text = str(value).strip()
+    return [text] if len(text) >= 2 else []
+
+
+def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]) -> str | None:
+    """The id of a corpus chunk that names what the task's API calls name and writes its answer value, or
+    None. A changes_answer policy that forbids the APIs claims the documents cannot answer; a chunk about the
+    same entity stating the same value (an artist's note: 'holds 2 albums by Accept') makes that claim false,
+    so such a task gets no such policy. Deliberately loose (a name and a number in one chunk): a false alarm
+    only costs one policy draw."""
+    forms = _answer_forms((task.get("answer") or {}).get("value"))
+    if not forms or not chunks:
+        return None
+    names = {
+        str(v).strip().lower()
+        for a in task.get("golden_actions") or []
+        if source_type(a) == "api"
+        for k, v in (a.get("args") or {}).items()
+        if isinstance(v, str) and len(str(v).strip()) >= 2 and k not in ("api_key", "format")
+    }
+    if not names:
+        return None
+    pats = [re.compile(rf"(?<![\w.]){re.escape(f)}(?![\w]|[.,]\d)", re.IGNORECASE) for f in forms]
+    for c in chunks:
+        text = str(c.get("text") or "")
+        low = text.lower()
+        if any(n in low for n in names) and any(p.search(text) for p in pats):
+            return str(c.get("id"))
+    return None
+
+
 def assign(
-    task: Mapping[str, Any], settings: RetrievalConfig, topic: str, search_tools: Sequence[str] | None = None
+    task: Mapping[str, Any],
+    settings: RetrievalConfig,
+    topic: str,
+    search_tools: Sequence[str] | None = None,
+    chunks: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any] | None:
-    """The task's policy: the drawn category, or `none` when the drawn one cannot apply to its golden path."""
+    """The task's policy: the drawn category, or `none` when the drawn one cannot apply to its golden path
+    (or, forbidding the APIs, when a document of the domain's corpus may state the answer)."""
     category = draw_category(str(task.get("id")), settings)
-    if forbidden_for(task, category) is None:
+    forbidden = forbidden_for(task, category)
+    if forbidden is None or (
+        category == "changes_answer" and forbidden == ["api"] and documents_may_answer(task, chunks) is not None
+    ):
         category = "none"
     return build_policy(task, category, topic, search_tools)
 
 
 def assign_policies(
-    tasks: Sequence[Mapping[str, Any]], cfg: ProjectConfig
+    tasks: Sequence[Mapping[str, Any]],
+    cfg: ProjectConfig,
+    corpora: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every task with its `policy` (tasks that already carry one keep it) and the distribution:
     {"by_category": {category: n}, "drawn_but_ineligible": n, "by_hop_type": {hop: {category: n}}}."""
@@ -172,7 +221,8 @@ def assign_policies(
             drawn = draw_category(str(t.get("id")), cfg.retrieval)
             dom = cfg.domain(d) if d in cfg.domain_names else None
             coll = [f"search_{s.collection}" for s in (dom.sources if dom else []) if s.kind == "retrieval"]
-            pol = assign(t, cfg.retrieval, topics[d], coll if dom else None)
+            chunks = ((corpora or {}).get(d) or {}).get("chunks") or []
+            pol = assign(t, cfg.retrieval, topics[d], coll if dom else None, chunks)
             ineligible += int(drawn != "none" and pol is None)
         cat = category_of({"policy": pol})
         counts[cat] += 1
@@ -250,13 +300,15 @@ def states_unanswerable(text: str | None) -> bool:
 
 
 def with_policies(
-    judged: Mapping[str, Mapping[str, Any]], cfg: ProjectConfig
+    judged: Mapping[str, Mapping[str, Any]],
+    cfg: ProjectConfig,
+    corpora: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """The judged_queries values with a policy on every kept task (what dataset_splits splits), and the
     distribution (`assign_policies`). Called by the dataset_splits asset before the split build: factory.splits
     stays free of factory.retrieval (which reads the splits)."""
     kept = [t for v in judged.values() for t in (v.get("kept") or [])]
-    assigned, stats = assign_policies(kept, cfg)
+    assigned, stats = assign_policies(kept, cfg, corpora)
     by_id = {str(t.get("id")): t for t in assigned}
     out = {d: {**v, "kept": [by_id.get(str(t.get("id")), t) for t in (v.get("kept") or [])]} for d, v in judged.items()}
     return out, stats

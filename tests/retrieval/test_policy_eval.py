@@ -105,6 +105,28 @@ def test_assignment_is_deterministic_and_follows_the_shares():
         RetrievalConfig(policy_shares={"changes_answer": 0.5, "no_effect": 0.3, "none": 0.3})
 
 
+def test_no_api_forbidding_policy_where_a_document_may_state_the_answer():
+    """A changes_answer policy forbidding the APIs says the documents cannot answer: a corpus chunk naming what
+    the API calls name and writing the answer (an artist's note: 'holds 2 albums by Accept') rules it out."""
+    task = {
+        "id": "sha256:accept",
+        "domain": "music",
+        "language": "en",
+        "answer": {"type": "number", "value": 2, "text": "Accept has 2 albums."},
+        "golden_actions": [{"step": 1, "tool": "search_artists", "platform": "chinook-catalog",
+                            "args": {"name": "Accept"}}],
+        "available_tools": ["search_artists", "search_catalogue_notes"],
+    }  # fmt: skip
+    note = {"id": "music:n1", "text": "Artist note: Accept. The catalogue holds 2 albums by Accept."}
+    other = {"id": "music:n2", "text": "Artist note: AC/DC. The catalogue holds 2 albums by AC/DC."}
+    assert policy.documents_may_answer(task, [other, note]) == "music:n1"
+    assert policy.documents_may_answer(task, [other]) is None  # the value, but about another artist
+    assert policy.documents_may_answer({**task, "answer": {"value": 3}}, [note]) is None  # the name, another value
+    settings = RetrievalConfig(policy_shares={"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0})
+    assert policy.assign(task, settings, "music", chunks=[other])["forbidden_sources"] == ["api"]
+    assert policy.assign(task, settings, "music", chunks=[other, note]) is None
+
+
 def test_adherence_tags_every_call_with_its_source():
     pol = policy.build_policy(RAG_API_TASK, "changes_answer", "flights")
     calls = [{"tool": "count_flights", "status": "executed"}, {"tool": "search_aviation_weather", "status": "executed"}]
