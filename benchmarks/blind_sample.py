@@ -1,6 +1,7 @@
 """Draw a random sample of published tasks for a blind audit (a reader who never sees the code).
 
     python benchmarks/blind_sample.py DATA_DIR OUT.jsonl [--n 60] [--seed 20261201] [--min-lang ko=20]
+        [--only multisource|policy]
 
 Each line holds only what a careful annotator needs: the query, the gold answer, the golden
 calls (tool, platform, step, arguments; the API key and paging left out) and the documentation
@@ -72,7 +73,22 @@ def blind_row(task: dict, docs: dict[tuple[str, str], dict]) -> dict:
         "answer": {k: task["answer"].get(k) for k in ("value", "text", "type")},
         "golden_calls": calls,
         "tools": [docs[u] for u in used if u in docs],
+        **({"hop_type": task["hop_type"]} if task.get("hop_type") else {}),
+        # the tool-use policy the agent is given (its system prompt) and the answer it then expects
+        **(
+            {"policy": {k: task["policy"].get(k) for k in ("category", "text", "expected_answer")}}
+            if isinstance(task.get("policy"), dict)
+            else {}
+        ),
     }
+
+
+def _selected(task: dict, only: str | None) -> bool:
+    if only == "multisource":
+        return str(task.get("hop_type") or "API") != "API"
+    if only == "policy":
+        return isinstance(task.get("policy"), dict) and task["policy"].get("category") not in (None, "none")
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,8 +104,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="LANG=K",
         help="at least K tasks in LANG (drawn first, at random); repeatable",
     )
+    ap.add_argument(
+        "--only",
+        choices=["multisource", "policy"],
+        help="only API+RAG tasks (a hop type other than API) or only tasks with a policy that changes something",
+    )
     a = ap.parse_args(argv)
-    tasks = published(a.data_dir)
+    tasks = [t for t in published(a.data_dir) if _selected(t, a.only)]
     if not tasks:
         print(f"no published tasks under {a.data_dir / 'dataset_splits'}", file=sys.stderr)
         return 2
