@@ -23,11 +23,13 @@ of the status.
 from __future__ import annotations
 
 import copy
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from factory.audit import kinds, passages, reference
+from factory.audit.corpora import norm_name
 from factory.audit.passages import PassageIndex, SearchCheck
 from factory.audit.reference import GENERIC, NotInterpretable, Session
 from factory.audit.spec import CallResult, SpecUnreadable, Underivable, evaluate, number, read_positions, same
@@ -161,6 +163,12 @@ def _passage_value(
     return {**out, "status": "correct", "reason": ""}
 
 
+def _contains_name(query: Any, value: Any) -> bool:
+    """Whether a search query states a record value as a whole phrase (case and spacing aside)."""
+    q, v = norm_name(query), norm_name(value)
+    return len(v) >= 2 and re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", q) is not None
+
+
 def _passage_links(
     task: Mapping[str, Any], results: Sequence[CallResult | None], searches: Mapping[int, SearchCheck]
 ) -> list[dict[str, Any]]:
@@ -182,7 +190,9 @@ def _passage_links(
             v = a["args"][param]
             if passages.is_search(a):  # API → RAG: the query is the upstream record's value
                 vals = _values(results, before, fld)
-                ok = vals is not None and any(same(v, x) for x in vals)
+                # the value itself, or a query built around it ('Accept (artist)', '2015년 서울특별시 인구주택총조사
+                # 결과'): which document it names is checked on its own (passages.check_search)
+                ok = vals is not None and any(same(v, x) or _contains_name(v, x) for x in vals)
                 out.append({"kind": "passage_query", "from": src, "to": dst, "call": d, "value": v,
                             "status": "ok" if ok else "value_not_upstream" if vals is not None else "not_checked"})  # fmt: skip
             elif any(u in searches for u in before):  # RAG → API: a statement of a cited passage binds the argument

@@ -288,3 +288,13 @@ def test_the_synthesis_replay_reads_a_whole_float_as_the_passage_writes_it() -> 
     results = [{"step": 1, "sample": [passage], "records": [passage], "total_count": None}]
     assert compute(spec, results)["value"] == 42.0
     assert compute({**spec, "value": 42.5}, results)["value"] is None
+
+
+def test_a_search_query_built_around_the_upstream_value_counts_as_using_it():
+    from factory.audit import run
+
+    assert run._contains_name("Accept (artist)", "Accept")
+    assert run._contains_name("2015년 서울특별시 인구주택총조사 결과", "서울특별시")
+    assert run._contains_name("JFK weather 2013-05-08", "jfk")
+    assert not run._contains_name("Acceptance (artist)", "Accept")  # a longer word is another name
+    assert not run._contains_name("AC/DC (artist)", "Accept")
