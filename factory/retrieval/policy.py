@@ -71,10 +71,11 @@ def draw_category(task_id: str, settings: RetrievalConfig) -> str:
 
 
 def topic_of(description: str, fallback: str) -> str:
-    """What a domain's questions are about, for the policy sentence: the description up to its first
-    clause break ("US domestic flights out of New York in 2013, airlines, ..." → "US domestic flights out of
-    New York in 2013"), or the domain name."""
-    head = re.split(r",| - | \(|\. |\.$|;", (description or "").strip())[0].strip()
+    """What a domain's questions are about, for the policy sentence: the description's first sentence, without
+    a dash or bracketed aside ("US domestic flights out of New York in 2013, airlines, aircraft and airports
+    worldwide." kept whole: a policy about "flights" alone would not cover a question about airports), or the
+    domain name."""
+    head = re.split(r" - | \(|\. |\.$|;", (description or "").strip())[0].strip()
     if not head:
         return fallback
     return head if head[:2].isupper() or not head[:1].isupper() else head[0].lower() + head[1:]
@@ -97,7 +98,11 @@ def forbidden_for(task: Mapping[str, Any], category: str) -> list[str] | None:
 
 
 def _platforms(
-    task: Mapping[str, Any], kind: str, available: Sequence[str], search_tools: Sequence[str] | None = None
+    task: Mapping[str, Any],
+    kind: str,
+    available: Sequence[str],
+    search_tools: Sequence[str] | None = None,
+    api_platforms: Sequence[str] | None = None,
 ) -> list[str]:
     """The names the policy sentence gives the forbidden source: collections (search tools) or API platforms.
     `search_tools`: the domain's document search tools when known (an API tool may be called search_* too:
@@ -107,12 +112,18 @@ def _platforms(
         names = {a["tool"] for a in actions if source_type(a) == "retrieval"}
         names |= {t for t in available if (t in search_tools if search_tools is not None else t.startswith("search_"))}
     else:
-        names = {a["platform"] for a in actions if source_type(a) == "api"}
+        # every API platform of the domain when known: a policy naming only the golden path's platforms leaves the
+        # others permitted, and one of them may answer (blind read s9: the store tools count what the catalogue did)
+        names = {a["platform"] for a in actions if source_type(a) == "api"} | set(api_platforms or ())
     return sorted(names)
 
 
 def build_policy(
-    task: Mapping[str, Any], category: str, topic: str, search_tools: Sequence[str] | None = None
+    task: Mapping[str, Any],
+    category: str,
+    topic: str,
+    search_tools: Sequence[str] | None = None,
+    api_platforms: Sequence[str] | None = None,
 ) -> dict[str, Any] | None:
     """The policy value of `category` for the task (None for `none`)."""
     if category not in CATEGORIES:
@@ -127,7 +138,7 @@ def build_policy(
     text = prompts.render(
         FORBID_TEMPLATE.format(lang=lang),
         sources=forbidden,
-        apis=_platforms(task, "api", available) if "api" in forbidden else [],
+        apis=_platforms(task, "api", available, api_platforms=api_platforms) if "api" in forbidden else [],
         collections=_platforms(task, "retrieval", available, search_tools) if "retrieval" in forbidden else [],
         topic=topic,
     )
@@ -186,6 +197,7 @@ def assign(
     topic: str,
     search_tools: Sequence[str] | None = None,
     chunks: Sequence[Mapping[str, Any]] = (),
+    api_platforms: Sequence[str] | None = None,
 ) -> dict[str, Any] | None:
     """The task's policy: the drawn category, or `none` when the drawn one cannot apply to its golden path
     (or, forbidding the APIs, when a document of the domain's corpus may state the answer)."""
@@ -195,7 +207,7 @@ def assign(
         category == "changes_answer" and forbidden == ["api"] and documents_may_answer(task, chunks) is not None
     ):
         category = "none"
-    return build_policy(task, category, topic, search_tools)
+    return build_policy(task, category, topic, search_tools, api_platforms)
 
 
 def assign_policies(
@@ -221,8 +233,9 @@ def assign_policies(
             drawn = draw_category(str(t.get("id")), cfg.retrieval)
             dom = cfg.domain(d) if d in cfg.domain_names else None
             coll = [f"search_{s.collection}" for s in (dom.sources if dom else []) if s.kind == "retrieval"]
+            apis = [str(s.platform) for s in (dom.sources if dom else []) if s.kind != "retrieval" and s.platform]
             chunks = ((corpora or {}).get(d) or {}).get("chunks") or []
-            pol = assign(t, cfg.retrieval, topics[d], coll if dom else None, chunks)
+            pol = assign(t, cfg.retrieval, topics[d], coll if dom else None, chunks, apis or None)
             ineligible += int(drawn != "none" and pol is None)
         cat = category_of({"policy": pol})
         counts[cat] += 1

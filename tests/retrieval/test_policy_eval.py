@@ -84,9 +84,13 @@ def test_categories_follow_the_golden_path_and_both_languages():
     ko = policy.build_policy(KO_RAG_TASK, "changes_answer", "한국 인구 통계")
     assert ko is not None and "문서 검색을 사용하지 마십시오" in ko["text"]
     assert ko["expected_answer"] == "허용된 도구로는 이 질문에 답할 수 없습니다."
-    assert policy.topic_of("US domestic flights out of New York in 2013, airlines.", "x") == (
-        "US domestic flights out of New York in 2013"
+    assert policy.topic_of("US domestic flights out of New York in 2013, airlines and airports.", "x") == (
+        "US domestic flights out of New York in 2013, airlines and airports"
     )
+    assert policy.topic_of("The Chinook digital music store - catalogue.", "x") == "the Chinook digital music store"
+    # forbidding the APIs names every API platform of the domain, not only the golden path's
+    every = policy.build_policy(API_TASK, "changes_answer", "flights", api_platforms=["airports", "carriers"])
+    assert every is not None and "airports, carriers, faa" in every["text"]
 
 
 def test_an_alternative_path_without_the_source_keeps_the_task_answerable():
