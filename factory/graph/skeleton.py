@@ -345,6 +345,22 @@ def _top_k_of(vals: np.ndarray, cols: np.ndarray, scores: np.ndarray, kk: int, e
     return out
 
 
+@contextmanager
+def no_cyclic_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused inside the block (reference counting still frees what it
+    drops).  Building 10^5 edges allocates millions of containers, each few hundred of which start a
+    collection that walks the (large) inventories and probes held by the caller: at 10,000 tools that
+    was a third of the build's CPU.  The collector's previous state is restored on exit."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+@no_cyclic_gc()  # a context manager as a decorator: the collector paused for the whole build
 def build_skeleton(
     domain: str,
     inventories: Mapping[str, Mapping[str, Any]],
@@ -366,35 +382,6 @@ def build_skeleton(
 
     `lexicons`: the tool_lexicon values (domain → value) holding the value types; a domain without
     one (None: every domain) has its types inferred directly (`factory.lexicon.infer_value_types`)."""
-    with no_cyclic_gc():
-        return _build_skeleton(domain, inventories, probes, catalog, cfg, propose, lexicons, legacy)
-
-
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """The cyclic garbage collector paused inside the block (reference counting still frees what it
-    drops).  Building 10^5 edges allocates millions of containers, each few hundred of which start a
-    collection that walks the (large) inventories and probes held by the caller: at 10,000 tools that
-    was a third of the build's CPU.  The collector's previous state is restored on exit."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _build_skeleton(
-    domain: str,
-    inventories: Mapping[str, Mapping[str, Any]],
-    probes: Mapping[str, Mapping[str, Any]],
-    catalog: pd.DataFrame,
-    cfg: ProjectConfig,
-    propose: ProposalFn,
-    lexicons: Mapping[str, Mapping[str, Any]] | None,
-    legacy: bool,
-) -> tuple[dict[str, Any], dict[str, Any]]:
     g = cfg.graph
     specs = ToolRegistry.from_inventories(inventories, probes)  # declared or observed output fields
     kg = seed_knowledge_graph(domain, specs, probes, cfg, lookups_only=True)  # the skeleton reads the lookups
