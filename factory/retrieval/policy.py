@@ -152,41 +152,30 @@ def build_policy(
     }
 
 
-def _answer_forms(value: Any) -> list[str]:
-    """How a document may write the answer value: '2', '1,024', '42.0', 'Accept'."""
-    if isinstance(value, bool) or value is None or isinstance(value, list | dict):
-        return []
-    if isinstance(value, int):
-        return [str(value), f"{value:,}"]
-    if isinstance(value, float):
-        return [f"{value:g}", f"{value:.1f}", f"{value:.2f}", f"{value:,.0f}" if value.is_integer() else f"{value:g}"]
-    text = str(value).strip()
-    return [text] if len(text) >= 2 else []
-
-
 def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]) -> str | None:
-    """The id of a corpus chunk that names what the task's API calls name and writes its answer value, or
-    None. A changes_answer policy that forbids the APIs claims the documents cannot answer; a chunk about the
-    same entity stating the same value (an artist's note: 'holds 2 albums by Accept') makes that claim false,
-    so such a task gets no such policy. Deliberately loose (a name and a number in one chunk): a false alarm
-    only costs one policy draw."""
-    forms = _answer_forms((task.get("answer") or {}).get("value"))
-    if not forms or not chunks:
+    """The id of a corpus chunk about something the task names, or None. A changes_answer policy that forbids the
+    APIs claims the documents cannot answer; a document about an entity the question reaches (a name or title
+    its API calls send, or its answer: an artist's note says 'holds 2 albums by Accept', an album's note gives
+    its track count and playlists) may answer it, by a fact or by comparing two documents, so such a task gets
+    no such policy. Deliberately loose: a false alarm only costs one policy draw, a miss publishes a wrong
+    refusal (blind reads s9: 6 of 12 refusals were wrong while only the answer value was looked for)."""
+    if not chunks:
         return None
+    answer = (task.get("answer") or {}).get("value")
+    values = [answer] if not isinstance(answer, list) else answer
     names = {
         str(v).strip().lower()
         for a in task.get("golden_actions") or []
         if source_type(a) == "api"
         for k, v in (a.get("args") or {}).items()
-        if isinstance(v, str) and len(str(v).strip()) >= 2 and k not in ("api_key", "format")
-    }
-    if not names:
+        if isinstance(v, str) and k not in ("api_key", "format")
+    } | {str(v).strip().lower() for v in values if isinstance(v, str)}
+    pats = [re.compile(rf"(?<![\w]){re.escape(n)}(?![\w])") for n in names if len(n) >= 3]
+    if not pats:
         return None
-    pats = [re.compile(rf"(?<![\w.]){re.escape(f)}(?![\w]|[.,]\d)", re.IGNORECASE) for f in forms]
     for c in chunks:
-        text = str(c.get("text") or "")
-        low = text.lower()
-        if any(n in low for n in names) and any(p.search(text) for p in pats):
+        low = str(c.get("text") or "").lower()
+        if any(p.search(low) for p in pats):
             return str(c.get("id"))
     return None
 

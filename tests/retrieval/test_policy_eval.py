@@ -123,9 +123,14 @@ def test_no_api_forbidding_policy_where_a_document_may_state_the_answer():
     }  # fmt: skip
     note = {"id": "music:n1", "text": "Artist note: Accept. The catalogue holds 2 albums by Accept."}
     other = {"id": "music:n2", "text": "Artist note: AC/DC. The catalogue holds 2 albums by AC/DC."}
+    album = {"id": "music:n3", "text": "Album note: Restless and Wild by Acceptance."}  # a longer name
     assert policy.documents_may_answer(task, [other, note]) == "music:n1"
-    assert policy.documents_may_answer(task, [other]) is None  # the value, but about another artist
-    assert policy.documents_may_answer({**task, "answer": {"value": 3}}, [note]) is None  # the name, another value
+    assert policy.documents_may_answer(task, [other, album]) is None  # the value, but about other artists
+    # a document about the entity may answer whatever the value (a comparison of two notes, a count it states)
+    assert policy.documents_may_answer({**task, "answer": {"value": 3}}, [note]) == "music:n1"
+    # a string answer the documents are about: 'Which album has more tracks?' → an album with a note
+    which = {**task, "golden_actions": [], "answer": {"value": "Restless and Wild"}}
+    assert policy.documents_may_answer(which, [other, album]) == "music:n3"
     settings = RetrievalConfig(policy_shares={"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0})
     assert policy.assign(task, settings, "music", chunks=[other])["forbidden_sources"] == ["api"]
     assert policy.assign(task, settings, "music", chunks=[other, note]) is None
