@@ -407,6 +407,21 @@ def markdown(report: dict[str, Any], levels: list[int]) -> str:
     return "\n".join(lines)
 
 
+def bench_config(cfg, data_dir: Path):
+    """The demo project's config for a benchmark: its own data folder and demo port, no faults, and the API tools
+    only (a search tool needs the domain's retrieval index, which the benchmarks do not build; the demo's three
+    search tools change nothing at thousands of replicated tools)."""
+    return cfg.model_copy(
+        update={
+            "domains": [
+                d.model_copy(update={"sources": [s for s in d.sources if s.kind != "retrieval"]}) for d in cfg.domains
+            ],
+            "data_dir": str(data_dir),
+            "demo": cfg.demo.model_copy(update={"port": _port(), "faults": {}}),
+        }
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--paths", type=int, default=40)
@@ -420,16 +435,9 @@ def main() -> None:
     args = ap.parse_args()
     levels = [int(x) for x in args.concurrency.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="graph-bench-"))
-    cfg = load_config()
+    cfg = bench_config(load_config(), tmp / "data")
     cfg = cfg.model_copy(
         update={
-            # the API tools only: a search tool needs the domain's retrieval index, which this benchmark does not
-            # build (and the demo's three search tools change nothing at thousands of replicated tools)
-            "domains": [
-                d.model_copy(update={"sources": [s for s in d.sources if s.kind != "retrieval"]}) for d in cfg.domains
-            ],  # fmt: skip
-            "data_dir": str(tmp / "data"),
-            "demo": cfg.demo.model_copy(update={"port": _port(), "faults": {}}),
             "graph": cfg.graph.model_copy(
                 update={
                     "iterations": 2,

@@ -51,20 +51,9 @@ def _cache_inputs(cache: Path) -> dict[str, Any]:
     from factory.embed import Embedder
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    from graph_throughput import _port
+    from graph_throughput import bench_config
 
-    cfg = load_config(ROOT / "factory.yaml")
-    cfg = cfg.model_copy(
-        update={
-            # the API tools only: a search tool needs the domain's retrieval index, which this benchmark does not
-            # build (and the demo's three search tools change nothing at thousands of replicated tools)
-            "domains": [
-                d.model_copy(update={"sources": [s for s in d.sources if s.kind != "retrieval"]}) for d in cfg.domains
-            ],  # fmt: skip
-            "data_dir": str(cache / "data"),
-            "demo": cfg.demo.model_copy(update={"port": _port(), "faults": {}}),
-        }
-    )
+    cfg = bench_config(load_config(ROOT / "factory.yaml"), cache / "data")
     with DemoService(cfg.demo, log_dir=cache / "logs"):
         inv = {d.name: ingest.build_inventory(d, cfg)[0] for d in cfg.domains}
         probes = {d: ingest.run_probes(inv[d], cfg, progress=lambda m: None)[0] for d in inv}
