@@ -32,6 +32,16 @@ from typing import Any
 from factory import prompts
 from factory.conversations.naturalness import SHORT, askability, fitted, plain_korean, plain_names, speakable
 from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_register
+from factory.conversations.wording import (
+    chat_difference,
+    clear_cutoffs,
+    named_reply,
+    possessives,
+    selected_entity,
+    spoken_korean_noun,
+    styled_english,
+    there_are_last,
+)
 from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
 from factory.io import dumps
@@ -100,10 +110,12 @@ def base_case(calls: Sequence[Mapping[str, Any]]) -> str:
         raise ConversationTaskError("the task has no call besides key acquisition")
     if len(calls) == 1:
         return "single"
-    per_step: dict[int, int] = {}
-    for c in calls:
-        per_step[c["step"]] = per_step.get(c["step"], 0) + 1
-    return "parallel" if max(per_step.values()) > 1 else "sequential"
+    per_step: dict[int, set[str]] = {}
+    for c in calls:  # the pages of one listing (same tool, same compared arguments) are one request
+        per_step.setdefault(c["step"], set()).add(dumps([c["name"], c.get("args_subset") or {}]))
+    if len(per_step) == 1 and len(next(iter(per_step.values()))) == 1:
+        return "single"
+    return "parallel" if max(len(v) for v in per_step.values()) > 1 else "sequential"
 
 
 def answer_values(task: Mapping[str, Any]) -> list[Any]:
@@ -196,12 +208,38 @@ def _common(task: Mapping[str, Any], case: str, variant: str, cfg_seed: int) -> 
     }
 
 
+def chat_wording(text: str, language: str, frame: Mapping[str, Any] | None = None, variant: int = 0) -> str:
+    """A verified question as a person types it into a chat: names without type labels, Korean places said the
+    way people do; English possessives, 'how many X there are <where>', a stilted DIFF asked plainly."""
+    if language == "ko":
+        return plain_korean(text)
+    diff = chat_difference(text, frame or {}, variant)
+    if diff is not None:
+        return plain_names(diff)
+    return there_are_last(possessives(plain_names(text)))
+
+
+_REGION_BEFORE = re.compile(r"(\S+(?:특별시|광역시|특별자치시|특별자치도|도)) $")
+
+
+def _in_region(query: str, value: str) -> str:
+    """A Korean question citing '<시도> <value>' with the place said as '<시도>에 있는 <value>', so that masking the
+    value leaves '대전광역시에 있는 그 구' rather than '대전광역시 그 구'."""
+    i = query.find(value)
+    m = _REGION_BEFORE.search(query[:i]) if i > 0 else None
+    if m is None:
+        return query
+    return query[: m.start()] + f"{m.group(1)}에 있는 " + query[i:]
+
+
 def _fitted_persona(language: str, rng: random.Random, request: str, level: str) -> tuple[str, dict[str, str]]:
     """A persona that would ask this question (a hurried or low-literacy one asks only short questions), and
     the request in its register."""
     persona = fitted(draw_persona(language, rng), level, language)
     if language == "ko":
         request, persona = korean_register(request, persona)
+    else:
+        request = styled_english(request, persona)
     return request, persona
 
 
@@ -212,12 +250,16 @@ REPLY_WORDS = {"en": 16, "ko": 10}  # a verified answer sentence this long or sh
 ANSWER_FIRST = ("DIFF", "WHICH")
 
 
-def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") -> str:
+def answer_reply(
+    task: Mapping[str, Any], variant: int = 0, anchor: str = "", entity: tuple[str, str] | None = None
+) -> str:
     """The gold assistant reply: the verified answer sentence when it is short, else a sentence that gives the
     answer first (the chain is not repeated back); never the conditional's bookkeeping. English replies name
     things without type labels, a conditional says that its condition held, and an answer sentence that names
-    nothing the user asked about ("There are 3 albums.") says what it was worked out from (`anchor`: 'the
-    playlist Music Videos', the entity the question starts from)."""
+    nothing the user asked about ("There are 3 albums.") names what it is about: the entity the chain selected
+    (`entity`: (noun, value), 'the aircraft in question is N15980'), else what it counts stated in full
+    ('There are 5 customers from the same country as Luís Gonçalves.'), else the entity the question starts from
+    (`anchor`: 'the playlist Music Videos')."""
     ans = task.get("answer") or {}
     lang = task.get("language", "en")
     raw = str(ans.get("text") or "").strip()
@@ -234,8 +276,8 @@ def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") ->
             return f"Yes, {plain_names(str(frame['qualifier']))}, and {text[len('Yes: ') :]}"
         if pattern == "BOTH" and words <= 2 * REPLY_WORDS["en"]:
             return text
-        if anchor and pattern == "PATH" and words <= REPLY_WORDS["en"] and _names_nothing(text, task):
-            return prompts.render(ANCHOR_TEMPLATE, text=text, anchor=anchor, variant=variant).strip()
+        if pattern == "PATH" and words <= REPLY_WORDS["en"] and _names_nothing(text, task):
+            return _named(text, task, frame, anchor, entity)
     short = words <= REPLY_WORDS.get(lang, 16) and pattern != "BOTH"
     if short or (pattern in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
         return text
@@ -251,7 +293,23 @@ def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") ->
     return " ".join(out.split()) or text
 
 
-ANCHOR_TEMPLATE = "conversations/anchor.en"
+_COUNTED = re.compile(r"^the (?:total )?number of ([a-z]+(?: [a-z]+)?) ((?:from|in|within|with|near|at|on)\b.+)$")
+
+
+def _named(
+    text: str, task: Mapping[str, Any], frame: Mapping[str, Any], anchor: str, entity: tuple[str, str] | None
+) -> str:
+    """An English answer sentence that names nothing the user asked about, naming what it is about."""
+    if entity is not None:
+        return plain_names(named_reply(text, entity=entity[1], entity_noun=entity[0]))
+    said = re.fullmatch(r"There (?:are|is) (\S+) ([a-z]+(?: [a-z]+)?)\.", text)
+    counted = _COUNTED.match(" ".join(str(frame.get("description") or "").split()))
+    if said and counted and said.group(2) == counted.group(1):
+        rest = clear_cutoffs(counted.group(2), task.get("junctions") or [], "en")
+        return possessives(plain_names(f"{text[:-1]} {rest}."))
+    return possessives(plain_names(named_reply(text, anchor=anchor)))
+
+
 _CAPITALIZED = re.compile(r"(?:'[^']+'|\b[A-Z0-9][\w.&/()-]*(?: [A-Z0-9][\w.&/()-]*)*)")
 
 
@@ -298,10 +356,16 @@ def conversation_tasks(
         quoted = f"'{seed['value']}'" in str(task.get("query") or "")  # titles keep their quotes
         named = f"'{seed['value']}'" if quoted else str(seed["value"])
         anchor = f"the {noun} {named}" if noun else named
+    entity: tuple[str, str] | None = None
+    picked = selected_entity(task)
+    if picked is not None and lang == "en" and noun_of is not None:
+        spec = next((sp for (_, name), sp in specs.items() if name == picked[0]), None)
+        what = noun_of(spec.tool_id, picked[1], lang) if spec is not None else None
+        entity = (what, picked[2]) if what else None
     solved = {
         "golden_calls": calls,
         "golden_actions": list(task["golden_actions"]),
-        "answer": {"text": answer_reply(task, variant, anchor), "values": answer_values(task)},
+        "answer": {"text": answer_reply(task, variant, anchor, entity), "values": answer_values(task)},
         "task": task["query"],
     }
     level, how = askability(task)
@@ -309,9 +373,10 @@ def conversation_tasks(
         for case in (base_case(calls), "multi_turn"):
             skipped.append({"source_task_id": task["id"], "case_pattern": case, "reason": f"not askable: {how}"})
     else:
-        asked = speakable(task["query"], lang)
+        asked = clear_cutoffs(speakable(task["query"], lang), task.get("junctions") or [], lang)
         natural = {"level": level, "measure": how}
-        said = plain_names(asked) if lang == "en" else plain_korean(asked)  # names as people say them
+        frame = (task.get("answer") or {}).get("frame") or {}
+        said = chat_wording(asked, lang, frame, variant)  # names as people say them
         request, persona = _fitted_persona(lang, rng, said, level)
         base = _common(task, base_case(calls), "base", cfg_seed)
         out.append(
@@ -331,15 +396,17 @@ def conversation_tasks(
         if seed is not None:
             if lang == "ko":
                 noun = noun_of(seed["tool_id"], seed["param"], lang) if noun_of else None
-                text = mask_korean(asked, seed["value"], noun, first="그") if noun else None
-                masked = (text, noun) if text and noun else None
+                spoken = spoken_korean_noun(seed["value"], noun) if noun else None
+                where = _in_region(plain_korean(asked), seed["value"])
+                text = mask_korean(where, seed["value"], spoken, first="그") if spoken else None
+                masked = (text, spoken) if text and spoken else None
                 why = "no Korean noun names the seed's kind" if not noun else "the seed is not cited verbatim"
             else:
                 masked = mask_english(asked, seed["value"], first="that")
                 why = "some mention of the seed has no noun before it"
         if masked is not None:
             text, noun = masked
-            text = plain_names(text) if lang == "en" else plain_korean(text)
+            text = chat_wording(text, lang)
             request, persona = _fitted_persona(lang, rng, text, level)
             out.append(
                 {
@@ -482,6 +549,9 @@ def lexicon_tool_noun(lexicons: Mapping[str, Mapping[str, Any]]) -> ToolNoun:
     return tool_noun
 
 
+_KO_LEVELS = ("시도", "시군구", "읍면동", "리")
+
+
 def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, limit: int = 4) -> str:
     """What the offered tools look up, for a decline: 'airlines, aircraft and airports' / '시도, 시군구, 읍면동'."""
     words: list[str] = []
@@ -490,6 +560,8 @@ def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, li
         w = (n.get("noun") if language == "ko" else n.get("plural")) if n else None
         if isinstance(w, str) and w and w not in words and "state" not in w:
             words.append(w)
+    if language == "ko":  # the administrative levels from the top down: '시도, 시군구, 읍면동, 리'
+        words.sort(key=lambda w: _KO_LEVELS.index(w) if w in _KO_LEVELS else len(_KO_LEVELS))
     words = words[:limit]
     if not words:
         return ""

@@ -4,6 +4,7 @@ count singles and register, error-recovery variants."""
 
 import asyncio
 import random
+import re
 from typing import Any
 
 import pytest
@@ -75,7 +76,7 @@ def test_openings_and_hidden_info_replies_vary_and_keep_the_register() -> None:
     for language, persona in (("en", {"register": "casual"}), ("ko", {"격식": "반말"}), ("ko", {"격식": "존댓말"})):
         masked = {opening(language, persona, "X?", variant=v, noun="track") for v in range(6)}
         plain = {opening(language, persona, "X?", variant=v) for v in range(6)}
-        assert len(masked) == 6 and len(plain) >= 5
+        assert len(masked) == 3 and len(plain) >= 4
         if language == "ko":
             assert all(sentence_registers(m) <= {persona["격식"]} for m in masked | plain)
     mt = next(t for t in conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of)[0]
@@ -115,13 +116,19 @@ def test_gold_replies_answer_first_without_the_chain() -> None:
     )
     bare = {"language": "en", "query": "Take the artist of the track of the playlist Music Videos. How many albums?",
             "answer": {"value": 3, "text": "There are 3 albums.", "frame": {"pattern": "PATH"}}}  # fmt: skip
-    for v in range(3):  # an answer naming nothing the user asked about says what it starts from
-        out = answer_reply(bare, v, anchor="the playlist Music Videos")
-        assert (
-            out.startswith("There are 3 albums")
-            and out.endswith("the playlist Music Videos.")
-            or out.endswith("the playlist Music Videos).")
-        )
+    # an answer naming nothing the user asked about names what it is about: the entity the user gave …
+    assert answer_reply(bare, 0, anchor="the playlist Music Videos") == "There are 3 albums for Music Videos."
+    # … the entity the chain selected (a max/min junction) …
+    assert answer_reply(bare, 1, anchor="the playlist Music Videos", entity=("artist", "AC/DC")) == (
+        "There are 3 albums. The artist in question is AC/DC."
+    )
+    # … or what it counts, when the question's frame says it
+    counted = {**bare, "junctions": [{"process": {"operator": "date_after", "threshold": "2008-06-12"}}],
+               "answer": {**bare["answer"], "frame": {"pattern": "PATH", "description":
+                          "the number of albums from the customer Luís Gonçalves dated after 2008-06-12"}}}  # fmt: skip
+    assert answer_reply(counted, 2, anchor="x") == ("There are 3 albums from Luís Gonçalves dated 2008-06-13 or later.")
+    for v in range(6):
+        assert not re.search(r"going by|worked out|starting from", answer_reply(bare, v, anchor="the artist X"))
     named = {**bare, "answer": {**bare["answer"], "text": "Music Videos leads to 3 albums."}}
     assert answer_reply(named, 0, anchor="the playlist Music Videos") == "Music Videos leads to 3 albums."
     assert plain_korean("이름이 창성동인 읍면동의 시군구의 읍면동은 모두 몇 곳인가요?") == (
