@@ -188,6 +188,21 @@ def _seed_of(traj: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {"value": s["value"], "tool_id": via.get("tool_id") or s["tool_id"], "param": via.get("param") or s["param"]}
 
 
+def _child_seed(traj: Mapping[str, Any] | None, query: str) -> dict[str, Any] | None:
+    """Of a question citing two seeds as '<parent> <child>' ('서울특별시 종로구'), the child: the one thing a user
+    can leave out at first ('서울특별시에 있는 그 구'), the parent staying in the question. None otherwise."""
+    seeds = [s for s in (traj or {}).get("seeds") or [] if isinstance(s.get("value"), str)]
+    if len({s["value"] for s in seeds}) != 2:
+        return None
+    for child in seeds:
+        parent = next(s for s in seeds if s["value"] != child["value"])
+        if f"{parent['value']} {child['value']}" in query and query.count(child["value"]) == 1:
+            via = child.get("via") or {}
+            return {"value": child["value"], "tool_id": via.get("tool_id") or child["tool_id"],
+                    "param": via.get("param") or child["param"]}  # fmt: skip
+    return None
+
+
 # --------------------------------------------------------------------------- building
 
 
@@ -208,15 +223,32 @@ def _common(task: Mapping[str, Any], case: str, variant: str, cfg_seed: int) -> 
     }
 
 
-def chat_wording(text: str, language: str, frame: Mapping[str, Any] | None = None, variant: int = 0) -> str:
+def chat_wording(
+    text: str, language: str, frame: Mapping[str, Any] | None = None, variant: int = 0, *, several: bool = False
+) -> str:
     """A verified question as a person types it into a chat: names without type labels, Korean places said the
-    way people do; English possessives, 'how many X there are <where>', a stilted DIFF asked plainly."""
+    way people do (`several`: the named place is found in several 시군구: '신교동이 있는 시군구들의'); English
+    possessives, 'how many X there are <where>', a stilted DIFF asked plainly."""
     if language == "ko":
-        return plain_korean(text)
+        out = plain_korean(text)
+        return _KO_WHERE_ONE.sub(r"\1들의 ", out) if several else out
     diff = chat_difference(text, frame or {}, variant)
     if diff is not None:
         return plain_names(diff)
     return there_are_last(possessives(plain_names(text)))
+
+
+_KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) 있는 (?:시군구|시도))의 ")
+
+
+def _fans_out(task: Mapping[str, Any], seed: Mapping[str, Any] | None) -> bool:
+    """Whether the seed's name stands for several things: the junction leaving the tool that looked it up fans
+    out (two 신교동 in two 시군구)."""
+    if seed is None:
+        return False
+    tool = str(seed.get("tool_id") or "").rsplit("/", 1)[-1]
+    return any(str(j.get("from") or "").startswith(f"{tool}.") and int(j.get("width") or 1) > 1
+               for j in task.get("junctions") or [])  # fmt: skip
 
 
 _REGION_BEFORE = re.compile(r"(\S+(?:특별시|광역시|특별자치시|특별자치도|도)) $")
@@ -376,7 +408,8 @@ def conversation_tasks(
         asked = clear_cutoffs(speakable(task["query"], lang), task.get("junctions") or [], lang)
         natural = {"level": level, "measure": how}
         frame = (task.get("answer") or {}).get("frame") or {}
-        said = chat_wording(asked, lang, frame, variant)  # names as people say them
+        several = _fans_out(task, seed)
+        said = chat_wording(asked, lang, frame, variant, several=several)  # names as people say them
         request, persona = _fitted_persona(lang, rng, said, level)
         base = _common(task, base_case(calls), "base", cfg_seed)
         out.append(
@@ -393,8 +426,14 @@ def conversation_tasks(
         )
         masked: tuple[str, str] | None = None
         why = "the question cites no single seed value"
-        if seed is not None:
+        if several:
+            why = "the seed's name stands for several things ('that track' would presuppose one)"
+        elif seed is not None or lang == "ko":
             if lang == "ko":
+                seed = seed or _child_seed(trajectory, asked)
+            if seed is None:
+                pass
+            elif lang == "ko":
                 noun = noun_of(seed["tool_id"], seed["param"], lang) if noun_of else None
                 spoken = spoken_korean_noun(seed["value"], noun) if noun else None
                 where = _in_region(plain_korean(asked), seed["value"])

@@ -60,6 +60,9 @@ _OWNED = re.compile(rf"\bthe ((?:[a-z]+ )?[a-z]+) of ({_NAME})(?=[\s?.,;:!]|$)")
 _NOT_OWNED = frozenset({"number", "total", "difference", "same", "sum", "count", "one", "group", "gap", "rest"})
 
 
+_ABBREVIATION = re.compile(r"\b(?:Inc|Co|Corp|Ltd|Jr|Sr|St|Bros)\.$")
+
+
 def _possessive(name: str) -> str:
     return f"{name}'" if name.endswith("s") and not name.endswith("ss") else f"{name}'s"
 
@@ -68,10 +71,12 @@ def possessives(text: str) -> str:
     """English: 'the <noun> of <Name>' → '<Name>'s <noun>' (the time zone of AMK → AMK's time zone)."""
 
     def swap(m: re.Match[str]) -> str:
-        noun, name = m.group(1), m.group(2)
+        noun, name, tail = m.group(1), m.group(2), ""
+        if name.endswith(".") and not _ABBREVIATION.search(name):
+            name, tail = name[:-1], "."  # the sentence's full stop
         if any(w in _NOT_OWNED for w in noun.split()) or " or " in f" {noun} " or name.endswith("."):
             return m.group(0)  # 'Inc.' at a sentence end: the full stop is also the sentence's
-        return f"{_possessive(name)} {noun}"
+        return f"{_possessive(name)} {noun}{tail}"
 
     return _OWNED.sub(swap, text)
 
