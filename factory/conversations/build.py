@@ -444,11 +444,12 @@ def select(
             if any(p["case_pattern"] == "multi_turn" and p["language"] == lang and str(p.get("split")) == split
                    for p in picks.values()):  # fmt: skip
                 continue
-            group = next((g for g, cands in sorted(groups.items()) if g[0] == split and g not in twins
+            found = next((g for g, cands in sorted(groups.items()) if g[0] == split and g not in twins
                           and any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands)),
                          None)  # fmt: skip
-            if group is None:
+            if found is None:
                 continue
+            group = found
             picks[group] = min((c for c in groups[group] if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
     keep = {p["id"] for p in picks.values()}
     dropped: list[dict[str, Any]] = []

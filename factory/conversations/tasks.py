@@ -426,23 +426,19 @@ def conversation_tasks(
         )
         masked: tuple[str, str] | None = None
         why = "the question cites no single seed value"
+        withheld = None if several else seed or (_child_seed(trajectory, asked) if lang == "ko" else None)
         if several:
             why = "the seed's name stands for several things ('that track' would presuppose one)"
-        elif seed is not None or lang == "ko":
-            if lang == "ko":
-                seed = seed or _child_seed(trajectory, asked)
-            if seed is None:
-                pass
-            elif lang == "ko":
-                noun = noun_of(seed["tool_id"], seed["param"], lang) if noun_of else None
-                spoken = spoken_korean_noun(seed["value"], noun) if noun else None
-                where = _in_region(plain_korean(asked), seed["value"])
-                text = mask_korean(where, seed["value"], spoken, first="그") if spoken else None
-                masked = (text, spoken) if text and spoken else None
-                why = "no Korean noun names the seed's kind" if not noun else "the seed is not cited verbatim"
-            else:
-                masked = mask_english(asked, seed["value"], first="that")
-                why = "some mention of the seed has no noun before it"
+        elif withheld is not None and lang == "ko":
+            noun = noun_of(withheld["tool_id"], withheld["param"], lang) if noun_of else None
+            spoken = spoken_korean_noun(withheld["value"], noun) if noun else None
+            where = _in_region(plain_korean(asked), withheld["value"])
+            text = mask_korean(where, withheld["value"], spoken, first="그") if spoken else None
+            masked = (text, spoken) if text and spoken else None
+            why = "no Korean noun names the seed's kind" if not noun else "the seed is not cited verbatim"
+        elif withheld is not None:
+            masked = mask_english(asked, withheld["value"], first="that")
+            why = "some mention of the seed has no noun before it"
         if masked is not None:
             text, noun = masked
             text = chat_wording(text, lang)
@@ -454,7 +450,7 @@ def conversation_tasks(
                     "task": said,
                     "initial_message": opening(lang, persona, request, variant=variant, noun=noun),
                     "persona": persona,
-                    "hidden_info": {noun: seed["value"]},  # type: ignore[index]
+                    "hidden_info": {noun: withheld["value"]},  # type: ignore[index]
                     "success_criteria": criteria,
                     "naturalness": natural,
                 }
