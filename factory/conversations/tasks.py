@@ -35,6 +35,7 @@ from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_reg
 from factory.conversations.wording import (
     chat_difference,
     clear_cutoffs,
+    difference_reply,
     named_reply,
     possessives,
     selected_entity,
@@ -304,6 +305,8 @@ def answer_reply(
         text = plain_korean(text)
     if lang == "en":
         text = plain_names(text)
+        if pattern == "DIFF":
+            text = difference_reply(text)
         if pattern == "IF" and ans.get("branch") == "then" and frame.get("qualifier") and text.startswith("Yes: "):
             return f"Yes, {plain_names(str(frame['qualifier']))}, and {text[len('Yes: ') :]}"
         if pattern == "BOTH" and words <= 2 * REPLY_WORDS["en"]:

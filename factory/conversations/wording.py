@@ -212,3 +212,28 @@ def styled_english(text: str, persona: Mapping[str, str]) -> str:
         for formal, casual in _CONTRACTIONS:
             out = out.replace(formal, casual)
     return out
+
+
+_DIFF_SAID = re.compile(
+    r"^The difference is (?P<d>[\d.,]+): (?P<a>[\d.,]+) for (?P<x>.+?) against (?P<b>[\d.,]+) for (?P<y>.+)\.$"
+)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def difference_reply(text: str) -> str:
+    """An English DIFF answer sentence with the option that has more first ('The Office has more, by 2: 3 against
+    1.'), so the reply answers 'which one, and by how many' at once; the sentence itself when it is not one."""
+    m = _DIFF_SAID.match(text)
+    if m is None:
+        return text
+    a, b = _number(m["a"]), _number(m["b"])
+    if a is None or b is None or a == b:
+        return text
+    (win, hi), lo = ((m["x"], m["a"]), m["b"]) if a > b else ((m["y"], m["b"]), m["a"])
+    return f"{win[:1].upper()}{win[1:]} has more, by {m['d']}: {hi} against {lo}."

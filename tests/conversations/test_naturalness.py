@@ -103,7 +103,7 @@ def test_gold_replies_answer_first_without_the_chain() -> None:
     short = "The difference is 1: 2 for artist AC/DC against 3 for artist The Rolling Stones."
     assert (
         answer_reply({"language": "en", "answer": {"value": 1, "text": short, "frame": {"pattern": "DIFF"}}})
-        == "The difference is 1: 2 for AC/DC against 3 for The Rolling Stones."  # names without type labels
+        == "The Rolling Stones has more, by 1: 3 against 2."  # names without type labels, the one with more first
     )
     both = "There are 5 airports within 100 km of airport AMK, and the time zone of airport AMK is America/Denver."
     frame = {"pattern": "BOTH", "description": "the number of airports within 100 km of airport AMK and the time"}

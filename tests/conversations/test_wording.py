@@ -7,6 +7,7 @@ from factory.conversations.tasks import base_case, capabilities, chat_wording, c
 from factory.conversations.wording import (
     chat_difference,
     clear_cutoffs,
+    difference_reply,
     possessives,
     selected_entity,
     skeleton,
@@ -105,3 +106,14 @@ def test_near_duplicates_in_one_split_are_dropped() -> None:
     kept, dropped = select(convs, 0.0, 13)
     assert sorted(c["source_task_id"] for c in kept) == ["a", "c", "d", "e"]
     assert [d["source_task_id"] for d in dropped] == ["b"] and "near-duplicate" in dropped[0]["reason"]
+
+
+def test_a_difference_reply_says_which_has_more_first() -> None:
+    said = "The difference is 12: 24 for Battlestar Galactica (Classic) against 12 for Stone Temple Pilots."
+    assert difference_reply(said) == "Battlestar Galactica (Classic) has more, by 12: 24 against 12."
+    assert (
+        difference_reply("The difference is 1: 2 for AC/DC against 3 for Accept.")
+        == "Accept has more, by 1: 3 against 2."
+    )
+    level = "The difference is 0: 2 for AC/DC against 2 for Accept."
+    assert difference_reply(level) == level and difference_reply("5곳 차이입니다.") == "5곳 차이입니다."
