@@ -35,6 +35,7 @@ def test_english_questions_read_as_typed() -> None:
     )
     assert possessives("the invoices of Luís Gonçalves") == "Luís Gonçalves' invoices"
     assert possessives("Take the albums of Music Videos.") == "Take Music Videos' albums."
+    assert possessives("Do the invoices of that customer add up?") == "Do that customer's invoices add up?"
     for kept in ("the number of albums of AC/DC", "the state or province of SWU", "the fleet size of Endeavor Inc."):
         assert possessives(kept) == kept
     assert there_are_last("Could you find out how many airports in the same state as JFK there are?") == (
