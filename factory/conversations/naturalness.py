@@ -24,7 +24,10 @@ _EN_HOPS = re.compile(
     r"\b(?:of (?:the|its|their|those|each)|among|whose|with the same|as the|in the group of|grouped by)\b", re.I
 )
 _EN_LABELS = re.compile(
-    r"\b(?:records?|grouped by|origin-destination|statistics|whose number of|number of \w+ is (?:at|more|less))\b", re.I
+    r"\b(?:records?|grouped by|origin-destination|statistics|whose number of|number of \w+ is (?:at|more|less)"
+    r"|of the reference|maximum number of [\w ]+ returned"  # a parameter's description read out
+    r"|in (?:kilometres|kilometers|metres|meters|miles|seconds|minutes|hours|days) \d+)\b",  # 'in kilometres 100'
+    re.I,
 )
 _EN_UNITS = re.compile(
     r"\s+in (?:degrees|milliseconds|seconds|minutes|USD|EUR|°F|°C|km|kilometers|meters|feet|bytes|percent)\b"
@@ -101,6 +104,9 @@ def askability(task: Mapping[str, Any]) -> tuple[str | None, str]:
     found = labels(query, lang)
     if found:
         return None, f"database wording ({', '.join(found)})"
+    options = [str(o) for o in frame.get("options") or []]
+    if any(re.fullmatch(r"[\d.,]+|[a-z][a-z ]* \d[\d.]*", o) for o in options):
+        return None, "compares argument values, not things ('120.7' against 'radius 100')"
     limits = LIMITS["ko" if lang == "ko" else "en"]
     for level in (SHORT, MEDIUM):
         max_hops, max_words = limits[level]

@@ -3,6 +3,7 @@
 from typing import Any
 
 from factory.conversations.build import near_key, select
+from factory.conversations.naturalness import askability
 from factory.conversations.tasks import base_case, capabilities, chat_wording, conversation_tasks
 from factory.conversations.wording import (
     chat_difference,
@@ -118,3 +119,15 @@ def test_a_difference_reply_says_which_has_more_first() -> None:
     )
     level = "The difference is 0: 2 for AC/DC against 2 for Accept."
     assert difference_reply(level) == level and difference_reply("5곳 차이입니다.") == "5곳 차이입니다."
+
+
+def test_a_parameter_read_out_is_not_askable() -> None:
+    def task(query: str, options: list[str]) -> dict[str, Any]:
+        return {"language": "en", "query": query, "answer": {"frame": {"pattern": "WHICH", "options": options}}}
+
+    level, why = askability(task("How many nearby RKSO with search radius in kilometres 100 are there?", []))
+    assert level is None and "kilometres 1" in why
+    level, why = askability(task("Between 120.7 and 100, which one has more airports?", ["120.7", "radius 100"]))
+    assert level is None and "argument values" in why
+    title = "the album 'Battlestar Galactica (Classic), Season 1'"
+    assert askability(task("Which has more tracks, A or B?", ["Accept", title]))[0] is not None
