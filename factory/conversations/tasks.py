@@ -239,7 +239,7 @@ def chat_wording(
     return there_are_last(possessives(plain_names(text)))
 
 
-_KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) 있는 (?:시군구|시도))의 ")
+_KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) (?:있는|속한) (?:시군구|시도))의 ")
 
 
 def _fans_out(task: Mapping[str, Any], seed: Mapping[str, Any] | None) -> bool:
@@ -328,20 +328,32 @@ def answer_reply(
     return " ".join(out.split()) or text
 
 
-_COUNTED = re.compile(r"^the (?:total )?number of ([a-z]+(?: [a-z]+)?) ((?:from|in|within|with|near|at|on)\b.+)$")
+_COUNTED = re.compile(
+    r"^the (total )?number of ([a-z]+(?: (?!(?:of|from|in|within|with|near|at|on|by)\b)[a-z]+)?) (.+)$"
+)
+_RELATION = re.compile(r"^(?:from|in|within|with|near|at|on|of the same)\b")
 
 
 def _named(
     text: str, task: Mapping[str, Any], frame: Mapping[str, Any], anchor: str, entity: tuple[str, str] | None
 ) -> str:
-    """An English answer sentence that names nothing the user asked about, naming what it is about."""
+    """An English answer sentence that names nothing the user asked about, naming what it is about: the entity
+    the chain selected, else what it counts as the question's frame says it ('There are 5 customers from the same
+    country as Luís Gonçalves.', 'Bjørn Hansen's invoices dated 2007-04-07 or later have 28 lines in total.'),
+    else the entity the question starts from ('… for Luís Gonçalves.')."""
     if entity is not None:
         return plain_names(named_reply(text, entity=entity[1], entity_noun=entity[0]))
     said = re.fullmatch(r"There (?:are|is) (\S+) ([a-z]+(?: [a-z]+)?)\.", text)
     counted = _COUNTED.match(" ".join(str(frame.get("description") or "").split()))
-    if said and counted and said.group(2) == counted.group(1):
-        rest = clear_cutoffs(counted.group(2), task.get("junctions") or [], "en")
-        return possessives(plain_names(f"{text[:-1]} {rest}."))
+    if said and counted and said.group(2) == counted.group(2):
+        n, noun, total = said.group(1), said.group(2), " in total" if counted.group(1) else ""
+        rest = clear_cutoffs(plain_names(counted.group(3)), task.get("junctions") or [], "en")
+        if _RELATION.match(rest):
+            return possessives(f"There are {n} {noun} {rest}.")
+        owner = possessives(rest[3:]) if rest.startswith("of ") else ""
+        if owner and " of " not in owner and "'" in owner:
+            one = ((frame.get("short") or {}).get("owner_one", True)) is not False
+            return f"{owner[:1].upper()}{owner[1:]} {'has' if one else 'have'} {n} {noun}{total}."
     return possessives(plain_names(named_reply(text, anchor=anchor)))
 
 

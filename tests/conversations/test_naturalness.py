@@ -127,6 +127,9 @@ def test_gold_replies_answer_first_without_the_chain() -> None:
                "answer": {**bare["answer"], "frame": {"pattern": "PATH", "description":
                           "the number of albums from the customer Luís Gonçalves dated after 2008-06-12"}}}  # fmt: skip
     assert answer_reply(counted, 2, anchor="x") == ("There are 3 albums from Luís Gonçalves dated 2008-06-13 or later.")
+    owned = {**bare, "answer": {**bare["answer"], "frame": {"pattern": "PATH", "short": {"owner_one": False},
+             "description": "the total number of albums of the invoices of the customer Bjørn Hansen"}}}  # fmt: skip
+    assert answer_reply(owned, 0, anchor="x") == "Bjørn Hansen's invoices have 3 albums in total."
     for v in range(6):
         assert not re.search(r"going by|worked out|starting from", answer_reply(bare, v, anchor="the artist X"))
     named = {**bare, "answer": {**bare["answer"], "text": "Music Videos leads to 3 albums."}}

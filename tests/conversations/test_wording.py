@@ -54,6 +54,9 @@ def test_english_questions_read_as_typed() -> None:
     assert hurried == "How many airports are there in Texas?"
     assert styled_english("What is the time zone of AMK?", {"register": "casual"}) == "What's the time zone of AMK?"
     assert chat_wording("이름이 창성동인 읍면동의 시군구는 어디인가요?", "ko") == "창성동이 있는 시군구는 어디인가요?"
+    assert chat_wording("이름이 신교동인 읍면동이 속한 시군구의 읍면동은 몇 곳인가요?", "ko", several=True) == (
+        "신교동이 속한 시군구들의 읍면동은 몇 곳인가요?"
+    )
 
 
 def test_the_reply_names_the_entity_a_max_junction_selected() -> None:
@@ -129,5 +132,8 @@ def test_a_parameter_read_out_is_not_askable() -> None:
     assert level is None and "kilometres 1" in why
     level, why = askability(task("Between 120.7 and 100, which one has more airports?", ["120.7", "radius 100"]))
     assert level is None and "argument values" in why
+    level, why = askability(task("I'm curious: how many airline JetBlue Airways are there?", []))
+    assert level is None and "named thing" in why
+    assert askability(task("Can you count how many albums Accept has?", []))[0] is not None
     title = "the album 'Battlestar Galactica (Classic), Season 1'"
     assert askability(task("Which has more tracks, A or B?", ["Accept", title]))[0] is not None
