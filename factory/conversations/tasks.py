@@ -348,8 +348,8 @@ def _named(
     if said and counted and said.group(2) == counted.group(2):
         n, noun, total = said.group(1), said.group(2), " in total" if counted.group(1) else ""
         rest = clear_cutoffs(plain_names(counted.group(3)), task.get("junctions") or [], "en")
-        if _RELATION.match(rest):
-            return possessives(f"There are {n} {noun} {rest}.")
+        if _RELATION.match(rest):  # 'customers of the same country as X' → 'customers with the same country as X'
+            return possessives(f"There are {n} {noun} {re.sub(r'^of the same ', 'with the same ', rest)}.")
         owner = possessives(rest[3:]) if rest.startswith("of ") else ""
         if owner and " of " not in owner and "'" in owner:
             one = ((frame.get("short") or {}).get("owner_one", True)) is not False
