@@ -331,7 +331,7 @@ def answer_reply(
 _COUNTED = re.compile(
     r"^the (total )?number of ([a-z]+(?: (?!(?:of|from|in|within|with|near|at|on|by)\b)[a-z]+)?) (.+)$"
 )
-_RELATION = re.compile(r"^(?:from|in|within|with|near|at|on|of the same)\b")
+_RELATION = re.compile(r"^(?:from|in|within|with|near|at|on)\b")
 
 
 def _named(
@@ -348,8 +348,11 @@ def _named(
     if said and counted and said.group(2) == counted.group(2):
         n, noun, total = said.group(1), said.group(2), " in total" if counted.group(1) else ""
         rest = clear_cutoffs(plain_names(counted.group(3)), task.get("junctions") or [], "en")
-        if _RELATION.match(rest):  # 'customers of the same country as X' → 'customers with the same country as X'
-            return possessives(f"There are {n} {noun} {re.sub(r'^of the same ', 'with the same ', rest)}.")
+        same = re.fullmatch(r"of the same ([a-z]+) as (.+)", rest)
+        if same:  # 'albums of the same artist as the track X' → 'The artist of the track X has 2 albums.'
+            return possessives(f"The {same.group(1)} of {same.group(2)} has {n} {noun}{total}.")
+        if _RELATION.match(rest):
+            return possessives(f"There are {n} {noun} {rest}.")
         owner = possessives(rest[3:]) if rest.startswith("of ") else ""
         if owner and " of " not in owner and "'" in owner:
             one = ((frame.get("short") or {}).get("owner_one", True)) is not False

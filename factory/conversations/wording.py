@@ -56,7 +56,7 @@ def clear_cutoffs(text: str, junctions: Sequence[Mapping[str, Any]], language: s
 
 
 _NAME = r"(?:[A-Z0-9][\w.&/()-]*(?: (?:[A-Z0-9&][\w.&/()-]*|de|da|do|of the))*)"
-_OWNED = re.compile(rf"\bthe ((?:[a-z]+ )?[a-z]+) of ({_NAME}|that [a-z]+)(?=[\s?.,;:!]|$)")
+_OWNED = re.compile(rf"\b[Tt]he ((?:[a-z]+ )?[a-z]+) of ({_NAME}|that [a-z]+)(?=[\s?.,;:!]|$)")
 _NOT_OWNED = frozenset({"number", "total", "difference", "same", "sum", "count", "one", "group", "gap", "rest"})
 
 

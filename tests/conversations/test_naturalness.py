@@ -130,6 +130,9 @@ def test_gold_replies_answer_first_without_the_chain() -> None:
     owned = {**bare, "answer": {**bare["answer"], "frame": {"pattern": "PATH", "short": {"owner_one": False},
              "description": "the total number of albums of the invoices of the customer Bjørn Hansen"}}}  # fmt: skip
     assert answer_reply(owned, 0, anchor="x") == "Bjørn Hansen's invoices have 3 albums in total."
+    same = {**bare, "answer": {**bare["answer"], "frame": {"pattern": "PATH",
+            "description": "the number of albums of the same country as the customer Luís Gonçalves"}}}  # fmt: skip
+    assert answer_reply(same, 0, anchor="x") == "Luís Gonçalves' country has 3 albums."
     for v in range(6):
         assert not re.search(r"going by|worked out|starting from", answer_reply(bare, v, anchor="the artist X"))
     named = {**bare, "answer": {**bare["answer"], "text": "Music Videos leads to 3 albums."}}
