@@ -284,7 +284,12 @@ ANSWER_FIRST = ("DIFF", "WHICH")
 
 
 def answer_reply(
-    task: Mapping[str, Any], variant: int = 0, anchor: str = "", entity: tuple[str, str] | None = None
+    task: Mapping[str, Any],
+    variant: int = 0,
+    anchor: str = "",
+    entity: tuple[str, str] | None = None,
+    *,
+    several: bool = False,
 ) -> str:
     """The gold assistant reply: the verified answer sentence when it is short, else a sentence that gives the
     answer first (the chain is not repeated back); never the conditional's bookkeeping. English replies name
@@ -302,7 +307,7 @@ def answer_reply(
     pattern = frame.get("pattern")
     words = len(text.split())
     if lang == "ko":
-        text = plain_korean(text)
+        text = chat_wording(text, lang, several=several)  # '신교동이 속한 시군구들의 읍면동은 …'
     if lang == "en":
         text = plain_names(text)
         if pattern == "DIFF":
@@ -415,7 +420,10 @@ def conversation_tasks(
     solved = {
         "golden_calls": calls,
         "golden_actions": list(task["golden_actions"]),
-        "answer": {"text": answer_reply(task, variant, anchor, entity), "values": answer_values(task)},
+        "answer": {
+            "text": answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)),
+            "values": answer_values(task),
+        },
         "task": task["query"],
     }
     level, how = askability(task)

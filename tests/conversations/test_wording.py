@@ -83,6 +83,18 @@ def test_korean_multi_turn_masks_a_place_the_way_people_say_it() -> None:
     )
 
 
+def test_a_name_found_in_several_places_is_asked_and_answered_in_the_plural() -> None:
+    src = {**source_task("ko"), "query": "이름이 신교동인 읍면동이 속한 시군구의 읍면동 수를 모두 합치면 얼마인가요?",
+           "junctions": [{"from": "search.sigunguCd", "width": 2}],
+           "answer": {"type": "number", "value": 123, "text": "이름이 신교동인 읍면동이 속한 시군구의 읍면동은 123곳입니다."}}  # fmt: skip
+    traj = {"seeds": [{**trajectory("ko")["seeds"][0], "value": "신교동"}]}
+    made, skipped = conversation_tasks(src, {}, trajectory=traj, noun_of=lambda *_: "읍면동", no_call_every=0)
+    assert [t["case_pattern"] for t in made] == ["sequential"]  # no 'that 동' for a name standing for two
+    assert "신교동이 속한 시군구들의" in made[0]["initial_message"]
+    assert made[0]["answer"]["text"] == "신교동이 속한 시군구들의 읍면동은 123곳입니다."
+    assert any("several things" in s["reason"] for s in skipped)
+
+
 def test_pages_of_one_listing_are_one_request() -> None:
     page = {"name": "list_fleet", "step": 2, "args_subset": {"carrier": "EV"}}
     assert base_case([page, {**page}, {**page, "step": 3, "name": "list_flights"}]) == "sequential"
