@@ -37,6 +37,7 @@ from factory.conversations.wording import (
     clear_cutoffs,
     difference_reply,
     named_reply,
+    plain_terms,
     possessives,
     selected_entity,
     spoken_korean_noun,
@@ -236,7 +237,7 @@ def chat_wording(
     diff = chat_difference(text, frame or {}, variant)
     if diff is not None:
         return plain_names(diff)
-    return there_are_last(possessives(plain_names(text)))
+    return there_are_last(possessives(plain_terms(plain_names(text))))
 
 
 _KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) (?:있는|속한) (?:시군구|시도))의 ")
@@ -309,7 +310,7 @@ def answer_reply(
     if lang == "ko":
         text = chat_wording(text, lang, several=several)  # '신교동이 속한 시군구들의 읍면동은 …'
     if lang == "en":
-        text = plain_names(text)
+        text = plain_terms(plain_names(text))
         if pattern == "DIFF":
             text = difference_reply(text)
         if pattern == "IF" and ans.get("branch") == "then" and frame.get("qualifier") and text.startswith("Yes: "):

@@ -237,3 +237,18 @@ def difference_reply(text: str) -> str:
         return text
     (win, hi), lo = ((m["x"], m["a"]), m["b"]) if a > b else ((m["y"], m["b"]), m["a"])
     return f"{win[:1].upper()}{win[1:]} has more, by {m['d']}: {hi} against {lo}."
+
+
+_JARGON = (
+    (re.compile(r"\bwith the same country and subdivision as\b"), "in the same state or province as"),
+    (re.compile(r"\bsharing its country and subdivision\b"), "in its state or province"),
+    (re.compile(r"\bin the same country and subdivision\b"), "in the same state or province"),
+)
+
+
+def plain_terms(text: str) -> str:
+    """English: code-book words said as people say them ('with the same country and subdivision as EWR' → 'in the
+    same state or province as EWR': the subdivision is the first-level region within the country)."""
+    for pattern, said in _JARGON:
+        text = pattern.sub(said, text)
+    return text

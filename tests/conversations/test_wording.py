@@ -9,6 +9,7 @@ from factory.conversations.wording import (
     chat_difference,
     clear_cutoffs,
     difference_reply,
+    plain_terms,
     possessives,
     selected_entity,
     skeleton,
@@ -50,6 +51,9 @@ def test_english_questions_read_as_typed() -> None:
                            "albums"}) == "Which has more albums, Accept or AC/DC? And by how many?"  # fmt: skip
     assert chat_difference("Who has more albums, Accept or AC/DC?", frame) is None  # not a stilted form
     assert chat_difference("How far apart are A and B in x?", {**frame, "description": "the x of y, z"}) is None
+    assert plain_terms("How many airports are there with the same country and subdivision as EWR?") == (
+        "How many airports are there in the same state or province as EWR?"
+    )
     hurried = styled_english("Could you find out how many airports there are in Texas?", {"style": "hurried"})
     assert hurried == "How many airports are there in Texas?"
     assert styled_english("What is the time zone of AMK?", {"register": "casual"}) == "What's the time zone of AMK?"
