@@ -353,7 +353,7 @@ def _named(
     counted = _COUNTED.match(" ".join(str(frame.get("description") or "").split()))
     if said and counted and said.group(2) == counted.group(2):
         n, noun, total = said.group(1), said.group(2), " in total" if counted.group(1) else ""
-        rest = clear_cutoffs(plain_names(counted.group(3)), task.get("junctions") or [], "en")
+        rest = clear_cutoffs(plain_terms(plain_names(counted.group(3))), task.get("junctions") or [], "en")
         same = re.fullmatch(r"of the same ([a-z]+) as (.+)", rest)
         if same:  # 'albums of the same artist as the track X' → 'The artist of the track X has 2 albums.'
             return possessives(f"The {same.group(1)} of {same.group(2)} has {n} {noun}{total}.")
