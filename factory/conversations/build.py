@@ -38,6 +38,7 @@ from factory.conversations.tasks import (
     lexicon_noun_of,
     lexicon_tool_noun,
 )
+from factory.conversations.wording import skeleton
 from factory.eval.harness import task_tools
 from factory.io import dumps
 from factory.llm.agent import ExecutorRunner, OfferedTool
@@ -190,10 +191,13 @@ def build_conversations(
             skipped.append({"source_task_id": task.id, "case_pattern": "*", "reason": str(e)})
             continue
         qkey = question_key(row)
+        near = near_key(row, by_traj.get(task.lineage.trajectory_id))
         for conv in made:
             conv["question_key"] = (
                 qkey if conv["case_pattern"] != "no_call" else _digest(["no_call", conv["language"], conv["task"]])
             )
+            if conv["case_pattern"] != "no_call":
+                conv["near_key"] = near
         convs.extend(made)
         skipped.extend(why)
         for single in count_singles(row, specs, tool_noun, cfg.seed):
@@ -382,6 +386,40 @@ def question_key(row: Mapping[str, Any]) -> str:
     return _digest([row.get("domain"), row.get("language"), what, ans.get("value")])
 
 
+def near_key(row: Mapping[str, Any], trajectory: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What makes two verified tasks near-duplicates in one split: the question's skeleton (what it asks, with its
+    names, codes and numbers masked: 'how many airports in the same state as <x>'), its seed values and its
+    answer. Two tasks with one skeleton and the same seed or the same answer (JFK / KJFK: 318) ask one question."""
+    ans = row.get("answer") or {}
+    frame = ans.get("frame") or {}
+    seeds = sorted({str(s.get("value")) for s in (trajectory or {}).get("seeds") or [] if s.get("value") is not None})
+    said = " ".join(str(frame.get("description") or row.get("query") or "").split())
+    shape = skeleton(said, [*seeds, *(frame.get("options") or [])])
+    return {
+        "skeleton": _digest([row.get("domain"), row.get("language"), frame.get("pattern"), shape]),
+        "seeds": seeds,
+        "answer": dumps(ans.get("value")),
+    }
+
+
+def _near_duplicates(picks: Mapping[tuple[str, str], dict[str, Any]]) -> dict[tuple[str, str], str]:
+    """group → the id of the kept pick it nearly duplicates (same split and skeleton, same seed or answer)."""
+    kept: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    out: dict[tuple[str, str], str] = {}
+    for group, pick in sorted(picks.items(), key=lambda kv: kv[1]["id"]):
+        near = pick.get("near_key")
+        if not near:
+            continue
+        bucket = kept.setdefault((group[0], near["skeleton"]), [])
+        twin = next((k for k in bucket if set(k["near_key"]["seeds"]) & set(near["seeds"])
+                     or k["near_key"]["answer"] == near["answer"]), None)  # fmt: skip
+        if twin is None:
+            bucket.append(pick)
+        else:
+            out[group] = twin["id"]
+    return out
+
+
 def select(
     convs: Sequence[dict[str, Any]], multi_turn_share: float, seed: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -397,18 +435,29 @@ def select(
         rest = sorted((c for c in cands if c["case_pattern"] != "multi_turn"), key=lambda c: c["id"])
         draw = int(hashlib.sha256(dumps([seed, key]).encode()).hexdigest()[:8], 16) % 1000 / 1000
         picks[(split, key)] = mts[0] if mts and (draw < multi_turn_share or not rest) else rest[0]
+    twins = _near_duplicates(picks)
+    for group in twins:
+        del picks[group]
     if multi_turn_share > 0:  # every language and split that has a multi_turn candidate keeps at least one
         for lang, split in sorted({(c["language"], str(c.get("split"))) for c in convs
                                    if c["case_pattern"] == "multi_turn"}):  # fmt: skip
             if any(p["case_pattern"] == "multi_turn" and p["language"] == lang and str(p.get("split")) == split
                    for p in picks.values()):  # fmt: skip
                 continue
-            group = next(g for g, cands in sorted(groups.items()) if g[0] == split
-                         and any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands))  # fmt: skip
+            found = next((g for g, cands in sorted(groups.items()) if g[0] == split and g not in twins
+                          and any(c["case_pattern"] == "multi_turn" and c["language"] == lang for c in cands)),
+                         None)  # fmt: skip
+            if found is None:
+                continue
+            group = found
             picks[group] = min((c for c in groups[group] if c["case_pattern"] == "multi_turn"), key=lambda c: c["id"])
     keep = {p["id"] for p in picks.values()}
     dropped: list[dict[str, Any]] = []
     for (split, key), cands in groups.items():
+        if (split, key) in twins:
+            dropped.extend({"source_task_id": c["source_task_id"], "case_pattern": c["case_pattern"],
+                            "reason": f"near-duplicate of {twins[(split, key)][:19]} in {split}"} for c in cands)  # fmt: skip
+            continue
         pick = picks[(split, key)]
         for c in cands:
             if c["id"] != pick["id"]:

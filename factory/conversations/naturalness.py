@@ -24,11 +24,15 @@ _EN_HOPS = re.compile(
     r"\b(?:of (?:the|its|their|those|each)|among|whose|with the same|as the|in the group of|grouped by)\b", re.I
 )
 _EN_LABELS = re.compile(
-    r"\b(?:records?|grouped by|origin-destination|statistics|whose number of|number of \w+ is (?:at|more|less))\b", re.I
+    r"\b(?:records?|grouped by|origin-destination|statistics|whose number of|number of \w+ is (?:at|more|less)"
+    r"|of the reference|maximum number of [\w ]+ returned|whose \w+ is (?:at|more|less)"  # a parameter read out
+    r"|in (?:kilometres|kilometers|metres|meters|miles|seconds|minutes|hours|days) \d+)\b",  # 'in kilometres 100'
+    re.I,
 )
 _EN_UNITS = re.compile(
     r"\s+in (?:degrees|milliseconds|seconds|minutes|USD|EUR|°F|°C|km|kilometers|meters|feet|bytes|percent)\b"
 )
+_EN_COUNTS_A_NAME = re.compile(r"\bhow many ([a-z]+) ([A-Z0-9][\w.&'-]*)")
 _KO_HOPS = re.compile(r"(?:의\s|\s중\s|같은\s|속한\s|이름이 같은)")
 _KO_LABELS = re.compile(r"(?:통계의 수|통계 수|레코드|행의 수)")
 
@@ -67,13 +71,16 @@ _EN_LABEL_BEFORE_NAME = re.compile(
 
 # "이름이 창성동인 읍면동의 시군구" stacks 의 (blind read s8): "창성동이 있는 시군구" is how people say it.
 _KO_NAMED_PLACE = re.compile(r"이름이 (\S+?)인 (?:읍면동|시군구|시도|리)의 ")
+_KO_NAMED_IN = re.compile(r"이름이 (\S+?)인 (?:읍면동|시군구|시도|리)(?:이|가) 속한 ")
 
 
 def plain_korean(text: str) -> str:
-    """Korean text with a place named by its 이름 said the way people do ('이름이 X인 읍면동의 시군구' → 'X이 있는 시군구')."""
+    """Korean text with a place named by its 이름 said the way people do ('이름이 X인 읍면동의 시군구' → 'X이 있는 시군구',
+    '이름이 X인 읍면동이 속한 시군구' → 'X이 속한 시군구')."""
     from factory.prompts import josa
 
-    return _KO_NAMED_PLACE.sub(lambda m: f"{josa(m.group(1), '이/가')} 있는 ", text)
+    out = _KO_NAMED_PLACE.sub(lambda m: f"{josa(m.group(1), '이/가')} 있는 ", text)
+    return _KO_NAMED_IN.sub(lambda m: f"{josa(m.group(1), '이/가')} 속한 ", out)
 
 
 def plain_names(text: str) -> str:
@@ -101,6 +108,12 @@ def askability(task: Mapping[str, Any]) -> tuple[str | None, str]:
     found = labels(query, lang)
     if found:
         return None, f"database wording ({', '.join(found)})"
+    named = _EN_COUNTS_A_NAME.search(query) if lang != "ko" else None
+    if named and not named.group(1).endswith("s") and named.group(1) not in ("aircraft", "people"):
+        return None, f"counts a named thing ('how many {named.group(1)} {named.group(2)}')"
+    options = [str(o) for o in frame.get("options") or []]
+    if any(re.fullmatch(r"[\d.,]+|[a-z][a-z ]* \d[\d.]*", o) for o in options):
+        return None, "compares argument values, not things ('120.7' against 'radius 100')"
     limits = LIMITS["ko" if lang == "ko" else "en"]
     for level in (SHORT, MEDIUM):
         max_hops, max_words = limits[level]

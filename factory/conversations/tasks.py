@@ -32,6 +32,18 @@ from typing import Any
 from factory import prompts
 from factory.conversations.naturalness import SHORT, askability, fitted, plain_korean, plain_names, speakable
 from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_register
+from factory.conversations.wording import (
+    chat_difference,
+    clear_cutoffs,
+    difference_reply,
+    named_reply,
+    plain_terms,
+    possessives,
+    selected_entity,
+    spoken_korean_noun,
+    styled_english,
+    there_are_last,
+)
 from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
 from factory.io import dumps
@@ -100,10 +112,12 @@ def base_case(calls: Sequence[Mapping[str, Any]]) -> str:
         raise ConversationTaskError("the task has no call besides key acquisition")
     if len(calls) == 1:
         return "single"
-    per_step: dict[int, int] = {}
-    for c in calls:
-        per_step[c["step"]] = per_step.get(c["step"], 0) + 1
-    return "parallel" if max(per_step.values()) > 1 else "sequential"
+    per_step: dict[int, set[str]] = {}
+    for c in calls:  # the pages of one listing (same tool, same compared arguments) are one request
+        per_step.setdefault(c["step"], set()).add(dumps([c["name"], c.get("args_subset") or {}]))
+    if len(per_step) == 1 and len(next(iter(per_step.values()))) == 1:
+        return "single"
+    return "parallel" if max(len(v) for v in per_step.values()) > 1 else "sequential"
 
 
 def answer_values(task: Mapping[str, Any]) -> list[Any]:
@@ -176,6 +190,21 @@ def _seed_of(traj: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return {"value": s["value"], "tool_id": via.get("tool_id") or s["tool_id"], "param": via.get("param") or s["param"]}
 
 
+def _child_seed(traj: Mapping[str, Any] | None, query: str) -> dict[str, Any] | None:
+    """Of a question citing two seeds as '<parent> <child>' ('서울특별시 종로구'), the child: the one thing a user
+    can leave out at first ('서울특별시에 있는 그 구'), the parent staying in the question. None otherwise."""
+    seeds = [s for s in (traj or {}).get("seeds") or [] if isinstance(s.get("value"), str)]
+    if len({s["value"] for s in seeds}) != 2:
+        return None
+    for child in seeds:
+        parent = next(s for s in seeds if s["value"] != child["value"])
+        if f"{parent['value']} {child['value']}" in query and query.count(child["value"]) == 1:
+            via = child.get("via") or {}
+            return {"value": child["value"], "tool_id": via.get("tool_id") or child["tool_id"],
+                    "param": via.get("param") or child["param"]}  # fmt: skip
+    return None
+
+
 # --------------------------------------------------------------------------- building
 
 
@@ -196,12 +225,55 @@ def _common(task: Mapping[str, Any], case: str, variant: str, cfg_seed: int) -> 
     }
 
 
+def chat_wording(
+    text: str, language: str, frame: Mapping[str, Any] | None = None, variant: int = 0, *, several: bool = False
+) -> str:
+    """A verified question as a person types it into a chat: names without type labels, Korean places said the
+    way people do (`several`: the named place is found in several 시군구: '신교동이 있는 시군구들의'); English
+    possessives, 'how many X there are <where>', a stilted DIFF asked plainly."""
+    if language == "ko":
+        out = plain_korean(text)
+        return _KO_WHERE_ONE.sub(r"\1들의 ", out) if several else out
+    diff = chat_difference(text, frame or {}, variant)
+    if diff is not None:
+        return plain_names(diff)
+    return there_are_last(possessives(plain_terms(plain_names(text))))
+
+
+_KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) (?:있는|속한) (?:시군구|시도))의 ")
+
+
+def _fans_out(task: Mapping[str, Any], seed: Mapping[str, Any] | None) -> bool:
+    """Whether the seed's name stands for several things: the junction leaving the tool that looked it up fans
+    out (two 신교동 in two 시군구)."""
+    if seed is None:
+        return False
+    tool = str(seed.get("tool_id") or "").rsplit("/", 1)[-1]
+    return any(str(j.get("from") or "").startswith(f"{tool}.") and int(j.get("width") or 1) > 1
+               for j in task.get("junctions") or [])  # fmt: skip
+
+
+_REGION_BEFORE = re.compile(r"(\S+(?:특별시|광역시|특별자치시|특별자치도|도)) $")
+
+
+def _in_region(query: str, value: str) -> str:
+    """A Korean question citing '<시도> <value>' with the place said as '<시도>에 있는 <value>', so that masking the
+    value leaves '대전광역시에 있는 그 구' rather than '대전광역시 그 구'."""
+    i = query.find(value)
+    m = _REGION_BEFORE.search(query[:i]) if i > 0 else None
+    if m is None:
+        return query
+    return query[: m.start()] + f"{m.group(1)}에 있는 " + query[i:]
+
+
 def _fitted_persona(language: str, rng: random.Random, request: str, level: str) -> tuple[str, dict[str, str]]:
     """A persona that would ask this question (a hurried or low-literacy one asks only short questions), and
     the request in its register."""
     persona = fitted(draw_persona(language, rng), level, language)
     if language == "ko":
         request, persona = korean_register(request, persona)
+    else:
+        request = styled_english(request, persona)
     return request, persona
 
 
@@ -212,12 +284,21 @@ REPLY_WORDS = {"en": 16, "ko": 10}  # a verified answer sentence this long or sh
 ANSWER_FIRST = ("DIFF", "WHICH")
 
 
-def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") -> str:
+def answer_reply(
+    task: Mapping[str, Any],
+    variant: int = 0,
+    anchor: str = "",
+    entity: tuple[str, str] | None = None,
+    *,
+    several: bool = False,
+) -> str:
     """The gold assistant reply: the verified answer sentence when it is short, else a sentence that gives the
     answer first (the chain is not repeated back); never the conditional's bookkeeping. English replies name
     things without type labels, a conditional says that its condition held, and an answer sentence that names
-    nothing the user asked about ("There are 3 albums.") says what it was worked out from (`anchor`: 'the
-    playlist Music Videos', the entity the question starts from)."""
+    nothing the user asked about ("There are 3 albums.") names what it is about: the entity the chain selected
+    (`entity`: (noun, value), 'the aircraft in question is N15980'), else what it counts stated in full
+    ('There are 5 customers from the same country as Luís Gonçalves.'), else the entity the question starts from
+    (`anchor`: 'the playlist Music Videos')."""
     ans = task.get("answer") or {}
     lang = task.get("language", "en")
     raw = str(ans.get("text") or "").strip()
@@ -227,15 +308,17 @@ def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") ->
     pattern = frame.get("pattern")
     words = len(text.split())
     if lang == "ko":
-        text = plain_korean(text)
+        text = chat_wording(text, lang, several=several)  # '신교동이 속한 시군구들의 읍면동은 …'
     if lang == "en":
-        text = plain_names(text)
+        text = plain_terms(plain_names(text))
+        if pattern == "DIFF":
+            text = difference_reply(text)
         if pattern == "IF" and ans.get("branch") == "then" and frame.get("qualifier") and text.startswith("Yes: "):
             return f"Yes, {plain_names(str(frame['qualifier']))}, and {text[len('Yes: ') :]}"
         if pattern == "BOTH" and words <= 2 * REPLY_WORDS["en"]:
             return text
-        if anchor and pattern == "PATH" and words <= REPLY_WORDS["en"] and _names_nothing(text, task):
-            return prompts.render(ANCHOR_TEMPLATE, text=text, anchor=anchor, variant=variant).strip()
+        if pattern == "PATH" and words <= REPLY_WORDS["en"] and _names_nothing(text, task):
+            return _named(text, task, frame, anchor, entity)
     short = words <= REPLY_WORDS.get(lang, 16) and pattern != "BOTH"
     if short or (pattern in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
         return text
@@ -251,7 +334,38 @@ def answer_reply(task: Mapping[str, Any], variant: int = 0, anchor: str = "") ->
     return " ".join(out.split()) or text
 
 
-ANCHOR_TEMPLATE = "conversations/anchor.en"
+_COUNTED = re.compile(
+    r"^the (total )?number of ([a-z]+(?: (?!(?:of|from|in|within|with|near|at|on|by)\b)[a-z]+)?) (.+)$"
+)
+_RELATION = re.compile(r"^(?:from|in|within|with|near|at|on)\b")
+
+
+def _named(
+    text: str, task: Mapping[str, Any], frame: Mapping[str, Any], anchor: str, entity: tuple[str, str] | None
+) -> str:
+    """An English answer sentence that names nothing the user asked about, naming what it is about: the entity
+    the chain selected, else what it counts as the question's frame says it ('There are 5 customers from the same
+    country as Luís Gonçalves.', 'Bjørn Hansen's invoices dated 2007-04-07 or later have 28 lines in total.'),
+    else the entity the question starts from ('… for Luís Gonçalves.')."""
+    if entity is not None:
+        return plain_names(named_reply(text, entity=entity[1], entity_noun=entity[0]))
+    said = re.fullmatch(r"There (?:are|is) (\S+) ([a-z]+(?: [a-z]+)?)\.", text)
+    counted = _COUNTED.match(" ".join(str(frame.get("description") or "").split()))
+    if said and counted and said.group(2) == counted.group(2):
+        n, noun, total = said.group(1), said.group(2), " in total" if counted.group(1) else ""
+        rest = clear_cutoffs(plain_terms(plain_names(counted.group(3))), task.get("junctions") or [], "en")
+        same = re.fullmatch(r"of the same ([a-z]+) as (.+)", rest)
+        if same:  # 'albums of the same artist as the track X' → 'The artist of the track X has 2 albums.'
+            return possessives(f"The {same.group(1)} of {same.group(2)} has {n} {noun}{total}.")
+        if _RELATION.match(rest):
+            return possessives(f"There are {n} {noun} {rest}.")
+        owner = possessives(rest[3:]) if rest.startswith("of ") else ""
+        if owner and " of " not in owner and "'" in owner:
+            one = ((frame.get("short") or {}).get("owner_one", True)) is not False
+            return f"{owner[:1].upper()}{owner[1:]} {'has' if one else 'have'} {n} {noun}{total}."
+    return possessives(plain_names(named_reply(text, anchor=anchor)))
+
+
 _CAPITALIZED = re.compile(r"(?:'[^']+'|\b[A-Z0-9][\w.&/()-]*(?: [A-Z0-9][\w.&/()-]*)*)")
 
 
@@ -298,10 +412,19 @@ def conversation_tasks(
         quoted = f"'{seed['value']}'" in str(task.get("query") or "")  # titles keep their quotes
         named = f"'{seed['value']}'" if quoted else str(seed["value"])
         anchor = f"the {noun} {named}" if noun else named
+    entity: tuple[str, str] | None = None
+    picked = selected_entity(task)
+    if picked is not None and lang == "en" and noun_of is not None:
+        spec = next((sp for (_, name), sp in specs.items() if name == picked[0]), None)
+        what = noun_of(spec.tool_id, picked[1], lang) if spec is not None else None
+        entity = (what, picked[2]) if what else None
     solved = {
         "golden_calls": calls,
         "golden_actions": list(task["golden_actions"]),
-        "answer": {"text": answer_reply(task, variant, anchor), "values": answer_values(task)},
+        "answer": {
+            "text": answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)),
+            "values": answer_values(task),
+        },
         "task": task["query"],
     }
     level, how = askability(task)
@@ -309,9 +432,11 @@ def conversation_tasks(
         for case in (base_case(calls), "multi_turn"):
             skipped.append({"source_task_id": task["id"], "case_pattern": case, "reason": f"not askable: {how}"})
     else:
-        asked = speakable(task["query"], lang)
+        asked = clear_cutoffs(speakable(task["query"], lang), task.get("junctions") or [], lang)
         natural = {"level": level, "measure": how}
-        said = plain_names(asked) if lang == "en" else plain_korean(asked)  # names as people say them
+        frame = (task.get("answer") or {}).get("frame") or {}
+        several = _fans_out(task, seed)
+        said = chat_wording(asked, lang, frame, variant, several=several)  # names as people say them
         request, persona = _fitted_persona(lang, rng, said, level)
         base = _common(task, base_case(calls), "base", cfg_seed)
         out.append(
@@ -328,18 +453,22 @@ def conversation_tasks(
         )
         masked: tuple[str, str] | None = None
         why = "the question cites no single seed value"
-        if seed is not None:
-            if lang == "ko":
-                noun = noun_of(seed["tool_id"], seed["param"], lang) if noun_of else None
-                text = mask_korean(asked, seed["value"], noun, first="그") if noun else None
-                masked = (text, noun) if text and noun else None
-                why = "no Korean noun names the seed's kind" if not noun else "the seed is not cited verbatim"
-            else:
-                masked = mask_english(asked, seed["value"], first="that")
-                why = "some mention of the seed has no noun before it"
+        withheld = None if several else seed or (_child_seed(trajectory, asked) if lang == "ko" else None)
+        if several:
+            why = "the seed's name stands for several things ('that track' would presuppose one)"
+        elif withheld is not None and lang == "ko":
+            noun = noun_of(withheld["tool_id"], withheld["param"], lang) if noun_of else None
+            spoken = spoken_korean_noun(withheld["value"], noun) if noun else None
+            where = _in_region(plain_korean(asked), withheld["value"])
+            text = mask_korean(where, withheld["value"], spoken, first="그") if spoken else None
+            masked = (text, spoken) if text and spoken else None
+            why = "no Korean noun names the seed's kind" if not noun else "the seed is not cited verbatim"
+        elif withheld is not None:
+            masked = mask_english(asked, withheld["value"], first="that")
+            why = "some mention of the seed has no noun before it"
         if masked is not None:
             text, noun = masked
-            text = plain_names(text) if lang == "en" else plain_korean(text)
+            text = chat_wording(text, lang)
             request, persona = _fitted_persona(lang, rng, text, level)
             out.append(
                 {
@@ -348,7 +477,7 @@ def conversation_tasks(
                     "task": said,
                     "initial_message": opening(lang, persona, request, variant=variant, noun=noun),
                     "persona": persona,
-                    "hidden_info": {noun: seed["value"]},  # type: ignore[index]
+                    "hidden_info": {noun: withheld["value"]},  # type: ignore[index]
                     "success_criteria": criteria,
                     "naturalness": natural,
                 }
@@ -482,6 +611,9 @@ def lexicon_tool_noun(lexicons: Mapping[str, Mapping[str, Any]]) -> ToolNoun:
     return tool_noun
 
 
+_KO_LEVELS = ("시도", "시군구", "읍면동", "리")
+
+
 def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, limit: int = 4) -> str:
     """What the offered tools look up, for a decline: 'airlines, aircraft and airports' / '시도, 시군구, 읍면동'."""
     words: list[str] = []
@@ -490,6 +622,8 @@ def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, li
         w = (n.get("noun") if language == "ko" else n.get("plural")) if n else None
         if isinstance(w, str) and w and w not in words and "state" not in w:
             words.append(w)
+    if language == "ko":  # the administrative levels from the top down: '시도, 시군구, 읍면동, 리'
+        words.sort(key=lambda w: _KO_LEVELS.index(w) if w in _KO_LEVELS else len(_KO_LEVELS))
     words = words[:limit]
     if not words:
         return ""

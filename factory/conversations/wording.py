@@ -1,0 +1,254 @@
+"""Chat wording of a verified question and its gold reply (issue 19, blind read s9).
+
+A verified task's query is written from its chain, and its answer sentence from the answer frame; both are sound,
+but a person typing into a chat says them differently. These rewrites keep the meaning (the same calls, the same
+answer) and change only the surface:
+
+- `clear_cutoffs`: a date cut-off taken from the data ("dated after 2008-06-12", where 2008-06-12 is itself an
+  invoice date) reads either way; the question says the first day that counts ("dated 2008-06-13 or later").
+- `possessives` (English): "the invoices of Luís Gonçalves" → "Luís Gonçalves's invoices".
+- `there_are_last` (English): "how many airports in the same state as JFK there are" → "how many airports there
+  are in the same state as JFK" (a long noun phrase before "there are" reads as a form).
+- `chat_difference` (English): a DIFF question in the form "How far apart are A and B in the number of X?" asked
+  as a person would ("Which has more X, A or B, and by how many?").
+- `named_reply`: an answer sentence that names nothing the user asked about ("There are 316 flights.") names the
+  entity the chain went through ("… N15980 is the aircraft.") or the one the user gave.
+- `skeleton`: the question with its names, codes and numbers masked, so that near-duplicates in one split can be
+  told apart from different questions.
+"""
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+def _next_day(value: Any) -> tuple[str, str] | None:
+    m = _DATE.match(str(value or ""))
+    if m is None:
+        return None
+    try:
+        day = dt.date.fromisoformat(m.group(1))
+    except ValueError:
+        return None
+    return m.group(1), (day + dt.timedelta(days=1)).isoformat()
+
+
+def clear_cutoffs(text: str, junctions: Sequence[Mapping[str, Any]], language: str) -> str:
+    """The question with each strict date cut-off of its junctions (`date_after`: records strictly after the
+    threshold, a value the data holds) said as the first day that counts."""
+    out = text
+    for j in junctions:
+        process = j.get("process") or {}
+        if process.get("operator") != "date_after":
+            continue
+        days = _next_day(process.get("threshold"))
+        if days is None:
+            continue
+        day, first = days
+        if language == "ko":  # '이후' includes its day in Korean: the first day that counts
+            out = re.sub(rf"{re.escape(day)}(?: 00:00:00)?(\s*)이후", rf"{first}\1이후", out)
+        else:
+            out = re.sub(rf"\bafter {re.escape(day)}(?: 00:00:00)?\b", f"{first} or later", out)
+    return out
+
+
+_NAME = r"(?:[A-Z0-9][\w.&/()-]*(?: (?:[A-Z0-9&][\w.&/()-]*|de|da|do|of the))*)"
+_OWNED = re.compile(rf"\b[Tt]he ((?:[a-z]+ )?[a-z]+) of ({_NAME}|that [a-z]+)(?=[\s?.,;:!]|$)")
+_NOT_OWNED = frozenset({"number", "total", "difference", "same", "sum", "count", "one", "group", "gap", "rest"})
+
+
+_ABBREVIATION = re.compile(r"\b(?:Inc|Co|Corp|Ltd|Jr|Sr|St|Bros)\.$")
+
+
+def _possessive(name: str) -> str:
+    return f"{name}'" if name.endswith("s") and not name.endswith("ss") else f"{name}'s"
+
+
+def possessives(text: str) -> str:
+    """English: 'the <noun> of <Name>' → '<Name>'s <noun>' (the time zone of AMK → AMK's time zone)."""
+
+    def swap(m: re.Match[str]) -> str:
+        noun, name, tail = m.group(1), m.group(2), ""
+        if name.endswith(".") and not _ABBREVIATION.search(name):
+            name, tail = name[:-1], "."  # the sentence's full stop
+        if any(w in _NOT_OWNED for w in noun.split()) or " or " in f" {noun} " or name.endswith("."):
+            return m.group(0)  # 'Inc.' at a sentence end: the full stop is also the sentence's
+        return f"{_possessive(name)} {noun}{tail}"
+
+    return _OWNED.sub(swap, text)
+
+
+_THERE_ARE = re.compile(
+    r"\bhow many ([a-z]+(?: [a-z]+)?) ((?:in|within|from|with|on|at|near|of|dated|whose)\b[^?]*?) there are\b",
+    re.I,
+)
+
+
+def there_are_last(text: str) -> str:
+    """English: 'how many <noun> <modifier> there are' → 'how many <noun> there are <modifier>'."""
+    return _THERE_ARE.sub(lambda m: f"{m.group(0)[:8]} {m.group(1)} there are {m.group(2)}", text)
+
+
+_STILTED_DIFF = re.compile(r"^(?:How far apart are|What is the difference between|How big is the gap between)\b")
+
+
+def chat_difference(query: str, frame: Mapping[str, Any], variant: int = 0) -> str | None:
+    """English DIFF question as a person asks it, from its frame (two options, what is counted); None when the
+    query is not one of the stilted forms or the counted thing is not one the forms can say."""
+    if frame.get("pattern") != "DIFF" or not _STILTED_DIFF.match(query):
+        return None
+    options = [str(o) for o in frame.get("options") or []]
+    what = " ".join(str(frame.get("description") or "").split())
+    if len(options) != 2 or not what:
+        return None
+    a, b = options
+    theirs = re.fullmatch(r"([a-z]+) of their ([a-z]+)", what)
+    each = re.fullmatch(r"([a-z]+(?: [a-z]+)?) within (\d+ \w+) of each", what)
+    if theirs:
+        n, m = theirs.groups()
+        forms = [f"Whose {m} have more {n} in total, {a} or {b}? And by how many?",
+                 f"{a} vs {b}: whose {m} have more {n}, and by how many?"]  # fmt: skip
+    elif its := re.fullmatch(r"([a-z]+) of its ([a-z]+)", what):
+        n, m = its.groups()
+        a, b = (re.sub(r"^the [a-z]+ (?=')", "", o) for o in (a, b))
+        forms = [f"{a} or {b}: which one's {m} has more {n}, and by how many?",
+                 f"Whose {m} has more {n}, {a} or {b}? And by how many?"]  # fmt: skip
+    elif each:
+        n, dist = each.groups()
+        forms = [f"Which has more {n} within {dist}, {a} or {b}? And by how many?",
+                 f"{a} vs {b}: which one has more {n} within {dist}, and by how many?"]  # fmt: skip
+    elif re.fullmatch(r"[a-z]+(?: (?:in|from|at|of|flown by) [A-Z0-9][\w-]*)?", what):
+        forms = [f"Which has more {what}, {a} or {b}? And by how many?",
+                 f"{a} vs {b}: which one has more {what}, and by how many?"]  # fmt: skip
+    else:
+        return None
+    return forms[variant % len(forms)]
+
+
+def named_reply(text: str, *, entity: str = "", entity_noun: str = "", anchor: str = "") -> str:
+    """An English answer sentence that names nothing the user asked about, naming what it is about: the entity
+    the chain selected (`entity`, a `entity_noun`: 'There are 316 flights; the aircraft is N15980.') or the one
+    the user gave (`anchor`: 'There are 32 invoice lines for Luís Gonçalves.')."""
+    t = text[:-1] if text.endswith(".") else text
+    if entity and entity_noun:
+        return f"{t}. The {entity_noun} in question is {entity}."
+    if anchor:
+        return f"{t} for {anchor}."
+    return text
+
+
+def selected_entity(task: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(tool_id-less tool name, parameter, value) of the entity a DRV max/min junction selected (one record out of
+    several), read off the golden call that received it; None when the chain selects nothing that way."""
+    for j in task.get("junctions") or []:
+        process = j.get("process") or {}
+        if process.get("operator") not in ("max", "min") or process.get("n_out") != 1 or (process.get("n_in") or 0) < 2:
+            continue
+        to = str(j.get("to") or "")
+        tool, _, params = to.partition(".")
+        if "+" in params or not params:
+            continue
+        values = {
+            str(a["args"][params])
+            for a in task.get("golden_actions") or []
+            if a.get("tool") == tool and params in (a.get("args") or {})
+        }
+        if len(values) == 1:
+            return tool, params, values.pop()
+    return None
+
+
+_MASK = re.compile(
+    r"'[^']+'|\"[^\"]+\"|\b\d[\d.,:-]*\b|"
+    + _NAME
+    + r"|[가-힣]+(?:특별시|광역시|특별자치시|특별자치도|도|시|군|구|동|읍|면|리)\b"
+)
+
+
+def skeleton(text: str, values: Iterable[Any] = ()) -> str:
+    """The question with its values (`values`: seeds, options), quoted titles, numbers and names masked; case and
+    spacing folded. Two questions with one skeleton ask the same thing about (maybe) different things."""
+    out = text
+    for v in sorted((str(v) for v in values if str(v or "").strip()), key=len, reverse=True):
+        out = out.replace(v, "\x00")
+    out = _MASK.sub("\x00", out)
+    return " ".join(out.replace("\x00", "<x>").casefold().split())
+
+
+_KO_PLACE_SUFFIX = {"시군구": ("구", "군", "시"), "읍면동": ("동", "읍", "면"), "시도": ("도",)}
+
+
+def spoken_korean_noun(value: str, noun: str) -> str:
+    """The word people use for a Korean place kind: '구' for 중구 rather than the code-book '시군구'."""
+    for suffix in _KO_PLACE_SUFFIX.get(noun, ()):
+        if str(value).endswith(suffix) and len(str(value)) > len(suffix):
+            return suffix
+    return noun
+
+
+_EMBEDDED = re.compile(
+    r"^(?:Could you find out|Can you count|Could you count|Do you know|Can you tell me|Could you tell me) "
+    r"how many ([a-z]+(?: [a-z]+)?) there (are|is)\b(.*)$"
+)
+_PREAMBLE = re.compile(r"^(?:I'm curious: |I'm curious, |I was wondering: |Two things: )")
+_CONTRACTIONS = (("What is ", "What's "), ("Who is ", "Who's "), ("How many are there", "How many are there"),
+                 ("I would ", "I'd "), (" do not ", " don't "), (" does not ", " doesn't "))  # fmt: skip
+
+
+def styled_english(text: str, persona: Mapping[str, str]) -> str:
+    """An English request in the persona's way of typing: a hurried user drops the preamble and asks directly
+    ('How many airports are there in …?'), a casual one uses contractions."""
+    out = text
+    if persona.get("style") == "hurried":
+        out = _PREAMBLE.sub("", out)
+        m = _EMBEDDED.match(out)
+        if m is not None:
+            out = f"How many {m.group(1)} {m.group(2)} there{m.group(3)}"
+        out = out[:1].upper() + out[1:]
+    if persona.get("register") == "casual":
+        for formal, casual in _CONTRACTIONS:
+            out = out.replace(formal, casual)
+    return out
+
+
+_DIFF_SAID = re.compile(
+    r"^The difference is (?P<d>[\d.,]+): (?P<a>[\d.,]+) for (?P<x>.+?) against (?P<b>[\d.,]+) for (?P<y>.+)\.$"
+)
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def difference_reply(text: str) -> str:
+    """An English DIFF answer sentence with the option that has more first ('The Office has more, by 2: 3 against
+    1.'), so the reply answers 'which one, and by how many' at once; the sentence itself when it is not one."""
+    m = _DIFF_SAID.match(text)
+    if m is None:
+        return text
+    a, b = _number(m["a"]), _number(m["b"])
+    if a is None or b is None or a == b:
+        return text
+    (win, hi), lo = ((m["x"], m["a"]), m["b"]) if a > b else ((m["y"], m["b"]), m["a"])
+    return f"{win[:1].upper()}{win[1:]} has more, by {m['d']}: {hi} against {lo}."
+
+
+_JARGON = (
+    (re.compile(r"\bwith the same country and subdivision as\b"), "in the same state or province as"),
+    (re.compile(r"\bsharing its country and subdivision\b"), "in its state or province"),
+    (re.compile(r"\bin the same country and subdivision\b"), "in the same state or province"),
+)
+
+
+def plain_terms(text: str) -> str:
+    """English: code-book words said as people say them ('with the same country and subdivision as EWR' → 'in the
+    same state or province as EWR': the subdivision is the first-level region within the country)."""
+    for pattern, said in _JARGON:
+        text = pattern.sub(said, text)
+    return text
