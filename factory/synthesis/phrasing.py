@@ -468,14 +468,37 @@ def clock(v: Any) -> str | None:
     return f"{n // 100}:{n % 100:02d}" if 0 <= n <= 2400 and n % 100 < 60 else None
 
 
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def next_day(v: Any) -> str | None:
+    """The day after a calendar date written YYYY-MM-DD ('2008-06-12' → '2008-06-13'); None for anything else.
+
+    A date cut-off is always a date the records hold (the process node's pivot), and the node keeps the records
+    strictly after it: 'after 2008-06-12' leaves a reader unsure whether an invoice of that day counts, 'on or
+    after 2008-06-13' does not."""
+    import datetime as _dt
+
+    if not isinstance(v, str) or not _DATE.match(v):
+        return None
+    try:
+        return (_dt.date.fromisoformat(v) + _dt.timedelta(days=1)).isoformat()
+    except ValueError:
+        return None
+
+
 def spoken_forms(values: Sequence[Any]) -> list[str]:
     """The forms a question may write these values in besides their own: clock times of HHMM numbers ('23:29'),
-    hours of the day ('2:00') — what the grounding check accepts as cited."""
+    hours of the day ('2:00'), the day after a date cut-off ('on or after 2008-06-13' for records after
+    2008-06-12) — what the grounding check accepts as cited."""
     out: list[str] = []
     for v in values:
         c = clock(v)
         if c is not None:
             out.append(c)
+        d = next_day(v)
+        if d is not None:
+            out.append(d)
         if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23:
             out.append(f"{v}:00")
     return out
@@ -492,7 +515,15 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     time = clock(node.get("threshold")) if fslot.get("role") == "time" else None
     if time is not None:  # a clock time stored as HHMM: '23:29 or later', not 'at least 2329'
         thr = time
-    if lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
+    day = next_day(node.get("threshold")) if op == "date_after" else None
+    if day is not None:  # the records strictly after a date the records hold: said inclusively from the next day
+        thr = day
+        op_text = (
+            "{ref} 중 {fj} {t} 이후(당일 포함)인 {sing}" if lang == "ko"
+            else "{ref} dated on or after {t}" if re.search(r"\bdate\b", f)
+            else "{ref} whose {f} is on or after {t}"
+        )  # fmt: skip
+    elif lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
         op_text = "{ref} whose {f} is after {t}"
     elif time is not None and op in ("ge", "le"):
         later = op == "ge"
