@@ -58,7 +58,12 @@ class Unphraseable(Exception):
     - ``action``: a state-changing call, whose records are no noun phrase;
     - ``long``: the phrase runs past `MAX_PHRASE_CHARS`;
     - ``branch``: a COND whose branch after the condition is not what the condition's records have ('… routes of
-      the same airline from the same airport as those flights')."""
+      the same airline from the same airport as those flights');
+    - ``hidden_value``: a lookup of the golden path searches for a value the question never states (the album
+      'X' named, but found through a search for one of its tracks' titles: no reader can make that call);
+    - ``redundant``: the count asked is already a field of a record the path reads ('How many aircraft does FL
+      have, and what is its name?': the airline record holds its fleet size; 'the aircraft with the most flights
+      … how many flights'): the listing that counts it again is no step a person takes."""
 
     def __init__(self, message: str, code: str = "label") -> None:
         super().__init__(message)
@@ -66,7 +71,7 @@ class Unphraseable(Exception):
 
 
 UNPHRASEABLE_CODES = ("label", "too_nested", "circular", "record_count", "tool_rows", "degenerate", "cap", "action",
-                      "long", "branch")  # fmt: skip
+                      "long", "branch", "hidden_value", "redundant")  # fmt: skip
 
 
 def _josa(word: str, pair: str) -> str:
@@ -950,10 +955,41 @@ def chain_realization(
     else:
         total = bool(junctions) and junctions[-1]["width"] > 1
         _countable(last)
+        _not_known(t, frames, (t.get("answer") or {}).get("value"), tids[-1], junctions)
         parts = _count_parts(ref, total, lang)
     _nested(ref)
     parts["steps"] = ref.steps
     return Realization("PATH", _description(parts, lang), parts)
+
+
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _not_known(
+    t: Mapping[str, Any], frames: Frames, value: Any, counted_tid: str, junctions: Sequence[Mapping[str, Any]] = ()
+) -> None:
+    """Unphraseable (``redundant``) when the count `value` asked of `counted_tid`'s records is already a count field
+    of a record the path reads (one record returned, a field whose role is a count: the airline's fleet size), or the
+    pivot of a pick by such a field (the aircraft with the most flights has 316: its flights are not counted again)."""
+    if not _is_count(value):
+        return
+    for a in t.get("golden_actions") or []:
+        tid = a.get("tool_id") or ""
+        if tid == counted_tid or int(a.get("records") or 0) != 1:
+            continue
+        fields = (frames.get(tid) or {}).get("fields") or {}
+        for rec in (a.get("sample") or [])[:1]:
+            for f, v in (rec.items() if isinstance(rec, Mapping) else ()):
+                if (fields.get(f) or {}).get("role") == "count" and _is_count(v) and v == value:
+                    raise Unphraseable(f"{a.get('tool')} already states {f} = {v}: the count is read, not made", "redundant")
+    for j in junctions:
+        node = j.get("process") or {}
+        src = str(j.get("from", "")).split(".", 1)[0]
+        frame = next((f for tid, f in frames.items() if f.get("tool") == src), {})
+        role = (((frame.get("fields") or {}).get(node.get("field")) or {}).get("role")) if node else None
+        if node.get("operator") in ("max", "min") and role == "count" and node.get("threshold") == value:
+            raise Unphraseable(f"the pick by {node['field']} already states the count {value}", "redundant")
 
 
 def chain_description(
@@ -1203,6 +1239,10 @@ def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames:
             out.append(_value_parts(ref, frame, part["field"], lang, _record(t, tid)))
         else:
             _countable(frame)
+            values_ = (t.get("answer") or {}).get("value")
+            k = len(out)
+            if isinstance(values_, list) and k < len(values_):
+                _not_known(t, frames, values_[k], tid)
             out.append(_count_parts(ref, False, lang))
     same_ref = _pronoun_second(out, str(shared), lang)
     descs = [_description(p, lang) for p in out]
@@ -1241,14 +1281,36 @@ def realize(
     if capped:
         raise Unphraseable(f"the tool's cap decides the answer ({'; '.join(capped)})", "cap")
     if t["template"] == "chain":
-        return chain_realization(t, specs, frames, junctions, lang)
-    if t["template"] == "COND":
-        return cond_realization(t, specs, frames, [*junctions, *counterfactual], lang)
-    if t["template"] == "CMP":
-        return cmp_realization(t, specs, frames, junctions, lang)
-    if t["template"] == "SEM":
-        return sem_realization(t, specs, frames, lang)
-    raise Unphraseable(f"no realization for template {t['template']!r}")
+        r = chain_realization(t, specs, frames, junctions, lang)
+    elif t["template"] == "COND":
+        r = cond_realization(t, specs, frames, [*junctions, *counterfactual], lang)
+    elif t["template"] == "CMP":
+        r = cmp_realization(t, specs, frames, junctions, lang)
+    elif t["template"] == "SEM":
+        r = sem_realization(t, specs, frames, lang)
+    else:
+        raise Unphraseable(f"no realization for template {t['template']!r}")
+    hidden = hidden_lookups(t, r)
+    if hidden:
+        raise Unphraseable(f"the question never states what the path searches for ({'; '.join(hidden)})", "hidden_value")
+    return r
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text).casefold()
+
+
+def hidden_lookups(t: Mapping[str, Any], r: Realization) -> list[str]:
+    """The lookups of `t` (name-first grounding: a search by a name that resolves a key) whose searched name the
+    realization never states: 'search_tracks(name='Experiment In Terra')' where the question names the track's
+    album. Whitespace and case are ignored (a stored '수원시장안구' is written '수원시 장안구')."""
+    said = _squash(" ".join([r.description, r.qualifier, r.otherwise, *r.options, repr(r.parts)]))
+    out = []
+    for lk in t.get("lookups") or []:
+        name = lk.get("name")
+        if isinstance(name, str) and name.strip() and _squash(name) not in said:
+            out.append(f"{str(lk.get('tool_id', '')).rsplit('/', 1)[-1]}({lk.get('param')}={name!r})")
+    return out
 
 
 __all__ = ["Realization", "Ref", "Unphraseable", "param_label", "realize", "usable"]
