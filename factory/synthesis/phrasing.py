@@ -123,8 +123,9 @@ def _frame(frames: Frames, spec: ToolSpec, tid: str) -> Mapping[str, Any]:
     return f
 
 
-def _noun(frame: Mapping[str, Any], lang: str) -> tuple[str, str]:
-    """(singular, plural) in English; (noun, counter) in Korean; Unphraseable when no noun is left."""
+def _noun(frame: Mapping[str, Any], lang: str, sent: Mapping[str, Any] | None = None) -> tuple[str, str]:
+    """(singular, plural) in English; (noun, counter) in Korean; Unphraseable when no noun is left. `sent`: the
+    call's arguments, for a reviewed noun by one of their values (``noun_by``: '시군구(일반구 포함)' of 경기도)."""
     n = frame["noun"]
     if frame.get("action"):  # a state-changing call ('Add a track to a playlist') names no records to nest
         raise Unphraseable(f"{frame['tool']} changes state: its records are no noun phrase", "action")
@@ -134,7 +135,7 @@ def _noun(frame: Mapping[str, Any], lang: str) -> tuple[str, str]:
         noun = n["ko"]["noun"]
         if not noun or not _HANGUL.search(noun) or _BAD_KO.search(noun) or len(noun.split()) > 3:
             raise Unphraseable(f"no Korean noun for {frame['tool']}: {noun!r}")
-        return noun, n["ko"]["counter"]
+        return _by_value({"by": frame.get("noun_by")}, sent, lang) or noun, n["ko"]["counter"]
     sing, pl = n["en"]["sing"], n["en"]["plural"]
     if not sing or _VERB_START.search(sing) or _IDENT.search(sing) or _HANGUL.search(sing) or len(sing.split()) > 5:
         raise Unphraseable(f"no English noun for {frame['tool']}: {sing!r}")
@@ -402,7 +403,7 @@ def seed_ref(
     one: bool,
 ) -> Ref:  # fmt: skip
     """The records of the seed call, named by their own display values, their owner, or conditions."""
-    sing, pl = _noun(frame, lang)
+    sing, pl = _noun(frame, lang, sent)
     counter = pl if lang == "ko" else "개"
     if lang == "ko":
         pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
@@ -582,25 +583,31 @@ def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str
     return slot.get("entity"), slot.get("kind") or "attribute"
 
 
-_REGIONS_KO = ("시도", "시군구", "읍면동", "리", "행정구역")
+_REGIONS_KO = ("시도", "시군구", "법정 읍면동", "읍면동", "리", "행정구역")
 
 
-def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False) -> Ref:
+def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: str | None = None) -> Ref:
     """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
-    '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'."""
+    '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'. `form`: the field's
+    reviewed wording for one record ('the album with {up}': 'the album with the track …', not 'the album of the
+    track …'); what the records on a listing reference lies on it too ('the artists on the playlist X', not 'the
+    artists of the tracks on the playlist X')."""
     hop = {"hop_of": up, "hop_noun": noun}
     if lang == "ko":
         # the region a region lies in: '창성동이 속한 시군구' (not '창성동의 시군구')
         region = noun in _REGIONS_KO and (up.sing in _REGIONS_KO or up.text.endswith(tuple(_REGIONS_KO)))
         text = f"{_josa(_of(up, lang), '이/가')} 속한 {noun}" if region else f"{_of(up, lang)}의 {noun}"
+        if region and not up.one and not noun.endswith(")"):
+            text += "들"  # several records of one name lie in several places: '이름이 창성동인 … 속한 시군구들' 
         return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text, meta=hop)
     if up.pronoun:
         text = f"{'their' if person else 'its'} {noun}"
         return Ref(text, True, noun, plural(noun), "개", None, text, steps=steps, lead=up.text)
     if up.one:
-        text = f"the {noun} of {up.text}"
+        text = form.format(up=up.text, noun=noun) if form and "{up}" in form else f"the {noun} of {up.text}"
         return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text, meta=hop)
-    text = f"the {plural(noun)} of {up.text}"
+    on = re.match(rf"^the {re.escape(up.plural)} on (?![\d'])(.+)$", up.text) if up.plural else None
+    text = f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {up.text}"
     return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
 
 
@@ -659,7 +666,7 @@ def link(
 ) -> Ref:  # fmt: skip
     """The records of `spec` called with the `from_fields` of `up` as `to_params` (`unique`: every such call
     returned at most one record)."""
-    sing, pl = _noun(frame, lang)
+    sing, pl = _noun(frame, lang, sent)
     counter = pl if lang == "ko" else "개"
     if lang == "ko":
         pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
@@ -679,7 +686,8 @@ def link(
         e, kind = ents[0]
         if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
             _circular(up, from_fields[0], up_frame, e)
-            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person"))), e
+            form = ((((up_frame.get("fields") or {}).get(from_fields[0]) or {}).get("hop")) or {}).get(lang)
+            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person")), form), e
             moved.meta["person"] = fr.is_person(e)  # 'Take the artist of …. How many albums do they have?'
         key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
         if key and target == up_ent and kinds[0] == "reference":  # a listing around it: 'the airports near …'
@@ -804,6 +812,21 @@ def _seeds_of(
     return out
 
 
+def _sent_any(t: Mapping[str, Any], tid: str, frame: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of `tid`'s calls, the parameter a reviewed ``noun_by`` reads set to a value of any call that
+    has a wording (two compared provinces: the noun says 일반구 are counted when either has them)."""
+    out = _sent(t, tid)
+    by = frame.get("noun_by") or {}
+    key = by.get("param") if isinstance(by, Mapping) else None
+    if key:
+        forms = {str(k) for lang_forms in by.values() if isinstance(lang_forms, Mapping) for k in lang_forms}
+        for a in t["golden_actions"]:
+            v = (a.get("args") or {}).get(key)
+            if a.get("tool_id") == tid and str(v) in forms:
+                out[key] = v
+    return out
+
+
 def _sent(t: Mapping[str, Any], tid: str) -> dict[str, Any]:
     """Every parameter any call of `tid` was sent (in the golden, pruned-away or counterfactual actions)."""
     out: dict[str, Any] = {}
@@ -889,8 +912,9 @@ def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
 
 def _short(label: str, noun: str) -> str:
     """A field's label without its record's noun: '통계 항목 대분류' of a 통계 항목 → '대분류'."""
-    if noun and label.lower().startswith(noun.lower() + " ") and len(label) > len(noun) + 1:
-        return label[len(noun) + 1 :]
+    for head in dict.fromkeys([noun, noun.split()[-1] if noun.split() else ""]):  # '법정 읍면동': '읍면동 이름' → '이름'
+        if head and label.lower().startswith(head.lower() + " ") and len(label) > len(head) + 1:
+            return label[len(head) + 1 :]
     return label
 
 
@@ -1091,7 +1115,7 @@ def cmp_realization(
     arm = junctions[: len(tids) - 1]
     others = _seeds_of(t, tid, [param], specs)
     others += [(p, v) for p, v in stated_defaults(spec, _sent(t, tid)).items() if p not in dict(others) and p != param]
-    sing, pl = _noun(frame, lang)
+    sing, pl = _noun(frame, lang, _sent_any(t, tid, frame))
     kind = (frame["params"].get(param) or {}).get("kind")
     if kind in ("display", "key") and not others:  # the compared value names the first tool's record: 'it'
         start = Ref("그것" if lang == "ko" else "it", True, sing, pl, pl if lang == "ko" else "개", pronoun=True)
