@@ -423,13 +423,15 @@ def seed_ref(
     if own:
         nm = [_named(frame, p, v, lang, sing) for p, v in own]
         filt = _filters(frame, rest, lang)
+        # the record it is named under ('광주광역시 동구': 광주광역시), for the circular-hop check of `link`
+        under = {"named_under": owner.meta.get("entity")} if owner is not None else {}
         if lang == "ko":
             text = filt + (owner.text + " " if owner else "") + " ".join(nm)
-            return Ref(text, one, sing, sing, counter, None, text)
+            return Ref(text, one, sing, sing, counter, None, text, meta=under)
         text = nm[0] + (f" and {_join(nm[1:], lang)}" if len(nm) > 1 else "") + filt
         if owner is not None:
             text += f" of {owner.text}"
-        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), meta=person)
+        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), meta={**person, **under})
     if owner is not None:
         text, plain, filt = _relation(frame, owner, lang, sing, pl, rest, refs)
         bare = re.sub(r"^the ", "", text)
@@ -438,7 +440,8 @@ def seed_ref(
         one = one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
-        return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt, **person})
+        return Ref(text, one, sing, pl, counter, owner if plain else None, bare,
+                   meta={"filt": filt, "related": not plain, **person})  # fmt: skip
     filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
@@ -686,6 +689,8 @@ def link(
         e, kind = ents[0]
         if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
             _circular(up, from_fields[0], up_frame, e)
+            if up.meta.get("named_under") == e:  # '광주광역시 동구가 속한 시도' is 광주광역시, named already
+                raise Unphraseable(f"the {e} of {up.text!r} is named in it", "circular")
             form = ((((up_frame.get("fields") or {}).get(from_fields[0]) or {}).get("hop")) or {}).get(lang)
             moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person")), form), e
             moved.meta["person"] = fr.is_person(e)  # 'Take the artist of …. How many albums do they have?'
@@ -715,7 +720,7 @@ def link(
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, moved if plain else None, re.sub(r"^the ", "", text), steps=moved.steps + 1,
-                   lead=moved.text, meta={"filt": filt})  # fmt: skip
+                   lead=moved.text, meta={"filt": filt, "related": not plain})  # fmt: skip
     # attributes of the upstream records: say which values are shared
     filt = _filters(frame, extra, lang)
     ftypes = [((up_frame.get("fields") or {}).get(f) or {}).get("type") for f in from_fields]
@@ -888,7 +893,8 @@ def _countable(frame: Mapping[str, Any]) -> None:
 def _nested(ref: Ref) -> Ref:
     """`ref` when a reader can follow it; a count of what one record has is asked of that record ('How many albums
     does <the artist of the album of the track X> have?'), so that last listing is the question, not a nesting."""
-    plain = ref.owner is not None and not ref.owner.pronoun
+    # a reviewed relation ('the line items on …', 'the airports within 100 km of …') is that last listing too
+    plain = (ref.owner is not None and not ref.owner.pronoun) or bool(ref.meta.get("related"))
     if ref.steps - (1 if plain else 0) > MAX_STEPS:
         raise Unphraseable(f"{ref.steps} nested relations: {ref.text!r}", "too_nested")
     return ref
