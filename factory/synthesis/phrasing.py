@@ -601,7 +601,7 @@ def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: 
         region = noun in _REGIONS_KO and (up.sing in _REGIONS_KO or up.text.endswith(tuple(_REGIONS_KO)))
         text = f"{_josa(_of(up, lang), '이/가')} 속한 {noun}" if region else f"{_of(up, lang)}의 {noun}"
         if region and not up.one and not noun.endswith(")"):
-            text += "들"  # several records of one name lie in several places: '이름이 창성동인 … 속한 시군구들' 
+            text += "들"  # several records of one name lie in several places: '이름이 창성동인 … 속한 시군구들'
         return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text, meta=hop)
     if up.pronoun:
         text = f"{'their' if person else 'its'} {noun}"
@@ -918,7 +918,8 @@ def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
 
 def _short(label: str, noun: str) -> str:
     """A field's label without its record's noun: '통계 항목 대분류' of a 통계 항목 → '대분류'."""
-    for head in dict.fromkeys([noun, noun.split()[-1] if noun.split() else ""]):  # '법정 읍면동': '읍면동 이름' → '이름'
+    last = noun.split()[-1] if noun.split() else ""  # '법정 읍면동': '읍면동 이름' → '이름'
+    for head in dict.fromkeys([noun, last]):
         if head and label.lower().startswith(head.lower() + " ") and len(label) > len(head) + 1:
             return label[len(head) + 1 :]
     return label
@@ -1010,9 +1011,11 @@ def _not_known(
             continue
         fields = (frames.get(tid) or {}).get("fields") or {}
         for rec in (a.get("sample") or [])[:1]:
-            for f, v in (rec.items() if isinstance(rec, Mapping) else ()):
+            for f, v in rec.items() if isinstance(rec, Mapping) else ():
                 if (fields.get(f) or {}).get("role") == "count" and _is_count(v) and v == value:
-                    raise Unphraseable(f"{a.get('tool')} already states {f} = {v}: the count is read, not made", "redundant")
+                    raise Unphraseable(
+                        f"{a.get('tool')} already states {f} = {v}: the count is read, not made", "redundant"
+                    )
     for j in junctions:
         node = j.get("process") or {}
         src = str(j.get("from", "")).split(".", 1)[0]
@@ -1322,7 +1325,9 @@ def realize(
         raise Unphraseable(f"no realization for template {t['template']!r}")
     hidden = hidden_lookups(t, r)
     if hidden:
-        raise Unphraseable(f"the question never states what the path searches for ({'; '.join(hidden)})", "hidden_value")
+        raise Unphraseable(
+            f"the question never states what the path searches for ({'; '.join(hidden)})", "hidden_value"
+        )
     return r
 
 

@@ -398,7 +398,9 @@ def test_an_entity_is_named_and_referenced_through_its_frames(specs):
     assert q == "How many albums does the artist of the album with the track 'Balls to the Wall' have?", q
     forms = {_query(t, specs, "en", v) for v in range(5)}
     assert len({" ".join(f.split()[:3]) for f in forms}) == 5, forms  # five surface forms, five openings
-    assert all("the artist of the album with the track 'Balls to the Wall'" in f and "id" not in f.split() for f in forms)
+    assert all(
+        "the artist of the album with the track 'Balls to the Wall'" in f and "id" not in f.split() for f in forms
+    )
 
 
 def test_cmp_asks_which_one_with_the_options_named(specs):

@@ -74,10 +74,24 @@ def test_the_other_branch_of_a_cond_says_whose_records_it_counts(specs):
 
 
 def _dated(specs):
-    j = [{"from": "search_customers.customer_id", "to": "list_customer_invoices.customer_id", "type": "SEQ", "n": 1,
-          "width": 1, "process": None},
-         {"from": "list_customer_invoices.invoice_id", "to": "list_invoice_lines.invoice_id", "type": "DRV", "n": 7,
-          "width": 5, "process": {"field": "invoice_date", "operator": "date_after", "threshold": "2008-06-12"}}]
+    j = [
+        {
+            "from": "search_customers.customer_id",
+            "to": "list_customer_invoices.customer_id",
+            "type": "SEQ",
+            "n": 1,
+            "width": 1,
+            "process": None,
+        },
+        {
+            "from": "list_customer_invoices.invoice_id",
+            "to": "list_invoice_lines.invoice_id",
+            "type": "DRV",
+            "n": 7,
+            "width": 5,
+            "process": {"field": "invoice_date", "operator": "date_after", "threshold": "2008-06-12"},
+        },
+    ]
     acts = [_action(specs, "search_customers", {"name": "Luís Gonçalves"}),
             {**_action(specs, "list_customer_invoices", {"customer_id": 1}, 3), "records": 7},
             _action(specs, "list_invoice_lines", {"invoice_id": 143}, 4)]  # fmt: skip
@@ -141,8 +155,16 @@ def test_a_count_a_record_of_the_path_already_holds_is_unphraseable(specs):
 
 def test_the_pick_by_a_count_is_not_counted_again(specs):
     # s9 en2 #12: 'How many flights does the aircraft of EV with the most flights have?'
-    j = [{"from": "list_airline_fleet.tailnum", "to": "list_flights.tailnum", "type": "DRV", "n": 316, "width": 1,
-          "process": {"field": "flights", "operator": "max", "threshold": 316}}]
+    j = [
+        {
+            "from": "list_airline_fleet.tailnum",
+            "to": "list_flights.tailnum",
+            "type": "DRV",
+            "n": 316,
+            "width": 1,
+            "process": {"field": "flights", "operator": "max", "threshold": 316},
+        }
+    ]
     acts = [{**_action(specs, "list_airline_fleet", {"carrier": "EV"}), "records": 100},
             {**_action(specs, "list_flights", {"tailnum": "N15980"}, 3), "records": 100}]  # fmt: skip
     t = _traj(

@@ -86,9 +86,9 @@ def test_a_compared_records_reference_reads_with_a_pronoun(specs):
     )  # fmt: skip
     q = _query(t, specs, "en", 1)
     # before: '… which one has fewer customers from the country of it?'
-    assert q == "Between François Tremblay and Helena Holý, who has fewer customers from their country, and by how many?", (
-        q
-    )  # the names said bare, 'who' of people (s7 blind reads: 'customer X and customer Y' read as a template)
+    assert (
+        q == "Between François Tremblay and Helena Holý, who has fewer customers from their country, and by how many?"
+    ), q  # the names said bare, 'who' of people (s7 blind reads: 'customer X and customer Y' read as a template)
 
 
 def test_a_listing_of_a_referenced_region_reads_as_what_is_shared_in_korean(specs):
