@@ -353,6 +353,7 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
                     f"{word}(다른 쪽은 {_fmt(cl)}{unit}).")  # fmt: skip
         opts = list(frame.get("options") or [])
         who = opts[win] if len(opts) == 2 and _fmt(v).casefold() in opts[win].casefold() else _fmt(v)
+        desc = re.sub(r"\beach\b", "it", desc)  # 'airports within 100 km of each' said of the winner: 'of it'
         return f"{_cap(who)} has {'more' if more else 'fewer'} {desc}, by {_fmt(abs(cw - cl))}: {_fmt(cw)} against {_fmt(cl)}."
     short = frame.get("short") or {}
     if "branch" in ans and ans.get("branch") in ("then", "else"):

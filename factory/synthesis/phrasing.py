@@ -1088,6 +1088,8 @@ def _option(spec: ToolSpec, frame: Mapping[str, Any], param: str, value: Any, la
     phrase = (slot.get("phrase") or {}).get(lang) if isinstance(slot.get("phrase"), Mapping) else None
     if phrase:  # a reviewed phrase: '2010년', '경제 분야' (not '기준 연도 2010', '통계 유형 경제')
         return str(phrase.format(v=_display_value(frame, value, lang)))
+    if _is_count(value):  # two settings of a number compared ('search radius in kilometres 100 or 120.7'): no one asks
+        raise Unphraseable(f"{frame['tool']}.{param}: a compared number is no option a person names", "label")
     label = _slot_label(frame, "params", param, lang)
     return f"{label} {_display_value(frame, value, lang)}"
 

@@ -206,3 +206,19 @@ def test_a_hop_to_the_record_a_name_is_given_under_is_circular(specs):
     with pytest.raises(Unphraseable) as e:
         _query(t, specs, "ko")
     assert e.value.code == "circular"
+
+
+def test_two_settings_of_a_number_are_no_options(specs):
+    # the s10 rerun: 'Compared with search radius in kilometres 100, how many more airports … does 120.7 have?'
+    tid = _tid(specs, "airports_near")
+    t = _traj(
+        specs, "CMP", None, [], [("airports_near", "iata", "ICN"), ("airports_near", "radius_km", 100),
+                                 ("airports_near", "radius_km", 120.7)],
+        [_action(specs, "airports_near", {"iata": "ICN", "radius_km": r}) for r in (100, 120.7)],
+        {"ask": "count", "tool_id": tid, "compare": {"param": "radius_km", "tool_id": tid}, "order": "more",
+         "cmp": "difference"},
+        {"type": "number", "value": 1, "counts": [5, 6], "fields": []},
+    )  # fmt: skip
+    with pytest.raises(Unphraseable) as e:
+        _query(t, specs, "en")
+    assert e.value.code == "label"
