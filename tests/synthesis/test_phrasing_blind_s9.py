@@ -222,3 +222,13 @@ def test_two_settings_of_a_number_are_no_options(specs):
     with pytest.raises(Unphraseable) as e:
         _query(t, specs, "en")
     assert e.value.code == "label"
+
+
+def test_no_difference_form_gives_the_direction_away_as_a_statement(specs):
+    # s9 en1 #4, en2 #9: "Battlestar Galactica (Classic)'s albums have more tracks than Accept's: how many more?"
+    t = _which(specs, [2, 3], 1)
+    t["describe"] = {**t["describe"], "cmp": "difference"}
+    t["answer"] = {"type": "number", "value": 1, "counts": [2, 3], "fields": []}
+    forms = [_query(t, specs, "en", v) for v in range(4)]
+    assert "The Office or Accept: which has more albums, and by how many?" in forms, forms
+    assert not any(q.endswith("how many more?") for q in forms), forms
