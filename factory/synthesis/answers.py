@@ -340,7 +340,7 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
                 if len(opts) == 2
                 else f"{_fmt(a)} against {_fmt(b)}"
             )
-            return f"The difference is {_fmt(v)}: {sides}."
+            return _sentence(f"The difference is {_fmt(v)}: {sides}", language)  # not 'Alaska Airlines Inc..'
         more = str(frame.get("qualifier") or "more") in ("more", "많은")
         win = 0 if (a > b) == more else 1
         cw, cl = (a, b) if win == 0 else (b, a)

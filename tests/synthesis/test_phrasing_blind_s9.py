@@ -232,3 +232,9 @@ def test_no_difference_form_gives_the_direction_away_as_a_statement(specs):
     forms = [_query(t, specs, "en", v) for v in range(4)]
     assert "The Office or Accept: which has more albums, and by how many?" in forms, forms
     assert not any(q.endswith("how many more?") for q in forms), forms
+
+
+def test_an_answer_ending_in_an_abbreviation_gets_one_full_stop():
+    frame = {"pattern": "DIFF", "description": "routes", "options": ["Endeavor Air Inc.", "Alaska Airlines Inc."]}
+    text = answer_text({"type": "number", "value": 76, "counts": [77, 1]}, "en", frame)
+    assert text == "The difference is 76: 77 for Endeavor Air Inc. against 1 for Alaska Airlines Inc.", text
