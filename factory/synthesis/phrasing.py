@@ -1177,7 +1177,9 @@ def cmp_realization(
         parts["big"] = None  # unknown: DIFF is asked without saying which has more
     if lang != "ko":  # DIFF asks of the option with more first; WHICH keeps the options' order
         big = parts["big"] or 0
-        parts.update(compared_forms(counted, [options[big], options[1 - big]], sing))
+        ends = _ends(arm[0])[0] if arm else []
+        hop = (((frame.get("fields") or {}).get(ends[0]) or {}).get("hop") or {}) if len(ends) == 1 else {}
+        parts.update(compared_forms(counted, [options[big], options[1 - big]], sing, hop.get(lang)))
         parts["bare"] = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in options]
     if d.get("cmp") == "difference":
         return Realization("DIFF", counted, parts, options=options)
@@ -1190,7 +1192,7 @@ def _poss(name: str) -> str:
     return f"{name}'" if name.endswith("s") and not name.endswith("'s") else f"{name}'s"
 
 
-def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str, Any]:
+def compared_forms(counted: str, options: Sequence[str], sing: str, hop: str | None = None) -> dict[str, Any]:
     """How a comparison of what two records have is asked in English (CMP's `counted` phrase split up):
 
     - ``have``: the options (or a record of each) have the counted things: 'How many more albums does AC/DC have
@@ -1220,8 +1222,10 @@ def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str,
             if sing and all(x != o for x, o in zip(bare, (a, b), strict=True))
             else ""
         )
-        return {"mode": "have", "noun": m.group(1), "subj": [f"the {m.group(2)} of {a}", f"the {m.group(2)} of {b}"],
-                "plural": False, "which": m.group(1), "whose": whose}  # fmt: skip
+        # the field's reviewed wording of the hop: 'the album with the track 'X'' (not 'the album of the track …')
+        subj = [hop.format(up=x) if hop and "{up}" in hop else f"the {m.group(2)} of {x}" for x in (a, b)]
+        return {"mode": "have", "noun": m.group(1), "subj": subj, "plural": False, "which": m.group(1),
+                "whose": whose}  # fmt: skip
     m = re.match(r"^(\S+) (.*\b)each\b(.*)$", counted)
     if m:  # 'airports within 100 km of each'
         return {"mode": "there", "noun": m.group(1), "subj": [f"{m.group(2)}{a}{m.group(3)}", f"{m.group(2)}{b}{m.group(3)}"],

@@ -238,3 +238,13 @@ def test_an_answer_ending_in_an_abbreviation_gets_one_full_stop():
     frame = {"pattern": "DIFF", "description": "routes", "options": ["Endeavor Air Inc.", "Alaska Airlines Inc."]}
     text = answer_text({"type": "number", "value": 76, "counts": [77, 1]}, "en", frame)
     assert text == "The difference is 76: 77 for Endeavor Air Inc. against 1 for Alaska Airlines Inc.", text
+
+
+def test_a_comparison_of_referenced_records_uses_the_fields_hop_wording():
+    # s10 self-read #18: 'The album of the track 'X' or the album of the track 'Y': which has more tracks, …'
+    options = ["the track 'Wet My Bed'", "the track 'Balls to the Wall'"]
+    f = phrasing.compared_forms("tracks of its album", options, "track", "the album with {up}")
+    assert f["subj"] == ["the album with the track 'Wet My Bed'", "the album with the track 'Balls to the Wall'"]
+    assert phrasing.compared_forms("tracks of its album", options, "track")["subj"][0] == (
+        "the album of the track 'Wet My Bed'"
+    )  # no reviewed wording: the plain 'of'
