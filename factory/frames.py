@@ -23,7 +23,10 @@ speak of its records (factory.synthesis.phrasing reads them):
 - ``same: {"country+subdivision": {en: "the {plural}{filt} in the same state or province as {up}"}}``: records that
   share these parameters' values with another record;
 - ``count: false``: its records are never counted in a question (census rows: reason ``record_count``);
-- ``unphraseable: <why>``: its records are never named in a question (grouped statistics rows: ``tool_rows``).
+- ``unphraseable: <why>``: its records are never named in a question (grouped statistics rows: ``tool_rows``);
+- ``noun_by: {param: sidoCd, ko: {"41": 시군구(일반구 포함)}}``: the noun said for the records of a call sent that
+  value (a province whose 일반구 the tool lists in place of their city);
+- ``fields.<f>.hop: {en: "the album with {up}"}``: the record that field references, said of one record.
 """
 
 import re
@@ -355,7 +358,7 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
         out["relation"] = dict(tool["relation"])
         out["overridden"].append("relation")
     # shared-value phrases ('in the same state as …'); whether its records are counted; why they are never named
-    for key in ("same", "count", "unphraseable"):
+    for key in ("same", "count", "unphraseable", "noun_by"):
         if key in tool:
             out[key] = tool[key]
             out["overridden"].append(key)

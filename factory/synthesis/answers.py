@@ -340,7 +340,7 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
                 if len(opts) == 2
                 else f"{_fmt(a)} against {_fmt(b)}"
             )
-            return f"The difference is {_fmt(v)}: {sides}."
+            return _sentence(f"The difference is {_fmt(v)}: {sides}", language)  # not 'Alaska Airlines Inc..'
         more = str(frame.get("qualifier") or "more") in ("more", "많은")
         win = 0 if (a > b) == more else 1
         cw, cl = (a, b) if win == 0 else (b, a)
@@ -348,10 +348,13 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
             word = "많습니다" if more else "적습니다"
             opts = list(frame.get("options") or [])
             v = opts[win] if len(opts) == 2 else v  # the side as the question names it ('주택 분야', not 'housing')
-            return f"{josa(desc, '은/는')} {josa(_fmt(v), '이/가')} {josa(f'{_fmt(cw)}{unit}', '으로/로')} 더 {word}(다른 쪽은 {_fmt(cl)}{unit})."
+            margin = f"{_fmt(abs(cw - cl))}{unit}"  # the question asks by how many too
+            return (f"{josa(desc, '은/는')} {josa(_fmt(v), '이/가')} {josa(f'{_fmt(cw)}{unit}', '으로/로')} {margin} 더 "
+                    f"{word}(다른 쪽은 {_fmt(cl)}{unit}).")  # fmt: skip
         opts = list(frame.get("options") or [])
         who = opts[win] if len(opts) == 2 and _fmt(v).casefold() in opts[win].casefold() else _fmt(v)
-        return f"{_cap(who)} has {'more' if more else 'fewer'} {desc}: {_fmt(cw)} against {_fmt(cl)}."
+        desc = re.sub(r"\beach\b", "it", desc)  # 'airports within 100 km of each' said of the winner: 'of it'
+        return f"{_cap(who)} has {'more' if more else 'fewer'} {desc}, by {_fmt(abs(cw - cl))}: {_fmt(cw)} against {_fmt(cl)}."
     short = frame.get("short") or {}
     if "branch" in ans and ans.get("branch") in ("then", "else"):
         holds = ans["branch"] == "then"

@@ -58,7 +58,12 @@ class Unphraseable(Exception):
     - ``action``: a state-changing call, whose records are no noun phrase;
     - ``long``: the phrase runs past `MAX_PHRASE_CHARS`;
     - ``branch``: a COND whose branch after the condition is not what the condition's records have ('… routes of
-      the same airline from the same airport as those flights')."""
+      the same airline from the same airport as those flights');
+    - ``hidden_value``: a lookup of the golden path searches for a value the question never states (the album
+      'X' named, but found through a search for one of its tracks' titles: no reader can make that call);
+    - ``redundant``: the count asked is already a field of a record the path reads ('How many aircraft does FL
+      have, and what is its name?': the airline record holds its fleet size; 'the aircraft with the most flights
+      … how many flights'): the listing that counts it again is no step a person takes."""
 
     def __init__(self, message: str, code: str = "label") -> None:
         super().__init__(message)
@@ -66,7 +71,7 @@ class Unphraseable(Exception):
 
 
 UNPHRASEABLE_CODES = ("label", "too_nested", "circular", "record_count", "tool_rows", "degenerate", "cap", "action",
-                      "long", "branch")  # fmt: skip
+                      "long", "branch", "hidden_value", "redundant")  # fmt: skip
 
 
 def _josa(word: str, pair: str) -> str:
@@ -118,8 +123,9 @@ def _frame(frames: Frames, spec: ToolSpec, tid: str) -> Mapping[str, Any]:
     return f
 
 
-def _noun(frame: Mapping[str, Any], lang: str) -> tuple[str, str]:
-    """(singular, plural) in English; (noun, counter) in Korean; Unphraseable when no noun is left."""
+def _noun(frame: Mapping[str, Any], lang: str, sent: Mapping[str, Any] | None = None) -> tuple[str, str]:
+    """(singular, plural) in English; (noun, counter) in Korean; Unphraseable when no noun is left. `sent`: the
+    call's arguments, for a reviewed noun by one of their values (``noun_by``: '시군구(일반구 포함)' of 경기도)."""
     n = frame["noun"]
     if frame.get("action"):  # a state-changing call ('Add a track to a playlist') names no records to nest
         raise Unphraseable(f"{frame['tool']} changes state: its records are no noun phrase", "action")
@@ -129,7 +135,7 @@ def _noun(frame: Mapping[str, Any], lang: str) -> tuple[str, str]:
         noun = n["ko"]["noun"]
         if not noun or not _HANGUL.search(noun) or _BAD_KO.search(noun) or len(noun.split()) > 3:
             raise Unphraseable(f"no Korean noun for {frame['tool']}: {noun!r}")
-        return noun, n["ko"]["counter"]
+        return _by_value({"by": frame.get("noun_by")}, sent, lang) or noun, n["ko"]["counter"]
     sing, pl = n["en"]["sing"], n["en"]["plural"]
     if not sing or _VERB_START.search(sing) or _IDENT.search(sing) or _HANGUL.search(sing) or len(sing.split()) > 5:
         raise Unphraseable(f"no English noun for {frame['tool']}: {sing!r}")
@@ -397,7 +403,7 @@ def seed_ref(
     one: bool,
 ) -> Ref:  # fmt: skip
     """The records of the seed call, named by their own display values, their owner, or conditions."""
-    sing, pl = _noun(frame, lang)
+    sing, pl = _noun(frame, lang, sent)
     counter = pl if lang == "ko" else "개"
     if lang == "ko":
         pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
@@ -417,13 +423,15 @@ def seed_ref(
     if own:
         nm = [_named(frame, p, v, lang, sing) for p, v in own]
         filt = _filters(frame, rest, lang)
+        # the record it is named under ('광주광역시 동구': 광주광역시), for the circular-hop check of `link`
+        under = {"named_under": owner.meta.get("entity")} if owner is not None else {}
         if lang == "ko":
             text = filt + (owner.text + " " if owner else "") + " ".join(nm)
-            return Ref(text, one, sing, sing, counter, None, text)
+            return Ref(text, one, sing, sing, counter, None, text, meta=under)
         text = nm[0] + (f" and {_join(nm[1:], lang)}" if len(nm) > 1 else "") + filt
         if owner is not None:
             text += f" of {owner.text}"
-        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), meta=person)
+        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), meta={**person, **under})
     if owner is not None:
         text, plain, filt = _relation(frame, owner, lang, sing, pl, rest, refs)
         bare = re.sub(r"^the ", "", text)
@@ -432,7 +440,8 @@ def seed_ref(
         one = one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
-        return Ref(text, one, sing, pl, counter, owner if plain else None, bare, meta={"filt": filt, **person})
+        return Ref(text, one, sing, pl, counter, owner if plain else None, bare,
+                   meta={"filt": filt, "related": not plain, **person})  # fmt: skip
     filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
@@ -468,14 +477,37 @@ def clock(v: Any) -> str | None:
     return f"{n // 100}:{n % 100:02d}" if 0 <= n <= 2400 and n % 100 < 60 else None
 
 
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def next_day(v: Any) -> str | None:
+    """The day after a calendar date written YYYY-MM-DD ('2008-06-12' → '2008-06-13'); None for anything else.
+
+    A date cut-off is always a date the records hold (the process node's pivot), and the node keeps the records
+    strictly after it: 'after 2008-06-12' leaves a reader unsure whether an invoice of that day counts, 'on or
+    after 2008-06-13' does not."""
+    import datetime as _dt
+
+    if not isinstance(v, str) or not _DATE.match(v):
+        return None
+    try:
+        return (_dt.date.fromisoformat(v) + _dt.timedelta(days=1)).isoformat()
+    except ValueError:
+        return None
+
+
 def spoken_forms(values: Sequence[Any]) -> list[str]:
     """The forms a question may write these values in besides their own: clock times of HHMM numbers ('23:29'),
-    hours of the day ('2:00') — what the grounding check accepts as cited."""
+    hours of the day ('2:00'), the day after a date cut-off ('on or after 2008-06-13' for records after
+    2008-06-12) — what the grounding check accepts as cited."""
     out: list[str] = []
     for v in values:
         c = clock(v)
         if c is not None:
             out.append(c)
+        d = next_day(v)
+        if d is not None:
+            out.append(d)
         if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23:
             out.append(f"{v}:00")
     return out
@@ -492,7 +524,15 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     time = clock(node.get("threshold")) if fslot.get("role") == "time" else None
     if time is not None:  # a clock time stored as HHMM: '23:29 or later', not 'at least 2329'
         thr = time
-    if lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
+    day = next_day(node.get("threshold")) if op == "date_after" else None
+    if day is not None:  # the records strictly after a date the records hold: said inclusively from the next day
+        thr = day
+        op_text = (
+            "{ref} 중 {fj} {t} 이후(당일 포함)인 {sing}" if lang == "ko"
+            else "{ref} dated on or after {t}" if re.search(r"\bdate\b", f)
+            else "{ref} whose {f} is on or after {t}"
+        )  # fmt: skip
+    elif lang != "ko" and op == "date_after" and not re.search(r"\bdate\b", f):
         op_text = "{ref} whose {f} is after {t}"
     elif time is not None and op in ("ge", "le"):
         later = op == "ge"
@@ -546,25 +586,31 @@ def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str
     return slot.get("entity"), slot.get("kind") or "attribute"
 
 
-_REGIONS_KO = ("시도", "시군구", "읍면동", "리", "행정구역")
+_REGIONS_KO = ("시도", "시군구", "법정 읍면동", "읍면동", "리", "행정구역")
 
 
-def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False) -> Ref:
+def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: str | None = None) -> Ref:
     """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
-    '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'."""
+    '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'. `form`: the field's
+    reviewed wording for one record ('the album with {up}': 'the album with the track …', not 'the album of the
+    track …'); what the records on a listing reference lies on it too ('the artists on the playlist X', not 'the
+    artists of the tracks on the playlist X')."""
     hop = {"hop_of": up, "hop_noun": noun}
     if lang == "ko":
         # the region a region lies in: '창성동이 속한 시군구' (not '창성동의 시군구')
         region = noun in _REGIONS_KO and (up.sing in _REGIONS_KO or up.text.endswith(tuple(_REGIONS_KO)))
         text = f"{_josa(_of(up, lang), '이/가')} 속한 {noun}" if region else f"{_of(up, lang)}의 {noun}"
+        if region and not up.one and not noun.endswith(")"):
+            text += "들"  # several records of one name lie in several places: '이름이 창성동인 … 속한 시군구들'
         return Ref(text, up.one, noun, noun, _COUNTER_KO, None, text, steps=steps, lead=up.text, meta=hop)
     if up.pronoun:
         text = f"{'their' if person else 'its'} {noun}"
         return Ref(text, True, noun, plural(noun), "개", None, text, steps=steps, lead=up.text)
     if up.one:
-        text = f"the {noun} of {up.text}"
+        text = form.format(up=up.text, noun=noun) if form and "{up}" in form else f"the {noun} of {up.text}"
         return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text, meta=hop)
-    text = f"the {plural(noun)} of {up.text}"
+    on = re.match(rf"^the {re.escape(up.plural)} on (?![\d'])(.+)$", up.text) if up.plural else None
+    text = f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {up.text}"
     return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
 
 
@@ -623,7 +669,7 @@ def link(
 ) -> Ref:  # fmt: skip
     """The records of `spec` called with the `from_fields` of `up` as `to_params` (`unique`: every such call
     returned at most one record)."""
-    sing, pl = _noun(frame, lang)
+    sing, pl = _noun(frame, lang, sent)
     counter = pl if lang == "ko" else "개"
     if lang == "ko":
         pl = sing  # Korean counts the noun itself ('읍면동은 몇 곳'), the counter is apart
@@ -643,7 +689,10 @@ def link(
         e, kind = ents[0]
         if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
             _circular(up, from_fields[0], up_frame, e)
-            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person"))), e
+            if up.meta.get("named_under") == e:  # '광주광역시 동구가 속한 시도' is 광주광역시, named already
+                raise Unphraseable(f"the {e} of {up.text!r} is named in it", "circular")
+            form = ((((up_frame.get("fields") or {}).get(from_fields[0]) or {}).get("hop")) or {}).get(lang)
+            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person")), form), e
             moved.meta["person"] = fr.is_person(e)  # 'Take the artist of …. How many albums do they have?'
         key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
         if key and target == up_ent and kinds[0] == "reference":  # a listing around it: 'the airports near …'
@@ -671,7 +720,7 @@ def link(
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, moved if plain else None, re.sub(r"^the ", "", text), steps=moved.steps + 1,
-                   lead=moved.text, meta={"filt": filt})  # fmt: skip
+                   lead=moved.text, meta={"filt": filt, "related": not plain})  # fmt: skip
     # attributes of the upstream records: say which values are shared
     filt = _filters(frame, extra, lang)
     ftypes = [((up_frame.get("fields") or {}).get(f) or {}).get("type") for f in from_fields]
@@ -768,6 +817,21 @@ def _seeds_of(
     return out
 
 
+def _sent_any(t: Mapping[str, Any], tid: str, frame: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments of `tid`'s calls, the parameter a reviewed ``noun_by`` reads set to a value of any call that
+    has a wording (two compared provinces: the noun says 일반구 are counted when either has them)."""
+    out = _sent(t, tid)
+    by = frame.get("noun_by") or {}
+    key = by.get("param") if isinstance(by, Mapping) else None
+    if key:
+        forms = {str(k) for lang_forms in by.values() if isinstance(lang_forms, Mapping) for k in lang_forms}
+        for a in t["golden_actions"]:
+            v = (a.get("args") or {}).get(key)
+            if a.get("tool_id") == tid and str(v) in forms:
+                out[key] = v
+    return out
+
+
 def _sent(t: Mapping[str, Any], tid: str) -> dict[str, Any]:
     """Every parameter any call of `tid` was sent (in the golden, pruned-away or counterfactual actions)."""
     out: dict[str, Any] = {}
@@ -829,7 +893,8 @@ def _countable(frame: Mapping[str, Any]) -> None:
 def _nested(ref: Ref) -> Ref:
     """`ref` when a reader can follow it; a count of what one record has is asked of that record ('How many albums
     does <the artist of the album of the track X> have?'), so that last listing is the question, not a nesting."""
-    plain = ref.owner is not None and not ref.owner.pronoun
+    # a reviewed relation ('the line items on …', 'the airports within 100 km of …') is that last listing too
+    plain = (ref.owner is not None and not ref.owner.pronoun) or bool(ref.meta.get("related"))
     if ref.steps - (1 if plain else 0) > MAX_STEPS:
         raise Unphraseable(f"{ref.steps} nested relations: {ref.text!r}", "too_nested")
     return ref
@@ -853,8 +918,10 @@ def _count_parts(ref: Ref, total: bool, lang: str) -> dict[str, Any]:
 
 def _short(label: str, noun: str) -> str:
     """A field's label without its record's noun: '통계 항목 대분류' of a 통계 항목 → '대분류'."""
-    if noun and label.lower().startswith(noun.lower() + " ") and len(label) > len(noun) + 1:
-        return label[len(noun) + 1 :]
+    last = noun.split()[-1] if noun.split() else ""  # '법정 읍면동': '읍면동 이름' → '이름'
+    for head in dict.fromkeys([noun, last]):
+        if head and label.lower().startswith(head.lower() + " ") and len(label) > len(head) + 1:
+            return label[len(head) + 1 :]
     return label
 
 
@@ -919,10 +986,43 @@ def chain_realization(
     else:
         total = bool(junctions) and junctions[-1]["width"] > 1
         _countable(last)
+        _not_known(t, frames, (t.get("answer") or {}).get("value"), tids[-1], junctions)
         parts = _count_parts(ref, total, lang)
     _nested(ref)
     parts["steps"] = ref.steps
     return Realization("PATH", _description(parts, lang), parts)
+
+
+def _is_count(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _not_known(
+    t: Mapping[str, Any], frames: Frames, value: Any, counted_tid: str, junctions: Sequence[Mapping[str, Any]] = ()
+) -> None:
+    """Unphraseable (``redundant``) when the count `value` asked of `counted_tid`'s records is already a count field
+    of a record the path reads (one record returned, a field whose role is a count: the airline's fleet size), or the
+    pivot of a pick by such a field (the aircraft with the most flights has 316: its flights are not counted again)."""
+    if not _is_count(value):
+        return
+    for a in t.get("golden_actions") or []:
+        tid = a.get("tool_id") or ""
+        if tid == counted_tid or int(a.get("records") or 0) != 1:
+            continue
+        fields = (frames.get(tid) or {}).get("fields") or {}
+        for rec in (a.get("sample") or [])[:1]:
+            for f, v in rec.items() if isinstance(rec, Mapping) else ():
+                if (fields.get(f) or {}).get("role") == "count" and _is_count(v) and v == value:
+                    raise Unphraseable(
+                        f"{a.get('tool')} already states {f} = {v}: the count is read, not made", "redundant"
+                    )
+    for j in junctions:
+        node = j.get("process") or {}
+        src = str(j.get("from", "")).split(".", 1)[0]
+        frame = next((f for tid, f in frames.items() if f.get("tool") == src), {})
+        role = (((frame.get("fields") or {}).get(node.get("field")) or {}).get("role")) if node else None
+        if node.get("operator") in ("max", "min") and role == "count" and node.get("threshold") == value:
+            raise Unphraseable(f"the pick by {node['field']} already states the count {value}", "redundant")
 
 
 def chain_description(
@@ -988,6 +1088,8 @@ def _option(spec: ToolSpec, frame: Mapping[str, Any], param: str, value: Any, la
     phrase = (slot.get("phrase") or {}).get(lang) if isinstance(slot.get("phrase"), Mapping) else None
     if phrase:  # a reviewed phrase: '2010년', '경제 분야' (not '기준 연도 2010', '통계 유형 경제')
         return str(phrase.format(v=_display_value(frame, value, lang)))
+    if _is_count(value):  # two settings of a number compared ('search radius in kilometres 100 or 120.7'): no one asks
+        raise Unphraseable(f"{frame['tool']}.{param}: a compared number is no option a person names", "label")
     label = _slot_label(frame, "params", param, lang)
     return f"{label} {_display_value(frame, value, lang)}"
 
@@ -1024,7 +1126,7 @@ def cmp_realization(
     arm = junctions[: len(tids) - 1]
     others = _seeds_of(t, tid, [param], specs)
     others += [(p, v) for p, v in stated_defaults(spec, _sent(t, tid)).items() if p not in dict(others) and p != param]
-    sing, pl = _noun(frame, lang)
+    sing, pl = _noun(frame, lang, _sent_any(t, tid, frame))
     kind = (frame["params"].get(param) or {}).get("kind")
     if kind in ("display", "key") and not others:  # the compared value names the first tool's record: 'it'
         start = Ref("그것" if lang == "ko" else "it", True, sing, pl, pl if lang == "ko" else "개", pronoun=True)
@@ -1075,7 +1177,9 @@ def cmp_realization(
         parts["big"] = None  # unknown: DIFF is asked without saying which has more
     if lang != "ko":  # DIFF asks of the option with more first; WHICH keeps the options' order
         big = parts["big"] or 0
-        parts.update(compared_forms(counted, [options[big], options[1 - big]], sing))
+        ends = _ends(arm[0])[0] if arm else []
+        hop = (((frame.get("fields") or {}).get(ends[0]) or {}).get("hop") or {}) if len(ends) == 1 else {}
+        parts.update(compared_forms(counted, [options[big], options[1 - big]], sing, hop.get(lang)))
         parts["bare"] = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in options]
     if d.get("cmp") == "difference":
         return Realization("DIFF", counted, parts, options=options)
@@ -1088,7 +1192,7 @@ def _poss(name: str) -> str:
     return f"{name}'" if name.endswith("s") and not name.endswith("'s") else f"{name}'s"
 
 
-def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str, Any]:
+def compared_forms(counted: str, options: Sequence[str], sing: str, hop: str | None = None) -> dict[str, Any]:
     """How a comparison of what two records have is asked in English (CMP's `counted` phrase split up):
 
     - ``have``: the options (or a record of each) have the counted things: 'How many more albums does AC/DC have
@@ -1118,8 +1222,10 @@ def compared_forms(counted: str, options: Sequence[str], sing: str) -> dict[str,
             if sing and all(x != o for x, o in zip(bare, (a, b), strict=True))
             else ""
         )
-        return {"mode": "have", "noun": m.group(1), "subj": [f"the {m.group(2)} of {a}", f"the {m.group(2)} of {b}"],
-                "plural": False, "which": m.group(1), "whose": whose}  # fmt: skip
+        # the field's reviewed wording of the hop: 'the album with the track 'X'' (not 'the album of the track …')
+        subj = [hop.format(up=x) if hop and "{up}" in hop else f"the {m.group(2)} of {x}" for x in (a, b)]
+        return {"mode": "have", "noun": m.group(1), "subj": subj, "plural": False, "which": m.group(1),
+                "whose": whose}  # fmt: skip
     m = re.match(r"^(\S+) (.*\b)each\b(.*)$", counted)
     if m:  # 'airports within 100 km of each'
         return {"mode": "there", "noun": m.group(1), "subj": [f"{m.group(2)}{a}{m.group(3)}", f"{m.group(2)}{b}{m.group(3)}"],
@@ -1172,6 +1278,10 @@ def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames:
             out.append(_value_parts(ref, frame, part["field"], lang, _record(t, tid)))
         else:
             _countable(frame)
+            values_ = (t.get("answer") or {}).get("value")
+            k = len(out)
+            if isinstance(values_, list) and k < len(values_):
+                _not_known(t, frames, values_[k], tid)
             out.append(_count_parts(ref, False, lang))
     same_ref = _pronoun_second(out, str(shared), lang)
     descs = [_description(p, lang) for p in out]
@@ -1210,14 +1320,38 @@ def realize(
     if capped:
         raise Unphraseable(f"the tool's cap decides the answer ({'; '.join(capped)})", "cap")
     if t["template"] == "chain":
-        return chain_realization(t, specs, frames, junctions, lang)
-    if t["template"] == "COND":
-        return cond_realization(t, specs, frames, [*junctions, *counterfactual], lang)
-    if t["template"] == "CMP":
-        return cmp_realization(t, specs, frames, junctions, lang)
-    if t["template"] == "SEM":
-        return sem_realization(t, specs, frames, lang)
-    raise Unphraseable(f"no realization for template {t['template']!r}")
+        r = chain_realization(t, specs, frames, junctions, lang)
+    elif t["template"] == "COND":
+        r = cond_realization(t, specs, frames, [*junctions, *counterfactual], lang)
+    elif t["template"] == "CMP":
+        r = cmp_realization(t, specs, frames, junctions, lang)
+    elif t["template"] == "SEM":
+        r = sem_realization(t, specs, frames, lang)
+    else:
+        raise Unphraseable(f"no realization for template {t['template']!r}")
+    hidden = hidden_lookups(t, r)
+    if hidden:
+        raise Unphraseable(
+            f"the question never states what the path searches for ({'; '.join(hidden)})", "hidden_value"
+        )
+    return r
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text).casefold()
+
+
+def hidden_lookups(t: Mapping[str, Any], r: Realization) -> list[str]:
+    """The lookups of `t` (name-first grounding: a search by a name that resolves a key) whose searched name the
+    realization never states: 'search_tracks(name='Experiment In Terra')' where the question names the track's
+    album. Whitespace and case are ignored (a stored '수원시장안구' is written '수원시 장안구')."""
+    said = _squash(" ".join([r.description, r.qualifier, r.otherwise, *r.options, repr(r.parts)]))
+    out = []
+    for lk in t.get("lookups") or []:
+        name = lk.get("name")
+        if isinstance(name, str) and name.strip() and _squash(name) not in said:
+            out.append(f"{str(lk.get('tool_id', '')).rsplit('/', 1)[-1]}({lk.get('param')}={name!r})")
+    return out
 
 
 __all__ = ["Realization", "Ref", "Unphraseable", "param_label", "realize", "usable"]

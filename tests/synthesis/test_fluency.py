@@ -91,14 +91,15 @@ FRAMES = {
 
 def test_answers_are_sentences_in_the_query_language():
     which = {"type": "string", "value": "Canada", "counts": [8, 1]}
-    assert answer_text(which, "en", FRAMES["which_en"]) == "Canada has more customers: 8 against 1."
+    assert answer_text(which, "en", FRAMES["which_en"]) == "Canada has more customers, by 7: 8 against 1."
     which_ko = {"type": "string", "value": "캐나다", "counts": [8, 1]}
     assert (
-        answer_text(which_ko, "ko", FRAMES["which_ko"]) == "가입 고객 수는 캐나다가 8명으로 더 많습니다(다른 쪽은 1명)."
+        answer_text(which_ko, "ko", FRAMES["which_ko"])
+        == "가입 고객 수는 캐나다가 8명으로 7명 더 많습니다(다른 쪽은 1명)."
     )
     # the other side wins: its count comes first
     assert answer_text({**which, "value": "Norway", "counts": [1, 8]}, "en", FRAMES["which_en"]).startswith(
-        "Norway has more customers: 8 against 1"
+        "Norway has more customers, by 7: 8 against 1"
     )
     cond = {"type": "number", "value": 41, "branch": "then"}
     assert answer_text(cond, "en", FRAMES["if_en"]) == "Yes: there are 41 invoices."

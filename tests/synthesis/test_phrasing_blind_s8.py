@@ -46,8 +46,8 @@ def test_a_korean_difference_may_ask_how_many_more_of_the_larger(specs):
 
     t = _cmp_ko(specs, "list_census_stat_types", "statType", ["economy", "housing"])
     t["answer"] = {**t["answer"], "counts": [20, 68], "value": 48}
-    assert _query(t, specs, "ko", 1) == "주택 분야는 경제 분야보다 통계 항목이 몇 건 더 많나요?"
-    assert _query(t, specs, "ko", 0) == "경제 분야와 주택 분야의 통계 항목 수는 몇 건 차이 나나요?"
+    assert _query(t, specs, "ko", 1) == "주택 분야는 경제 분야보다 통계 항목이 몇 개 더 많나요?"
+    assert _query(t, specs, "ko", 0) == "경제 분야와 주택 분야의 통계 항목 수는 몇 개 차이 나나요?"
 
 
 def test_a_tie_cannot_be_asked_as_how_many_more(specs):
@@ -58,7 +58,7 @@ def test_a_tie_cannot_be_asked_as_how_many_more(specs):
 
 def test_a_which_question_names_the_country_once(specs):
     q = _query(_diff(specs, [2, 8], cmp="winner"), specs, "en", 0)
-    assert q == "In South Korea, which has more airports, Jeollabuk-do or Gangwon-do?", q
+    assert q == "In South Korea, which has more airports, Jeollabuk-do or Gangwon-do, and by how many?", q
 
 
 @pytest.mark.parametrize(
@@ -143,4 +143,4 @@ def test_a_listing_is_plural_however_many_records_came_back(specs):
         {"type": "string", "value": "Revelations", "fields": []},
     )  # fmt: skip
     q = _query(t, specs, "en")
-    assert "the tracks on the playlist Music Videos" in q and "the track of" not in q, q
+    assert "the albums on the playlist Music Videos" in q and "the track of" not in q, q
