@@ -180,6 +180,15 @@ def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, 
     return None
 
 
+def apis_may_answer(task: Mapping[str, Any]) -> bool:
+    """Whether the APIs alone may answer a task whose golden path searches documents: the passage fact it asks (or
+    the passage name it binds) is one the reviewed passage lexicon marks `derivable` (the corpus is rendered from data
+    the APIs serve: album sales from the store's invoice lines, a bulletin's daily mean from the hourly weather). A
+    changes_answer policy forbidding the documents would then publish a wrong refusal (blind read s9: 'on how many
+    invoices were AC/DC tracks sold' was refused while list_invoice_lines could count them)."""
+    return bool((task.get("answer_spec") or {}).get("apis_may_answer"))
+
+
 def assign(
     task: Mapping[str, Any],
     settings: RetrievalConfig,
@@ -189,11 +198,16 @@ def assign(
     api_platforms: Sequence[str] | None = None,
 ) -> dict[str, Any] | None:
     """The task's policy: the drawn category, or `none` when the drawn one cannot apply to its golden path
-    (or, forbidding the APIs, when a document of the domain's corpus may state the answer)."""
+    (or, forbidding the APIs, when a document of the domain's corpus may state the answer; forbidding the documents,
+    when the APIs may compute what the passage states: `apis_may_answer`)."""
     category = draw_category(str(task.get("id")), settings)
     forbidden = forbidden_for(task, category)
     if forbidden is None or (
-        category == "changes_answer" and forbidden == ["api"] and documents_may_answer(task, chunks) is not None
+        category == "changes_answer"
+        and (
+            (forbidden == ["api"] and documents_may_answer(task, chunks) is not None)
+            or (forbidden == ["retrieval"] and apis_may_answer(task))
+        )
     ):
         category = "none"
     return build_policy(task, category, topic, search_tools, api_platforms)

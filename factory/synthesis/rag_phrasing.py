@@ -75,6 +75,9 @@ class Fact:
     answer: Mapping[str, str]
     type: str = ""  # value type of group `v` (a name fact)
     phrase: Mapping[str, str] = field(default_factory=dict)
+    # the domain's APIs can compute the fact too (the corpus is rendered from data they serve): a policy that forbids
+    # the documents leaves a question about it answerable
+    derivable: bool = False
 
     @property
     def is_name(self) -> bool:
@@ -109,6 +112,12 @@ def _lang_map(entry: Any, where: str) -> dict[str, str]:
     if not isinstance(entry, Mapping) or not all(isinstance(v, str) for v in entry.values()):
         raise PassageLexiconError(f"{where}: expected {{lang: text}}, got {entry!r}")
     return {str(k): str(v) for k, v in entry.items()}
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise PassageLexiconError(f"{where}: expected true or false, got {value!r}")
+    return value
 
 
 def _regex(text: Any, where: str) -> re.Pattern[str]:
@@ -157,7 +166,8 @@ def load_passage_lexicon(path: str | Path) -> PassageLexicon:
             raise PassageLexiconError(f"{where}: in names unknown document kinds {sorted(set(fin) - kinds)}")
         m = _regex(f["match"], where)
         fact = Fact(fin, m, _lang_map(f.get("ask"), f"{where}.ask"), _lang_map(f.get("answer"), f"{where}.answer"),
-                    str(f.get("type") or ""), _lang_map(f.get("phrase"), f"{where}.phrase"))  # fmt: skip
+                    str(f.get("type") or ""), _lang_map(f.get("phrase"), f"{where}.phrase"),
+                    _flag(f.get("derivable", False), f"{where}.derivable"))  # fmt: skip
         if ("n" in m.groupindex) == fact.is_name:
             raise PassageLexiconError(f"{where}: match needs exactly one of the groups `n` (a number) and `v` (a name)")
         if fact.is_name and not (fact.type and fact.phrase):
