@@ -136,6 +136,19 @@ def test_no_api_forbidding_policy_where_a_document_may_state_the_answer():
     assert policy.assign(task, settings, "music", chunks=[other, note]) is None
 
 
+def test_no_document_forbidding_refusal_where_the_apis_may_compute_the_passage_fact():
+    """A changes_answer policy forbidding the documents says the APIs cannot answer: a task whose passage fact the
+    reviewed lexicon marks derivable (album sales: the store's invoice lines count them) keeps no such policy, while
+    one whose fact only the documents hold still gets it."""
+    settings = RetrievalConfig(policy_shares={"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0})
+    only_docs = {**RAG_API_TASK, "answer_spec": {"kind": "value", "field": "n", "calls": [{"step": 2, "index": 0}]}}
+    pol = policy.assign(only_docs, settings, "flights")
+    assert pol is not None and pol["forbidden_sources"] == ["retrieval"] and pol["expected_answer"]
+    derivable = {**only_docs, "answer_spec": {**only_docs["answer_spec"], "apis_may_answer": True}}
+    assert policy.apis_may_answer(derivable) and not policy.apis_may_answer(only_docs)
+    assert policy.assign(derivable, settings, "flights") is None
+
+
 def test_adherence_tags_every_call_with_its_source():
     pol = policy.build_policy(RAG_API_TASK, "changes_answer", "flights")
     calls = [{"tool": "count_flights", "status": "executed"}, {"tool": "search_aviation_weather", "status": "executed"}]
