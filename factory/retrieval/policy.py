@@ -240,6 +240,12 @@ def assign_policies(
             chunks = ((corpora or {}).get(d) or {}).get("chunks") or []
             pol = assign(t, cfg.retrieval, topics[d], coll if dom else None, chunks, apis or None)
             ineligible += int(drawn != "none" and pol is None)
+            if pol is not None and pol["category"] == "no_effect" and "retrieval" in pol["forbidden_sources"] and coll:
+                # a policy forbidding a tool the task does not offer tells the agent nothing and reads as a
+                # mistake (blind read s9: 'do not use document search' beside an API-only tool list): the
+                # domain's search tools are offered, and named, so the policy is one the agent can break
+                t = {**t, "available_tools": sorted({*(t.get("available_tools") or []), *coll})}
+                pol = build_policy(t, "no_effect", topics[d], coll, apis or None)
         cat = category_of({"policy": pol})
         counts[cat] += 1
         by_hop.setdefault(hop_type(t), Counter())[cat] += 1

@@ -258,3 +258,26 @@ def test_dataset_splits_hook_puts_a_policy_on_every_kept_task(tmp_path):
     meta = policy.distribution_metadata(out["aviation"]["kept"])
     assert meta["hop_types"] == {"API": 1, "RAG-API": 1} and meta["policy_by_category"]["changes_answer"] == 2
     assert "policy" not in API_TASK  # the judged value is not changed in place
+
+
+def test_no_effect_policy_offers_and_names_the_search_tool_it_forbids(tmp_path):
+    """A no_effect policy forbidding document search on an API-only task names the domain's search tool and the task
+    offers it: a policy about a tool the agent does not have would be irrelevant in a confusing way."""
+    import yaml
+
+    from factory.config import parse_config
+
+    raw = {
+        "data_dir": str(tmp_path / "data"),
+        "retrieval": {"policy_shares": {"changes_answer": 0.0, "no_effect": 1.0, "none": 0.0}},
+        "domains": [{"name": "aviation", "description": "US domestic flights out of New York in 2013.",
+                     "sources": [{"kind": "openapi", "platform": "faa", "spec": "demo://x"},
+                                 {"kind": "retrieval", "collection": "weather_bulletins"}]}],
+    }  # fmt: skip
+    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+    bare = {**API_TASK, "available_tools": ["get_plane", "get_airline"]}
+    [task], stats = policy.assign_policies([bare], cfg)
+    assert task["policy"]["category"] == "no_effect" and task["policy"]["forbidden_sources"] == ["retrieval"]
+    assert "search_weather_bulletins" in task["available_tools"]
+    assert "(search_weather_bulletins)" in task["policy"]["text"]
+    assert stats["by_category"]["no_effect"] == 1 and bare["available_tools"] == ["get_plane", "get_airline"]
