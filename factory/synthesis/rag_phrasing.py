@@ -255,6 +255,15 @@ def named_document(lex: PassageLexicon, title: str, lang: str) -> DocRef:
     return DocRef(text, form, parts, {**said, "doc": text})
 
 
+def _plain_name(up: ph.Ref) -> str:
+    """The record named by its name alone when the name already says what it is ('the airport Laguardia Airport' →
+    'Laguardia Airport')."""
+    m = re.fullmatch(rf"the {re.escape(up.sing)} (.+)", up.text, re.IGNORECASE) if up.sing else None
+    if m and m.group(1).casefold().endswith(" " + up.sing.casefold()):
+        return m.group(1)
+    return up.text
+
+
 def document_via(
     lex: PassageLexicon,
     title: str,
@@ -281,7 +290,7 @@ def document_via(
             raise RagUnphraseable(f"title part {k}={v!r} of {title!r} is neither stated nor in the API record",
                                   "document")  # fmt: skip
     if same_record or not hop_noun:
-        text = up.text
+        text = _plain_name(up)
     elif form.hop.get(lang):
         text = fill(form.hop[lang], {"up": up.text}, form.kind)
     else:

@@ -89,6 +89,15 @@ def test_document_reached_from_an_api_record_is_named_through_the_api_reference(
                              ["Fast As a Shark", "Accept"], same_record=False)  # fmt: skip
     asked = {f.question for f in rp.number_facts(music, artist, sentences(ALBUM), "en")}
     assert "How many invoices include tracks by the artist who recorded the track 'Fast As a Shark'?" in asked
+    # a record whose name says what it is is named by the name alone ('the airport Laguardia Airport' would repeat it)
+    aviation = _lex("aviation")
+    lga = phrasing.Ref("the airport Laguardia Airport", True, "airport", "airports")
+    day = rp.document_via(aviation, "LGA weather 2013-05-08", "en", "airport.iata", lga, None, ["LGA"], True)
+    assert day.text == "Laguardia Airport"
+    kjfk = phrasing.Ref("the airport KJFK", True, "airport", "airports")
+    assert rp.document_via(aviation, "JFK weather 2013-05-08", "en", "airport.iata", kjfk, None, [], True).text == (
+        "the airport KJFK"
+    )
     town = phrasing.Ref("기장읍", True, "읍면동", "읍면동")
     doc = rp.document_via(korea, "부산광역시 기장군 인구 동향", "ko", "sigungu.name", town, "시군구",
                           ["기장읍", "기장군", "부산광역시"], same_record=False)  # fmt: skip
