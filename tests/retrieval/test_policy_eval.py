@@ -281,3 +281,32 @@ def test_no_effect_policy_offers_and_names_the_search_tool_it_forbids(tmp_path):
     assert "search_weather_bulletins" in task["available_tools"]
     assert "(search_weather_bulletins)" in task["policy"]["text"]
     assert stats["by_category"]["no_effect"] == 1 and bare["available_tools"] == ["get_plane", "get_airline"]
+
+
+def test_no_api_forbidding_refusal_where_a_document_is_about_a_name_the_question_states():
+    """The calls may send only codes or ids (sidoCd 11, playlist_id 9) while the question names the entity and a
+    document about it answers (blind read s9: '관할 시군구는 25곳'; a note listing its album's playlists)."""
+    seoul = {
+        "id": "sha256:seoul", "domain": "korea", "language": "ko",
+        "query": "시군구 수로 보면 서울특별시와 인천광역시는 몇 곳 차이 나나요?",
+        "answer": {"type": "number", "value": 15},
+        "golden_actions": [{"step": 1, "tool": "list_census_sigungu", "platform": "kostat", "args": {"sidoCd": "11"}}],
+    }  # fmt: skip
+    bulletin = {"id": "korea:b1", "text": "2010년 서울특별시의 총인구는 954만 명이다. 관할 시군구는 25곳이다."}
+    assert policy.documents_may_answer(seoul, [bulletin]) == "korea:b1"
+    # words with a place suffix that name no place ('인구', '보면', '시군구') do not count
+    items = {**seoul, "query": "인구 분야와 주택 분야를 비교하면 어느 쪽의 통계 항목이 더 많나요?"}
+    assert policy.query_names(items["query"]) == [] and policy.documents_may_answer(items, [bulletin]) is None
+    playlist = {**API_TASK, "query": "Take the albums of the tracks on the playlist Music Videos. How many tracks?",
+                "answer": {"value": 14}, "golden_actions": [{"step": 1, "tool": "list_playlist_tracks",
+                                                             "platform": "store", "args": {"playlist_id": 9}}]}  # fmt: skip
+    note = {
+        "id": "music:r",
+        "text": "Its tracks appear in these playlists: Music, Music Videos. The album has 14 tracks.",
+    }
+    assert policy.query_names(playlist["query"]) == ["Music Videos"]
+    assert policy.documents_may_answer(playlist, [note]) == "music:r"
+    # codes the documents are not about leave the refusal in place
+    geo = {**API_TASK, "query": "Between GMP and APA, which one has more airports within 100 km of it?"}
+    assert policy.query_names(geo["query"]) == ["GMP", "APA"]
+    assert policy.documents_may_answer(geo, [{"id": "a:1", "text": "Daily weather bulletin for JFK."}]) is None
