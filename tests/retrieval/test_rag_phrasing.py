@@ -67,8 +67,8 @@ def test_demo_lexicons_ask_passage_numbers_as_questions_about_the_entity_with_se
     assert all(not re.search(r"[A-Za-z]", f.question) for f in ko.values())
     names = {n.value: n.phrase for n in rp.name_facts(korea, sido, sentences(SIDO), "ko")}
     assert names == {
-        "해운대구": "부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 많은 시군구",
-        "중구": "부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 적은 시군구",
+        "해운대구": "부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 많은 시군구(일반구 단위)",
+        "중구": "부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 적은 시군구(일반구 단위)",
     }
     # every demo fact is computed from data the APIs serve (the store's invoice lines, the hourly weather, the census
     # series): marked derivable, so no policy forbidding the documents claims the question unanswerable
