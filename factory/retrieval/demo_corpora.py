@@ -63,7 +63,10 @@ def aviation_weather(limit: int | None = None) -> list[Document]:
     daily["days_in_month"] = daily.groupby(["origin", "month"])["tmax"].transform("size")
     ranks = {(r.origin, r.month, r.day): (r.warm_rank, r.days_in_month) for r in daily.itertuples()}
     docs: list[Document] = []
-    for (origin, year, month, day), g in w.groupby(["origin", "year", "month", "day"], sort=True):
+    # day by day, the three airports of each day together: a `limit` keeps every airport (the first 500 by airport
+    # were EWR's whole year and JFK's first months: no LaGuardia bulletin, few API+RAG chains)
+    groups = sorted(w.groupby(["origin", "year", "month", "day"]), key=lambda kv: (*kv[0][1:], kv[0][0]))
+    for (origin, year, month, day), g in groups:
         if limit is not None and len(docs) >= limit:
             break
         g = g.sort_values("hour")

@@ -152,13 +152,49 @@ def build_policy(
     }
 
 
+_HANGUL = re.compile(r"[가-힣]")
+_QUOTED = re.compile(r"'([^']{2,80})'|\"([^\"]{2,80})\"")
+# capitalized words in a row ('Music Videos', 'Endeavor Air Inc.', 'the United States'), and codes ('JFK')
+_PROPER = re.compile(r"\b[A-Z][\w&'-]*\.?(?:\s+(?:of|the)?\s*[A-Z][\w&'-]*\.?)*|\b[A-Z][A-Z0-9]{2,3}\b")
+# a Korean place name: a word ending in an administrative suffix, the particle after it left off ('서울특별시와')
+_KO_PLACE = re.compile(
+    r"([가-힣]{1,12}?(?:특별자치시|특별자치도|특별시|광역시|시|도|군|구|읍|면|동))"
+    r"(?:와|과|의|은|는|이|가|을|를|에|에서|로|으로|도)?(?![가-힣])"
+)
+# words with such an ending that name no place: the division words themselves, '인구', conditional verbs ('보면')
+_KO_NOT_PLACE = re.compile(r"^(?:시군구|읍면동|시도|시군|인구|가구|지역구|어느 곳)$|(?:하|보|치|으|이|라|다|지|리)면$")
+_QUESTION_WORDS = {"What", "Which", "How", "Who", "Where", "When", "Take", "Check", "Could", "Compared", "Between",
+                   "In", "I", "I'm", "I'd", "Two", "Is", "Are", "Do", "Does", "The", "If", "Tell", "From", "On"}  # fmt: skip
+
+
+def query_names(query: str) -> list[str]:
+    """Names a question states that a document may be about, whatever the calls send (a code, an id): quoted titles,
+    capitalized names ('Music Videos', 'Endeavor Air Inc.'), codes ('JFK'), Korean place names ('서울특별시', '중구').
+    A question word or a sentence's first word is no name."""
+    out = [a or b for a, b in _QUOTED.findall(query)]
+    for sentence in re.split(r"(?<=[.?!:])\s+", query):
+        for m in _PROPER.finditer(sentence):
+            words = m.group(0).strip().split()
+            while words and words[0] in _QUESTION_WORDS:
+                words = words[1:]
+            if words:
+                out.append(" ".join(words).rstrip(".") if not words[-1].endswith("Inc.") else " ".join(words))
+    out += [
+        m.group(1) for m in _KO_PLACE.finditer(query) if len(m.group(1)) >= 2 and not _KO_NOT_PLACE.search(m.group(1))
+    ]
+    return [n for n in dict.fromkeys(out) if n]
+
+
 def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]) -> str | None:
     """The id of a corpus chunk about something the task names, or None. A changes_answer policy that forbids the
     APIs claims the documents cannot answer; a document about an entity the question reaches (a name or title
     its API calls send, or its answer: an artist's note says 'holds 2 albums by Accept', an album's note gives
     its track count and playlists) may answer it, by a fact or by comparing two documents, so such a task gets
     no such policy. Deliberately loose: a false alarm only costs one policy draw, a miss publishes a wrong
-    refusal (blind reads s9: 6 of 12 refusals were wrong while only the answer value was looked for)."""
+    refusal (blind reads s9: 6 of 12 refusals were wrong while only the answer value was looked for). Names the question
+    states count too (`query_names`): calls may send only codes or ids ('sidoCd 11' for 서울특별시, 'playlist_id 9' for
+    Music Videos) while a bulletin or a note about the named entity answers (관할 시군구는 25곳; a note listing the
+    playlists of its album)."""
     if not chunks:
         return None
     answer = (task.get("answer") or {}).get("value")
@@ -170,7 +206,13 @@ def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, 
         for k, v in (a.get("args") or {}).items()
         if isinstance(v, str) and k not in ("api_key", "format")
     } | {str(v).strip().lower() for v in values if isinstance(v, str)}
-    pats = [re.compile(rf"(?<![\w]){re.escape(n)}(?![\w])") for n in names if len(n) >= 3]
+    names |= {n.lower() for n in query_names(str(task.get("query") or ""))}
+    # a Korean name may carry a particle ('서울특별시의'): only its start is bounded
+    pats = [
+        re.compile(rf"(?<![\w]){re.escape(n)}" + ("" if _HANGUL.search(n[-1:]) else r"(?![\w])"))
+        for n in names
+        if len(n) >= 3 or _HANGUL.search(n)
+    ]
     if not pats:
         return None
     for c in chunks:
@@ -178,6 +220,15 @@ def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, 
         if any(p.search(low) for p in pats):
             return str(c.get("id"))
     return None
+
+
+def apis_may_answer(task: Mapping[str, Any]) -> bool:
+    """Whether the APIs alone may answer a task whose golden path searches documents: the passage fact it asks (or
+    the passage name it binds) is one the reviewed passage lexicon marks `derivable` (the corpus is rendered from data
+    the APIs serve: album sales from the store's invoice lines, a bulletin's daily mean from the hourly weather). A
+    changes_answer policy forbidding the documents would then publish a wrong refusal (blind read s9: 'on how many
+    invoices were AC/DC tracks sold' was refused while list_invoice_lines could count them)."""
+    return bool((task.get("answer_spec") or {}).get("apis_may_answer"))
 
 
 def assign(
@@ -189,11 +240,16 @@ def assign(
     api_platforms: Sequence[str] | None = None,
 ) -> dict[str, Any] | None:
     """The task's policy: the drawn category, or `none` when the drawn one cannot apply to its golden path
-    (or, forbidding the APIs, when a document of the domain's corpus may state the answer)."""
+    (or, forbidding the APIs, when a document of the domain's corpus may state the answer; forbidding the documents,
+    when the APIs may compute what the passage states: `apis_may_answer`)."""
     category = draw_category(str(task.get("id")), settings)
     forbidden = forbidden_for(task, category)
     if forbidden is None or (
-        category == "changes_answer" and forbidden == ["api"] and documents_may_answer(task, chunks) is not None
+        category == "changes_answer"
+        and (
+            (forbidden == ["api"] and documents_may_answer(task, chunks) is not None)
+            or (forbidden == ["retrieval"] and apis_may_answer(task))
+        )
     ):
         category = "none"
     return build_policy(task, category, topic, search_tools, api_platforms)
@@ -226,6 +282,12 @@ def assign_policies(
             chunks = ((corpora or {}).get(d) or {}).get("chunks") or []
             pol = assign(t, cfg.retrieval, topics[d], coll if dom else None, chunks, apis or None)
             ineligible += int(drawn != "none" and pol is None)
+            if pol is not None and pol["category"] == "no_effect" and "retrieval" in pol["forbidden_sources"] and coll:
+                # a policy forbidding a tool the task does not offer tells the agent nothing and reads as a
+                # mistake (blind read s9: 'do not use document search' beside an API-only tool list): the
+                # domain's search tools are offered, and named, so the policy is one the agent can break
+                t = {**t, "available_tools": sorted({*(t.get("available_tools") or []), *coll})}
+                pol = build_policy(t, "no_effect", topics[d], coll, apis or None)
         cat = category_of({"policy": pol})
         counts[cat] += 1
         by_hop.setdefault(hop_type(t), Counter())[cat] += 1

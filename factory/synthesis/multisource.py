@@ -68,6 +68,9 @@ REJECTIONS = {
 }
 _ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
 _KEY = "<KEY>"
+_DOCS_SEARCHED = 10  # passages a search for an entity's documents returns (its documents are chosen among them)
+_DOCS_PER_ENTITY = 3  # documents about one entity that questions are drawn from
+_SEEDED_CALLS = 12  # first hops found from the corpus's subjects (`_seeded_calls`)
 
 
 def hop_weights() -> dict[str, float]:
@@ -371,19 +374,20 @@ def _bridge_fields(ctx: _Context, spec1: ToolSpec, record: Mapping[str, Any], na
     return out
 
 
-def _gold_of(ctx: _Context, records: Sequence[Mapping[str, Any]], e: str) -> Mapping[str, Any] | None:
-    """The passage about `e`: its title has a reviewed form whose subject is `e` (without a passage lexicon: its
-    title starts with `e`)."""
+def _golds_of(ctx: _Context, records: Sequence[Mapping[str, Any]], e: str) -> list[Mapping[str, Any]]:
+    """The passages about `e`, in search order: a title with a reviewed form whose subject is `e` (without a passage
+    lexicon: a title that starts with `e`)."""
+    out = []
     for p in records:
         title = str(p.get("title") or "")
         if ctx.passages is None:
             if about(title, e):
-                return p
+                out.append(p)
             continue
         found = ctx.passages.form_of(title)
         if found and found[1].get("subject", "").strip().casefold() == e.strip().casefold():
-            return p
-    return None
+            out.append(p)
+    return out
 
 
 async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:
@@ -398,7 +402,6 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     make = executor_factory(ctx.cfg, [ctx.domain], ctx.registry)
     await asyncio.to_thread(_warm, search)
     calls = list(ctx.calls)
-    order: list[int] = [int(x) for x in rng.permutation(len(calls))]
 
     def reject(kind: str, reason: str, detail: str = "", code: str = "") -> None:
         rejected.append(
@@ -427,6 +430,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
         return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": 0}
 
     async with make() as ex:
+        calls += await _seeded_calls(ctx, ex, search, rng, {str(r.get("call_digest")) for r in calls})
+        order = [int(x) for x in rng.permutation(len(calls))]
         for i in order:
             if all(not want(h) for h in HOP_TYPES):
                 break
@@ -438,22 +443,32 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 continue
             named = {str(v) for v in res1.args.values()}
             frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
+            found: list[tuple[str, str, Mapping[str, Any], Any]] = []
             for f, e in _bridge_fields(ctx, spec1, res1.records[0], named)[:3]:
                 ftype = str(((frame1.get("fields") or {}).get(f) or {}).get("type") or "")
-                # the document about the entity: its title names it (a passage that merely mentions it is not); searched
-                # the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
-                gold = None
+                # the documents about the entity: their title names it (a passage that merely mentions it is not);
+                # searched the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
+                golds: list[Mapping[str, Any]] = []
+                sres = None
                 for query in ctx.passages.queries(ftype, e) or [e]:
-                    sres = await ex.call(search, {"query": query, "k": k})
-                    gold = _gold_of(ctx, sres.records, e)
-                    if gold is not None:
+                    sres = await ex.call(search, {"query": query, "k": max(k, _DOCS_SEARCHED)})
+                    golds = _golds_of(ctx, sres.records, e)
+                    if golds:
                         break
-                edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, gold is not None)
-                if gold is None:
+                assert sres is not None
+                edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, bool(golds))
+                if not golds:
                     reject("API-RAG", "no_passage_for_entity", f"{f}={e!r}")
                     continue
+                # several documents about one entity (an airport's bulletins of different days, a province's census
+                # years): up to `_DOCS_PER_ENTITY` of them, drawn, each its own question
+                for j in rng.permutation(len(golds))[:_DOCS_PER_ENTITY]:
+                    found.append((f, e, golds[int(j)], sres))
+            for f, e, gold, sres in found:
+                if all(not want(h) for h in HOP_TYPES):
+                    break
                 title = str(gold.get("title") or "")
-                if title and title != query:
+                if title:
                     # the golden search names the document the question is about ('JFK weather 2013-05-08',
                     # '2015년 서울특별시 인구주택총조사 결과'), not only its subject: the question states the day or
                     # the census year, and a search for 'JFK weather' finds the day by chance
@@ -493,7 +508,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         actions = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
                         add(kind, actions, query, answer,
                             {"kind": "passage_value", "calls": [{"step": 2, "index": 0, "record": {"id": gold["id"]}}],
-                             "passage_id": gold["id"], "value": answer["value"], "statement": masked},
+                             "passage_id": gold["id"], "value": answer["value"], "statement": masked,
+                             "apis_may_answer": fact.fact.derivable},
                             [{"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ", "n": 1,
                               "width": 1, "edge_id": f"API→RAG:{spec1.name}.{f}->{search.name}.query"}],
                             [f"API→RAG:{spec1.name}.{f}->{search.name}.query"],
@@ -549,7 +565,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                                              "n": 1, "width": 1, "edge_id": japi})  # fmt: skip
                         chain.insert(0, japi)
                     add(kind, actions, query, answer,
-                        {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}]},
+                        {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}],
+                         "apis_may_answer": nf.fact.derivable},
                         junctions, chain,
                         {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
                          "answer_text": rp.value_answer(value, short, ctx.language),
@@ -586,6 +603,60 @@ def _api_rag(
     if not ok:
         return "answer_from_apis", f"{len(facts)} facts, every number in the chain's API records", ""
     return ok[int(rng.integers(len(ok)))]
+
+
+async def _seeded_calls(
+    ctx: _Context, ex: Any, search: ToolSpec, rng: np.random.Generator, have: set[str]
+) -> list[dict[str, Any]]:
+    """More first hops, found from what the corpus is about: a value observed for an API parameter of a document
+    subject's type (an airport code 'EWR') whose documents the search finds is looked up (`get_airport_by_iata(EWR)`,
+    a discovery call outside any golden path); every other name or public code of that record which an API parameter
+    takes (its ICAO code, its name) becomes a first hop that leads back to the subject ('get_airport_by_icao(KEWR)'
+    → EWR → the EWR bulletins). The probes alone rarely hold such calls: they look entities up by the code the corpus
+    titles use, which a question may not state (blind read s9: two aviation API+RAG tasks, both from KJFK)."""
+    assert ctx.passages is not None
+    subjects = {t for d in ctx.passages.documents for t in d.subject}
+    out: list[dict[str, Any]] = []
+    for (tool, p), values in sorted(ctx.known.items()):
+        spec = ctx.apis[tool]
+        frame = ctx.frames.get(ctx.tid(tool)) or {}
+        ptype = str(ctx.types.param_type(ctx.tid(tool), p) or "").split("@")[0]
+        if ptype not in subjects or (frame.get("params", {}).get(p) or {}).get("kind") != "display":
+            continue
+        generic = set(spec.generic_params.names())
+        base = {x: v for x, v in ctx.base_args.get(tool, {}).items() if x in generic}
+        pool = sorted(values)
+        for j in rng.permutation(len(pool))[:40]:
+            if len(out) >= _SEEDED_CALLS:
+                return out
+            v = pool[int(j)]
+            queries = ctx.passages.queries(ptype, v) or [v]
+            sres = await ex.call(search, {"query": queries[0], "k": _DOCS_SEARCHED})
+            if not sres.outcome.is_success or not _golds_of(ctx, sres.records, v):
+                continue
+            res = await ex.call(spec, {**base, p: v})
+            if not res.outcome.is_success or len(res.records) != 1:
+                continue
+            record = res.records[0]
+            fields = frame.get("fields") or {}
+            for f, x in sorted(record.items()):
+                if f == p or not entity_like(x) or str(x).strip().casefold() == v.strip().casefold():
+                    continue
+                ftype = str((fields.get(f) or {}).get("type") or "")
+                if not ftype:
+                    continue
+                for tool2, p2 in _accepting_params(ctx, ftype.split("@")[0]):
+                    frame2 = ctx.frames.get(ctx.tid(tool2)) or {}
+                    if (frame2.get("params", {}).get(p2) or {}).get("kind") != "display":
+                        continue
+                    spec2 = ctx.apis[tool2]
+                    keep = set(spec2.generic_params.names()) | set(spec2.required_params)
+                    args = {**{a: y for a, y in ctx.base_args.get(tool2, {}).items() if a in keep and a != p2}, p2: x}
+                    digest = f"{tool2}:{p2}={x}"
+                    if digest not in have:
+                        have.add(digest)
+                        out.append({"tool": tool2, "args": args, "call_digest": digest, "seeded_from": f"{tool}({v})"})
+    return out
 
 
 async def _documents_alone(ex: Any, search: ToolSpec, query: str, gold: Mapping[str, Any], k: int) -> bool:

@@ -75,6 +75,9 @@ class Fact:
     answer: Mapping[str, str]
     type: str = ""  # value type of group `v` (a name fact)
     phrase: Mapping[str, str] = field(default_factory=dict)
+    # the domain's APIs can compute the fact too (the corpus is rendered from data they serve): a policy that forbids
+    # the documents leaves a question about it answerable
+    derivable: bool = False
 
     @property
     def is_name(self) -> bool:
@@ -109,6 +112,12 @@ def _lang_map(entry: Any, where: str) -> dict[str, str]:
     if not isinstance(entry, Mapping) or not all(isinstance(v, str) for v in entry.values()):
         raise PassageLexiconError(f"{where}: expected {{lang: text}}, got {entry!r}")
     return {str(k): str(v) for k, v in entry.items()}
+
+
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise PassageLexiconError(f"{where}: expected true or false, got {value!r}")
+    return value
 
 
 def _regex(text: Any, where: str) -> re.Pattern[str]:
@@ -157,7 +166,8 @@ def load_passage_lexicon(path: str | Path) -> PassageLexicon:
             raise PassageLexiconError(f"{where}: in names unknown document kinds {sorted(set(fin) - kinds)}")
         m = _regex(f["match"], where)
         fact = Fact(fin, m, _lang_map(f.get("ask"), f"{where}.ask"), _lang_map(f.get("answer"), f"{where}.answer"),
-                    str(f.get("type") or ""), _lang_map(f.get("phrase"), f"{where}.phrase"))  # fmt: skip
+                    str(f.get("type") or ""), _lang_map(f.get("phrase"), f"{where}.phrase"),
+                    _flag(f.get("derivable", False), f"{where}.derivable"))  # fmt: skip
         if ("n" in m.groupindex) == fact.is_name:
             raise PassageLexiconError(f"{where}: match needs exactly one of the groups `n` (a number) and `v` (a name)")
         if fact.is_name and not (fact.type and fact.phrase):
@@ -245,6 +255,15 @@ def named_document(lex: PassageLexicon, title: str, lang: str) -> DocRef:
     return DocRef(text, form, parts, {**said, "doc": text})
 
 
+def _plain_name(up: ph.Ref) -> str:
+    """The record named by its name alone when the name already says what it is ('the airport Laguardia Airport' →
+    'Laguardia Airport')."""
+    m = re.fullmatch(rf"the {re.escape(up.sing)} (.+)", up.text, re.IGNORECASE) if up.sing else None
+    if m and m.group(1).casefold().endswith(" " + up.sing.casefold()):
+        return m.group(1)
+    return up.text
+
+
 def document_via(
     lex: PassageLexicon,
     title: str,
@@ -271,7 +290,7 @@ def document_via(
             raise RagUnphraseable(f"title part {k}={v!r} of {title!r} is neither stated nor in the API record",
                                   "document")  # fmt: skip
     if same_record or not hop_noun:
-        text = up.text
+        text = _plain_name(up)
     elif form.hop.get(lang):
         text = fill(form.hop[lang], {"up": up.text}, form.kind)
     else:

@@ -136,6 +136,19 @@ def test_no_api_forbidding_policy_where_a_document_may_state_the_answer():
     assert policy.assign(task, settings, "music", chunks=[other, note]) is None
 
 
+def test_no_document_forbidding_refusal_where_the_apis_may_compute_the_passage_fact():
+    """A changes_answer policy forbidding the documents says the APIs cannot answer: a task whose passage fact the
+    reviewed lexicon marks derivable (album sales: the store's invoice lines count them) keeps no such policy, while
+    one whose fact only the documents hold still gets it."""
+    settings = RetrievalConfig(policy_shares={"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0})
+    only_docs = {**RAG_API_TASK, "answer_spec": {"kind": "value", "field": "n", "calls": [{"step": 2, "index": 0}]}}
+    pol = policy.assign(only_docs, settings, "flights")
+    assert pol is not None and pol["forbidden_sources"] == ["retrieval"] and pol["expected_answer"]
+    derivable = {**only_docs, "answer_spec": {**only_docs["answer_spec"], "apis_may_answer": True}}
+    assert policy.apis_may_answer(derivable) and not policy.apis_may_answer(only_docs)
+    assert policy.assign(derivable, settings, "flights") is None
+
+
 def test_adherence_tags_every_call_with_its_source():
     pol = policy.build_policy(RAG_API_TASK, "changes_answer", "flights")
     calls = [{"tool": "count_flights", "status": "executed"}, {"tool": "search_aviation_weather", "status": "executed"}]
@@ -245,3 +258,55 @@ def test_dataset_splits_hook_puts_a_policy_on_every_kept_task(tmp_path):
     meta = policy.distribution_metadata(out["aviation"]["kept"])
     assert meta["hop_types"] == {"API": 1, "RAG-API": 1} and meta["policy_by_category"]["changes_answer"] == 2
     assert "policy" not in API_TASK  # the judged value is not changed in place
+
+
+def test_no_effect_policy_offers_and_names_the_search_tool_it_forbids(tmp_path):
+    """A no_effect policy forbidding document search on an API-only task names the domain's search tool and the task
+    offers it: a policy about a tool the agent does not have would be irrelevant in a confusing way."""
+    import yaml
+
+    from factory.config import parse_config
+
+    raw = {
+        "data_dir": str(tmp_path / "data"),
+        "retrieval": {"policy_shares": {"changes_answer": 0.0, "no_effect": 1.0, "none": 0.0}},
+        "domains": [{"name": "aviation", "description": "US domestic flights out of New York in 2013.",
+                     "sources": [{"kind": "openapi", "platform": "faa", "spec": "demo://x"},
+                                 {"kind": "retrieval", "collection": "weather_bulletins"}]}],
+    }  # fmt: skip
+    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+    bare = {**API_TASK, "available_tools": ["get_plane", "get_airline"]}
+    [task], stats = policy.assign_policies([bare], cfg)
+    assert task["policy"]["category"] == "no_effect" and task["policy"]["forbidden_sources"] == ["retrieval"]
+    assert "search_weather_bulletins" in task["available_tools"]
+    assert "(search_weather_bulletins)" in task["policy"]["text"]
+    assert stats["by_category"]["no_effect"] == 1 and bare["available_tools"] == ["get_plane", "get_airline"]
+
+
+def test_no_api_forbidding_refusal_where_a_document_is_about_a_name_the_question_states():
+    """The calls may send only codes or ids (sidoCd 11, playlist_id 9) while the question names the entity and a
+    document about it answers (blind read s9: '관할 시군구는 25곳'; a note listing its album's playlists)."""
+    seoul = {
+        "id": "sha256:seoul", "domain": "korea", "language": "ko",
+        "query": "시군구 수로 보면 서울특별시와 인천광역시는 몇 곳 차이 나나요?",
+        "answer": {"type": "number", "value": 15},
+        "golden_actions": [{"step": 1, "tool": "list_census_sigungu", "platform": "kostat", "args": {"sidoCd": "11"}}],
+    }  # fmt: skip
+    bulletin = {"id": "korea:b1", "text": "2010년 서울특별시의 총인구는 954만 명이다. 관할 시군구는 25곳이다."}
+    assert policy.documents_may_answer(seoul, [bulletin]) == "korea:b1"
+    # words with a place suffix that name no place ('인구', '보면', '시군구') do not count
+    items = {**seoul, "query": "인구 분야와 주택 분야를 비교하면 어느 쪽의 통계 항목이 더 많나요?"}
+    assert policy.query_names(items["query"]) == [] and policy.documents_may_answer(items, [bulletin]) is None
+    playlist = {**API_TASK, "query": "Take the albums of the tracks on the playlist Music Videos. How many tracks?",
+                "answer": {"value": 14}, "golden_actions": [{"step": 1, "tool": "list_playlist_tracks",
+                                                             "platform": "store", "args": {"playlist_id": 9}}]}  # fmt: skip
+    note = {
+        "id": "music:r",
+        "text": "Its tracks appear in these playlists: Music, Music Videos. The album has 14 tracks.",
+    }
+    assert policy.query_names(playlist["query"]) == ["Music Videos"]
+    assert policy.documents_may_answer(playlist, [note]) == "music:r"
+    # codes the documents are not about leave the refusal in place
+    geo = {**API_TASK, "query": "Between GMP and APA, which one has more airports within 100 km of it?"}
+    assert policy.query_names(geo["query"]) == ["GMP", "APA"]
+    assert policy.documents_may_answer(geo, [{"id": "a:1", "text": "Daily weather bulletin for JFK."}]) is None

@@ -114,3 +114,59 @@ def test_cross_source_filter_keeps_only_answers_the_other_source_lacks():
     assert multisource._answer_field([{**region[0], "adm_code": "x"}], passages, "해운대구", "keyword", frame) == [
         "admCd"
     ]
+
+
+def test_first_hops_are_seeded_from_the_corpus_subjects_through_another_name_of_the_record():
+    """An airport code observed in the probes whose bulletins the search finds (EWR) is looked up once; the record's
+    other public code (its ICAO code) becomes a first hop that leads back to the bulletins; a code without documents
+    (ICN) seeds nothing."""
+    from pathlib import Path
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from factory.synthesis import rag_phrasing as rp
+
+    root = Path(__file__).resolve().parents[2]
+    ok = NS(is_success=True)
+
+    def spec(name, param):
+        return NS(name=name, generic_params=NS(names=lambda: ["api_key"]), required_params=[param],
+                  input_schema={"properties": {param: {}, "api_key": {}}})  # fmt: skip
+
+    by_iata, by_icao, search = spec("get_airport_by_iata", "iata"), spec("get_airport_by_icao", "icao"), NS(name="s")
+    types = {"get_airport_by_iata": "airport.iata", "get_airport_by_icao": "airport.icao"}
+    frames = {
+        "get_airport_by_iata": {"params": {"iata": {"kind": "display"}},
+                                "fields": {"icao": {"type": "airport.icao"}, "iata": {"type": "airport.iata"}}},
+        "get_airport_by_icao": {"params": {"icao": {"kind": "display"}}, "fields": {}},
+    }  # fmt: skip
+    ctx = NS(
+        passages=rp.load_passage_lexicon(root / "lexicon" / "passages" / "aviation.yaml"),
+        known={("get_airport_by_iata", "iata"): {"EWR", "ICN"}},
+        apis={"get_airport_by_iata": by_iata, "get_airport_by_icao": by_icao},
+        frames=frames,
+        tid=lambda n: n,
+        types=NS(param_type=lambda tid, p: types[tid], accepts=lambda a, b: "equal" if a == b else None),
+        base_args={"get_airport_by_iata": {"api_key": "<KEY>"}, "get_airport_by_icao": {"api_key": "<KEY>"}},
+    )
+    sent = []
+
+    class Ex:
+        async def call(self, s, args):
+            sent.append((s.name, dict(args)))
+            if s is search:
+                code = args["query"].split()[0]
+                titles = (
+                    [f"{code} weather 2013-01-0{d}" for d in (1, 2)] if code == "EWR" else ["JFK weather 2013-01-01"]
+                )
+                return NS(outcome=ok, records=[{"id": t, "title": t} for t in titles])
+            iata = args["iata"]
+            return NS(outcome=ok, records=[{"iata": iata, "icao": "K" + iata if iata == "EWR" else "RKSI"}])
+
+    out = asyncio.run(multisource._seeded_calls(ctx, Ex(), search, np.random.default_rng(0), set()))
+    assert [(c["tool"], c["args"]) for c in out] == [("get_airport_by_icao", {"api_key": "<KEY>", "icao": "KEWR"})]
+    assert out[0]["seeded_from"] == "get_airport_by_iata(EWR)"
+    # ICN was searched (no bulletin about it) but never looked up
+    assert ("get_airport_by_iata", {"api_key": "<KEY>", "iata": "ICN"}) not in sent
+    assert ("s", {"query": "ICN weather", "k": multisource._DOCS_SEARCHED}) in sent

