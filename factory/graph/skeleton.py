@@ -28,6 +28,7 @@ bindings; the dropped ones are counted (`invalid_bindings`).
 
 import gc
 import hashlib
+import heapq
 import logging
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -438,7 +439,8 @@ def build_skeleton(
         counters["no_type_compatible_slots"] = len(rejected)
         asked = [p for p, ok in zip(pairs, feasible, strict=True) if ok]
         # the briefs are validated once per tool; an input per candidate only pairs them
-        inputs = [EdgeProposalInput.model_construct(source=b(s), target=b(t)) for s, t, _, _ in asked]
+        pair = EdgeProposalInput.pair
+        inputs = [pair(b(s), b(t)) for s, t, _, _ in asked]
         results = propose(inputs) if inputs else []
         adm = _Admission(specs, kg, types, cfg, bindable)
         edges, more, type_rejections, invalid_examples = adm.admit(asked, results, counters)
@@ -1010,10 +1012,9 @@ def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     st = value["stats"]
     raw = value["edges"]
     scores = [float(e.feasibility if isinstance(e, Edge) else e["feasibility"]) for e in raw]
-    hist = {f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}": 0 for lo in range(10)}
-    for s in scores:
-        lo = min(int(s * 10), 9)
-        hist[f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}"] += 1
+    # tenths of the score, the last one closed (int() of a non-negative score, as numpy truncates it)
+    per_bin = np.bincount(np.minimum((np.asarray(scores, dtype=np.float64) * 10).astype(np.int64), 9), minlength=10)
+    hist = {f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}": int(per_bin[lo]) for lo in range(10)}
     return {
         "candidates": st["candidates"],
         "cross_domain_candidates": st["cross_domain_candidates"],
@@ -1048,7 +1049,7 @@ def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
 
 def _top(edges: list[Any], scores: list[float], n: int) -> list[Any]:
     """The `n` edges of highest score, ties in stored order (what a stable sort by -score keeps first)."""
-    order = sorted(range(len(edges)), key=lambda i: -scores[i])[:n]
+    order = heapq.nsmallest(n, range(len(edges)), key=lambda i: -scores[i])  # = sorted(...)[:n], stable
     return [edges[i] for i in order]
 
 
