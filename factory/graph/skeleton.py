@@ -42,6 +42,7 @@ import pandas as pd
 from factory.config import ProjectConfig
 from factory.graph import plan as plans
 from factory.graph.edge import Edge, parse_edges
+from factory.graph.plan import CLARIFY, DEFAULT, UPSTREAM
 from factory.graph.posterior import prior
 from factory.io import dumps
 from factory.kg.graph import KnowledgeGraph
@@ -256,12 +257,20 @@ def candidate_pairs(
                 continue
             scores = sims if mask.all() else np.where(mask[None, :], sims, np.float32(-np.inf))
             picked.append((is_cross, _top_k(scores, k)))
-        for r, src in enumerate(srcs):  # per source: same-domain targets, then cross-domain ones
-            for is_cross, tops in picked:
-                cols = tops[r].tolist()
-                vals = sims[r, tops[r]].tolist()  # Python floats (float64), rounded as before
-                pairs += [(src, targets[c], round(v, 4), is_cross) for c, v in zip(cols, vals, strict=True)]
+        # per source: same-domain targets, then cross-domain ones; Python floats (float64), rounded as before
+        got = [(is_cross, *_cols_and_scores(sims, tops)) for is_cross, tops in picked]
+        for r, src in enumerate(srcs):
+            for is_cross, cols, vals in got:
+                pairs += [(src, targets[c], round(v, 4), is_cross) for c, v in zip(cols[r], vals[r], strict=True)]
     return pairs, stats
+
+
+def _cols_and_scores(sims: np.ndarray, tops: list[np.ndarray]) -> tuple[list[list[int]], list[list[float]]]:
+    """Per row, its picked columns and their scores as Python lists (one gather when every row has as many)."""
+    if tops and all(len(t) == len(tops[0]) for t in tops):
+        idx = np.stack(tops) if len(tops[0]) else np.zeros((len(tops), 0), dtype=np.intp)
+        return idx.tolist(), np.take_along_axis(sims[: len(tops)], idx, axis=1).tolist()
+    return [t.tolist() for t in tops], [sims[r, t].tolist() for r, t in enumerate(tops)]
 
 
 class _Embeddings:
@@ -696,7 +705,7 @@ class _Admission:
         self._psig: dict[tuple[str, str], int | None] = {}
         self._sig_ids: dict[Any, int] = {}
         self._checks: dict[int, tuple[str, str, str | None]] = {}  # signature ids and uri, packed
-        self._unbound: dict[tuple[str, Any], list[str]] = {}  # (target, binding set) → other params
+        self._shapes: dict[tuple[str, Any], plans.PlanShape] = {}  # (target, binding set) → its plan's shape
         self._canon: dict[tuple[tuple[str, str, str], ...], str] = {}  # bindings → canonical JSON rows
         self._heads: dict[str, tuple[str, str, str, str]] = {}  # tool id → name, domain, platform, JSON id
         self._tool_sigs: dict[str, _ToolSigs] = {}
@@ -809,7 +818,7 @@ class _Admission:
         invalid_examples: list[str] = []
         seen: set[str] = set()
         fields_of, params_of, heads, sigs_of = self._fields, self._bindable_sets, self._heads, self._tool_sigs
-        checks, canon, unbound_of, cand_memo = self._checks, self._canon, self._unbound, self._cands
+        checks, canon, shapes, cand_memo = self._checks, self._canon, self._shapes, self._cands
         transforms = plans.TRANSFORMS
         sha256 = hashlib.sha256
         n_fallbacks = 0
@@ -919,26 +928,31 @@ class _Admission:
                 counters["duplicate_edges"] += 1
                 continue
             seen.add(eid)
-            unbound = unbound_of.get((tgt, key))
-            if unbound is None:
-                bound = {b["target_param"] for b in kept}
-                unbound = unbound_of[(tgt, key)] = sorted(set(self.bindable(tgt)) - bound)
-            candidates: dict[str, list[Any]] = {}
+            # the plan: its shape (which parameter comes from where) once per target and binding set, the
+            # CLARIFY candidates per edge: the proposal's, then the known values not among them (memoized
+            # per equal proposal: `not in` compares by equality, so equal keys give equal lists)
+            shape = shapes.get((tgt, key))
+            if shape is None:
+                shape = shapes[(tgt, key)] = self.compiler(tgt).shape(kept)
+            plan: dict[str, dict[str, Any]] = {}
             defaults = out.default_candidates
-            for p in unbound:
-                # the proposal's candidates, then the known values not among them (memoized per equal
-                # proposal: `not in` compares by equality, so equal keys give equal lists)
-                given = defaults.get(p) or ()
-                ck: tuple[Any, ...] | None = (tgt, p, tuple(given))
-                try:
-                    extra = cand_memo.get(ck)  # type: ignore[arg-type]
-                except TypeError:  # an unhashable candidate: never memoized
-                    ck, extra = None, None
-                if extra is None:
-                    extra = [v for v in self.values_for(tgt, p) if v not in given]
-                    if ck is not None:
-                        cand_memo[ck] = extra
-                candidates[p] = [*given, *extra][:clarify]
+            for p, kind, a, b in shape:
+                if kind == UPSTREAM:
+                    plan[p] = {"kind": UPSTREAM, "field": a, "transform": b}
+                elif kind == DEFAULT:
+                    plan[p] = {"kind": DEFAULT, "value": a}
+                else:
+                    given = defaults.get(p) or ()
+                    ck: tuple[Any, ...] | None = (tgt, p, tuple(given))
+                    try:
+                        extra = cand_memo.get(ck)  # type: ignore[arg-type]
+                    except TypeError:  # an unhashable candidate: never memoized
+                        ck, extra = None, None
+                    if extra is None:
+                        extra = [v for v in self.values_for(tgt, p) if v not in given]
+                        if ck is not None:
+                            cand_memo[ck] = extra
+                    plan[p] = {"kind": CLARIFY, "candidates": [*given, *extra][:clarify], "required": a}
             ab = self._priors.get(score)
             if ab is None:
                 a0, b0 = prior(score, g.kappa)
@@ -958,7 +972,7 @@ class _Admission:
                     "cross_domain": bool(cross),
                     "similarity": float(sim),
                     "bindings": kept,
-                    "plan": self.compiler(tgt).compile(kept, candidates),
+                    "plan": plan,
                     "feasibility": rounded,
                     "reason": out.reason,
                     "alpha": a0,
