@@ -340,7 +340,8 @@ def _top_k(scores: np.ndarray, k: int) -> list[np.ndarray]:
 def _top_k_of(vals: np.ndarray, cols: np.ndarray, scores: np.ndarray, kk: int, exact: np.ndarray) -> list[np.ndarray]:
     """`_top_k` over the kept scores `vals` (their columns `cols` in `scores`); rows in `exact`, and rows
     whose k-th kept score is tied or not finite, are resolved on the whole row of `scores`."""
-    part = np.argpartition(-vals, kk - 1, axis=1)[:, :kk]
+    n = vals.shape[1]
+    part = np.argpartition(vals, n - kk, axis=1)[:, n - kk :]  # the kk largest (no negated copy of the block)
     pv = np.take_along_axis(vals, part, axis=1)
     pc = np.take_along_axis(cols, part, axis=1)
     thr = pv.min(axis=1)
