@@ -96,12 +96,14 @@ def target_examples(
     return out
 
 
+_SCALARS = (str, int, float, bool)  # a brief's sample and example values (`schemas.Scalar`)
+
+
 def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec, bindable: list[str] | None = None) -> ToolBrief:
     samples = {f: kg.field_values(tid, f)[:5] for f in spec.output_fields}
-    samples = {f: [v for v in vs if isinstance(v, str | int | float | bool)] for f, vs in samples.items()}
+    samples = {f: [v for v in vs if isinstance(v, _SCALARS)] for f, vs in samples.items()}
     examples = {
-        p: [v for v in vs if isinstance(v, str | int | float | bool)]
-        for p, vs in target_examples(kg, tid, spec, bindable).items()
+        p: [v for v in vs if isinstance(v, _SCALARS)] for p, vs in target_examples(kg, tid, spec, bindable).items()
     }
     return ToolBrief.from_spec(spec, samples, examples)
 
@@ -449,8 +451,10 @@ def build_skeleton(
         counters["no_type_compatible_slots"] = len(rejected)
         asked = [p for p, ok in zip(pairs, feasible, strict=True) if ok]
         # the briefs are validated once per tool; an input per candidate only pairs them
+        for tid in sorted({p[0] for p in asked} | {p[1] for p in asked}):
+            b(tid)
         pair = EdgeProposalInput.pair
-        inputs = [pair(b(s), b(t)) for s, t, _, _ in asked]
+        inputs = [pair(briefs[s], briefs[t]) for s, t, _, _ in asked]
         results = propose(inputs) if inputs else []
         adm = _Admission(specs, kg, types, cfg, bindable)
         edges, more, type_rejections, invalid_examples = adm.admit(asked, results, counters)
