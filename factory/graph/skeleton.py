@@ -703,7 +703,7 @@ class _Admission:
         self._bindable: dict[str, list[str]] = dict(bindable or {})
         self._fields: dict[str, set[str]] = {}
         self._bindable_sets: dict[str, set[str]] = {}
-        self._priors: dict[float, tuple[float, float]] = {}  # feasibility → (α, β)
+        self._priors: dict[float, tuple[float, float, float]] = {}  # feasibility → (α, β, itself rounded)
         self._compilers: dict[str, plans.PlanCompiler] = {}
         self._values_for: dict[tuple[str, str], list[Any]] = {}
         self._fsig: dict[tuple[str, str], int | None] = {}
@@ -1005,16 +1005,6 @@ class _Admission:
             q = plans.json_string
             return ", ".join(f"[{q(p)}, {q(f)}, {q(t)}]" for p, f, t in sorted(key))
         return dumps(sorted(key))[1:-1]
-
-    def edge_id(self, src: str, tgt: str, bindings: list[dict[str, Any]]) -> str:
-        """`plans.edge_id`, the canonical JSON of a binding set and of a tool id written once."""
-        key = tuple((b["target_param"], b["source_field"], b.get("transform") or "") for b in bindings)
-        rows = self._canon.get(key)
-        if rows is None:
-            rows = self._canon[key] = self._canon_rows(key)
-        return (
-            "sha256:" + hashlib.sha256(f"[{self._head(src)[3]}, {self._head(tgt)[3]}, [{rows}]]".encode()).hexdigest()
-        )
 
 
 class _ToolSigs:
