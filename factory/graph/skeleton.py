@@ -26,6 +26,7 @@ whose bindings name fields or parameters that do not exist keeps its valid
 bindings; the dropped ones are counted (`invalid_bindings`).
 """
 
+import contextlib
 import gc
 import hashlib
 import heapq
@@ -239,9 +240,38 @@ def candidate_pairs(
                 for sim, t in sorted(group, key=lambda x: (-x[0], x[1]))[:k]:
                     pairs.append((src, t, round(sim, 4), is_cross))
         return pairs, stats
+    smat = _unit(emb.rows(sources))
+    with _one_blas_thread():
+        _score_blocks(pairs, domain, specs, sources, targets, smat, tmat, k_same, k_cross, block)
+    return pairs, stats
+
+
+def _one_blas_thread() -> Any:
+    """BLAS limited to one thread for the blocked product: between two blocks' products (tens of ms each) the
+    idle BLAS threads spin, taking the core the partial sorts need; on a shared 2-core machine the build took
+    ~1.5-2 CPU s more with two threads at 10,000 tools (benchmarks/results/scale_issue20_session10_*.md)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency of the project (pyproject)
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _score_blocks(
+    pairs: list[tuple[str, str, float, bool]],
+    domain: str,
+    specs: Mapping[str, ToolSpec],
+    sources: list[str],
+    targets: list[str],
+    smat: np.ndarray,
+    tmat: np.ndarray,
+    k_same: int,
+    k_cross: int,
+    block: int,
+) -> None:
+    """`candidate_pairs`' blocks of sources: one product and the partial sorts per block, appended to `pairs`."""
     in_domain = np.array([specs[t].domain == domain for t in targets])
     t_index = {t: i for i, t in enumerate(targets)}
-    smat = _unit(emb.rows(sources))
     tmat_t = tmat.T
     buf = np.empty((min(block, len(sources)), len(targets)), dtype=np.float32)  # one block's scores, reused
     for lo in range(0, len(sources), block):
@@ -264,7 +294,6 @@ def candidate_pairs(
         for r, src in enumerate(srcs):
             for is_cross, cols, vals in got:
                 pairs += [(src, targets[c], round(v, 4), is_cross) for c, v in zip(cols[r], vals[r], strict=True)]
-    return pairs, stats
 
 
 def _cols_and_scores(sims: np.ndarray, tops: list[np.ndarray]) -> tuple[list[list[int]], list[list[float]]]:
