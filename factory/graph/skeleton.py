@@ -249,7 +249,8 @@ def candidate_pairs(
 def _one_blas_thread() -> Any:
     """BLAS limited to one thread for the blocked product: between two blocks' products (tens of ms each) the
     idle BLAS threads spin, taking the core the partial sorts need; on a shared 2-core machine the build took
-    ~1.5-2 CPU s more with two threads at 10,000 tools (benchmarks/results/scale_issue20_session10_*.md)."""
+    ~1.5-2 CPU s more with two threads at 10,000 tools
+    (benchmarks/results/scale_issue20_session10_2026-12-02.md)."""
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - a dependency of the project (pyproject)

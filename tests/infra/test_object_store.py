@@ -131,8 +131,8 @@ def test_plain_locations_pass_and_options_are_s3_only(monkeypatch):
 # --------------------------------------------------------------------------- one domain end to end (slow)
 
 
-# a whole music run in process, no injected faults: 307 s at load 8-11 on 2 cores (1190 s at load ~15 with the
-# demo's faults and their retry backoffs); in CI's `make test-slow` and in `make test-infra`
+# a whole music run in process, no injected faults: 293-307 s at load 8-11 on 2 cores (1190 s at load ~15 with
+# faults, before a versions fix); in CI's `make test-slow` and in `make test-infra`
 @pytest.mark.slow
 @pytest.mark.infra
 def test_music_end_to_end_on_s3_through_exports(tmp_path, s3_env):
