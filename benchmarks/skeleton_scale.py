@@ -1,7 +1,7 @@
 """Skeleton build at 10,000 tools (issue 20 #1): this checkout against a baseline commit, in one run.
 
     .venv/bin/python benchmarks/skeleton_scale.py [--sizes 800,3200,10000] [--baseline REF]
-        [--cache DIR] [--profile N] [--json]
+        [--cache DIR] [--profile N] [--repeat N] [--json]
 
 The inventory is the demo's REST tools replicated under new names (same endpoints, embeddings with
 small noise: `graph_throughput.replicate`), with the demo's probe rows; it is ingested once from the
@@ -11,8 +11,9 @@ temporary folder), so later runs start at once.  Per size, the value types are i
 
 `--baseline REF` (default: `main`) is exported with `git archive` into a temporary folder and the
 same build is run there in a subprocess, on the same inputs: the table shows both builds' wall and
-CPU seconds (`time.process_time`, which counts BLAS threads) side by side, and whether the admitted
-edge ids are equal.  The edge proposals are the rules' (`edge_proposal`, a model call in a run),
+CPU seconds (`time.process_time`, which counts BLAS threads) side by side (`--repeat N`: N alternating
+pairs of builds), and whether the admitted edge ids, every field of every edge and rejected pair, and
+every candidate pair with its similarity are equal (digests written after the timer).  The edge proposals are the rules' (`edge_proposal`, a model call in a run),
 asked once per distinct pair of base tools, timed apart and left out of "own".
 
 The plotting library is imported before the timer starts (the skeleton's metadata draws a histogram;
@@ -24,6 +25,7 @@ in a run the process has imported it already).
 import argparse
 import cProfile
 import gc
+import hashlib
 import json
 import os
 import pickle
@@ -35,6 +37,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,6 +113,10 @@ def build_once(
     bar_plot({"warm-up": 1}, title="", xlabel="", ylabel="")  # the plotting library's import, once per process
     with inputs.open("rb") as fh:
         d = pickle.load(fh)
+    # the catalog as a run reads it from Parquet: one float64 array per embedding (the replication keeps
+    # Python lists; converting 10^4 × 384 Python floats is not the build's work).  Exact: the values are
+    # float32 ones, so both builds see the same float32 matrix.
+    d["catalog"] = d["catalog"].assign(embedding=[np.asarray(v, dtype=np.float64) for v in d["catalog"]["embedding"]])
     cfg = load_config(ROOT / "factory.yaml")
     one = (
         cfg
@@ -128,7 +136,24 @@ def build_once(
     if prof and profile:
         prof.dump_stats(str(profile))
     if edges_out is not None and domain == "bench":
-        edges_out.write_text(json.dumps(sorted(e["edge_id"] for e in sk["edges"])))
+        # every field of every edge and of every rejected pair, and every candidate pair with its similarity
+        # (retrieval asked again after the timer, as the build asks it), as digests
+        from factory.graph.skeleton import candidate_pairs
+        from factory.tools.registry import ToolRegistry
+
+        specs = ToolRegistry.from_inventories(d["inv"], d["probes"])
+        pairs, _ = candidate_pairs(domain, specs, d["catalog"], one.graph.k_same_domain, one.graph.k_cross_domain)
+        edges_out.write_text(
+            json.dumps(
+                {
+                    "ids": sorted(e["edge_id"] for e in sk["edges"]),
+                    "edges": _digest(sk["edges"]),
+                    "rejected": _digest(sk["rejected"]),
+                    "pairs": _digest(pairs),
+                    "n_pairs": len(pairs),
+                }
+            )
+        )
     elif edges_out is not None:
         rejected = sorted((r["source"], r["target"]) for r in sk["rejected"])
         edges_out.write_text(json.dumps({"edges": sk["edges"], "rejected": rejected}, sort_keys=True, default=str))
@@ -142,6 +167,15 @@ def build_once(
         "proposals": prop.asked,
         "admitted": len(sk["edges"]),
     }
+
+
+def _digest(rows: list[Any]) -> str:
+    """sha256 of the rows' canonical JSON, one row at a time (10^5 edges would be a 150 MB string)."""
+    h = hashlib.sha256()
+    for r in rows:
+        h.update(json.dumps(r, sort_keys=True, default=str).encode())
+        h.update(b"\n")
+    return h.hexdigest()
 
 
 def _baseline_tree(ref: str) -> Path:
@@ -182,6 +216,7 @@ def main() -> None:
     ap.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "skeleton-scale-cache"))
     ap.add_argument("--profile", type=int, default=0, help="cProfile this checkout's build at this size")
     ap.add_argument("--demo-domains", default="music,aviation", help="demo domains compared edge by edge ('' to skip)")
+    ap.add_argument("--repeat", type=int, default=1, help="builds per size (the two builds alternate)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     cache = Path(args.cache)
@@ -219,30 +254,36 @@ def main() -> None:
         inputs = _size_inputs(cache, n)
         with inputs.open("rb") as fh:
             types_s = pickle.load(fh)["types_s"]
-        row: dict[str, Any] = {"tools": n, "value_types_s": round(types_s, 2), "load_before": _load()}
-        if tree is not None:
-            base_edges = cache / f"edges_base_{n}.json"
-            row["base"] = _in_subprocess(tree, inputs, base_edges)
-        new_edges = cache / f"edges_new_{n}.json"
-        row["new"] = _in_subprocess(ROOT, inputs, new_edges)
-        if tree is not None:
-            row["same_edge_ids"] = json.loads(base_edges.read_text()) == json.loads(new_edges.read_text())
-        row["load_after"] = _load()
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+        for rep in range(args.repeat):  # the two builds alternate, each in a fresh process
+            row: dict[str, Any] = {"tools": n, "rep": rep, "value_types_s": round(types_s, 2), "load_before": _load()}
+            if tree is not None:
+                base_edges = cache / f"edges_base_{n}.json"
+                row["base"] = _in_subprocess(tree, inputs, base_edges)
+            new_edges = cache / f"edges_new_{n}.json"
+            row["new"] = _in_subprocess(ROOT, inputs, new_edges)
+            if tree is not None:
+                eb, en = json.loads(base_edges.read_text()), json.loads(new_edges.read_text())
+                row["same_edge_ids"] = eb["ids"] == en["ids"]
+                row["same_edges"] = eb["edges"] == en["edges"] and eb["rejected"] == en["rejected"]
+                row["same_pairs"] = f"{eb['pairs'] == en['pairs']} ({en['n_pairs']})"
+            row["load_after"] = _load()
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     print()
     print(
-        f"| tools | candidates | admitted | base ({args.baseline}) s wall / CPU | new s wall / CPU | × CPU "
-        "| same edge ids | proposals base / new | load (1/5/15 min) |"
+        f"| tools | run | candidates | admitted | base ({args.baseline}) s wall / CPU | new s wall / CPU | × wall | × CPU "
+        "| same edge ids / every field / candidate pairs | load (1/5/15 min) |"
     )
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
     for r in rows:
         b, nw = r.get("base"), r["new"]
         base = f"{b['own_wall_s']} / {b['own_cpu_s']}" if b else "—"
-        ratio = round(b["own_cpu_s"] / max(nw["own_cpu_s"], 1e-9), 1) if b else "—"
+        x_wall = round(b["own_wall_s"] / max(nw["own_wall_s"], 1e-9), 2) if b else "—"
+        x_cpu = round(b["own_cpu_s"] / max(nw["own_cpu_s"], 1e-9), 2) if b else "—"
+        same = f"{r['same_edge_ids']} / {r['same_edges']} / {r['same_pairs']}" if b else "—"
         print(
-            f"| {r['tools']} | {nw['candidates']} | {nw['admitted']} | {base} | {nw['own_wall_s']} / {nw['own_cpu_s']} "
-            f"| {ratio} | {r.get('same_edge_ids', '—')} | {b['proposals'] if b else '—'} / {nw['proposals']} "
+            f"| {r['tools']} | {r['rep'] + 1} | {nw['candidates']} | {nw['admitted']} | {base} "
+            f"| {nw['own_wall_s']} / {nw['own_cpu_s']} | {x_wall} | {x_cpu} | {same} "
             f"| {r['load_before']} → {r['load_after']} |"
         )
     if args.json:

@@ -125,17 +125,36 @@ class PlanCompiler:
     def compile(
         self, bindings: Sequence[Mapping[str, Any]], candidates: Mapping[str, list[Any]]
     ) -> dict[str, dict[str, Any]]:
-        bound = {b["target_param"]: b for b in bindings}
         plan: dict[str, dict[str, Any]] = {}
+        for p, kind, a, b in self.shape(bindings):
+            if kind == UPSTREAM:
+                plan[p] = {"kind": UPSTREAM, "field": a, "transform": b}
+            elif kind == DEFAULT:
+                plan[p] = {"kind": DEFAULT, "value": a}
+            else:
+                plan[p] = {"kind": CLARIFY, "candidates": list(candidates.get(p, [])), "required": a}
+        return plan
+
+    def shape(self, bindings: Sequence[Mapping[str, Any]]) -> "PlanShape":
+        """Where each parameter's value comes from, in schema order: (param, UPSTREAM, field, transform),
+        (param, DEFAULT, value, None) or (param, CLARIFY, required?, None); a generic parameter without a
+        default is left out.  The same for every edge of this target with these bindings (the skeleton
+        fills the CLARIFY candidates per edge)."""
+        bound = {b["target_param"]: b for b in bindings}
+        out: list[tuple[str, str, Any, Any]] = []
         for p, generic, default, required in self._slots:
             if p in bound:
-                plan[p] = {"kind": UPSTREAM, "field": bound[p]["source_field"], "transform": bound[p].get("transform")}
+                out.append((p, UPSTREAM, bound[p]["source_field"], bound[p].get("transform")))
             elif generic:
                 if default is not None:
-                    plan[p] = {"kind": DEFAULT, "value": default}
+                    out.append((p, DEFAULT, default, None))
             else:
-                plan[p] = {"kind": CLARIFY, "candidates": list(candidates.get(p, [])), "required": required}
-        return plan
+                out.append((p, CLARIFY, required, None))
+        return tuple(out)
+
+
+#: `PlanCompiler.shape`'s value
+PlanShape = tuple[tuple[str, str, Any, Any], ...]
 
 
 _DASH = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")

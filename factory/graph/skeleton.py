@@ -26,8 +26,10 @@ whose bindings name fields or parameters that do not exist keeps its valid
 bindings; the dropped ones are counted (`invalid_bindings`).
 """
 
+import contextlib
 import gc
 import hashlib
+import heapq
 import logging
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -41,7 +43,9 @@ import pandas as pd
 from factory.config import ProjectConfig
 from factory.graph import plan as plans
 from factory.graph.edge import Edge, parse_edges
+from factory.graph.plan import CLARIFY, DEFAULT, UPSTREAM
 from factory.graph.posterior import prior
+from factory.io import dumps
 from factory.kg.graph import KnowledgeGraph
 from factory.lexicon import infer_value_types
 from factory.llm.schemas import Binding, EdgeProposalInput, ToolBrief
@@ -93,12 +97,14 @@ def target_examples(
     return out
 
 
+_SCALARS = (str, int, float, bool)  # a brief's sample and example values (`schemas.Scalar`)
+
+
 def brief(kg: KnowledgeGraph, tid: str, spec: ToolSpec, bindable: list[str] | None = None) -> ToolBrief:
     samples = {f: kg.field_values(tid, f)[:5] for f in spec.output_fields}
-    samples = {f: [v for v in vs if isinstance(v, str | int | float | bool)] for f, vs in samples.items()}
+    samples = {f: [v for v in vs if isinstance(v, _SCALARS)] for f, vs in samples.items()}
     examples = {
-        p: [v for v in vs if isinstance(v, str | int | float | bool)]
-        for p, vs in target_examples(kg, tid, spec, bindable).items()
+        p: [v for v in vs if isinstance(v, _SCALARS)] for p, vs in target_examples(kg, tid, spec, bindable).items()
     }
     return ToolBrief.from_spec(spec, samples, examples)
 
@@ -234,29 +240,69 @@ def candidate_pairs(
                 for sim, t in sorted(group, key=lambda x: (-x[0], x[1]))[:k]:
                     pairs.append((src, t, round(sim, 4), is_cross))
         return pairs, stats
+    smat = _unit(emb.rows(sources))
+    with _one_blas_thread():
+        _score_blocks(pairs, domain, specs, sources, targets, smat, tmat, k_same, k_cross, block)
+    return pairs, stats
+
+
+def _one_blas_thread() -> Any:
+    """BLAS limited to one thread for the blocked product: between two blocks' products (tens of ms each) the
+    idle BLAS threads spin, taking the core the partial sorts need; on a shared 2-core machine the build took
+    ~1.5-2 CPU s more with two threads at 10,000 tools
+    (benchmarks/results/scale_issue20_session10_2026-12-02.md)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency of the project (pyproject)
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def _score_blocks(
+    pairs: list[tuple[str, str, float, bool]],
+    domain: str,
+    specs: Mapping[str, ToolSpec],
+    sources: list[str],
+    targets: list[str],
+    smat: np.ndarray,
+    tmat: np.ndarray,
+    k_same: int,
+    k_cross: int,
+    block: int,
+) -> None:
+    """`candidate_pairs`' blocks of sources: one product and the partial sorts per block, appended to `pairs`."""
     in_domain = np.array([specs[t].domain == domain for t in targets])
     t_index = {t: i for i, t in enumerate(targets)}
-    smat = _unit(emb.rows(sources))
+    tmat_t = tmat.T
+    buf = np.empty((min(block, len(sources)), len(targets)), dtype=np.float32)  # one block's scores, reused
     for lo in range(0, len(sources), block):
         srcs = sources[lo : lo + block]
-        sims = smat[lo : lo + block] @ tmat.T  # (sources in block) × targets
+        sims = np.matmul(smat[lo : lo + block], tmat_t, out=buf[: len(srcs)])  # (sources in block) × targets
         self_cols = np.array([t_index.get(s, -1) for s in srcs])
+        rows = np.flatnonzero(self_cols >= 0)
+        # never an edge to itself: its own column out of the same-domain ranking (never a cross-domain
+        # target, never read back: a -inf score is never picked)
+        sims[rows, self_cols[rows]] = -np.inf
         picked: list[tuple[bool, list[np.ndarray]]] = []
         for k, is_cross in ((k_same, False), (k_cross, True)):
             mask = ~in_domain if is_cross else in_domain
             if k <= 0 or not mask.any():
                 continue
-            scores = sims.copy() if mask.all() else np.where(mask[None, :], sims, np.float32(-np.inf))
-            if not is_cross:
-                rows = np.flatnonzero(self_cols >= 0)
-                scores[rows, self_cols[rows]] = -np.inf  # never an edge to itself
+            scores = sims if mask.all() else np.where(mask[None, :], sims, np.float32(-np.inf))
             picked.append((is_cross, _top_k(scores, k)))
-        for r, src in enumerate(srcs):  # per source: same-domain targets, then cross-domain ones
-            for is_cross, tops in picked:
-                cols = tops[r].tolist()
-                vals = sims[r, tops[r]].tolist()  # Python floats (float64), rounded as before
-                pairs += [(src, targets[c], round(v, 4), is_cross) for c, v in zip(cols, vals, strict=True)]
-    return pairs, stats
+        # per source: same-domain targets, then cross-domain ones; Python floats (float64), rounded as before
+        got = [(is_cross, *_cols_and_scores(sims, tops)) for is_cross, tops in picked]
+        for r, src in enumerate(srcs):
+            for is_cross, cols, vals in got:
+                pairs += [(src, targets[c], round(v, 4), is_cross) for c, v in zip(cols[r], vals[r], strict=True)]
+
+
+def _cols_and_scores(sims: np.ndarray, tops: list[np.ndarray]) -> tuple[list[list[int]], list[list[float]]]:
+    """Per row, its picked columns and their scores as Python lists (one gather when every row has as many)."""
+    if tops and all(len(t) == len(tops[0]) for t in tops):
+        idx = np.stack(tops) if len(tops[0]) else np.zeros((len(tops), 0), dtype=np.intp)
+        return idx.tolist(), np.take_along_axis(sims[: len(tops)], idx, axis=1).tolist()
+    return [t.tolist() for t in tops], [sims[r, t].tolist() for r, t in enumerate(tops)]
 
 
 class _Embeddings:
@@ -326,7 +372,8 @@ def _top_k(scores: np.ndarray, k: int) -> list[np.ndarray]:
 def _top_k_of(vals: np.ndarray, cols: np.ndarray, scores: np.ndarray, kk: int, exact: np.ndarray) -> list[np.ndarray]:
     """`_top_k` over the kept scores `vals` (their columns `cols` in `scores`); rows in `exact`, and rows
     whose k-th kept score is tied or not finite, are resolved on the whole row of `scores`."""
-    part = np.argpartition(-vals, kk - 1, axis=1)[:, :kk]
+    n = vals.shape[1]
+    part = np.argpartition(vals, n - kk, axis=1)[:, n - kk :]  # the kk largest (no negated copy of the block)
     pv = np.take_along_axis(vals, part, axis=1)
     pc = np.take_along_axis(cols, part, axis=1)
     thr = pv.min(axis=1)
@@ -434,7 +481,10 @@ def build_skeleton(
         counters["no_type_compatible_slots"] = len(rejected)
         asked = [p for p, ok in zip(pairs, feasible, strict=True) if ok]
         # the briefs are validated once per tool; an input per candidate only pairs them
-        inputs = [EdgeProposalInput.model_construct(source=b(s), target=b(t)) for s, t, _, _ in asked]
+        for tid in sorted({p[0] for p in asked} | {p[1] for p in asked}):
+            b(tid)
+        pair = EdgeProposalInput.pair
+        inputs = [pair(briefs[s], briefs[t]) for s, t, _, _ in asked]
         results = propose(inputs) if inputs else []
         adm = _Admission(specs, kg, types, cfg, bindable)
         edges, more, type_rejections, invalid_examples = adm.admit(asked, results, counters)
@@ -600,51 +650,63 @@ def type_feasible(
 
     tools = sorted({p[0] for p in pairs} | {p[1] for p in pairs})
     row = {t: i for i, t in enumerate(tools)}
-    bp = {t: bindable[t] if bindable is not None else plans.bindable_params(specs[t]) for t in tools}
-    src_types: set[str] = set()
-    tgt_types: set[str] = set()
+    # each slot's type read once: (name, type) of the output fields and bindable parameters
+    ftyped: dict[str, list[tuple[str, str | None]]] = {}
+    ptyped: dict[str, list[tuple[str, str | None]]] = {}
     for t in tools:
-        src_types.update(v for v in (types.field_type(t, f) for f in specs[t].output_fields) if v and v != UNKNOWN)
-        tgt_types.update(v for v in (types.param_type(t, p) for p in bp[t]) if v and v != UNKNOWN)
-    fills = {st: [pt for pt in sorted(tgt_types) if types.accepts(pt, st) in ("equal", "subtype")] for st in src_types}
+        fmap = (types.tools.get(t) or {}).get("fields", {})
+        pmap = (types.tools.get(t) or {}).get("params", {})
+        ftyped[t] = [(f, fmap.get(f)) for f in specs[t].output_fields]
+        ptyped[t] = [
+            (p, pmap.get(p)) for p in (bindable[t] if bindable is not None else plans.bindable_params(specs[t]))
+        ]
+    src_types = {ft for fs in ftyped.values() for _, ft in fs if ft and ft != UNKNOWN}
+    tgt_types = sorted({pt for ps in ptyped.values() for _, pt in ps if pt and pt != UNKNOWN})
+    fills = {st: [pt for pt in tgt_types if types.accepts(pt, st) in ("equal", "subtype")] for st in src_types}
     vocab: dict[Any, int] = {}
 
     def tok(x: Any) -> int:
         return vocab.setdefault(x, len(vocab))
 
+    uri_tok = tok(("uri",))
+    # a slot's tokens depend only on its name and type: written once per (name, type)
+    f_toks: dict[tuple[str, str | None], list[int]] = {}
+    p_toks: dict[tuple[str, str | None], list[int]] = {}
     s_rows: list[int] = []
     s_cols: list[int] = []
     t_rows: list[int] = []
     t_cols: list[int] = []
     for t in tools:
-        i, spec = row[t], specs[t]
-        for f in spec.output_fields:
-            ft = types.field_type(t, f)
-            keys = _name_keys(f)
-            toks: list[tuple[Any, ...]] = [("a", k) for k in keys]
-            if _unknown(ft):
-                toks += [("u", k) for k in keys]
-            else:
-                toks += [("t", pt) for pt in fills.get(ft or "", [])]
+        i = row[t]
+        for f, ft in ftyped[t]:
+            got = f_toks.get((f, ft))
+            if got is None:
+                keys = _name_keys(f)
+                toks: list[tuple[Any, ...]] = [("a", k) for k in keys]
+                if _unknown(ft):
+                    toks += [("u", k) for k in keys]
+                else:
+                    toks += [("t", pt) for pt in fills.get(ft or "", [])]
+                got = f_toks[(f, ft)] = [tok(x) for x in toks]
             vals = [v for v in kg.field_values(t, f) if isinstance(v, str)]  # as check_uri_id reads them
-            if vals and all(uri_id(v) is not None for v in vals):
-                toks.append(("uri",))
-            for x in toks:
-                s_rows.append(i)
-                s_cols.append(tok(x))
-        for p in bp[t]:
-            pt = types.param_type(t, p)
-            keys = _name_keys(p)
-            toks = [("u", k) for k in keys]
-            if _unknown(pt):
-                toks += [("a", k) for k in keys]
-            else:
-                toks.append(("t", pt))
-            if _uri_fillable(pt):
-                toks.append(("uri",))
-            for x in toks:
-                t_rows.append(i)
-                t_cols.append(tok(x))
+            if vals and all("://" in v and uri_id(v) is not None for v in vals):  # a URI has '://'
+                got = [*got, uri_tok]
+            s_rows += [i] * len(got)
+            s_cols += got
+        for p, pt in ptyped[t]:
+            got = p_toks.get((p, pt))
+            if got is None:
+                keys = _name_keys(p)
+                toks = [("u", k) for k in keys]
+                if _unknown(pt):
+                    toks += [("a", k) for k in keys]
+                else:
+                    toks.append(("t", pt))
+                if _uri_fillable(pt):
+                    toks.append(("uri",))
+                got = p_toks[(p, pt)] = [tok(x) for x in toks]
+            t_rows += [i] * len(got)
+            t_cols += got
     shape = (len(tools), max(len(vocab), 1))
     smat = sparse.csr_matrix((np.ones(len(s_rows), dtype=np.float32), (s_rows, s_cols)), shape=shape)
     tmat = sparse.csr_matrix((np.ones(len(t_rows), dtype=np.float32), (t_rows, t_cols)), shape=shape)
@@ -671,16 +733,18 @@ class _Admission:
         self._bindable: dict[str, list[str]] = dict(bindable or {})
         self._fields: dict[str, set[str]] = {}
         self._bindable_sets: dict[str, set[str]] = {}
-        self._priors: dict[float, tuple[float, float]] = {}  # feasibility → (α, β)
+        self._priors: dict[float, tuple[float, float, float]] = {}  # feasibility → (α, β, itself rounded)
         self._compilers: dict[str, plans.PlanCompiler] = {}
         self._values_for: dict[tuple[str, str], list[Any]] = {}
         self._fsig: dict[tuple[str, str], int | None] = {}
         self._psig: dict[tuple[str, str], int | None] = {}
         self._sig_ids: dict[Any, int] = {}
-        self._checks: dict[tuple[int, int, bool], tuple[str, str, str | None]] = {}
-        self._unbound: dict[tuple[str, frozenset[str]], list[str]] = {}  # (target, bound) → other params
+        self._checks: dict[int, tuple[str, str, str | None]] = {}  # signature ids and uri, packed
+        self._shapes: dict[tuple[str, Any], plans.PlanShape] = {}  # (target, binding set) → its plan's shape
         self._canon: dict[tuple[tuple[str, str, str], ...], str] = {}  # bindings → canonical JSON rows
-        self._quoted: dict[str, str] = {}  # tool id → JSON string
+        self._heads: dict[str, tuple[str, str, str, str]] = {}  # tool id → name, domain, platform, JSON id
+        self._tool_sigs: dict[str, _ToolSigs] = {}
+        self._cands: dict[tuple[Any, ...], list[Any]] = {}  # (target, param, proposed) → known values to add
 
     def bindable(self, tid: str) -> list[str]:
         if tid not in self._bindable:
@@ -734,8 +798,9 @@ class _Admission:
     def check(self, src: str, f: str, tgt: str, p: str, uri: bool) -> tuple[str, str, str | None]:
         """(check, reason, value type passed) of one binding, as `type_filter` decides it."""
         fk, pk = self._field_sig(src, f), self._param_sig(tgt, p)
-        if fk is not None and pk is not None:
-            got = self._checks.get((fk, pk, uri))
+        memo = fk << 32 | pk << 1 | uri if fk is not None and pk is not None else None
+        if memo is not None:
+            got = self._checks.get(memo)
             if got is not None:
                 return got
         if uri:
@@ -753,46 +818,113 @@ class _Admission:
             )
             passed = self.types.field_type(src, f)
         out = (check, why, passed)
-        if fk is not None and pk is not None:
-            self._checks[(fk, pk, uri)] = out
+        if memo is not None:
+            self._checks[memo] = out
         return out
+
+    def _sig_maps(self, tid: str) -> "_ToolSigs":
+        """The tool's per-field and per-parameter signature ids, computed on first use."""
+        got = self._tool_sigs.get(tid)
+        if got is None:
+            got = self._tool_sigs[tid] = _ToolSigs()
+        return got
+
+    def _head(self, tid: str) -> tuple[str, str, str, str]:
+        """(name, domain, platform, id as JSON) of a tool, read once."""
+        got = self._heads.get(tid)
+        if got is None:
+            s = self.specs[tid]
+            got = self._heads[tid] = (s.name, s.domain, s.platform, plans.json_string(tid))
+        return got
 
     def admit(
         self, pairs: list[tuple[str, str, float, bool]], results: list[Any], counters: dict[str, int]
     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+        """The proposals of `pairs` checked and admitted as `_admit_legacy` does.  The loop is the build's
+        hottest at 10^5 candidates: what it reads per tool (names, field/parameter sets, signature ids)
+        and per binding set (the canonical JSON of the edge id, the unbound parameters) is looked up,
+        not recomputed, and a binding check costs one integer-keyed dict lookup once its signatures are
+        known."""
         g, specs = self.g, self.specs
+        s_min, clarify = g.s_min, g.clarify_candidates
         edges: list[dict[str, Any]] = []
         rejected: list[dict[str, Any]] = []
         type_rejections: list[dict[str, Any]] = []
         invalid_examples: list[str] = []
         seen: set[str] = set()
+        fields_of, params_of, heads, sigs_of = self._fields, self._bindable_sets, self._heads, self._tool_sigs
+        checks, canon, shapes, cand_memo = self._checks, self._canon, self._shapes, self._cands
+        transforms = plans.TRANSFORMS
+        sha256 = hashlib.sha256
+        n_fallbacks = 0
         for (src, tgt, sim, cross), res in zip(pairs, results, strict=True):
             out = getattr(res, "output", None)
             if getattr(res, "fallback", False):
-                counters["proposal_fallbacks"] += 1
+                n_fallbacks += 1
             if out is None:
                 counters["proposal_failures"] += 1
                 rejected.append({"source": src, "target": tgt, "feasibility": None, "why": "proposal_failed"})
                 continue
-            bindings = self._valid(src, tgt, out.bindings)
-            if bindings is None:  # something is dropped: the exact reasons
+            fields = fields_of.get(src)
+            if fields is None:
+                fields = self.fields(src)
+            params = params_of.get(tgt)
+            if params is None:
+                params = self.bindable_set(tgt)
+            # the proposal's bindings as `plans.validate_bindings` keeps them, or None when it drops one
+            valid: list[tuple[str, str, str | None]] | None = []
+            ps: list[str] = []
+            for bd in out.bindings:
+                if isinstance(bd, Binding):  # read as its model_dump() would give it
+                    p, f, t = bd.target_param, bd.source_field, bd.transform or None
+                else:
+                    p, f, t = bd.get("target_param"), bd.get("source_field"), bd.get("transform") or None
+                    if not isinstance(p, str) or not isinstance(f, str):
+                        valid = None
+                        break
+                if f not in fields or p not in params or p in ps or (t is not None and t not in transforms):
+                    valid = None
+                    break
+                ps.append(p)
+                valid.append((p, f, t))  # type: ignore[union-attr]
+            if valid is None:  # something is dropped: the exact reasons
                 raw = [bd.model_dump() if hasattr(bd, "model_dump") else dict(bd) for bd in out.bindings]
                 s_spec, t_spec = specs[src], specs[tgt]
-                bindings, dropped = plans.validate_bindings(s_spec, t_spec, raw)
+                dicts, dropped = plans.validate_bindings(s_spec, t_spec, raw)
                 counters["invalid_bindings"] += len(dropped)
                 invalid_examples += [f"{s_spec.name}→{t_spec.name}: {d}" for d in dropped]
+                valid = [(d["target_param"], d["source_field"], d["transform"]) for d in dicts]
             score = float(out.feasibility_score)
-            if not bindings:
+            if not valid:
                 counters["proposals_without_bindings"] += 1
                 rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "no_valid_binding"})
                 continue
+            s_sigs = sigs_of.get(src) or self._sig_maps(src)
+            t_sigs = sigs_of.get(tgt) or self._sig_maps(tgt)
             kept: list[dict[str, Any]] = []
             by_type: list[dict[str, Any]] = []
-            for bd in bindings:
-                f, p = bd["source_field"], bd["target_param"]
-                check, why, passed = self.check(src, f, tgt, p, bd.get("transform") == "uri_id")
+            for p, f, t in valid:
+                uri = t == "uri_id"
+                fk = s_sigs.fields.get(f, _UNSET)
+                if fk is _UNSET:
+                    fk = s_sigs.fields[f] = self._field_sig(src, f)
+                pk = t_sigs.params.get(p, _UNSET)
+                if pk is _UNSET:
+                    pk = t_sigs.params[p] = self._param_sig(tgt, p)
+                got = checks.get(fk << 32 | pk << 1 | uri) if fk is not None and pk is not None else None
+                if got is None:
+                    got = self.check(src, f, tgt, p, uri)
+                check, why, passed = got
                 if check in ADMITTED_CHECKS:
-                    kept.append({**bd, "type_check": check, "value_type": passed})
+                    kept.append(
+                        {
+                            "target_param": p,
+                            "source_field": f,
+                            "transform": t,
+                            "type_check": check,
+                            "value_type": passed,
+                        }
+                    )
                     continue
                 s_spec, t_spec = specs[src], specs[tgt]
                 by_type.append(
@@ -807,127 +939,121 @@ class _Admission:
                         "detail": why,
                     }
                 )
-            for r in by_type:
-                counters[r["reason"]] += 1
-            type_rejections += by_type
+            if by_type:
+                for r in by_type:
+                    counters[r["reason"]] += 1
+                type_rejections += by_type
             if not kept:
                 counters["rejected_by_type"] += 1
                 why = "type_mismatch" if any(r["reason"] == "type_mismatch" for r in by_type) else "type_unverified"
                 rejected.append({"source": src, "target": tgt, "feasibility": score, "why": why})
                 continue
-            if score < g.s_min:
+            if score < s_min:
                 counters["below_s_min"] += 1
                 rejected.append({"source": src, "target": tgt, "feasibility": score, "why": "below_s_min"})
                 continue
-            eid = self.edge_id(src, tgt, kept)
+            # the edge id: `plans.edge_id`, the canonical JSON of the binding set written once per set
+            key = tuple((b["target_param"], b["source_field"], b["transform"] or "") for b in kept)
+            rows = canon.get(key)
+            if rows is None:
+                rows = canon[key] = self._canon_rows(key)
+            hs, ht = heads.get(src) or self._head(src), heads.get(tgt) or self._head(tgt)
+            eid = "sha256:" + sha256(f"[{hs[3]}, {ht[3]}, [{rows}]]".encode()).hexdigest()
             if eid in seen:
                 counters["duplicate_edges"] += 1
                 continue
             seen.add(eid)
-            bound = frozenset(x["target_param"] for x in kept)
-            unbound = self._unbound.get((tgt, bound))
-            if unbound is None:
-                unbound = self._unbound[(tgt, bound)] = sorted(set(self.bindable(tgt)) - bound)
-            candidates: dict[str, list[Any]] = {}
-            for p in unbound:
-                vals = list(out.default_candidates.get(p, []))
-                vals += [v for v in self.values_for(tgt, p) if v not in vals]
-                candidates[p] = vals[: g.clarify_candidates]
-            edges.append(self._edge(eid, src, tgt, sim, cross, kept, candidates, score, out.reason, res))
+            # the plan: its shape (which parameter comes from where) once per target and binding set, the
+            # CLARIFY candidates per edge: the proposal's, then the known values not among them (memoized
+            # per equal proposal: `not in` compares by equality, so equal keys give equal lists)
+            shape = shapes.get((tgt, key))
+            if shape is None:
+                shape = shapes[(tgt, key)] = self.compiler(tgt).shape(kept)
+            plan: dict[str, dict[str, Any]] = {}
+            defaults = out.default_candidates
+            for p, kind, a, b in shape:
+                if kind == UPSTREAM:
+                    plan[p] = {"kind": UPSTREAM, "field": a, "transform": b}
+                elif kind == DEFAULT:
+                    plan[p] = {"kind": DEFAULT, "value": a}
+                else:
+                    given = defaults.get(p) or ()
+                    ck: tuple[Any, ...] | None = (tgt, p, tuple(given))
+                    try:
+                        extra = cand_memo.get(ck)  # type: ignore[arg-type]
+                    except TypeError:  # an unhashable candidate: never memoized
+                        ck, extra = None, None
+                    if extra is None:
+                        extra = [v for v in self.values_for(tgt, p) if v not in given]
+                        if ck is not None:
+                            cand_memo[ck] = extra
+                    plan[p] = {"kind": CLARIFY, "candidates": [*given, *extra][:clarify], "required": a}
+            ab = self._priors.get(score)
+            if ab is None:
+                a0, b0 = prior(score, g.kappa)
+                ab = self._priors[score] = (float(a0), float(b0), round(score, 4))
+            a0, b0, rounded = ab
+            edges.append(
+                {
+                    "edge_id": eid,
+                    "source_tool": hs[0],
+                    "source_domain": hs[1],
+                    "source_platform": hs[2],
+                    "source_tool_id": src,
+                    "target_tool": ht[0],
+                    "target_domain": ht[1],
+                    "target_platform": ht[2],
+                    "target_tool_id": tgt,
+                    "cross_domain": bool(cross),
+                    "similarity": float(sim),
+                    "bindings": kept,
+                    "plan": plan,
+                    "feasibility": rounded,
+                    "reason": out.reason,
+                    "alpha": a0,
+                    "beta": b0,
+                    "prior_alpha": a0,
+                    "prior_beta": b0,
+                    "trials": 0,
+                    "successes": 0,
+                    "outcome_counts": {},
+                    "status": "retained",
+                    "pruned_at_iteration": None,
+                    "cache": [],
+                    "proposal_provenance": (
+                        res.provenance() if hasattr(res, "provenance") else {"implementation": "external"}
+                    ),
+                }
+            )
+        counters["proposal_fallbacks"] += n_fallbacks
         return edges, rejected, type_rejections, invalid_examples
 
-    def edge_id(self, src: str, tgt: str, bindings: list[dict[str, Any]]) -> str:
-        """`plans.edge_id`, the canonical JSON of a binding set and of a tool id written once."""
-        key = tuple((b["target_param"], b["source_field"], b.get("transform") or "") for b in bindings)
-        rows = self._canon.get(key)
-        if rows is None:
-            if not all(isinstance(x, str) for c in key for x in c):
-                return plans.edge_id(src, tgt, bindings)
+    @staticmethod
+    def _canon_rows(key: tuple[tuple[Any, Any, Any], ...]) -> str:
+        """The canonical JSON rows of a binding set (`plans.edge_id`'s, sorted by parameter)."""
+        if all(isinstance(x, str) for c in key for x in c):
             q = plans.json_string
-            rows = self._canon[key] = ", ".join(f"[{q(p)}, {q(f)}, {q(t)}]" for p, f, t in sorted(key))
-        qs, qt = self._quoted.get(src), self._quoted.get(tgt)
-        if qs is None:
-            qs = self._quoted[src] = plans.json_string(src)
-        if qt is None:
-            qt = self._quoted[tgt] = plans.json_string(tgt)
-        return "sha256:" + hashlib.sha256(f"[{qs}, {qt}, [{rows}]]".encode()).hexdigest()
+            return ", ".join(f"[{q(p)}, {q(f)}, {q(t)}]" for p, f, t in sorted(key))
+        return dumps(sorted(key))[1:-1]
 
-    def _valid(self, src: str, tgt: str, raw: list[Any]) -> list[dict[str, Any]] | None:
-        """`plans.validate_bindings`'s kept list of the proposal's bindings (`Binding` models or dicts)
-        when it drops nothing, else None."""
-        fields, params = self.fields(src), self.bindable_set(tgt)
-        seen: set[str] = set()
-        kept = []
-        for bd in raw:
-            if isinstance(bd, Binding):  # read as its model_dump() would give it
-                p, f, t = bd.target_param, bd.source_field, bd.transform or None
-            else:
-                p, f, t = bd.get("target_param"), bd.get("source_field"), bd.get("transform") or None
-                if not isinstance(p, str) or not isinstance(f, str):
-                    return None
-            if f not in fields or p not in params or p in seen or (t is not None and t not in plans.TRANSFORMS):
-                return None
-            seen.add(p)
-            kept.append({"target_param": p, "source_field": f, "transform": t})
-        return kept
 
-    def _edge(
-        self,
-        eid: str,
-        src: str,
-        tgt: str,
-        sim: float,
-        cross: bool,
-        bindings: list[dict[str, Any]],
-        candidates: dict[str, list[Any]],
-        score: float,
-        reason: str,
-        res: Any,
-    ) -> dict[str, Any]:
-        """The stored form of a new edge: `Edge(...).to_json()` without building the model."""
-        s_spec, t_spec = self.specs[src], self.specs[tgt]
-        ab = self._priors.get(score)
-        if ab is None:
-            ab = self._priors[score] = prior(score, self.g.kappa)
-        a0, b0 = ab
-        return {
-            "edge_id": eid,
-            "source_tool": s_spec.name,
-            "source_domain": s_spec.domain,
-            "source_platform": s_spec.platform,
-            "source_tool_id": src,
-            "target_tool": t_spec.name,
-            "target_domain": t_spec.domain,
-            "target_platform": t_spec.platform,
-            "target_tool_id": tgt,
-            "cross_domain": bool(cross),
-            "similarity": float(sim),
-            "bindings": bindings,
-            "plan": self.compiler(tgt).compile(bindings, candidates),
-            "feasibility": round(score, 4),
-            "reason": reason,
-            "alpha": float(a0),
-            "beta": float(b0),
-            "prior_alpha": float(a0),
-            "prior_beta": float(b0),
-            "trials": 0,
-            "successes": 0,
-            "outcome_counts": {},
-            "status": "retained",
-            "pruned_at_iteration": None,
-            "cache": [],
-            "proposal_provenance": res.provenance() if hasattr(res, "provenance") else {"implementation": "external"},
-        }
+class _ToolSigs:
+    """A tool's binding-check signature ids: output field → id, parameter → id (None: unhashable)."""
+
+    __slots__ = ("fields", "params")
+
+    def __init__(self) -> None:
+        self.fields: dict[str, int | None] = {}
+        self.params: dict[str, int | None] = {}
 
 
 def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     st = value["stats"]
     raw = value["edges"]
     scores = [float(e.feasibility if isinstance(e, Edge) else e["feasibility"]) for e in raw]
-    hist = {f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}": 0 for lo in range(10)}
-    for s in scores:
-        lo = min(int(s * 10), 9)
-        hist[f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}"] += 1
+    # tenths of the score, the last one closed (int() of a non-negative score, as numpy truncates it)
+    per_bin = np.bincount(np.minimum((np.asarray(scores, dtype=np.float64) * 10).astype(np.int64), 9), minlength=10)
+    hist = {f"{lo / 10:.1f}-{(lo + 1) / 10:.1f}": int(per_bin[lo]) for lo in range(10)}
     return {
         "candidates": st["candidates"],
         "cross_domain_candidates": st["cross_domain_candidates"],
@@ -962,7 +1088,7 @@ def skeleton_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
 
 def _top(edges: list[Any], scores: list[float], n: int) -> list[Any]:
     """The `n` edges of highest score, ties in stored order (what a stable sort by -score keeps first)."""
-    order = sorted(range(len(edges)), key=lambda i: -scores[i])[:n]
+    order = heapq.nsmallest(n, range(len(edges)), key=lambda i: -scores[i])  # = sorted(...)[:n], stable
     return [edges[i] for i in order]
 
 

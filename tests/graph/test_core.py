@@ -394,3 +394,47 @@ def test_no_cyclic_gc_restores_the_collector_state():
         assert not gc.isenabled()
     finally:
         (gc.enable if was else gc.disable)()
+
+
+def test_admission_keeps_each_proposals_own_candidate_values_and_types():
+    """Issue 20: the admission memoizes the known values it adds after a proposal's CLARIFY candidates per equal
+    proposal; proposals whose candidates are equal but typed differently (1, True, 1.0) must keep their own
+    values, as the legacy path writes them (compared as JSON: 1 == True in Python)."""
+    import json
+
+    cfg = load_config()
+    sources = [_spec(f"search_airlines_{i}", {"name": "string"}, ["name"], ["carrier", "name"]) for i in range(4)]
+    tools = [*sources, TGT]
+    given = {s.name: v for s, v in zip(sources, ([1], [True], [1.0], []), strict=True)}
+
+    def propose(inputs):
+        return [
+            _Res(
+                EdgeProposal(
+                    feasibility_score=0.9,
+                    reason="test",
+                    bindings=[Binding(target_param="carrier", source_field="carrier")],
+                    default_candidates={"date": given[i.source.name]} if i.target.name == TGT.name else {},
+                )
+            )
+            for i in inputs
+        ]
+
+    new, _ = build_skeleton("d", _inventory(tools), {}, _catalog(tools), cfg, propose)
+    old, _ = build_skeleton("d", _inventory(tools), {}, _catalog(tools), cfg, propose, legacy=True)
+    assert json.dumps(new["edges"], sort_keys=True) == json.dumps(old["edges"], sort_keys=True)
+    to_tgt = {e["source_tool"]: e["plan"]["date"]["candidates"] for e in new["edges"] if e["target_tool"] == TGT.name}
+    assert len(to_tgt) == 4, sorted(to_tgt)
+    assert [type(to_tgt[s.name][0]) for s in sources[:3]] == [int, bool, float] and to_tgt[sources[3].name] == []
+
+
+def test_edge_proposal_input_pair_is_model_construct():
+    """`EdgeProposalInput.pair` sets what `model_construct` sets: equal models, dumps and fields set."""
+    from factory.llm.schemas import EdgeProposalInput, ToolBrief
+
+    a, b = ToolBrief.from_spec(SRC), ToolBrief.from_spec(TGT)
+    fast, slow = EdgeProposalInput.pair(a, b), EdgeProposalInput.model_construct(source=a, target=b)
+    assert fast == slow and fast.model_dump() == slow.model_dump() and fast.model_dump_json() == slow.model_dump_json()
+    assert fast.model_fields_set == slow.model_fields_set == {"source", "target"}
+    assert fast.source is a and fast.target is b and fast.__pydantic_extra__ is None
+    assert fast != EdgeProposalInput.pair(b, a)

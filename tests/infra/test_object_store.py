@@ -4,7 +4,9 @@ and one domain end to end through exports (slow).
 """
 
 import hashlib
+import io
 import json
+import time
 import uuid
 
 import numpy as np
@@ -20,6 +22,7 @@ from factory.io import (
     read_artifact,
     stage_artifact,
 )
+from tests.conftest import free_port
 from tests.infra.conftest import FAKE_SECRET
 
 
@@ -128,7 +131,10 @@ def test_plain_locations_pass_and_options_are_s3_only(monkeypatch):
 # --------------------------------------------------------------------------- one domain end to end (slow)
 
 
-@pytest.mark.infra  # a whole music run in process: 1190 s at load ~15 on 2 cores; `make test-infra`, not in CI
+# a whole music run in process, no injected faults: 293-307 s at load 8-11 on 2 cores (1190 s at load ~15 with
+# faults, before a versions fix); in CI's `make test-slow` and in `make test-infra`
+@pytest.mark.slow
+@pytest.mark.infra
 def test_music_end_to_end_on_s3_through_exports(tmp_path, s3_env):
     """`factory run`'s stages for one domain with `data_dir: s3://...`: every asset value, the splits, the
     exports and the retrieval index land in the bucket (nothing in a local data folder), and the published
@@ -148,24 +154,48 @@ def test_music_end_to_end_on_s3_through_exports(tmp_path, s3_env):
     domains = [d for d in base["domains"] if d["name"] == "music"]
     graph = {**base["graph"], "iterations": 3, "paths_per_iteration": 20, "eval_trials_per_edge": 0}
     synthesis = {**base["synthesis"], "per_pattern": 2, "attempts": 70}
-    path = write_config(tmp_path, domains=domains, graph=graph, synthesis=synthesis)
+    demo = {**base["demo"], "faults": {}, "port": free_port()}  # no injected faults (no backoff waits); never 8765
+    path = write_config(tmp_path, domains=domains, graph=graph, synthesis=synthesis, demo=demo)
     text = path.read_text(encoding="utf-8").replace(str(tmp_path / "data"), f"s3://{s3_env.bucket}/{prefix}")
     path.write_text(text, encoding="utf-8")
     cfg = load_config(path)
     assert cfg.data_location == f"s3://{s3_env.bucket}/{prefix}"
     defs = build_definitions(str(path))
+    t0 = time.monotonic()
+    lines: list[str] = []
     with dg.instance_for_test() as instance, DemoService(cfg.demo, log_dir=tmp_path / "logs"):
         sync_domain_partitions(instance, cfg.domain_names)
-        staged = run_pipeline(defs, instance, cfg.domain_names, progress=lambda m: None)
+        staged = run_pipeline(
+            defs, instance, cfg.domain_names, progress=lambda m: lines.append(f"{time.monotonic() - t0:7.1f} s  {m}")
+        )
         failed = [k for k, r in staged.items() if not r.success]
         assert not failed, failed
         events = [
             e for r in staged.values() for e in instance.all_logs(r.run_id) if e.dagster_event is not None
         ]  # fmt: skip
         assert FAKE_SECRET not in json.dumps([str(e) for e in events])
+        materialized = {
+            (e.dagster_event.asset_key.path[-1], e.dagster_event.partition)
+            for e in events
+            if e.dagster_event.is_step_materialization and e.dagster_event.asset_key is not None
+        }
+        print("\n".join(lines))
+        print(_slowest_steps(events))
 
     assert not (tmp_path / "data").exists()
     keys = set(s3_env.keys(prefix + "/"))
+    # every asset value the run materialized is an object in the bucket, and reads back through the store
+    # (pyarrow.fs) as boto3 reads it
+    assert len({a for a, _ in materialized}) >= 15, sorted(materialized, key=str)
+    for asset, partition in sorted(materialized, key=str):
+        rel = f"{prefix}/{asset}/{(partition or '__all__').replace('/', '_')}"
+        found = [k for k in (rel + ".json", rel + ".parquet") if k in keys]
+        assert len(found) == 1, (asset, partition, found)
+        value = read_artifact(cfg, asset, partition)
+        if found[0].endswith(".json"):
+            assert value == json.loads(s3_env.get(found[0])), asset
+        else:
+            assert len(value) == len(pd.read_parquet(io.BytesIO(s3_env.get(found[0])))), asset
     for asset in ("tool_inventory/music.json", "trajectories/music.json", "dataset_splits/__all__.json"):
         assert f"{prefix}/{asset}" in keys, asset
     assert any(k.startswith(f"{prefix}/retrieval_index/lancedb/") for k in keys)
@@ -188,3 +218,18 @@ def test_music_end_to_end_on_s3_through_exports(tmp_path, s3_env):
     value = read_artifact(cfg, "dataset_exports")
     assert value["root"] == f"s3://{s3_env.bucket}/{prefix}/exports/{pointer['version']}"
     assert all(FAKE_SECRET.encode() not in s3_env.get(k) for k in keys if not k.endswith((".lance", ".idx")))
+
+
+def _slowest_steps(events: list, n: int = 15) -> str:
+    """The run's slowest steps (start to success), for the test's printed timing."""
+    start: dict[tuple[str, str], float] = {}
+    took: list[tuple[float, str]] = []
+    for e in events:
+        ev = e.dagster_event
+        key = (e.run_id, ev.step_key or "")
+        if ev.is_step_start:
+            start[key] = e.timestamp
+        elif ev.is_step_success and key in start:
+            took.append((e.timestamp - start[key], ev.step_key or ""))
+    took.sort(reverse=True)
+    return "slowest steps: " + ", ".join(f"{k} {s:.1f} s" for s, k in took[:n])
