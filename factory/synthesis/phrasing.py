@@ -1023,6 +1023,21 @@ def _not_known(
         role = (((frame.get("fields") or {}).get(node.get("field")) or {}).get("role")) if node else None
         if node.get("operator") in ("max", "min") and role == "count" and node.get("threshold") == value:
             raise Unphraseable(f"the pick by {node['field']} already states the count {value}", "redundant")
+        if node and role == "count" and _same_noun(str(node.get("field") or ""), frames.get(counted_tid) or {}):
+            # 'the aircraft of 9E with at most 4 flights … how many flights in total': a reader counts the flights
+            # the filter counted (9E's), the listing counts every flight of those aircraft (blind read s10: 11 vs 77)
+            raise Unphraseable(
+                f"the filter by {node['field']} counts the records the question counts again, in another scope",
+                "redundant",
+            )
+
+
+def _same_noun(field_name: str, counted_frame: Mapping[str, Any]) -> bool:
+    """Whether a count field ('flights', 'n_tracks', 'track_count') names the entity a counted listing returns."""
+    en = ((counted_frame.get("noun") or {}).get("en")) or {}
+    nouns = {str(en.get("sing") or "").lower(), str(en.get("plural") or "").lower()} - {""}
+    words = set(re.split(r"[_\s]+", field_name.lower())) - {"n", "num", "count", "number", "of", "total"}
+    return bool(words) and any(w in nouns or plural(w) in nouns for w in words)
 
 
 def chain_description(

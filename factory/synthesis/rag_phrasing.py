@@ -78,6 +78,12 @@ class Fact:
     # the domain's APIs can compute the fact too (the corpus is rendered from data they serve): a policy that forbids
     # the documents leaves a question about it answerable
     derivable: bool = False
+    # only for documents whose subject (the title's `subject` part) matches: a wording that holds for some subjects
+    # ('시군구(일반구 단위)' says something for 경기도, nothing for 서울특별시, blind read s10)
+    subject: re.Pattern[str] | None = None
+
+    def applies(self, doc: "DocRef") -> bool:
+        return self.subject is None or bool(self.subject.search(str(doc.parts.get("subject") or "")))
 
     @property
     def is_name(self) -> bool:
@@ -167,7 +173,8 @@ def load_passage_lexicon(path: str | Path) -> PassageLexicon:
         m = _regex(f["match"], where)
         fact = Fact(fin, m, _lang_map(f.get("ask"), f"{where}.ask"), _lang_map(f.get("answer"), f"{where}.answer"),
                     str(f.get("type") or ""), _lang_map(f.get("phrase"), f"{where}.phrase"),
-                    _flag(f.get("derivable", False), f"{where}.derivable"))  # fmt: skip
+                    _flag(f.get("derivable", False), f"{where}.derivable"),
+                    _regex(f["subject"], f"{where}.subject") if f.get("subject") else None)  # fmt: skip
         if ("n" in m.groupindex) == fact.is_name:
             raise PassageLexiconError(f"{where}: match needs exactly one of the groups `n` (a number) and `v` (a name)")
         if fact.is_name and not (fact.type and fact.phrase):
@@ -321,7 +328,7 @@ def number_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lan
     """Every number of the passage that a reviewed fact asks for, with its question and answer sentence."""
     out: list[NumberFact] = []
     for f in lex.facts:
-        if f.is_name or doc.form.kind not in f.kinds or lang not in f.ask or lang not in f.answer:
+        if f.is_name or doc.form.kind not in f.kinds or lang not in f.ask or lang not in f.answer or not f.applies(doc):
             continue
         for s in sentences:
             m = f.match.search(s)
@@ -347,7 +354,7 @@ def name_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang:
     """Every name of the passage that a reviewed fact names, with the phrase for its record."""
     out: list[NameFact] = []
     for f in lex.facts:
-        if not f.is_name or doc.form.kind not in f.kinds or lang not in f.phrase:
+        if not f.is_name or doc.form.kind not in f.kinds or lang not in f.phrase or not f.applies(doc):
             continue
         for s in sentences:
             m = f.match.search(s)

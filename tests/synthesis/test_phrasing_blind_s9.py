@@ -176,6 +176,36 @@ def test_the_pick_by_a_count_is_not_counted_again(specs):
     assert e.value.code == "redundant"
 
 
+def test_a_filter_by_a_count_is_not_counted_again_in_another_scope(specs):
+    # s10 en1 #8 / policy #16: 'How many flights do the aircraft of airline 9E with at most 4 flights have in total?'
+    # counted 9E's flights in the filter and every airline's in the answer (77; a reader says 11)
+    from factory.synthesis.phrasing import _same_noun
+
+    j = [
+        {
+            "from": "list_airline_fleet.tailnum",
+            "to": "list_flights.tailnum",
+            "type": "DRV",
+            "n": 4,
+            "width": 4,
+            "process": {"field": "flights", "operator": "le", "threshold": 4},
+        }
+    ]
+    acts = [{**_action(specs, "list_airline_fleet", {"carrier": "9E"}), "records": 100}] + [
+        {**_action(specs, "list_flights", {"tailnum": f"N{i}"}, 2), "records": 20} for i in range(4)
+    ]
+    t = _traj(
+        specs, "chain", ["list_airline_fleet", "list_flights"], j, [("list_airline_fleet", "carrier", "9E")], acts,
+        {"ask": "count"}, {"type": "number", "value": 77, "fields": []},
+    )  # fmt: skip
+    with pytest.raises(Unphraseable) as e:
+        _query(t, specs, "en")
+    assert e.value.code == "redundant" and "another scope" in str(e.value)
+    flights = {"noun": {"en": {"sing": "flight", "plural": "flights"}}}
+    assert _same_noun("flights", flights) and _same_noun("n_flights", flights)
+    assert not _same_noun("seats", flights) and not _same_noun("count", flights)
+
+
 def test_korean_says_legal_dongs_whose_code_and_general_wards(specs):
     t = _chain(
         specs, ["search_admin_emd", "list_admin_emd"], [("sigunguCd", "sigunguCd")],
