@@ -27,6 +27,8 @@ speak of its records (factory.synthesis.phrasing reads them):
 - ``noun_by: {param: sidoCd, ko: {"41": 시군구(일반구 포함)}}``: the noun said for the records of a call sent that
   value (a province whose 일반구 the tool lists in place of their city);
 - ``fields.<f>.hop: {en: "the album with {up}"}``: the record that field references, said of one record.
+- ``fields.<f>.uniform: true``: nearly every record has the same value (a track's price): never asked of a record
+  picked by another field (the longest track's price), by an API chain or a document fact.
 """
 
 import re

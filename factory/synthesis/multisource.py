@@ -310,6 +310,8 @@ def _answer_field(
         kind = (slots.get(f) or {}).get("kind")
         if f == param or v in (None, "", bridge) or isinstance(v, bool | dict | list) or kind == "key":
             continue
+        if (slots.get(f) or {}).get("uniform"):  # the document picked the record: a value every record has says nothing
+            continue
         if _ID_FIELD.search(f) and (kind != "display" or re.search(r"(url|uri|digest)$", f, re.IGNORECASE)):
             continue
         if isinstance(v, str) and not entity_like(v) and not re.fullmatch(r"[\d.,]+", v):

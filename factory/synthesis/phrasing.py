@@ -982,6 +982,11 @@ def chain_realization(
     ref = chain_refs(t, specs, frames, tids, junctions, lang)
     last = _frame(frames, specs[tids[-1]], tids[-1])
     if d.get("ask") == "value":
+        picked = any((j.get("process") or {}).get("operator") in ("max", "min") for j in junctions)
+        if picked and ((last.get("fields") or {}).get(d["field"]) or {}).get("uniform"):
+            raise Unphraseable(
+                f"{d['field']} is the same on nearly every record: the pick makes no difference", "redundant"
+            )
         parts = _value_parts(ref, last, d["field"], lang, _record(t, tids[-1]))
     else:
         total = bool(junctions) and junctions[-1]["width"] > 1

@@ -114,6 +114,12 @@ def test_cross_source_filter_keeps_only_answers_the_other_source_lacks():
     assert multisource._answer_field([{**region[0], "adm_code": "x"}], passages, "해운대구", "keyword", frame) == [
         "admCd"
     ]
+    # a field nearly every record shares (a track's price, lexicon `uniform`) says nothing of the record the
+    # document picked (the longest track: blind read s10, 0.99 for any track)
+    priced = [{**rec[0], "unit_price": 0.99}]
+    assert multisource._answer_field(priced, passages, "Whole Lotta Rosie", "name") == ["milliseconds", "unit_price"]
+    uniform = {"fields": {"unit_price": {"uniform": True}}}
+    assert multisource._answer_field(priced, passages, "Whole Lotta Rosie", "name", uniform) == ["milliseconds"]
 
 
 def test_first_hops_are_seeded_from_the_corpus_subjects_through_another_name_of_the_record():

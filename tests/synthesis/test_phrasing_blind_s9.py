@@ -206,6 +206,14 @@ def test_a_filter_by_a_count_is_not_counted_again_in_another_scope(specs):
     assert not _same_noun("seats", flights) and not _same_noun("count", flights)
 
 
+def test_the_reviewed_lexicon_marks_the_track_price_uniform(specs):
+    from tests.synthesis.test_phrasing import demo_frames
+
+    frames = demo_frames(specs)
+    tracks = frames[_tid(specs, "list_album_tracks")]["fields"]
+    assert tracks["unit_price"].get("uniform") is True and not tracks["bytes"].get("uniform")
+
+
 def test_korean_says_legal_dongs_whose_code_and_general_wards(specs):
     t = _chain(
         specs, ["search_admin_emd", "list_admin_emd"], [("sigunguCd", "sigunguCd")],
