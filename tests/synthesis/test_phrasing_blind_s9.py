@@ -153,24 +153,22 @@ def test_a_count_a_record_of_the_path_already_holds_is_unphraseable(specs):
     assert "AirTran" not in _query(t, specs, "en")
 
 
+def _fleet_then_flights(specs, carrier: str, process: dict, tails: list[str], value: int) -> dict:
+    """An airline's fleet, its aircraft picked or filtered by their flight count, then those aircraft's flights."""
+    j = [{"from": "list_airline_fleet.tailnum", "to": "list_flights.tailnum", "type": "DRV",
+          "n": process["threshold"], "width": len(tails), "process": process}]  # fmt: skip
+    acts = [{**_action(specs, "list_airline_fleet", {"carrier": carrier}), "records": 100}] + [
+        {**_action(specs, "list_flights", {"tailnum": tail}, 2 + i), "records": 100} for i, tail in enumerate(tails)
+    ]
+    return _traj(
+        specs, "chain", ["list_airline_fleet", "list_flights"], j, [("list_airline_fleet", "carrier", carrier)], acts,
+        {"ask": "count"}, {"type": "number", "value": value, "fields": []},
+    )  # fmt: skip
+
+
 def test_the_pick_by_a_count_is_not_counted_again(specs):
     # s9 en2 #12: 'How many flights does the aircraft of EV with the most flights have?'
-    j = [
-        {
-            "from": "list_airline_fleet.tailnum",
-            "to": "list_flights.tailnum",
-            "type": "DRV",
-            "n": 316,
-            "width": 1,
-            "process": {"field": "flights", "operator": "max", "threshold": 316},
-        }
-    ]
-    acts = [{**_action(specs, "list_airline_fleet", {"carrier": "EV"}), "records": 100},
-            {**_action(specs, "list_flights", {"tailnum": "N15980"}, 3), "records": 100}]  # fmt: skip
-    t = _traj(
-        specs, "chain", ["list_airline_fleet", "list_flights"], j, [("list_airline_fleet", "carrier", "EV")], acts,
-        {"ask": "count"}, {"type": "number", "value": 316, "fields": []},
-    )  # fmt: skip
+    t = _fleet_then_flights(specs, "EV", {"field": "flights", "operator": "max", "threshold": 316}, ["N15980"], 316)
     with pytest.raises(Unphraseable) as e:
         _query(t, specs, "en")
     assert e.value.code == "redundant"
@@ -181,23 +179,8 @@ def test_a_filter_by_a_count_is_not_counted_again_in_another_scope(specs):
     # counted 9E's flights in the filter and every airline's in the answer (77; a reader says 11)
     from factory.synthesis.phrasing import _same_noun
 
-    j = [
-        {
-            "from": "list_airline_fleet.tailnum",
-            "to": "list_flights.tailnum",
-            "type": "DRV",
-            "n": 4,
-            "width": 4,
-            "process": {"field": "flights", "operator": "le", "threshold": 4},
-        }
-    ]
-    acts = [{**_action(specs, "list_airline_fleet", {"carrier": "9E"}), "records": 100}] + [
-        {**_action(specs, "list_flights", {"tailnum": f"N{i}"}, 2), "records": 20} for i in range(4)
-    ]
-    t = _traj(
-        specs, "chain", ["list_airline_fleet", "list_flights"], j, [("list_airline_fleet", "carrier", "9E")], acts,
-        {"ask": "count"}, {"type": "number", "value": 77, "fields": []},
-    )  # fmt: skip
+    tails = [f"N{i}" for i in range(4)]
+    t = _fleet_then_flights(specs, "9E", {"field": "flights", "operator": "le", "threshold": 4}, tails, 77)
     with pytest.raises(Unphraseable) as e:
         _query(t, specs, "en")
     assert e.value.code == "redundant" and "another scope" in str(e.value)
