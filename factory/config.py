@@ -249,6 +249,13 @@ class RetrievalConfig(_Frozen):
         description="API+RAG trajectories kept per hop type (API-RAG, RAG-API, API-RAG-API) per domain; unset: "
         "synthesis.per_pattern.",
     )
+    multisource_max_per_answer: int | None = Field(
+        default=2,
+        ge=1,
+        description="API+RAG trajectories per domain that may share an answer value or the entity a passage picks "
+        "(the district topping every census year: 송파구 answered four questions, and readers notice repeats); "
+        "more are rejected `repeated_answer`. Unset: no cap.",
+    )
 
     @field_validator("policy_shares")
     @classmethod

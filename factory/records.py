@@ -120,6 +120,23 @@ def published_task(task: Mapping[str, Any]) -> dict[str, Any]:
     return {**task, "lineage": {k: v for k, v in lin.items() if k not in PER_RUN_LINEAGE}}
 
 
+#: What a changes_answer policy keeps of the task as it is without the policy (`policy["unrestricted"]`): the
+#: published golden path holds no call the policy forbids (factory.retrieval.policy.restrict).
+UNRESTRICTED_FIELDS = ("golden_actions", "alternative_paths", "counterfactual_actions", "answer_spec", "answer")
+
+
+def unrestricted(task: Mapping[str, Any]) -> dict[str, Any]:
+    """The task as it is without its tool-use policy: a changes_answer task's golden path, other paths, answer spec
+    and answer are its policy's `unrestricted` record (the calls the forbidden tools would answer with, kept as
+    lineage); any other task as it is. The audit re-derives the unrestricted answer from it; a conversation, which
+    carries no policy, is built from it."""
+    pol = task.get("policy")
+    kept = pol.get("unrestricted") if isinstance(pol, Mapping) else None
+    if not isinstance(kept, Mapping):
+        return dict(task)
+    return {**task, **{k: kept[k] for k in UNRESTRICTED_FIELDS if k in kept}}
+
+
 class Task(_Row):
     id: str = Field(description="sha256 of canonical (domain, golden_actions, query).")
     domain: str

@@ -507,10 +507,36 @@ def _node(j: Mapping[str, Any]) -> dict[str, Any]:
     return {"operator": node.get("operator"), "field": node.get("field"), "threshold": node.get("threshold")}
 
 
+_UNRESTRICTED = ("golden_actions", "alternative_paths", "counterfactual_actions", "answer_spec", "answer")
+
+
+def _policy_calls(task: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """(the task as it is without its policy, a problem of the published golden path under it or None). A
+    changes_answer task publishes no call its policy forbids and the unanswerable sentence as its answer; what the
+    forbidden tools answer is its policy's `unrestricted` record, which the audit re-derives like any task."""
+    pol = task.get("policy")
+    if not isinstance(pol, Mapping):
+        return dict(task), None
+    forbidden = set(pol.get("forbidden_sources") or [])
+    paths = [task.get("golden_actions") or []] + [p.get("actions") or [] for p in task.get("alternative_paths") or []]
+    bad = [f"{a.get('tool')}" for p in paths for a in p if str(a.get("source_type") or "api") in forbidden]
+    problem = None
+    if bad and pol.get("category") == "changes_answer":
+        problem = f"golden call(s) {', '.join(sorted(set(bad)))} use a source the policy forbids"
+    kept = pol.get("unrestricted")
+    if not isinstance(kept, Mapping):
+        return dict(task), problem
+    stated = (task.get("answer") or {}).get("value")
+    if problem is None and norm_name(str(stated or "")) != norm_name(str(pol.get("expected_answer") or "")):
+        problem = f"the published answer {stated!r} is not the policy's unanswerable sentence"
+    return {**task, **{k: kept[k] for k in _UNRESTRICTED if k in kept}}, problem
+
+
 def audit_task(task: Mapping[str, Any], index: PassageIndex | None = None) -> dict[str, Any]:
     """One task's audit row (status, audit kind, stored/derived answer, calls, bridges); `index` serves the
-    passages that search calls cite."""
-    task = copy.deepcopy(dict(task))
+    passages that search calls cite. A changes_answer task is audited as it is without its policy (the answer the
+    forbidden tools give), and its published golden path must hold none of their calls."""
+    task, forbidden_golden = _policy_calls(copy.deepcopy(dict(task)))
     domain = str(task.get("domain") or "")
     results, calls, searches = _call_results(task["golden_actions"], domain, index)
     answer = _answer(task, results, searches, index)
@@ -558,6 +584,8 @@ def audit_task(task: Mapping[str, Any], index: PassageIndex | None = None) -> di
         )
     if policy is not None and status != "wrong":
         status, reason = policy[0], "policy: " + policy[1]
+    if forbidden_golden is not None and status != "wrong":
+        status, reason = "wrong", "policy: " + forbidden_golden
     stored = task.get("answer") or {}
     return {
         "id": task.get("id"),

@@ -44,7 +44,7 @@ from factory.io import dumps
 from factory.llm.agent import ExecutorRunner, OfferedTool
 from factory.llm.client import ModelClient
 from factory.llm.simulator import simulator_pin
-from factory.records import Task
+from factory.records import Task, unrestricted
 from factory.report import md_table
 from factory.tools.registry import ToolRegistry, ToolResolutionError, executor_factory
 
@@ -172,7 +172,10 @@ def build_conversations(
 
     convs: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
-    for row in splits.get("tasks") or []:
+    # a conversation carries no tool-use policy: a task a policy makes unanswerable is talked through as it is
+    # without it (its calls are the policy's lineage, `records.unrestricted`)
+    rows = [unrestricted(r) for r in splits.get("tasks") or []]
+    for row in rows:
         if row["domain"] not in inventories:
             skipped.append({"source_task_id": row["id"], "case_pattern": "*", "reason": "tool_inventory missing"})
             continue
@@ -204,7 +207,7 @@ def build_conversations(
             single["question_key"] = _digest(["count", single["language"], single["counted"]])
             if all(d["question_key"] != single["question_key"] for d in convs):  # one per question, all splits
                 convs.append(single)
-    _cover_no_call(convs, splits.get("tasks") or [], specs, by_traj, noun_of, cfg, can)
+    _cover_no_call(convs, rows, specs, by_traj, noun_of, cfg, can)
     convs, duplicates = select(convs, cfg.conversations.multi_turn_share, cfg.seed)
     skipped.extend(duplicates)
     languages = {d.name: d.language for d in cfg.domains if d.name in inventories}

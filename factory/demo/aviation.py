@@ -769,7 +769,8 @@ def build_airport_directory(state: ServiceState, version: str) -> FastAPI:
         "/airports/icao/{icao}",
         name="get_airport_by_icao",
         summary="Get an airport by ICAO code",
-        description="Airport details by ICAO code.",
+        description="Airport details (name, city, subdivision, country, IATA code if any, coordinates, time zone) "
+        "by ICAO code.",
         response_model=Airport,
     )
     def get_airport_by_icao(
@@ -786,7 +787,8 @@ def build_airport_directory(state: ServiceState, version: str) -> FastAPI:
         "/countries/{country}/airports",
         name="list_airports_by_country",
         summary="List airports of a country",
-        description="Airports of one country, optionally of one subdivision (state/province), by name.",
+        description="Every airport of one country in the directory, optionally of one subdivision "
+        "(state/province), by name: all ICAO-listed airports, airfields without an IATA code included.",
         response_model=Airport,
         paged=True,
     )

@@ -31,7 +31,8 @@ Iata = Annotated[str, Field(description="Three-letter IATA airport code, e.g. JF
 
 server = MCPServer(
     name="geo-mcp",
-    instructions="Geographic facts about airports (IATA codes): coordinates, time zones, distances.",
+    instructions="Geographic facts about airports that have an IATA code (~8k, airportsdata's IATA table; airfields "
+    "without one are not covered): coordinates, subdivisions, time zones, distances, airports nearby.",
 )
 
 
@@ -116,7 +117,8 @@ def _coords(rec: dict[str, Any]) -> AirportCoordinates:
 
 @server.tool()
 def airport_coordinates(iata: Iata) -> AirportCoordinates:
-    """Location facts of an airport by IATA code: name, city, country, latitude, longitude, elevation, time zone."""
+    """Location facts of an airport by IATA code: IATA and ICAO codes, name, city served, subdivision (state,
+    province or region), country, latitude, longitude, elevation, time zone."""
     return _coords(_get(iata))
 
 
@@ -148,7 +150,8 @@ def airports_near(
     ] = 10,
 ) -> AirportsNear:
     """Nearby airports: those within radius_km (100 km when not given) of the reference airport (IATA code),
-    nearest first, at most `limit` of them (10 when not given; 1-100)."""
+    nearest first, at most `limit` of them (10 when not given; 1-100). Only airports with an IATA code are
+    counted: airfields without one (many military and private strips) are not."""
     if radius_km <= 0 or radius_km > 5000:
         raise ToolError(f"radius_km must be in (0, 5000], got {radius_km}")
     if limit < 1 or limit > MAX_NEAR_RESULTS:

@@ -142,6 +142,8 @@ def _verify(task: Mapping[str, Any], results: Sequence[Any]) -> TaskResults:
                     f"({r.record_count} records, total {r.total_count})",
                 )
             )
+    if not tr.problems and not task["golden_actions"] and (task.get("answer_spec") or {}).get("kind") == "unanswerable":
+        return tr  # a changes_answer policy: no permitted call, the answer is the unanswerable sentence
     if not tr.problems:
         rows = [{"records": c.record_count, "total_count": c.total_count, "records_list": c.records} for c in tr.calls]
         try:

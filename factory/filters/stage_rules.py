@@ -21,7 +21,7 @@ from factory.tools.outcomes import is_success_outcome
 from factory.tools.spec import ToolSpec
 
 STAGE: Stage = "rules"
-ORDER = ("malformed_schema", "non_reproducible", "error_ground_truth", "malformed_query")
+ORDER = ("malformed_schema", "undocumented_field", "non_reproducible", "error_ground_truth", "malformed_query")
 
 
 def _verdict(check: str, problem: str | None, ok_detail: str) -> Verdict:
@@ -369,11 +369,80 @@ class NearDuplicates:
         return _verdict("near_duplicate", None, f"max char 5-gram Jaccard with kept tasks {best[0]:.3f}")
 
 
+# --------------------------------------------------------------------------- undocumented_field
+
+
+def _answer_reads(spec: Any, actions: Sequence[Mapping[str, Any]]) -> list[tuple[int, str]]:
+    """(golden-action position, field) of every record field an answer spec reads: a value's field, a count read
+    from a record's field, the fields a reference selects its record by."""
+    out: list[tuple[int, str]] = []
+    try:
+        steps = answers.layout(actions)
+    except answers.SpecError:
+        return out
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            refs = [r for r in node.get("calls") or [] if isinstance(r, Mapping)]
+            if isinstance(node.get("cond_call"), Mapping):
+                refs.append(node["cond_call"])
+            for r in refs:
+                try:
+                    pos = answers.position(r, steps)
+                except answers.SpecError:
+                    continue
+                names = [node["field"]] if isinstance(node.get("field"), str) and node.get("kind") != "count" else []
+                names += [r["field"]] if isinstance(r.get("field"), str) else []
+                names += [str(k) for k in r.get("record") or {}] if isinstance(r.get("record"), Mapping) else []
+                out.extend((pos, n) for n in names)
+            for k, v in node.items():
+                if k not in ("calls", "cond_call"):
+                    walk(v)
+        elif isinstance(node, list):
+            for x in node:
+                walk(x)
+
+    walk(spec)
+    return out
+
+
+def _documented(spec: ToolSpec, name: str) -> bool:
+    """Whether the tool's documented output lists the field (a tool that documents no record fields: unknown, so
+    yes; a dotted field is documented with its top-level object)."""
+    fields = spec.output_fields
+    if not fields or spec.source.kind == "retrieval" or name in ("total_count", "record_count"):
+        return True
+    return name in fields or name.split(".", 1)[0] in fields or any(f.startswith(f"{name}.") for f in fields)
+
+
+def check_documented_fields(ctx: TaskContext) -> Verdict:
+    """undocumented_field: a junction or the answer reads a record field the tool's documented output schema does
+    not list (blind read s10: a golden path read an airport's province from a tool whose documentation named no
+    subdivision): an agent reading the tools' documentation could not know the call gives it."""
+    check = "undocumented_field"
+    t = ctx.task
+    by_tool = {a["tool"]: s for a, s in zip(t["golden_actions"], ctx.specs, strict=False) if s is not None}
+    problem = None
+    for lk in ctx.links:
+        spec = by_tool.get(lk.up_tool)
+        bad = [f for f in lk.fields if spec is not None and not _documented(spec, f)]
+        if bad:
+            problem = f"{lk.up_tool}.{bad[0]} feeds {lk.down_tool} but {lk.up_tool}'s output schema does not list it"
+            break
+    if problem is None:
+        for pos, name in _answer_reads(t["answer_spec"], t["golden_actions"]):
+            spec = ctx.specs[pos] if pos < len(ctx.specs) else None
+            if spec is not None and not _documented(spec, name):
+                problem = f"the answer reads {spec.name}.{name}, which {spec.name}'s output schema does not list"
+                break
+    return _verdict(check, problem, "every field a junction or the answer reads is in its tool's output schema")
+
+
 def run_rules(ctx: TaskContext) -> list[Verdict]:
     """The per-task rules (not near_duplicate); every check runs unless the record is not a valid Task."""
     ok, err = validate_task(ctx.task)
     out = [check_schema(ctx, ok, err)]
     if not ok:
         return out
-    out += [check_reproducible(ctx), check_ground_truth(ctx), check_query(ctx)]
+    out += [check_documented_fields(ctx), check_reproducible(ctx), check_ground_truth(ctx), check_query(ctx)]
     return out

@@ -185,6 +185,43 @@ def query_names(query: str) -> list[str]:
     return [n for n in dict.fromkeys(out) if n]
 
 
+def restrict(task: Mapping[str, Any]) -> dict[str, Any]:
+    """The task as published under its policy. A changes_answer policy forbids a source every sufficient path uses,
+    so a compliant agent makes none of those calls and says no permitted tool can answer: the golden path, the
+    other paths and the COND counterfactual calls are empty, the answer is the policy's unanswerable sentence (what
+    the exports and evaluation grade), and what the task is without the policy (those calls, the answer spec and
+    the answer the forbidden tools give) is kept as lineage in `policy["unrestricted"]` (`records.unrestricted`
+    reads it back: the audit re-derives that answer, conversations are built from it). Blind read s10: "all 4
+    golden calls use the forbidden API". Any other task (and one already restricted) is returned as it is."""
+    pol = task.get("policy")
+    if not isinstance(pol, Mapping) or pol.get("category") != "changes_answer" or "unrestricted" in pol:
+        return dict(task)
+    from factory.records import UNRESTRICTED_FIELDS
+
+    refusal = str(pol.get("expected_answer") or "")
+    kept = {k: task[k] for k in UNRESTRICTED_FIELDS if k in task}
+    return {
+        **task,
+        "golden_actions": [],
+        "alternative_paths": [],
+        "counterfactual_actions": [],
+        "answer_spec": {"kind": "unanswerable", "calls": []},
+        "answer": {"type": "string", "value": refusal, "text": refusal, "fields": []},
+        "policy": {**pol, "unrestricted": kept},
+    }
+
+
+def forbidden_calls(task: Mapping[str, Any]) -> list[str]:
+    """The golden calls (and calls of other sufficient paths) of a source type the task's policy forbids: none
+    when the published task is sound (`restrict`)."""
+    pol = task.get("policy")
+    forbidden = set((pol or {}).get("forbidden_sources") or []) if isinstance(pol, Mapping) else set()
+    if not forbidden:
+        return []
+    paths = [task.get("golden_actions") or []] + [p.get("actions") or [] for p in task.get("alternative_paths") or []]
+    return [f"{a.get('platform')}.{a.get('tool')}" for p in paths for a in p if source_type(a) in forbidden]
+
+
 def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]) -> str | None:
     """The id of a corpus chunk about something the task names, or None. A changes_answer policy that forbids the
     APIs claims the documents cannot answer; a document about an entity the question reaches (a name or title
@@ -291,7 +328,7 @@ def assign_policies(
         cat = category_of({"policy": pol})
         counts[cat] += 1
         by_hop.setdefault(hop_type(t), Counter())[cat] += 1
-        out.append({**t, "policy": pol})
+        out.append(restrict({**t, "policy": pol}))
     stats = {
         "by_category": {c: counts.get(c, 0) for c in CATEGORIES},
         "drawn_but_ineligible": ineligible,

@@ -64,6 +64,7 @@ REJECTIONS = {
     "bridge_named_in_question": "the question states the value the passage should supply",
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
     "duplicate": "a task with the same golden calls was already kept",
+    "repeated_answer": "retrieval.multisource_max_per_answer chains already share this answer or passage-picked entity",
     "unphraseable": "the question cannot be said naturally (code: rag_phrasing.UNPHRASEABLE_CODES)",
 }
 _ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
@@ -255,6 +256,42 @@ def _action(step: int, spec: ToolSpec, res: Any, passage_ids: Sequence[str] = ()
     }
 
 
+def repeat_keys(answer: Mapping[str, Any], extra: Mapping[str, Any]) -> list[str]:
+    """What readers see repeated across a domain's API+RAG tasks: the answer value and the entity a passage picked
+    (the RAG→API bridge: 송파구, the largest district of every census year, answered by its code or its name)."""
+    out = [f"answer:{answer.get('value')}"]
+    bridge = extra.get("bridge")
+    if isinstance(bridge, Mapping) and bridge.get("value") not in (None, ""):
+        out.append(f"entity:{bridge['value']}")
+    return out
+
+
+def with_key_calls(
+    actions: Sequence[Mapping[str, Any]],
+    spec: Mapping[str, Any],
+    keys: Mapping[str, Mapping[str, Any]],
+    keyed: set[str],
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The golden path with the calls that issue the API keys it needs: `keys` holds the executed key call of each
+    platform (a golden action row, step 1), `keyed` the names of the tools that take a key. Every platform one of
+    the path's API calls needs a key for gets its key call first (step 1), the other steps move one on, and the
+    answer spec's call references follow (blind read s10: search_admin_emd, search_census_district and
+    get_airport_by_icao were called with a serviceKey/api_key no golden call had issued, as the API-only chains
+    do: `trajectories._acquire_keys`)."""
+    need = sorted({str(a["platform"]) for a in actions if a.get("source_type") == "api" and a["tool"] in keyed})
+    missing = [p for p in need if p not in keys]
+    if missing:
+        raise KeyError(f"no key call for platform(s) {missing}")
+    if not need:
+        return [dict(a) for a in actions], dict(spec)
+    out = [{**dict(keys[p]), "step": 1} for p in need]
+    out += [{**dict(a), "step": int(a["step"]) + 1} for a in actions]
+    moved = dict(spec)
+    if isinstance(spec.get("calls"), list):
+        moved["calls"] = [{**dict(c), "step": int(c["step"]) + 1} for c in spec["calls"]]
+    return out, moved
+
+
 class _Edges:
     """Trials of API→RAG and RAG→API junction edges, by Table 7 outcome class."""
 
@@ -413,13 +450,27 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     def want(kind: str) -> bool:
         return have[kind] < quota
 
+    cap = ctx.cfg.retrieval.multisource_max_per_answer
+    used: dict[str, int] = {}
+
     def add(kind: str, actions: list[dict[str, Any]], query: str, answer: dict[str, Any], spec: dict[str, Any],
             junctions: list[dict[str, Any]], chain_edges: list[str], extra: dict[str, Any]) -> None:  # fmt: skip
+        try:
+            actions, spec = with_key_calls(actions, spec, key_calls, keyed)
+        except KeyError as x:
+            reject(kind, "api_call_failed", str(x))
+            return
         key = sha256_digest([a["call_digest"] for a in actions] + [spec])
         if key in seen:
             reject(kind, "duplicate")
             return
+        subjects = repeat_keys(answer, extra)
+        if cap is not None and (full := [x for x in subjects if used.get(x, 0) >= cap]):
+            reject(kind, "repeated_answer", full[0])
+            return
         seen.add(key)
+        for x in subjects:
+            used[x] = used.get(x, 0) + 1
         have[kind] += 1
         kept.append(
             {"trajectory_id": key, "hop_type": kind, "hops": HOPS[kind], "domain": ctx.domain,
@@ -431,7 +482,17 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
         reject("API-RAG", "unphraseable", f"no lexicon/passages/{ctx.domain}.yaml in the project", "no_lexicon")
         return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": 0}
 
+    keyed = {n for n, s in ctx.apis.items() if s.generic_params.key}
+    key_calls: dict[str, dict[str, Any]] = {}
     async with make() as ex:
+        # the calls that issue the keys the API hops need: golden actions of every chain that uses the platform
+        for p in sorted({ctx.apis[n].platform for n in keyed}):
+            kspec = ctx.registry.key_tool(p)
+            if kspec is None:
+                continue
+            kres = await ex.call(kspec, {})
+            if kres.outcome.is_success:
+                key_calls[p] = _action(1, kspec, kres)
         calls += await _seeded_calls(ctx, ex, search, rng, {str(r.get("call_digest")) for r in calls})
         order = [int(x) for x in rng.permutation(len(calls))]
         for i in order:
@@ -869,8 +930,10 @@ async def replay(task: Mapping[str, Any], ex: Any) -> dict[str, Any]:
         res = results.get((int(ref["step"]), int(ref.get("index", 0))))
         if res is not None and res.records:
             answer = res.records[0].get(spec["field"])
+        searched = [int(a["step"]) for a in task["golden_actions"] if a.get("source_type") == "retrieval"]
         for a in task["golden_actions"]:
-            if a.get("source_type") == "api" and passages and int(a["step"]) > 1:
+            # an API call after a search (not the first hop, nor a key call) is bound by a passage value
+            if a.get("source_type") == "api" and passages and searched and int(a["step"]) > min(searched):
                 bound = [v for v in a["args"].values() if entity_like(v)]
                 if bound and not any(states(_passage_text(p), v) for p in passages.values() for v in bound):
                     problems.append(f"step {a['step']} {a['tool']}: no argument is stated by the passages used")

@@ -55,7 +55,8 @@ Soundness of the question's reading (`SOUNDNESS_REASONS`, counted as ``unsound_r
 call twice (``repeated_call``); a search by its records' own name or title that matched the sent
 value as a substring ('Pilot' → 'Pilot (Part 1)', ``substring_bridge``, `exact_search`); a process
 node that keeps records without the bridged field or orders numbers in several units
-(``ambiguous_pick``, ``mixed_units``, `junctions.node_problem`); a junction that silently drops
+(``ambiguous_pick``, ``mixed_units``, `junctions.node_problem`); a fan-out over the records of a search by
+their own name (창성동 in 종로구 and in 군산시: places that merely share a name, ``homonym_fan``); a junction that silently drops
 records without its field (``unbridged_records``); a bridged value every record of each upstream call
 shares, i.e. the call's own context (``entity_level``); a COND whose then-branch filters its records,
 so the question names the filtered set while the condition counts all of them (``cond_subject``).
@@ -117,7 +118,7 @@ DEGENERATE_REASONS = (
 )  # fmt: skip
 SOUNDNESS_REASONS = (
     "repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
-    "entity_level", "circular_hop", "capped_count",
+    "entity_level", "circular_hop", "capped_count", "homonym_fan",
 )  # fmt: skip  # the question would read another record set than the answer counts (junctions.REJECTION_REASONS)
 RERUN_TRIES = 4  # re-run candidates drawn per wanted re-run (a re-run on another seed may be rejected)
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
@@ -444,6 +445,25 @@ class _Builder:
         return firsts
 
 
+def homonym_fan(world: World, actions: Sequence[Mapping[str, Any]], junctions: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why a fan-out (FAN/DRV junction) goes over records that merely share a name, or None: its upstream call
+    searched those records by their own name (`ValueTypes.names_own_records`) and returned several, so the
+    question sums or lists over unrelated entities (blind read s10: 'the 법정동 of the 시군구 that have a 창성동,
+    summed': 종로구 and 군산시). One record a name identifies, or a fan over the parts of one whole, is fine."""
+    for j in junctions:
+        if j.get("type") not in ("FAN", "DRV"):
+            continue
+        src = str(j.get("from") or "").split(".", 1)[0]
+        for a in actions:
+            if a.get("tool") != src or int(a.get("records") or 0) < 2:
+                continue
+            named = [p for p in a.get("args") or {} if world.types.names_own_records(a["tool_id"], p)]
+            if named:
+                p = named[0]
+                return f"{src}({p}={a['args'][p]!r}) found {a['records']} records sharing the name and {j['type']} fans out over them"[:200]
+    return None
+
+
 def _sent_values(world: World, tid: str, args: Mapping[str, Any]) -> set[tuple[str, str]]:
     """(value type or parameter name, value) of each scalar semantic argument of a call."""
     out = set()
@@ -594,6 +614,8 @@ def _finish(
         twice = next(a for a, c in zip(actions, calls, strict=True) if calls.count(c) > 1)
         raise Rejection("repeated_call", f"{twice['tool']}({_brief(twice.get('args') or {})}) is called twice")
     records: list[list[dict[str, Any]]] = [[] for _ in key_rows] + builder.records
+    if problem := homonym_fan(world, actions, junctions):
+        raise Rejection("homonym_fan", problem)
     mp = minimal.minimal_path(
         actions, records, _shift(answer_spec, offset), junctions, world.specs,
         phi=world.cfg.synthesis.fan_out_budget, logical=[-1 - i for i in range(offset)] + builder.logical,

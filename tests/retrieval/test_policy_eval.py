@@ -310,3 +310,54 @@ def test_no_api_forbidding_refusal_where_a_document_is_about_a_name_the_question
     geo = {**API_TASK, "query": "Between GMP and APA, which one has more airports within 100 km of it?"}
     assert policy.query_names(geo["query"]) == ["GMP", "APA"]
     assert policy.documents_may_answer(geo, [{"id": "a:1", "text": "Daily weather bulletin for JFK."}]) is None
+
+
+def test_a_refusal_task_publishes_no_forbidden_call_and_keeps_the_unrestricted_path_as_lineage(tmp_path):
+    """Blind read s10 (ko #1, en1 #1, en2 #1/#9/#12): a changes_answer task kept the forbidden calls as golden calls.
+    Published, it has none (the answer is the unanswerable sentence); what the forbidden tools answer stays in
+    `policy.unrestricted`, which the audit re-derives, and the audit and stage 3 both fail the old form."""
+    import yaml
+
+    from factory.audit.run import _policy_calls
+    from factory.config import parse_config
+    from factory.records import Task, unrestricted
+
+    raw = {
+        "data_dir": str(tmp_path / "data"),
+        "retrieval": {"policy_shares": {"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0}},
+        "domains": [{"name": "aviation", "description": "US domestic flights out of New York in 2013, airlines.",
+                     "sources": [{"kind": "openapi", "spec": "demo://x"}]}],
+    }  # fmt: skip
+    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+    spec = {"kind": "value", "field": "name", "calls": [{"step": 2, "index": 0}]}
+    judged = {"aviation": {"kept": [{**API_TASK, "answer_spec": spec}, RAG_API_TASK], "rejected": []}}
+    out, _ = policy.with_policies(judged, cfg)
+    for task, before in zip(out["aviation"]["kept"], [API_TASK, RAG_API_TASK], strict=True):
+        pol = task["policy"]
+        assert task["golden_actions"] == [] and task["alternative_paths"] == [] and policy.forbidden_calls(task) == []
+        assert task["answer"]["value"] == pol["expected_answer"] == "No permitted tool can answer this question."
+        assert pol["unrestricted"]["golden_actions"] == before["golden_actions"]
+        assert pol["unrestricted"]["answer"] == before["answer"]
+        back = unrestricted(task)
+        assert back["golden_actions"] == before["golden_actions"] and back["answer"] == before["answer"]
+        assert policy.restrict(task) == task  # restricting again changes nothing
+        # the audit re-derives the unrestricted answer and finds no forbidden golden call
+        audited, problem = _policy_calls(task)
+        assert problem is None and audited["golden_actions"] == before["golden_actions"]
+        # the old form (the forbidden calls kept as golden calls) fails the audit, naming the call
+        old = {**before, "policy": {k: v for k, v in pol.items() if k != "unrestricted"}}
+        _, problem = _policy_calls(old)
+        banned = [a["tool"] for a in before["golden_actions"] if policy.source_type(a) in pol["forbidden_sources"]]
+        assert banned and problem is not None and all(b in problem for b in banned)
+        assert policy.forbidden_calls(old)
+    first = out["aviation"]["kept"][0]
+    Task.model_validate(
+        {**first, "templated_query": first["query"], "platforms": ["faa"], "pattern": "SEQ", "category": "SEQ",
+         "system_state": {}, "max_allowed_calls": 3, "reward_basis": ["RESPONSE"],
+         "lineage": {"trajectory_id": "t"}}  # fmt: skip
+    )
+    # evaluation stage 3: the oracle replays the golden calls, and a refusal task's are none, so it adheres
+    from factory.eval.oracle import golden_model_calls
+
+    assert golden_model_calls({**first, "system_state": {}}, {}) == []
+    assert policy.adherence(first["policy"], [], SOURCES.get)["passed"]

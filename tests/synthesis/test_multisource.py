@@ -83,6 +83,18 @@ def test_retrieval_and_api_call_chained_through_a_passage_value_replay_to_the_st
                 "answer": {"value": stored},
             }  # fmt: skip
             good = await multisource.replay(task, ex)
+            # the same chain with the call that issues search_tracks' key (blind read s10: RAG→API chains to a keyed
+            # tool had none): the key call comes first and the chain still replays to the stored answer
+            key = await ex.call("get_chinook_catalog_key", {})
+            row = {"step": 1, "tool": key.tool, "platform": key.platform, "args": {}, "source_type": "api",
+                   "call_digest": key.call_digest}  # fmt: skip
+            platformed = [{**a, "platform": key.platform if a["source_type"] == "api" else "notes"}
+                          for a in task["golden_actions"]]  # fmt: skip
+            actions, spec = multisource.with_key_calls(platformed, task["answer_spec"], {key.platform: row},
+                                                       {"search_tracks"})  # fmt: skip
+            keyed = await multisource.replay({**task, "golden_actions": actions, "answer_spec": spec}, ex)
+            assert [a["tool"] for a in actions] == ["get_chinook_catalog_key", "search_catalogue_notes", "search_tracks"]
+            assert keyed == {"ok": True, "answer": stored, "problems": []}, keyed
             # planted defects: a passage the search no longer returns; an API argument no passage states
             gone = {**task, "golden_actions": [{**task["golden_actions"][0], "passage_ids": ["music:not-served"]},
                                                task["golden_actions"][1]]}  # fmt: skip
@@ -98,6 +110,27 @@ def test_retrieval_and_api_call_chained_through_a_passage_value_replay_to_the_st
     assert good == {"ok": True, "answer": stored, "problems": []}
     assert not gone["ok"] and "not returned" in gone["problems"][0]
     assert not unbound["ok"] and any("no argument is stated" in p for p in unbound["problems"])
+
+
+def test_a_chain_to_a_keyed_tool_gets_the_key_call_first_and_its_steps_and_references_move_on():
+    key = {"step": 1, "tool": "get_krgc_admin_key", "platform": "krgc-admin", "args": {}, "source_type": "api"}
+    actions = [
+        {"step": 1, "tool": "search_census_bulletins", "platform": "notes", "args": {"query": "서울"},
+         "source_type": "retrieval", "passage_ids": ["p1"]},
+        {"step": 2, "tool": "search_admin_sigungu", "platform": "krgc-admin",
+         "args": {"sigunguNm": "송파구", "serviceKey": "<KEY>"}, "source_type": "api"},
+    ]  # fmt: skip
+    spec = {"kind": "value", "field": "admCd", "calls": [{"step": 2, "index": 0}]}
+    got, moved = multisource.with_key_calls(actions, spec, {"krgc-admin": key}, {"search_admin_sigungu"})
+    assert [(a["step"], a["tool"]) for a in got] == [
+        (1, "get_krgc_admin_key"), (2, "search_census_bulletins"), (3, "search_admin_sigungu")
+    ]  # fmt: skip
+    assert moved["calls"] == [{"step": 3, "index": 0}] and spec["calls"] == [{"step": 2, "index": 0}]
+    # a chain whose API tools take no key is left as it is; a keyed tool without its key call is an error
+    same, kept = multisource.with_key_calls(actions, spec, {"krgc-admin": key}, set())
+    assert same == actions and kept == spec
+    with pytest.raises(KeyError):
+        multisource.with_key_calls(actions, spec, {}, {"search_admin_sigungu"})
 
 
 def test_cross_source_filter_keeps_only_answers_the_other_source_lacks():

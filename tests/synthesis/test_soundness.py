@@ -31,7 +31,7 @@ from tests.conftest import free_port, write_config
 from tests.synthesis.test_degeneracy import _run, _up, _world
 
 NEW = ("repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
-       "entity_level", "circular_hop", "capped_count")  # fmt: skip
+       "entity_level", "circular_hop", "capped_count", "homonym_fan")  # fmt: skip
 
 ARTIST_TYPES = {
     "music/chinook-catalog/search_artists": {
@@ -456,3 +456,25 @@ def test_a_call_that_only_resends_earlier_values_is_a_circular_hop():
     b.no_round_trip(Fetched("a/weather", {"origin": "EWR", "date": "2013-02-02", "hour": 7}, [], [], 0))
     b.actions.append({"step": 2, "tool_id": "k/emd", "args": {"sigunguCd": "26110"}})  # a parallel call of this step
     b.no_round_trip(Fetched("k/sgg", {"sigunguCd": "26110"}, [], [], 0))
+
+
+def test_a_fan_over_records_that_merely_share_a_searched_name_is_a_homonym_fan():
+    """Blind read s10 (ko #1, conversations #13): 창성동 is in 종로구 and in 군산시; 'the 법정동 of the 시군구 that
+    have a 창성동, summed' adds up two unrelated districts.  A search by the records' own name that returns several
+    records, fanned out, is rejected; one record, a fan from a listing, or a search by another field is fine."""
+    from types import SimpleNamespace
+
+    class Types:
+        def names_own_records(self, tid, p):
+            return (tid, p) == ("korea/krgc-admin/search_admin_emd", "emdNm")
+
+    world = SimpleNamespace(types=Types())
+    emd = {"step": 2, "tool": "search_admin_emd", "tool_id": "korea/krgc-admin/search_admin_emd",
+           "args": {"emdNm": "창성동", "serviceKey": "<KEY>"}, "records": 2}  # fmt: skip
+    fan = [{"from": "search_admin_emd.sigunguCd", "to": "list_admin_emd.sigunguCd", "type": "FAN", "n": 2}]
+    why = T.homonym_fan(world, [emd], fan)  # type: ignore[arg-type]
+    assert why is not None and "창성동" in why and "2 records" in why
+    assert T.homonym_fan(world, [{**emd, "records": 1}], fan) is None  # the name names one 읍면동
+    assert T.homonym_fan(world, [emd], [{**fan[0], "type": "SEQ", "n": 1}]) is None
+    listed = {**emd, "tool": "list_admin_emd", "tool_id": "korea/krgc-admin/list_admin_emd", "args": {"sigunguCd": "11110"}}
+    assert T.homonym_fan(world, [listed], [{**fan[0], "from": "list_admin_emd.sigunguCd"}]) is None
