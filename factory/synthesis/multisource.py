@@ -457,20 +457,20 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
             junctions: list[dict[str, Any]], chain_edges: list[str], extra: dict[str, Any]) -> None:  # fmt: skip
         try:
             actions, spec = with_key_calls(actions, spec, key_calls, keyed)
-        except KeyError as x:
-            reject(kind, "api_call_failed", str(x))
+        except KeyError as err:
+            reject(kind, "api_call_failed", str(err))
             return
         key = sha256_digest([a["call_digest"] for a in actions] + [spec])
         if key in seen:
             reject(kind, "duplicate")
             return
         subjects = repeat_keys(answer, extra)
-        if cap is not None and (full := [x for x in subjects if used.get(x, 0) >= cap]):
+        if cap is not None and (full := [s for s in subjects if used.get(s, 0) >= cap]):
             reject(kind, "repeated_answer", full[0])
             return
         seen.add(key)
-        for x in subjects:
-            used[x] = used.get(x, 0) + 1
+        for s in subjects:
+            used[s] = used.get(s, 0) + 1
         have[kind] += 1
         kept.append(
             {"trajectory_id": key, "hop_type": kind, "hops": HOPS[kind], "domain": ctx.domain,

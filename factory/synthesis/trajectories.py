@@ -445,7 +445,9 @@ class _Builder:
         return firsts
 
 
-def homonym_fan(world: World, actions: Sequence[Mapping[str, Any]], junctions: Sequence[Mapping[str, Any]]) -> str | None:
+def homonym_fan(
+    world: World, actions: Sequence[Mapping[str, Any]], junctions: Sequence[Mapping[str, Any]]
+) -> str | None:
     """Why a fan-out (FAN/DRV junction) goes over records that merely share a name, or None: its upstream call
     searched those records by their own name (`ValueTypes.names_own_records`) and returned several, so the
     question sums or lists over unrelated entities (blind read s10: 'the 법정동 of the 시군구 that have a 창성동,
@@ -460,7 +462,9 @@ def homonym_fan(world: World, actions: Sequence[Mapping[str, Any]], junctions: S
             named = [p for p in a.get("args") or {} if world.types.names_own_records(a["tool_id"], p)]
             if named:
                 p = named[0]
-                return f"{src}({p}={a['args'][p]!r}) found {a['records']} records sharing the name and {j['type']} fans out over them"[:200]
+                return f"{src}({p}={a['args'][p]!r}) found {a['records']} records sharing the name and {j['type']} fans out over them"[
+                    :200
+                ]
     return None
 
 

@@ -352,9 +352,17 @@ def test_a_refusal_task_publishes_no_forbidden_call_and_keeps_the_unrestricted_p
         assert policy.forbidden_calls(old)
     first = out["aviation"]["kept"][0]
     Task.model_validate(
-        {**first, "templated_query": first["query"], "platforms": ["faa"], "pattern": "SEQ", "category": "SEQ",
-         "system_state": {}, "max_allowed_calls": 3, "reward_basis": ["RESPONSE"],
-         "lineage": {"trajectory_id": "t"}}  # fmt: skip
+        {
+            **first,
+            "templated_query": first["query"],
+            "platforms": ["faa"],
+            "pattern": "SEQ",
+            "category": "SEQ",
+            "system_state": {},
+            "max_allowed_calls": 3,
+            "reward_basis": ["RESPONSE"],
+            "lineage": {"trajectory_id": "t"},
+        }  # fmt: skip
     )
     # evaluation stage 3: the oracle replays the golden calls, and a refusal task's are none, so it adheres
     from factory.eval.oracle import golden_model_calls

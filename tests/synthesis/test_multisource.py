@@ -93,7 +93,11 @@ def test_retrieval_and_api_call_chained_through_a_passage_value_replay_to_the_st
             actions, spec = multisource.with_key_calls(platformed, task["answer_spec"], {key.platform: row},
                                                        {"search_tracks"})  # fmt: skip
             keyed = await multisource.replay({**task, "golden_actions": actions, "answer_spec": spec}, ex)
-            assert [a["tool"] for a in actions] == ["get_chinook_catalog_key", "search_catalogue_notes", "search_tracks"]
+            assert [a["tool"] for a in actions] == [
+                "get_chinook_catalog_key",
+                "search_catalogue_notes",
+                "search_tracks",
+            ]
             assert keyed == {"ok": True, "answer": stored, "problems": []}, keyed
             # planted defects: a passage the search no longer returns; an API argument no passage states
             gone = {**task, "golden_actions": [{**task["golden_actions"][0], "passage_ids": ["music:not-served"]},

