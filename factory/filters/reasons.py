@@ -20,11 +20,6 @@ STAGES: tuple[Stage, ...] = ("rules", "judges", "resolve")
 
 REASONS: dict[str, tuple[Stage, str]] = {
     # stage 1: rules
-    "undocumented_field": (
-        "rules",
-        "A junction or the answer reads a record field that the tool's documented output schema does not list, so "
-        "an agent reading the tools' documentation could not know the call gives it.",
-    ),
     "non_reproducible": (
         "rules",
         "A golden call uses a tool marked realtime and no fixed reference time (a date in its arguments) pins its "
@@ -60,6 +55,11 @@ REASONS: dict[str, tuple[Stage, str]] = {
         "rules",
         "Decontamination rule (b) (factory.retrieval.decontam): a RAG-only task whose answer an API response "
         "the factory executed states next to a value the question names, so the documents are not needed.",
+    ),
+    "undocumented_field": (
+        "rules",
+        "A junction or the answer reads a record field that the tool's documented output schema does not list, so "
+        "an agent reading the tools' documentation could not know the call gives it.",
     ),
     # stage 2: judges
     "answer_leakage": (

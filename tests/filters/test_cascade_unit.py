@@ -68,7 +68,7 @@ def test_reason_set_is_closed_documented_and_matches_the_suite():
         assert stage in reasons.STAGES and len(text) > 40, code
     assert reasons.reasons_of("rules") == [
         "non_reproducible", "error_ground_truth", "near_duplicate", "malformed_schema", "malformed_query",
-        "benchmark_collision", "rag_answerable_by_api",
+        "benchmark_collision", "rag_answerable_by_api", "undocumented_field",
     ]  # fmt: skip
     assert reasons.reasons_of("judges") == ["answer_leakage", "non_gradable", "decorative_step"]
     assert reasons.reasons_of("resolve") == ["stale_label", "replay_failed"]
@@ -165,6 +165,23 @@ def test_stage1_plants_each_caught_with_its_code():
     gate = quality.validate("judged_queries", judged_frame(value, [good, mixed, error, near, schema, unknown, broken]))
     assert gate.success, gate.summary()
     assert meta["rejected_rules"] == 6 and meta["by_reason"]["near_duplicate"] == 1
+
+
+def test_a_field_the_tool_does_not_document_is_undocumented_field():
+    """Blind read s10 (en2 #12): a golden path read an airport's province from a tool whose documentation lists no
+    subdivision.  A junction or an answer reading a field outside the tool's output schema is rejected."""
+    good = samples.task()
+    bridged = samples.task(query="How many albums did the band Queen make?")
+    bridged["junctions"] = [{**bridged["junctions"][0], "from": "find_artist.band_id"}]
+    read = samples.task(query="Which label released Queen's albums?")
+    read["answer"] = {"type": "string", "value": "EMI", "text": "EMI", "fields": ["label"]}
+    read["answer_spec"] = {"kind": "value", "field": "label", "calls": [{"step": 3, "index": 0}]}
+    value, _ = _judge([good, bridged, read])
+    rej = _rejected(value)
+    assert rej[bridged["id"]] == ("rules", "undocumented_field") and rej[read["id"]] == ("rules", "undocumented_field")
+    details = {r["task"]["id"]: r["detail"] for r in value["rejected"]}
+    assert "find_artist.band_id" in details[bridged["id"]] and "list_albums.label" in details[read["id"]]
+    assert [t["id"] for t in value["kept"]] == [good["id"]]
 
 
 def test_signature_duplicate_and_numeric_strings_on_the_wire():
