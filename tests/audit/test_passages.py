@@ -174,20 +174,27 @@ def test_unknown_kinds_fail_with_a_reason() -> None:
 
 
 def test_policies_must_fit_the_path() -> None:
+    from factory.retrieval.policy import restrict
+
     refusal = "No permitted tool can answer this question."
-    ok = {**API_RAG, "policy": {"category": "changes_answer", "forbidden_sources": ["retrieval"],
-                                "expected_answer": refusal}}  # fmt: skip
+    pol = {"category": "changes_answer", "forbidden_sources": ["retrieval"], "expected_answer": refusal}
+    # published: no golden call of the forbidden source, the unrestricted path kept in the policy and audited
+    ok = restrict({**copy.deepcopy(API_RAG), "policy": pol})
+    assert ok["golden_actions"] == [] and ok["policy"]["unrestricted"]["golden_actions"] == API_RAG["golden_actions"]
     row = audit_task(ok, INDEX)
     assert (row["status"], row["audit_kind"]) == ("correct", "policy_unanswerable"), row["reason"]
-    api_only = copy.deepcopy(ok)
+    assert row["stored"] == API_RAG["answer"]["value"]  # the answer the forbidden tools give, re-derived
+    # the old form (blind read s10: the forbidden calls kept as golden calls) is wrong
+    kept = audit_task({**copy.deepcopy(API_RAG), "policy": pol}, INDEX)
+    assert kept["status"] == "wrong" and "search_catalogue_notes use a source the policy forbids" in kept["reason"]
+    api_only = copy.deepcopy(API_RAG)
     api_only["golden_actions"] = api_only["golden_actions"][:1]
     api_only["answer_spec"] = {"kind": "value", "field": "bytes", "calls": [0]}
     api_only["answer"]["value"] = 11170334
     api_only["junctions"] = []
-    row = audit_task(api_only, INDEX)
+    row = audit_task(restrict({**api_only, "policy": pol}), INDEX)
     assert row["status"] == "wrong" and "uses none of the forbidden sources" in row["reason"]
-    answered = copy.deepcopy(ok)
-    answered["policy"]["expected_answer"] = "10"
+    answered = restrict({**copy.deepcopy(API_RAG), "policy": {**pol, "expected_answer": "10"}})
     assert "does not say no permitted tool" in audit_task(answered, INDEX)["reason"]
     no_effect = {**API_RAG, "policy": {"category": "no_effect", "forbidden_sources": ["retrieval"]}}
     assert "which the golden path uses" in audit_task(no_effect, INDEX)["reason"]
