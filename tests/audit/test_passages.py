@@ -258,6 +258,9 @@ def test_an_api_only_task_the_documents_answer_is_not_unanswerable_without_the_a
         "policy": {"category": "changes_answer", "forbidden_sources": ["api"],
                    "expected_answer": "No permitted tool can answer this question."},
     }  # fmt: skip
+    from factory.retrieval.policy import restrict
+
+    albums = restrict(albums)  # as published: no forbidden golden call
     decontaminated = MemoryIndex({("music", "catalogue_notes"): [ALBUM_1]})
     assert audit_task(albums, decontaminated)["status"] == "correct"
     row = audit_task(albums, INDEX)
