@@ -14,11 +14,11 @@ KEY_RE = re.compile(r"\b[a-z]{2,4}-[0-9a-f]{24}\b")
 def fake_splits(world, domains: list[str] | None = None) -> dict[str, Any]:
     """A dataset_splits-shaped value from the fixture's generated_queries (split by id hash), for testing the
     export core on its own; the real chain is materialized in test_exports_asset.py."""
-    tasks = []
-    for d in domains or world.cfg.domain_names:
-        for t in world.load("generated_queries", d)["tasks"]:
-            h = int(hashlib.sha256(t["id"].encode()).hexdigest()[:8], 16) % 10
-            tasks.append({**t, "split": "train" if h < 6 else "dev" if h < 8 else "test"})
+    rows = [t for d in domains or world.cfg.domain_names for t in world.load("generated_queries", d)["tasks"]]
+    # in id-hash order, 6 of every 10 to train, 2 to dev, 2 to test: every split has tasks (a hash per task
+    # alone left dev empty for some sets of ids)
+    rows.sort(key=lambda t: hashlib.sha256(t["id"].encode()).hexdigest())
+    tasks = [{**t, "split": "train" if i % 10 < 6 else "dev" if i % 10 < 8 else "test"} for i, t in enumerate(rows)]
     return {
         "tasks": tasks,
         "removed": [],
