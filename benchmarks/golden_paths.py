@@ -62,7 +62,11 @@ def main() -> None:
                     break
         for g in golden:
             k = keys.get(g["platform"])
-            if "<KEY>" in (g.get("args") or {}).values() and k and k not in called | set(t.get("available_tools") or []):
+            if (
+                "<KEY>" in (g.get("args") or {}).values()
+                and k
+                and k not in called | set(t.get("available_tools") or [])
+            ):
                 problems["key_tool_not_offered"] += 1
                 break
         forbidden = set(pol.get("forbidden_sources") or [])
@@ -73,7 +77,9 @@ def main() -> None:
             answers[f"{t['domain']}:{t['answer']['value']}"] += 1
     rep = {
         "tasks": len(tasks),
-        "problems": {k: problems.get(k, 0) for k in ("missing_key_call", "key_tool_not_offered", "forbidden_golden_call")},
+        "problems": {
+            k: problems.get(k, 0) for k in ("missing_key_call", "key_tool_not_offered", "forbidden_golden_call")
+        },
         "examples": {k: v[:5] for k, v in examples.items()},
         **{k: dict(sorted(v.items())) for k, v in counts.items()},
         "domain/language/kind/policy": dict(sorted(combo.items())),
