@@ -301,6 +301,34 @@ def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -
     return None
 
 
+def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mapping[str, Any]) -> str | None:
+    """An English comparison answered with the winner first, each side named as the question names it (the frame's
+    `compare`: the sides with more first, their full phrases, 'have' or 'there'): 'AC/DC has 1 more album than
+    Accept: 2 against 1.', 'The album containing 'Core' has more tracks, by 11: 12 against 1.', 'There are 3 more
+    airports within 100 km of APA than within 100 km of GMP: 9 against 6.'; None when the frame has no sides."""
+    c = frame.get("compare") or {}
+    subj, full, noun, big = c.get("subj") or [], c.get("full") or [], str(c.get("noun") or ""), c.get("big")
+    if len(subj) != 2 or len(full) != 2 or not noun or big not in (0, 1) or c.get("front"):
+        return None
+    hi, lo = counts[big], counts[1 - big]
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (hi, lo)) or hi == lo:
+        return None
+    d = abs(hi - lo)
+    what = _singular(noun.split()[0]) + noun[len(noun.split()[0]) :] if d == 1 else noun
+    verb = "have" if c.get("plural") else "has"
+    there = c.get("mode") == "there"
+    if pattern == "DIFF":
+        if there:
+            return f"There are {_fmt(d)} more {what} {full[0]} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
+        return f"{_cap(full[0])} {verb} {_fmt(d)} more {what} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
+    more = str(frame.get("qualifier") or "more") == "more"
+    w, cw, cl = (0, hi, lo) if more else (1, lo, hi)
+    q = "more" if more else "fewer"
+    if there:
+        return f"There are {q} {noun} {full[w]}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
+    return f"{_cap(full[w])} {verb} {q} {noun}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
+
+
 def _singular(noun: str) -> str:
     from factory.frames import singular
 
@@ -326,6 +354,10 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
     pattern = str(frame.get("pattern") or "")
     ko = language == "ko"
     counts = ans.get("counts")
+    if pattern in ("WHICH", "DIFF") and counts and v is not None and len(counts) == 2 and not ko:
+        said = compared_statement(v, counts, pattern, frame)
+        if said:
+            return said
     if pattern in ("WHICH", "DIFF") and counts and v is not None and len(counts) == 2:
         a, b = counts
         unit = _counter(frame, desc) if ko else ""
