@@ -792,7 +792,14 @@ def link(
         one = up.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
-        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), steps=steps, lead=up.text)
+        # the reviewed wording after the record is stated first ('Take <the flight …>. What was the pressure <at its
+        # departure airport at 2:00 that day>?'), not chained into it ('… of the weather record at 2:00 at the
+        # departure airport of the flight of …, on the day it left': blind read s10)
+        take = same_entry.get("take") if isinstance(same_entry.get("take"), Mapping) else {}
+        meta = ({"take": str(take[lang]).format(filt=filt), "take_lead": up.text}
+                if take.get(lang) and not up.pronoun and up.one else {})  # fmt: skip
+        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), steps=steps, lead=up.text,
+                   meta=meta)  # fmt: skip
     if lang == "ko":
         hop_of, hop_noun = up.meta.get("hop_of"), up.meta.get("hop_noun")
         if named and unique and isinstance(hop_of, Ref) and hop_of.one and hop_noun and not hop_of.pronoun:
@@ -1001,6 +1008,8 @@ def _value_parts(
     m = re.match(r"^number of (.+)$", f) if lang != "ko" else None  # a count field: 'How many tracks does … have?'
     out = {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
            "how_many": m.group(1) if m else ""}  # fmt: skip
+    if lang != "ko" and ref.one and ref.meta.get("take"):  # 'Take <lead>. What was the <field> <take>?'
+        out.update(lead=_checked(str(ref.meta["take_lead"]), lang), take=f"the {f} {ref.meta['take']}")
     if lang != "ko" and not ref.one and not m:  # several records: 'What are the titles of the albums of …?'
         words_ = f.split()
         out.update(fields=" ".join([*words_[:-1], plural(words_[-1])]) if words_ else f, records=ref.text)

@@ -180,3 +180,32 @@ def test_the_reviewed_hop_names_a_titled_record_by_its_title_alone():
         "the album containing 'Core'"
     )
     assert phrasing.reviewed_hop(None, "the track 'Core'", "album") is None
+
+
+def _weather(specs):
+    j = [{"from": "list_flights.date+origin", "to": "get_hourly_weather.date+origin", "type": "DRV", "n": 111,
+          "width": 1, "process": {"field": "arr_delay", "operator": "min", "threshold": -46}}]  # fmt: skip
+    acts = [{**_action(specs, "list_flights", {"tailnum": "N11206"}, 1), "records": 111},
+            _action(specs, "get_hourly_weather", {"origin": "LGA", "date": "2013-04-05", "hour": 2}, 2)]  # fmt: skip
+    return _traj(
+        specs, "chain", ["list_flights", "get_hourly_weather"], j,
+        [("list_flights", "tailnum", "N11206"), ("get_hourly_weather", "hour", 2)], acts,
+        {"ask": "value", "field": "pressure", "tool_id": _tid(specs, "get_hourly_weather")},
+        {"type": "number", "value": 1016.5, "fields": ["pressure"]}, thresholds=[-46],
+    )  # fmt: skip
+
+
+def test_a_record_reached_through_a_picked_one_is_asked_after_it_is_stated(specs):
+    # s10 policy #18 (Nat 2): 'What is the sea-level pressure of the weather record at 2:00 at the departure airport of
+    # the flight of aircraft N11206 with the lowest arrival delay, on the day it left?'
+    from factory.synthesis.grounding import grounding_problems
+    from factory.synthesis.queries import _allowed
+
+    t = _weather(specs)
+    forms = [_query(t, specs, "en", v) for v in range(5)]
+    assert (
+        "Take the flight of aircraft N11206 with the lowest arrival delay. What was the sea-level pressure at its "
+        "departure airport at 2:00 that day?"
+    ) in forms, forms
+    assert not any(" of the weather record" in q or "departure airport of" in q for q in forms), forms
+    assert all(not grounding_problems(q, language="en", allowed_values=_allowed(t, specs)) for q in forms), forms
