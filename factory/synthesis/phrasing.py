@@ -795,9 +795,9 @@ def link(
         # the reviewed wording after the record is stated first ('Take <the flight …>. What was the pressure <at its
         # departure airport at 2:00 that day>?'), not chained into it ('… of the weather record at 2:00 at the
         # departure airport of the flight of …, on the day it left': blind read s10)
-        take = same_entry.get("take") if isinstance(same_entry.get("take"), Mapping) else {}
-        meta = ({"take": str(take[lang]).format(filt=filt), "take_lead": up.text}
-                if take.get(lang) and not up.pronoun and up.one else {})  # fmt: skip
+        take_entry = same_entry.get("take")
+        take = str(take_entry.get(lang) or "") if isinstance(take_entry, Mapping) else ""
+        meta = {"take": take.format(filt=filt), "take_lead": up.text} if take and not up.pronoun and up.one else {}
         return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), steps=steps, lead=up.text,
                    meta=meta)  # fmt: skip
     if lang == "ko":
@@ -1331,8 +1331,15 @@ def compared_forms(counted: str, options: Sequence[str], sing: str, hop: str | N
     if m:  # 'airports in South Korea' of two regions there: 'In South Korea, how many more airports does … have'
         return {"mode": "have", "noun": m.group(1), "subj": [a, b], "plural": False, "which": m.group(1), "whose": "",
                 "front": m.group(2)[:1].upper() + m.group(2)[1:]}  # fmt: skip
-    return {"mode": "have", "noun": counted, "subj": [a, b], "full": [a, b], "plural": False, "which": counted,
-            "whose": ""}
+    return {
+        "mode": "have",
+        "noun": counted,
+        "subj": [a, b],
+        "full": [a, b],
+        "plural": False,
+        "which": counted,
+        "whose": "",
+    }
 
 
 def _pronoun_second(parts: list[dict[str, Any]], shared: str, lang: str) -> bool:

@@ -155,7 +155,9 @@ def test_every_bound_parameter_is_named(specs):
     q = _query(t, specs, "en")
     # the shared values said as what they mean (lexicon/aviation.yaml `same`), not as field names
     # (a Korean airport's subdivision is a province: the lexicon's `by` wording for country KR; the code alone)
-    assert "airports there are in the same province or metropolitan city as OSN" in q.replace("are there", "there are"), q
+    assert "airports there are in the same province or metropolitan city as OSN" in q.replace(
+        "are there", "there are"
+    ), q
     assert "subdivision" not in q, q
     assert unstated_arguments(t, specs) == []
     # the same call without the junction feeding subdivision: an argument the question cannot account for
@@ -398,9 +400,7 @@ def test_an_entity_is_named_and_referenced_through_its_frames(specs):
     assert q == "How many albums does the artist of the album containing 'Balls to the Wall' have?", q
     forms = {_query(t, specs, "en", v) for v in range(5)}
     assert len({" ".join(f.split()[:3]) for f in forms}) == 5, forms  # five surface forms, five openings
-    assert all(
-        "the artist of the album containing 'Balls to the Wall'" in f and "id" not in f.split() for f in forms
-    )
+    assert all("the artist of the album containing 'Balls to the Wall'" in f and "id" not in f.split() for f in forms)
 
 
 def test_cmp_asks_which_one_with_the_options_named(specs):
