@@ -681,14 +681,27 @@ def _same_as(ref: Ref, lang: str) -> Ref:
 
 def _by_value(entry: Mapping[str, Any], record: Mapping[str, Any] | None, lang: str) -> str | None:
     """A reviewed wording chosen by a value the records carry (the lexicon's ``by: {param|field: country, en: {US:
-    …, KR: …}}``): 'in the same state as JFK', 'in the same province as SWU'; None when no wording is given for it."""
+    …, KR: …}}``): 'in the same state as JFK', 'in the same province as SWU'; None when no wording is given for it.
+    ``by`` may be a list of such entries, the first that gives a wording wins; an entry with ``pattern: true`` keys
+    its wordings by regular expressions searched in the value ('-do$': a Korean province, 'Gyeonggi-do')."""
     by = entry.get("by") if isinstance(entry, Mapping) else None
-    if not isinstance(by, Mapping) or not record:
+    if not record:
         return None
-    key = by.get("param") or by.get("field")
-    forms: Mapping[str, Any] = by.get(lang) or {} if isinstance(by.get(lang), Mapping) else {}
-    v = record.get(str(key)) if key else None
-    return str(forms[str(v)]) if v is not None and str(v) in forms else None
+    for one in by if isinstance(by, list) else [by]:
+        if not isinstance(one, Mapping):
+            continue
+        key = one.get("param") or one.get("field")
+        forms: Mapping[str, Any] = one.get(lang) or {} if isinstance(one.get(lang), Mapping) else {}
+        v = record.get(str(key)) if key else None
+        if v is None:
+            continue
+        if one.get("pattern"):
+            hit = next((str(w) for k, w in forms.items() if re.search(str(k), str(v))), None)
+            if hit is not None:
+                return hit
+        elif str(v) in forms:
+            return str(forms[str(v)])
+    return None
 
 
 def _record(t: Mapping[str, Any], tid: str) -> dict[str, Any]:

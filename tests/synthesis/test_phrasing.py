@@ -155,9 +155,7 @@ def test_every_bound_parameter_is_named(specs):
     q = _query(t, specs, "en")
     # the shared values said as what they mean (lexicon/aviation.yaml `same`), not as field names
     # (a Korean airport's subdivision is a province: the lexicon's `by` wording for country KR; the code alone)
-    assert "airports there are in the same province or metropolitan city as OSN" in q.replace(
-        "are there", "there are"
-    ), q
+    assert "airports there are in the same province as OSN" in q.replace("are there", "there are"), q
     assert "subdivision" not in q, q
     assert unstated_arguments(t, specs) == []
     # the same call without the junction feeding subdivision: an argument the question cannot account for

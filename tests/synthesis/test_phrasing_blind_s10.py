@@ -69,6 +69,20 @@ def test_the_subdivision_noun_is_the_one_every_compared_airport_shares(specs):
     # s10 en2 #12: 'province' for Incheon
     kr = _query(_same_region(specs, ["ICN", "WJU"], ["KR", "KR"], ["Incheon", "Gangwon-do"]), specs, "en")
     assert "province or metropolitan city" in kr, kr
+    # one Korean airport: the noun by its subdivision's name (a '-do' is a province, Incheon a metropolitan city)
+    one = [{**_action(specs, "get_airport_by_iata", {"iata": c}, 1), "sample": [{"country": "KR", "subdivision": s}]}
+           for c, s in (("SWU", "Gyeonggi-do"), ("ICN", "Incheon"))]  # fmt: skip
+    j = [{"from": "get_airport_by_iata.country+subdivision", "to": "list_airports_by_country.country+subdivision",
+          "type": "SEQ", "n": 1, "width": 1, "process": None}]  # fmt: skip
+    for act, noun in zip(one, ("province", "metropolitan city"), strict=True):
+        code, sub = act["args"]["iata"], act["sample"][0]["subdivision"]
+        t = _traj(
+            specs, "chain", ["get_airport_by_iata", "list_airports_by_country"], j, [("get_airport_by_iata", "iata", code)],
+            [act, _action(specs, "list_airports_by_country", {"country": "KR", "subdivision": sub}, 2)],
+            {"ask": "count", "tool_id": _tid(specs, "list_airports_by_country")}, {"type": "number", "value": 9, "fields": []},
+        )  # fmt: skip
+        q = _query(t, specs, "en")
+        assert f"in the same {noun} as {code}" in q, q
 
 
 def _artists(specs, cmp="winner", counts=(3, 2)):
@@ -166,6 +180,14 @@ def test_a_difference_answer_names_the_side_with_more_first():
                           "full": ["within 100 km of APA", "within 100 km of GMP"], "big": 1}}  # fmt: skip
     text = answer_text({"type": "number", "value": 3, "counts": [6, 9]}, "en", around)
     assert text == "There are 3 more airports within 100 km of APA than within 100 km of GMP: 9 against 6.", text
+    which = {**around, "pattern": "WHICH", "qualifier": "more"}
+    text = answer_text({"type": "string", "value": "APA", "counts": [6, 9]}, "en", which)
+    assert text == "APA has more airports within 100 km of it, by 3: 9 against 6.", text
+    region = {"pattern": "WHICH", "qualifier": "more", "options": ["ICN", "WJU"],
+              "compare": {"mode": "there", "noun": "airports", "subj": ["in WJU's province", "in ICN's"],
+                          "full": ["in WJU's province", "in ICN's province"], "big": 1}}  # fmt: skip
+    text = answer_text({"type": "string", "value": "WJU", "counts": [1, 8]}, "en", region)
+    assert text == "WJU has more airports in its province, by 7: 8 against 1.", text
     fewer = {**frame, "pattern": "WHICH", "qualifier": "fewer"}
     text = answer_text({"type": "string", "value": "Alaska Airlines Inc.", "counts": [1, 77]}, "en", fewer)
     assert text == "Alaska Airlines Inc. has fewer routes, by 76: 1 against 77.", text
