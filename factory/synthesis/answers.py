@@ -273,6 +273,9 @@ def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], lan
     return f"{description} is {_fmt(v)}"
 
 
+_UNITS_SAID = {"usd": "USD", "eur": "EUR", "gbp": "GBP", "krw": "KRW", "jpy": "JPY", "mph": "mph", "km": "km"}
+
+
 def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -> str | None:
     """The value first, with what it counts or measures and the record it belongs to when that is one named record
     ('AC/DC has 2 albums', 'There are 202 읍면동' → '읍면동은 모두 202곳입니다', 'The latitude is 38.0189
@@ -293,6 +296,7 @@ def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -
         return f"there {'is' if v == 1 else 'are'} {_fmt(v)} {head if v != 1 else _singular(head)}"
     if short.get("kind") == "value" and short.get("field"):
         field, unit, subject = str(short["field"]), str(short.get("unit") or ""), str(short.get("subject") or "")
+        unit = _UNITS_SAID.get(unit.lower(), unit) if not ko else unit  # '0.99 USD', not '0.99 usd'
         amount = f"{_fmt(v)}{(' ' + unit) if unit and typ == 'number' else ''}"
         if ko:
             head = f"{subject}의 {field}" if subject else field
@@ -308,7 +312,10 @@ def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mappi
     airports within 100 km of APA than within 100 km of GMP: 9 against 6.'; None when the frame has no sides."""
     c = frame.get("compare") or {}
     subj, full, noun, big = c.get("subj") or [], c.get("full") or [], str(c.get("noun") or ""), c.get("big")
-    if len(subj) != 2 or len(full) != 2 or not noun or big not in (0, 1) or c.get("front"):
+    if len(subj) != 2 or len(full) != 2 or not noun or big not in (0, 1):
+        return None
+    front = f"{c['front']}, " if c.get("front") else ""  # 'In the United States, Colorado has 170 more airports …'
+    if front and c.get("mode") == "there":
         return None
     hi, lo = counts[big], counts[1 - big]
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (hi, lo)) or hi == lo:
@@ -320,7 +327,7 @@ def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mappi
     if pattern == "DIFF":
         if there:
             return f"There are {_fmt(d)} more {what} {full[0]} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
-        return f"{_cap(full[0])} {verb} {_fmt(d)} more {what} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
+        return f"{front}{full[0] if front else _cap(full[0])} {verb} {_fmt(d)} more {what} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
     more = str(frame.get("qualifier") or "more") == "more"
     w, cw, cl = (0, hi, lo) if more else (1, lo, hi)
     q = "more" if more else "fewer"
@@ -332,7 +339,9 @@ def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mappi
         return f"{_cap(name)} has {q} {noun} {around}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
     if there:
         return f"There are {q} {noun} {full[w]}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
-    return f"{_cap(full[w])} {verb} {q} {noun}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
+    return (
+        f"{front}{full[w] if front else _cap(full[w])} {verb} {q} {noun}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
+    )
 
 
 def _singular(noun: str) -> str:

@@ -188,6 +188,11 @@ def test_a_difference_answer_names_the_side_with_more_first():
                           "full": ["in WJU's province", "in ICN's province"], "big": 1}}  # fmt: skip
     text = answer_text({"type": "string", "value": "WJU", "counts": [1, 8]}, "en", region)
     assert text == "WJU has more airports in its province, by 7: 8 against 1.", text
+    front = {"pattern": "DIFF", "options": ["New Jersey", "Colorado"],
+             "compare": {"mode": "have", "noun": "airports", "subj": ["Colorado", "New Jersey"],
+                         "full": ["Colorado", "New Jersey"], "big": 1, "front": "In the United States"}}  # fmt: skip
+    text = answer_text({"type": "number", "value": 170, "counts": [87, 257]}, "en", front)
+    assert text == "In the United States, Colorado has 170 more airports than New Jersey: 257 against 87.", text
     fewer = {**frame, "pattern": "WHICH", "qualifier": "fewer"}
     text = answer_text({"type": "string", "value": "Alaska Airlines Inc.", "counts": [1, 77]}, "en", fewer)
     assert text == "Alaska Airlines Inc. has fewer routes, by 76: 1 against 77.", text
