@@ -1342,8 +1342,8 @@ def compared_forms(counted: str, options: Sequence[str], sing: str, hop: str | N
                 "full": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)} {m.group(2)}"], "plural": False, "which": f"{m.group(1)} in its {m.group(2)}", "whose": ""}  # fmt: skip
     m = re.match(r"^(\S+) (in (?!the same\b).+)$", counted)
     if m:  # 'airports in South Korea' of two regions there: 'In South Korea, how many more airports does … have'
-        return {"mode": "have", "noun": m.group(1), "subj": [a, b], "plural": False, "which": m.group(1), "whose": "",
-                "front": m.group(2)[:1].upper() + m.group(2)[1:]}  # fmt: skip
+        return {"mode": "have", "noun": m.group(1), "subj": [a, b], "full": [a, b], "plural": False, "which": m.group(1),
+                "whose": "", "front": m.group(2)[:1].upper() + m.group(2)[1:]}  # fmt: skip
     return {
         "mode": "have",
         "noun": counted,

@@ -198,6 +198,13 @@ def test_a_difference_answer_names_the_side_with_more_first():
     assert text == "Alaska Airlines Inc. has fewer routes, by 76: 1 against 77.", text
 
 
+def test_a_difference_in_one_country_is_answered_with_the_region_with_more_first(specs):
+    from tests.synthesis.test_phrasing_blind_s8 import _diff
+
+    t = _diff(specs, [87, 257])
+    assert _answer(t, specs) == "In South Korea, Gangwon-do has 170 more airports than Jeollabuk-do: 257 against 87."
+
+
 def test_the_reviewed_hop_names_a_titled_record_by_its_title_alone():
     assert phrasing.quoted_name("the track 'Core'", "track") == "'Core'"
     assert phrasing.quoted_name("the longest track on the album 'Core'", "track") == (
