@@ -222,6 +222,10 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
     return text
 
 
+# a company designator or a carrier word in a name: the name needs no noun before it
+_ORG_NAME = re.compile(r"\b(?:Inc|Corp|Corporation|Co|Ltd|LLC|GmbH|Airlines|Airways|Air Lines)\b\.?$")
+
+
 def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -> str:
     slot = frame["params"].get(p) or {}
     role = slot.get("role") or ""
@@ -242,6 +246,8 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
     if titled:
         return f"the {ent_noun} '{val}'"
     if role == "name" or (role == "id" and not val.isdigit() and not val.isupper()):  # a name standing for the id
+        if _ORG_NAME.search(val):  # a company's name says what it is: 'Endeavor Air Inc.' (not 'the airline …')
+            return val
         return f"the {ent_noun} {val}"
     return f"{ent_noun} {val}"  # a code or an id: 'airport ICN', 'customer 36'
 

@@ -243,3 +243,15 @@ def test_a_record_reached_through_a_picked_one_is_asked_after_it_is_stated(specs
     ) in forms, forms
     assert not any(" of the weather record" in q or "departure airport of" in q for q in forms), forms
     assert all(not grounding_problems(q, language="en", allowed_values=_allowed(t, specs)) for q in forms), forms
+
+
+def test_a_company_name_needs_no_noun_before_it(specs):
+    # s10 en1 #10: 'the airline Endeavor Air Inc.' (the name already says it is a company)
+    for name, said in (("Endeavor Air Inc.", "Endeavor Air Inc."), ("JetBlue Airways", "JetBlue Airways"),
+                       ("Virgin America", "the airline Virgin America")):  # fmt: skip
+        t = _chain(
+            specs, ["search_airlines", "list_routes"], [("carrier", "carrier")], [("search_airlines", "name", name)],
+            {"ask": "count"}, {"type": "number", "value": 77, "fields": []},
+        )  # fmt: skip
+        q = _query(t, specs, "en")
+        assert q == f"How many routes does {said} have?", q
