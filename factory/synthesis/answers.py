@@ -407,6 +407,12 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         holds = ans["branch"] == "then"
         d = desc if holds else str(frame.get("otherwise") or "")
         said = short_statement(v, typ, short.get("then" if holds else "else") or {}, language)
+        owner = str((short.get("then") or {}).get("owner") or "")
+        qual_en = str(frame.get("qualifier") or "")
+        if said and holds and not ko and qual_en and owner.startswith("those ") and said.startswith(owner + " "):
+            # the condition that held said, then what its records have: 'Yes: there are at least 4 customers from
+            # Brazil, and they have 35 invoices.' (not 'Yes: those customers have 35 invoices.')
+            return f"Yes: {qual_en}, and they {said[len(owner) + 1 :]}."
         if said:  # a yes/no, then the value with what it counts: 'Yes: there are 37 tracks.'
             return f"{'네' if holds else '아니요'}, {said}." if ko else f"{'Yes' if holds else 'No'}: {said}."
         if not holds and frame.get("otherwise_counter"):

@@ -1174,6 +1174,8 @@ def cond_realization(
     if then_d == other_d:
         raise Unphraseable(f"both branches read {then_d!r}", "degenerate")
     qual = (f"{_josa(base.text, '이/가')} {cond['threshold']}{base.counter} 이상이면" if lang == "ko"
+            else f"{cond['owner']} has at least {cond['threshold']} {cond['noun']}{cond['filt']}"
+            if cond["owner"] and cond["owner_one"]  # 'the artist Audioslave has at least 2 albums'
             else f"there are at least {cond['threshold']} {base.bare}")  # fmt: skip
     return Realization("IF", then_d, parts, qualifier=_checked(qual, lang), otherwise=other_d)
 

@@ -255,3 +255,9 @@ def test_a_company_name_needs_no_noun_before_it(specs):
         )  # fmt: skip
         q = _query(t, specs, "en")
         assert q == f"How many routes does {said} have?", q
+
+
+def test_a_cond_answer_says_the_condition_that_held_and_what_its_records_have(specs):
+    # self-read s11: 'Yes: those customers have 35 invoices.' ('those' refers to nothing in the answer)
+    text = _answer(_cond(specs, 4, "then", 35), specs)
+    assert text == "Yes: there are at least 4 customers from Brazil, and they have 35 invoices.", text
