@@ -26,7 +26,13 @@ speak of its records (factory.synthesis.phrasing reads them):
 - ``unphraseable: <why>``: its records are never named in a question (grouped statistics rows: ``tool_rows``);
 - ``noun_by: {param: sidoCd, ko: {"41": 시군구(일반구 포함)}}``: the noun said for the records of a call sent that
   value (a province whose 일반구 the tool lists in place of their city);
-- ``fields.<f>.hop: {en: "the album with {up}"}``: the record that field references, said of one record.
+- ``fields.<f>.hop: {en: "the album containing {name}"}``: the record that field references, said of one record
+  (``{up}``: the whole phrase of that record; ``{name}``: its quoted title alone where it is named by one);
+- ``fields.<f>.eq: {en: "in {t}"}``: a filter by that field's value ('the airport in Lone Rock within 100 km of VOK');
+- a ``same`` entry's ``take: {en: "at its departure airport{filt} that day"}``: the wording after the record it
+  shares values with is stated first ('Take <the flight …>. What was the pressure at its departure airport …?');
+- ``by`` (of ``same``, ``label_by``, ``noun_by``) may be a list of entries, the first that gives a wording wins; an
+  entry with ``pattern: true`` keys its wordings by regular expressions searched in the value.
 - ``fields.<f>.uniform: true``: nearly every record has the same value (a track's price): never asked of a record
   picked by another field (the longest track's price), by an API chain or a document fact.
 """

@@ -273,6 +273,9 @@ def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], lan
     return f"{description} is {_fmt(v)}"
 
 
+_UNITS_SAID = {"usd": "USD", "eur": "EUR", "gbp": "GBP", "krw": "KRW", "jpy": "JPY", "mph": "mph", "km": "km"}
+
+
 def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -> str | None:
     """The value first, with what it counts or measures and the record it belongs to when that is one named record
     ('AC/DC has 2 albums', 'There are 202 읍면동' → '읍면동은 모두 202곳입니다', 'The latitude is 38.0189
@@ -293,12 +296,52 @@ def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -
         return f"there {'is' if v == 1 else 'are'} {_fmt(v)} {head if v != 1 else _singular(head)}"
     if short.get("kind") == "value" and short.get("field"):
         field, unit, subject = str(short["field"]), str(short.get("unit") or ""), str(short.get("subject") or "")
+        unit = _UNITS_SAID.get(unit.lower(), unit) if not ko else unit  # '0.99 USD', not '0.99 usd'
         amount = f"{_fmt(v)}{(' ' + unit) if unit and typ == 'number' else ''}"
         if ko:
             head = f"{subject}의 {field}" if subject else field
             return f"{josa(head, '은/는')} {amount}입니다"
         return f"the {field} of {subject} is {amount}" if subject else f"the {field} is {amount}"
     return None
+
+
+def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mapping[str, Any]) -> str | None:
+    """An English comparison answered with the winner first, each side named as the question names it (the frame's
+    `compare`: the sides with more first, their full phrases, 'have' or 'there'): 'AC/DC has 1 more album than
+    Accept: 2 against 1.', 'The album containing 'Core' has more tracks, by 11: 12 against 1.', 'There are 3 more
+    airports within 100 km of APA than within 100 km of GMP: 9 against 6.'; None when the frame has no sides."""
+    c = frame.get("compare") or {}
+    subj, full, noun, big = c.get("subj") or [], c.get("full") or [], str(c.get("noun") or ""), c.get("big")
+    if len(subj) != 2 or len(full) != 2 or not noun or big not in (0, 1):
+        return None
+    front = f"{c['front']}, " if c.get("front") else ""  # 'In the United States, Colorado has 170 more airports …'
+    if front and c.get("mode") == "there":
+        return None
+    hi, lo = counts[big], counts[1 - big]
+    if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (hi, lo)) or hi == lo:
+        return None
+    d = abs(hi - lo)
+    what = _singular(noun.split()[0]) + noun[len(noun.split()[0]) :] if d == 1 else noun
+    verb = "have" if c.get("plural") else "has"
+    there = c.get("mode") == "there"
+    if pattern == "DIFF":
+        if there:
+            return f"There are {_fmt(d)} more {what} {full[0]} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
+        return f"{front}{full[0] if front else _cap(full[0])} {verb} {_fmt(d)} more {what} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
+    more = str(frame.get("qualifier") or "more") == "more"
+    w, cw, cl = (0, hi, lo) if more else (1, lo, hi)
+    q = "more" if more else "fewer"
+    opts = [str(x) for x in frame.get("options") or []]
+    if there and len(opts) == 2:  # the winner named, what lies around it said of it: 'APA has more airports within
+        name = opts[big if w == 0 else 1 - big]  # 100 km of it', 'WJU has more airports in its province'
+        around = full[w].replace(f"{name}'s ", "its ").replace(f"{name}' ", "its ")
+        around = re.sub(rf"(?<![\w']){re.escape(name)}(?![\w'])", "it", around)
+        return f"{_cap(name)} has {q} {noun} {around}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
+    if there:
+        return f"There are {q} {noun} {full[w]}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
+    return (
+        f"{front}{full[w] if front else _cap(full[w])} {verb} {q} {noun}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
+    )
 
 
 def _singular(noun: str) -> str:
@@ -326,6 +369,10 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
     pattern = str(frame.get("pattern") or "")
     ko = language == "ko"
     counts = ans.get("counts")
+    if pattern in ("WHICH", "DIFF") and counts and v is not None and len(counts) == 2 and not ko:
+        said = compared_statement(v, counts, pattern, frame)
+        if said:
+            return said
     if pattern in ("WHICH", "DIFF") and counts and v is not None and len(counts) == 2:
         a, b = counts
         unit = _counter(frame, desc) if ko else ""
@@ -360,6 +407,12 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         holds = ans["branch"] == "then"
         d = desc if holds else str(frame.get("otherwise") or "")
         said = short_statement(v, typ, short.get("then" if holds else "else") or {}, language)
+        owner = str((short.get("then") or {}).get("owner") or "")
+        qual_en = str(frame.get("qualifier") or "")
+        if said and holds and not ko and qual_en and owner.startswith("those ") and said.startswith(owner + " "):
+            # the condition that held said, then what its records have: 'Yes: there are at least 4 customers from
+            # Brazil, and they have 35 invoices.' (not 'Yes: those customers have 35 invoices.')
+            return f"Yes: {qual_en}, and they {said[len(owner) + 1 :]}."
         if said:  # a yes/no, then the value with what it counts: 'Yes: there are 37 tracks.'
             return f"{'네' if holds else '아니요'}, {said}." if ko else f"{'Yes' if holds else 'No'}: {said}."
         if not holds and frame.get("otherwise_counter"):

@@ -222,6 +222,10 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
     return text
 
 
+# a company designator or a carrier word in a name: the name needs no noun before it
+_ORG_NAME = re.compile(r"\b(?:Inc|Corp|Corporation|Co|Ltd|LLC|GmbH|Airlines|Airways|Air Lines)\b\.?$")
+
+
 def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -> str:
     slot = frame["params"].get(p) or {}
     role = slot.get("role") or ""
@@ -242,6 +246,8 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
     if titled:
         return f"the {ent_noun} '{val}'"
     if role == "name" or (role == "id" and not val.isdigit() and not val.isupper()):  # a name standing for the id
+        if _ORG_NAME.search(val):  # a company's name says what it is: 'Endeavor Air Inc.' (not 'the airline …')
+            return val
         return f"the {ent_noun} {val}"
     return f"{ent_noun} {val}"  # a code or an id: 'airport ICN', 'customer 36'
 
@@ -513,10 +519,37 @@ def spoken_forms(values: Sequence[Any]) -> list[str]:
     return out
 
 
-def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], lang: str) -> Ref:
-    """The records a process node keeps among `ref` (unchanged without a node)."""
+def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], lang: str, kept: int = 0) -> Ref:
+    """The records a process node keeps among `ref` (unchanged without a node); `kept`: how many it kept, when
+    known (one record kept by a filter is said in the singular: 'the airport in Lone Rock within 100 km of VOK')."""
     if not node:
         return ref
+    out = _select(ref, node, frame, lang)
+    if lang != "ko" and kept == 1 and not out.one and node["operator"] == "eq":
+        text = out.text
+        if out.sing != out.plural and text.startswith(f"the {out.plural} "):
+            text = f"the {out.sing} " + text[len(f"the {out.plural} ") :]
+            out = replace(out, text=text, one=True, bare=text[4:])
+    return out
+
+
+def _eq_phrase(ref: Ref, fslot: Mapping[str, Any], thr: str, lang: str) -> Ref | None:
+    """A filter by a field's value said with the field's reviewed phrase ('in {t}': 'the airports in Lone Rock
+    within 100 km of VOK', not 'the airports within 100 km of VOK whose city served is Lone Rock'); None without."""
+    eq = fslot.get("eq")
+    phrase = eq.get(lang) if isinstance(eq, Mapping) else None
+    if not phrase or lang == "ko":
+        return None
+    text = ref.text
+    if ref.one and ref.sing != ref.plural and text.startswith(f"the {ref.sing}"):
+        text = f"the {ref.plural}" + text[len(f"the {ref.sing}") :]
+    head = f"the {ref.plural}"
+    said = str(phrase).format(t=thr)
+    text = f"{head} {said}{text[len(head) :]}" if text.startswith(head) else f"{text} {said}"
+    return replace(ref, text=text, one=False, owner=None, bare=text[4:], steps=ref.steps + 1, lead=ref.text)
+
+
+def _select(ref: Ref, node: Mapping[str, Any], frame: Mapping[str, Any], lang: str) -> Ref:
     op = node["operator"]
     f = _slot_label(frame, "fields", node["field"], lang)
     thr = _display_value(frame, node.get("threshold"), lang)
@@ -548,6 +581,8 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
         # a record of the owner's picked by its name: '인천광역시 동구' (not '인천광역시의 시군구 중 시군구명이 동구인 시군구')
         text = f"{ref.owner.text} {thr}"
         return replace(ref, text=text, one=True, owner=None, bare=text, steps=ref.steps, lead=ref.text, meta={})
+    elif op == "eq" and (said := _eq_phrase(ref, fslot, thr, lang)) is not None:
+        return said
     else:
         op_text = _SELECT[lang][op]
         counted = re.match(r"^(?:total\s+)?number of (.+)$", f) if lang != "ko" else None
@@ -607,14 +642,32 @@ def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: 
         text = f"{'their' if person else 'its'} {noun}"
         return Ref(text, True, noun, plural(noun), "개", None, text, steps=steps, lead=up.text)
     if up.one:
-        text = form.format(up=up.text, noun=noun) if form and "{up}" in form else f"the {noun} of {up.text}"
-        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text, meta=hop)
+        text = reviewed_hop(form, up.text, noun, up.sing) or f"the {noun} of {up.text}"
+        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text,
+                   meta={**hop, "hop_form": form or ""})  # fmt: skip
     on = re.match(rf"^the {re.escape(up.plural)} on (?![\d'])(.+)$", up.text) if up.plural else None
     text = f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {up.text}"
     return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
 
 
 _COUNTER_KO = "개"
+
+
+def quoted_name(text: str, sing: str = "") -> str:
+    """The quoted title a phrase names a record by ("the track 'Core'" → "'Core'"), else the phrase itself: a
+    reviewed hop says the title alone ('the album containing 'Core'', 'the artist who recorded 'Core'')."""
+    m = re.match(r"^the ([a-z][a-z ]*?) ('.+')$", text)
+    if m and (not sing or m.group(1) in (sing, plural(sing))):
+        return m.group(2)
+    return text
+
+
+def reviewed_hop(form: str | None, up: str, noun: str, sing: str = "") -> str | None:
+    """A field's reviewed wording of the record it references, said of `up` ('the album containing {name}': "the
+    album containing 'Core'"; '{up}': the whole phrase); None without one."""
+    if not form or ("{up}" not in form and "{name}" not in form):
+        return None
+    return form.format(up=up, name=quoted_name(up, sing), noun=noun)
 
 
 def _same_as(ref: Ref, lang: str) -> Ref:
@@ -626,20 +679,35 @@ def _same_as(ref: Ref, lang: str) -> Ref:
     if up.steps > 0 or len(up.text) > 60:  # a record picked or filtered ('the airline with the most …') is spelled out
         return ref
     # the place a record lies in: '궁정동이 속한 시군구' (not '궁정동과 같은 시군구', read as 'a 시군구 like 궁정동')
+    if lang != "ko" and ref.meta.get("hop_form"):  # a reviewed wording names it: 'the artist who recorded 'X''
+        return ref  # 'the albums of the artist who recorded 'X'' (not 'of the same artist as the track 'X'')
     text = f"{_josa(up.text, '이/가')} 속한 {noun}" if lang == "ko" else f"the same {noun} as {up.text}"
     return replace(ref, text=text)
 
 
 def _by_value(entry: Mapping[str, Any], record: Mapping[str, Any] | None, lang: str) -> str | None:
     """A reviewed wording chosen by a value the records carry (the lexicon's ``by: {param|field: country, en: {US:
-    …, KR: …}}``): 'in the same state as JFK', 'in the same province as SWU'; None when no wording is given for it."""
+    …, KR: …}}``): 'in the same state as JFK', 'in the same province as SWU'; None when no wording is given for it.
+    ``by`` may be a list of such entries, the first that gives a wording wins; an entry with ``pattern: true`` keys
+    its wordings by regular expressions searched in the value ('-do$': a Korean province, 'Gyeonggi-do')."""
     by = entry.get("by") if isinstance(entry, Mapping) else None
-    if not isinstance(by, Mapping) or not record:
+    if not record:
         return None
-    key = by.get("param") or by.get("field")
-    forms: Mapping[str, Any] = by.get(lang) or {} if isinstance(by.get(lang), Mapping) else {}
-    v = record.get(str(key)) if key else None
-    return str(forms[str(v)]) if v is not None and str(v) in forms else None
+    for one in by if isinstance(by, list) else [by]:
+        if not isinstance(one, Mapping):
+            continue
+        key = one.get("param") or one.get("field")
+        forms: Mapping[str, Any] = one.get(lang) or {} if isinstance(one.get(lang), Mapping) else {}
+        v = record.get(str(key)) if key else None
+        if v is None:
+            continue
+        if one.get("pattern"):
+            hit = next((str(w) for k, w in forms.items() if re.search(str(k), str(v))), None)
+            if hit is not None:
+                return hit
+        elif str(v) in forms:
+            return str(forms[str(v)])
+    return None
 
 
 def _record(t: Mapping[str, Any], tid: str) -> dict[str, Any]:
@@ -665,10 +733,11 @@ def _circular(up: Ref, fname: str, up_frame: Mapping[str, Any], entity: str) -> 
 def link(
     up: Ref, up_frame: Mapping[str, Any], from_fields: Sequence[str], spec: ToolSpec, frame: Mapping[str, Any],
     to_params: Sequence[str], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
-    unique: bool = False,
+    unique: bool = False, agreed: Mapping[str, Any] | None = None,
 ) -> Ref:  # fmt: skip
     """The records of `spec` called with the `from_fields` of `up` as `to_params` (`unique`: every such call
-    returned at most one record)."""
+    returned at most one record; `agreed`: the arguments every call of `spec` was sent alike, for a wording by a
+    value; `sent` when not given)."""
     sing, pl = _noun(frame, lang, sent)
     counter = pl if lang == "ko" else "개"
     if lang == "ko":
@@ -733,14 +802,23 @@ def link(
     # a reviewed phrase for what the shared values mean ('in the same state or province as …', not 'with the same
     # country and subdivision as …'): the tool's `same` entry for these parameters
     same_entry = (frame.get("same") or {}).get("+".join(sorted(to_params))) or {}
-    same_tpl = _by_value(same_entry, sent, lang) or same_entry.get(lang)
+    # a wording by a value (the country: 'state' in the US) only where every call agrees on it: two compared airports
+    # in two countries share no such noun ('Which has more airports in its region, TAE or SLK?', not 'its state')
+    same_tpl = _by_value(same_entry, agreed if agreed is not None else sent, lang) or same_entry.get(lang)
     if same and same_tpl:  # of a compared record: 'the airports in the same state or province'
         text = str(same_tpl).replace(" as {up}", "") if up.pronoun else str(same_tpl)
         text = text.format(plural=pl, sing=sing, filt=filt, up=up.text)
         one = up.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
-        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), steps=steps, lead=up.text)
+        # the reviewed wording after the record is stated first ('Take <the flight …>. What was the pressure <at its
+        # departure airport at 2:00 that day>?'), not chained into it ('… of the weather record at 2:00 at the
+        # departure airport of the flight of …, on the day it left': blind read s10)
+        take_entry = same_entry.get("take")
+        take = str(take_entry.get(lang) or "") if isinstance(take_entry, Mapping) else ""
+        meta = {"take": take.format(filt=filt), "take_lead": up.text} if take and not up.pronoun and up.one else {}
+        return Ref(text, one, sing, pl, counter, None, re.sub(r"^the ", "", text), steps=steps, lead=up.text,
+                   meta=meta)  # fmt: skip
     if lang == "ko":
         hop_of, hop_noun = up.meta.get("hop_of"), up.meta.get("hop_noun")
         if named and unique and isinstance(hop_of, Ref) and hop_of.one and hop_noun and not hop_of.pronoun:
@@ -832,6 +910,15 @@ def _sent_any(t: Mapping[str, Any], tid: str, frame: Mapping[str, Any]) -> dict[
     return out
 
 
+def _agreed(t: Mapping[str, Any], tid: str) -> dict[str, Any]:
+    """The arguments every call of `tid` (golden or counterfactual) was sent with the same value."""
+    acts = [a.get("args") or {} for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
+            if a.get("tool_id") == tid]  # fmt: skip
+    if not acts:
+        return _sent(t, tid)
+    return {k: v for k, v in acts[0].items() if all(k in a and str(a[k]) == str(v) for a in acts[1:])}
+
+
 def _sent(t: Mapping[str, Any], tid: str) -> dict[str, Any]:
     """Every parameter any call of `tid` was sent (in the golden, pruned-away or counterfactual actions)."""
     out: dict[str, Any] = {}
@@ -865,13 +952,13 @@ def chain_refs(
     for k, j in enumerate(junctions):
         up_spec, spec = specs[tids[k]], specs[tids[k + 1]]
         up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
-        ref = select(ref, j.get("process"), up_frame, lang)
+        ref = select(ref, j.get("process"), up_frame, lang, int(j.get("width") or 0))
         fields, params = _ends(j)
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
                  if a.get("tool_id") == tids[k + 1]]  # fmt: skip
         unique = bool(calls) and all(a.get("records", 0) <= 1 for a in calls)
         ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1], specs=specs), _sent(t, tids[k + 1]), lang,
-                   unique)  # fmt: skip
+                   unique, _agreed(t, tids[k + 1]))  # fmt: skip
     return ref
 
 
@@ -940,6 +1027,8 @@ def _value_parts(
     m = re.match(r"^number of (.+)$", f) if lang != "ko" else None  # a count field: 'How many tracks does … have?'
     out = {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
            "how_many": m.group(1) if m else ""}  # fmt: skip
+    if lang != "ko" and ref.one and ref.meta.get("take"):  # 'Take <lead>. What was the <field> <take>?'
+        out.update(lead=_checked(str(ref.meta["take_lead"]), lang), take=f"the {f} {ref.meta['take']}")
     if lang != "ko" and not ref.one and not m:  # several records: 'What are the titles of the albums of …?'
         words_ = f.split()
         out.update(fields=" ".join([*words_[:-1], plural(words_[-1])]) if words_ else f, records=ref.text)
@@ -1085,6 +1174,8 @@ def cond_realization(
     if then_d == other_d:
         raise Unphraseable(f"both branches read {then_d!r}", "degenerate")
     qual = (f"{_josa(base.text, '이/가')} {cond['threshold']}{base.counter} 이상이면" if lang == "ko"
+            else f"{cond['owner']} has at least {cond['threshold']} {cond['noun']}{cond['filt']}"
+            if cond["owner"] and cond["owner_one"]  # 'the artist Audioslave has at least 2 albums'
             else f"there are at least {cond['threshold']} {base.bare}")  # fmt: skip
     return Realization("IF", then_d, parts, qualifier=_checked(qual, lang), otherwise=other_d)
 
@@ -1201,6 +1292,10 @@ def cmp_realization(
         hop = (((frame.get("fields") or {}).get(ends[0]) or {}).get("hop") or {}) if len(ends) == 1 else {}
         parts.update(compared_forms(counted, [options[big], options[1 - big]], sing, hop.get(lang)))
         parts["bare"] = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in options]
+        if parts.pop("sides", False):  # each side is the record an option references: named so, in options order
+            parts["pair"] = parts["subj"] if big == 0 else parts["subj"][::-1]
+            parts["who"] = fr.is_person(str(parts.get("side_noun") or ""))
+            parts["kind"] = "" if parts["who"] else str(parts.get("side_noun") or "")
     if d.get("cmp") == "difference":
         return Realization("DIFF", counted, parts, options=options)
     qual = ("많은" if parts["more"] else "적은") if lang == "ko" else ("more" if parts["more"] else "fewer")
@@ -1230,35 +1325,42 @@ def compared_forms(counted: str, options: Sequence[str], sing: str, hop: str | N
     said = all(x[-1:].isalnum() for x in (a, b))
     if m and not said:  # 'tracks of their albums' of 'Battlestar Galactica (Classic)'
         return {"mode": "have", "noun": m.group(1), "subj": [f"the {m.group(2)} of {a}", f"those of {b}"],
+                "full": [f"the {m.group(2)} of {a}", f"the {m.group(2)} of {b}"],
                 "plural": True, "which": m.group(1), "whose": f"Whose {m.group(2)} have"}  # fmt: skip
     if m:  # 'tracks of their albums'
         return {"mode": "have", "noun": m.group(1), "subj": [f"{_poss(a)} {m.group(2)}", _poss(b)], "plural": True,
+                "full": [f"{_poss(a)} {m.group(2)}", f"{_poss(b)} {m.group(2)}"],
                 "which": m.group(1), "whose": f"Whose {m.group(2)} have"}  # fmt: skip
     m = re.match(r"^(.+?) of its (\S+(?: \S+)?)$", counted)
     if m:  # 'tracks of its album' (the options are tracks): 'the album of the track …'
-        bare = [re.sub(rf"^the {re.escape(sing)} ", "", o) for o in (a, b)]
-        whose = (
-            f"Which {sing}'s {m.group(2)} has"
-            if sing and all(x != o for x, o in zip(bare, (a, b), strict=True))
-            else ""
-        )
-        # the field's reviewed wording of the hop: 'the album with the track 'X'' (not 'the album of the track …')
-        subj = [hop.format(up=x) if hop and "{up}" in hop else f"the {m.group(2)} of {x}" for x in (a, b)]
-        return {"mode": "have", "noun": m.group(1), "subj": subj, "plural": False, "which": m.group(1),
-                "whose": whose}  # fmt: skip
+        # each side named as the record it is ('the artist who recorded 'X'', 'the album containing 'X'', by the
+        # field's reviewed wording; else 'the album of the track 'X''): 'Who has more albums: the artist who recorded 'A' or
+        # the artist who recorded 'B'?' (not 'Which track's artist has more albums, 'A' or 'B'?')
+        subj = [reviewed_hop(hop, x, m.group(2), sing) or f"the {m.group(2)} of {x}" for x in (a, b)]
+        return {"mode": "have", "noun": m.group(1), "subj": subj, "full": subj, "plural": False, "which": m.group(1),
+                "whose": "", "sides": True, "side_noun": m.group(2)}  # fmt: skip
     m = re.match(r"^(\S+) (.*\b)each\b(.*)$", counted)
     if m:  # 'airports within 100 km of each'
-        return {"mode": "there", "noun": m.group(1), "subj": [f"{m.group(2)}{a}{m.group(3)}", f"{m.group(2)}{b}{m.group(3)}"],
-                "plural": False, "which": f"{m.group(1)} {m.group(2)}it{m.group(3)}", "whose": ""}  # fmt: skip
+        subj = [f"{m.group(2)}{a}{m.group(3)}", f"{m.group(2)}{b}{m.group(3)}"]
+        return {"mode": "there", "noun": m.group(1), "subj": subj, "full": subj, "plural": False,
+                "which": f"{m.group(1)} {m.group(2)}it{m.group(3)}", "whose": ""}  # fmt: skip
     m = re.match(r"^(\S+) in the same (.+)$", counted)
     if m and said:  # 'airports in the same state or province' (as each option)
         return {"mode": "there", "noun": m.group(1), "subj": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)}"],
-                "plural": False, "which": f"{m.group(1)} in its {m.group(2)}", "whose": ""}  # fmt: skip
+                "full": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)} {m.group(2)}"], "plural": False, "which": f"{m.group(1)} in its {m.group(2)}", "whose": ""}  # fmt: skip
     m = re.match(r"^(\S+) (in (?!the same\b).+)$", counted)
     if m:  # 'airports in South Korea' of two regions there: 'In South Korea, how many more airports does … have'
-        return {"mode": "have", "noun": m.group(1), "subj": [a, b], "plural": False, "which": m.group(1), "whose": "",
-                "front": m.group(2)[:1].upper() + m.group(2)[1:]}  # fmt: skip
-    return {"mode": "have", "noun": counted, "subj": [a, b], "plural": False, "which": counted, "whose": ""}
+        return {"mode": "have", "noun": m.group(1), "subj": [a, b], "full": [a, b], "plural": False, "which": m.group(1),
+                "whose": "", "front": m.group(2)[:1].upper() + m.group(2)[1:]}  # fmt: skip
+    return {
+        "mode": "have",
+        "noun": counted,
+        "subj": [a, b],
+        "full": [a, b],
+        "plural": False,
+        "which": counted,
+        "whose": "",
+    }
 
 
 def _pronoun_second(parts: list[dict[str, Any]], shared: str, lang: str) -> bool:

@@ -249,6 +249,14 @@ def answer_frame(inp: QueryWriterInput) -> dict[str, Any]:
         "otherwise_counter": str(((a.parts or {}).get("cond") or {}).get("counter") or "") if ko else "",
         # what the answer sentence names instead of the question's chain (`answers.short_statement`)
         "short": short_frame(main_pattern(inp.pattern), a.parts or {}),
+        # a comparison's sides as the question names them (the one with more first): the answer names the winner
+        "compare": {
+            k: (a.parts or {})[k]
+            for k in ("mode", "noun", "subj", "full", "plural", "big", "front")
+            if k in (a.parts or {})
+        }
+        if not ko
+        else {},  # fmt: skip
     }
 
 

@@ -69,7 +69,11 @@ def _cond(specs):
 def test_the_other_branch_of_a_cond_says_whose_records_it_counts(specs):
     # s9 en1 #5: 'If not, how many customers are there?' reads as every customer (59), the gold counts Norway's
     forms = [_query(_cond(specs), specs, "en", v) for v in range(4)]
-    assert all("customers from Norway there are" in q or "customers from Norway are there" in q for q in forms), forms
+    # the other branch names them again, or asks 'how many are there?' right after asking whether there are at least 5
+    assert all("customers from Norway there are" in q or "customers from Norway are there" in q
+               or q.endswith("customers from Norway. If so, how many invoices do they have? If not, how many are there?")
+               or q.endswith("customers from Norway? If so, how many invoices do they have? If not, how many are there?")
+               for q in forms), forms  # fmt: skip
     assert not any(q.endswith("how many customers are there?") for q in forms), forms
 
 
@@ -264,8 +268,8 @@ def test_an_answer_ending_in_an_abbreviation_gets_one_full_stop():
 def test_a_comparison_of_referenced_records_uses_the_fields_hop_wording():
     # s10 self-read #18: 'The album of the track 'X' or the album of the track 'Y': which has more tracks, …'
     options = ["the track 'Wet My Bed'", "the track 'Balls to the Wall'"]
-    f = phrasing.compared_forms("tracks of its album", options, "track", "the album with {up}")
-    assert f["subj"] == ["the album with the track 'Wet My Bed'", "the album with the track 'Balls to the Wall'"]
+    f = phrasing.compared_forms("tracks of its album", options, "track", "the album containing {name}")
+    assert f["subj"] == ["the album containing 'Wet My Bed'", "the album containing 'Balls to the Wall'"]
     assert phrasing.compared_forms("tracks of its album", options, "track")["subj"][0] == (
         "the album of the track 'Wet My Bed'"
     )  # no reviewed wording: the plain 'of'
