@@ -445,6 +445,11 @@ def seed_ref(
     filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
+        if named_ko and len(rest) == 1 and not named_ko.isdigit():
+            # several records of one name as a person says it: '창성동이라는 동' (not '이름이 창성동인 법정 읍면동'); a
+            # place's name ends with its kind (동, 읍, 면, 구, 시, 군), which names it better than the listing's noun
+            kind = named_ko[-1] if sing in _REGIONS_KO and named_ko[-1] in _PLACE_KINDS_KO else sing
+            text = f"{_josa(named_ko, '이라는/라는')} {kind}"
         # the name alone, for a pick by the place it lies in ('대전광역시 중구', not '이름이 중구인 시군구 중 …')
         name = {"ko_name": named_ko} if named_ko and len(rest) == 1 else {}
         return Ref(text, one, sing, sing, counter, None, text, meta=name)
@@ -587,6 +592,7 @@ def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str
 
 
 _REGIONS_KO = ("시도", "시군구", "법정 읍면동", "읍면동", "리", "행정구역")
+_PLACE_KINDS_KO = "동읍면리구시군도"  # the last syllable of a Korean place name says what kind of place it is
 
 
 def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: str | None = None) -> Ref:
@@ -824,11 +830,20 @@ def _sent_any(t: Mapping[str, Any], tid: str, frame: Mapping[str, Any]) -> dict[
     by = frame.get("noun_by") or {}
     key = by.get("param") if isinstance(by, Mapping) else None
     if key:
-        forms = {str(k) for lang_forms in by.values() if isinstance(lang_forms, Mapping) for k in lang_forms}
-        for a in t["golden_actions"]:
-            v = (a.get("args") or {}).get(key)
-            if a.get("tool_id") == tid and str(v) in forms:
-                out[key] = v
+        langs = [f for f in by.values() if isinstance(f, Mapping)]
+        worded = [v for a in t["golden_actions"] if a.get("tool_id") == tid
+                  for v in [(a.get("args") or {}).get(key)] if any(str(v) in f for f in langs)]  # fmt: skip
+        said = {tuple(str(f.get(str(v), "")) for f in langs): v for v in worded}
+        if len(said) == 1:
+            out[key] = worded[0]
+        elif said:
+            # calls whose values are said differently (서울특별시: 구, 인천광역시: 구·군): a qualified wording covers
+            # both when one has it ('(일반구 단위)'); otherwise the tool's own noun, not one side's word
+            qualified = [v for words, v in said.items() if any("(" in w for w in words)]
+            if qualified:
+                out[key] = qualified[0]
+            else:
+                out.pop(key, None)
     return out
 
 
