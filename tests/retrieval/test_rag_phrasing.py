@@ -186,6 +186,33 @@ def test_api_answer_is_asked_by_its_field_label_and_answered_in_a_sentence():
     assert rp.value_answer("Haeundae-gu", short, "ko").endswith("영문명은 Haeundae-gu입니다.")
 
 
+def test_a_code_is_asked_the_way_a_person_asks_for_it_and_the_answer_names_the_district():
+    """Blind read s10: '…의 행정안전부 시군구 코드는 무엇입니까?' (Nat 2-3): a field with a reviewed `ask` is asked
+    with the record the document gave ('… 구는 어디인가요? 그곳의 … 코드도 알려 주세요.'), and the answer names it."""
+    import yaml
+
+    lex = yaml.safe_load((ROOT / "lexicon" / "korea.yaml").read_text(encoding="utf-8"))
+    fields = lex["tools"]["search_admin_sigungu"]["fields"]
+    frame = {"tool": "search_admin_sigungu", "noun": {"ko": {"noun": "시군구", "counter": "곳"}},
+             "fields": {"sigunguCd": {"kind": "display", **fields["sigunguCd"]}}}  # fmt: skip
+    subject = "서울특별시에서 2010년 인구주택총조사 기준 인구가 가장 많았던 구"
+    q, short = rp.value_question(subject, frame, "sigunguCd", "ko")
+    assert q == f"{subject}는 어디인가요? 그곳의 행정안전부 행정구역 코드도 알려 주세요."
+    assert rp.value_answer("11710", short, "ko", "송파구") == (
+        f"{subject}는 송파구이며, 행정안전부 행정구역 코드는 11710입니다."
+    )
+    # without the district's name the answer states the value of the subject (no '는 이며')
+    assert "이며" not in rp.value_answer("11710", short, "ko") and "11710" in rp.value_answer("11710", short, "ko")
+    assert fields["sidoCd"]["asked"] is False
+    census = lex["tools"]["search_census_district"]["fields"]
+    frame = {"tool": "search_census_district", "noun": {"ko": {"noun": "행정구역", "counter": "곳"}},
+             "fields": {"admNmEn": {"kind": "display", **census["admNmEn"]}}}  # fmt: skip
+    q, short = rp.value_question("경기도에서 2020년 인구주택총조사 기준 인구가 가장 많았던 시·군·구(일반구 단위)", frame,
+                                 "admNmEn", "ko")  # fmt: skip
+    assert q.endswith("시·군·구(일반구 단위)는 어디인가요? 영문으로는 어떻게 쓰는지도 알려 주세요."), q
+    assert rp.value_answer("Hwaseong-si", short, "ko", "화성시").endswith("화성시이며, 영문 표기는 Hwaseong-si입니다.")
+
+
 def test_malformed_passage_lexicon_is_an_error_naming_the_file_and_entry(tmp_path):
     bad = tmp_path / "music.yaml"
     bad.write_text("documents:\n  - {kind: album, title: '^(?P<name>.+)$', subject: album.title, name: {en: x}}\n")
