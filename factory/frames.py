@@ -27,6 +27,8 @@ speak of its records (factory.synthesis.phrasing reads them):
 - ``noun_by: {param: sidoCd, ko: {"41": 시군구(일반구 포함)}}``: the noun said for the records of a call sent that
   value (a province whose 일반구 the tool lists in place of their city); ``noun_by: {param: sidoCd, table: districts}``
   reads the file's table instead (below);
+- ``noun_by_owner: {ko: [{match: '구$', noun: 법정동}]}``: the noun said for the records listed for one record named
+  by its own name, by that name's last word (the legal dongs of a 구 are its 법정동, of a 군 its 읍·면);
 - ``fields.<f>.hop: {en: "the album with {up}"}``: the record that field references, said of one record.
 - ``fields.<f>.uniform: true``: nearly every record has the same value (a track's price): never asked of a record
   picked by another field (the longest track's price), by an API chain or a document fact.
@@ -404,7 +406,7 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
         out["relation"] = dict(tool["relation"])
         out["overridden"].append("relation")
     # shared-value phrases ('in the same state as …'); whether its records are counted; why they are never named
-    for key in ("same", "count", "unphraseable", "noun_by"):
+    for key in ("same", "count", "unphraseable", "noun_by", "noun_by_owner"):
         if key in tool:
             out[key] = tool[key]
             out["overridden"].append(key)

@@ -636,6 +636,17 @@ def _same_as(ref: Ref, lang: str) -> Ref:
     return replace(ref, text=text)
 
 
+def _owner_noun(frame: Mapping[str, Any], owner: str, lang: str) -> str | None:
+    """The lexicon's noun for the records listed for a record named `owner` (``noun_by_owner: {ko: [{match: '구$',
+    noun: 법정동}]}``, matched against the owner's last word: '서울특별시 종로구' → '종로구'); None when no rule matches."""
+    words_ = owner.split()
+    last = words_[-1] if words_ else ""
+    for rule in ((frame.get("noun_by_owner") or {}).get(lang) or []) if last else []:
+        if isinstance(rule, Mapping) and re.search(str(rule.get("match") or "$^"), last):
+            return str(rule.get("noun") or "") or None
+    return None
+
+
 def _by_value(entry: Mapping[str, Any], record: Mapping[str, Any] | None, lang: str) -> str | None:
     """A reviewed wording chosen by a value the records carry (the lexicon's ``by: {param|field: country, en: {US:
     …, KR: …}}``): 'in the same state as JFK', 'in the same province as SWU'; None when no wording is given for it."""
@@ -721,6 +732,8 @@ def link(
         # a listing of what belongs to it: 'the albums of the artist …', '… 시군구의 읍면동'; what belongs to the
         # record another one references reads as what shares it: 'the customers from the same country as customer
         # X' (not 'from the country of customer X'), '종로구와 같은 시도의 시군구' (not '종로구의 시도의 시군구')
+        if lang == "ko" and moved is up and up.one:  # what a place named by its name has: '종로구의 법정동'
+            sing = pl = _owner_noun(frame, up.text, lang) or sing
         text, plain, filt = _relation(frame, _same_as(moved, lang), lang, sing, pl, extra)
         one = moved.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
