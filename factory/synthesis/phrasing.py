@@ -837,24 +837,33 @@ def _seeds_of(
 
 
 def _sent_any(t: Mapping[str, Any], tid: str, frame: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments of `tid`'s calls, the parameter a reviewed ``noun_by`` reads set to a value of any call that
-    has a wording (two compared provinces: the noun says 일반구 are counted when either has them)."""
+    """The arguments of `tid`'s calls, the parameter a reviewed ``noun_by`` reads set to a value whose wording holds
+    for every call: the one wording all share (서울특별시 and 광주광역시: 구), else a qualified one (two compared
+    provinces: the noun says 일반구 are counted when either has them), else one whose kinds cover the others' (서울특별시:
+    구, 인천광역시: 구·군 → 구·군), else none (전라남도: 시·군, 서울특별시: 구; 세종특별자치시, which has no word: the
+    tool's own noun)."""
     out = _sent(t, tid)
     by = frame.get("noun_by") or {}
     key = by.get("param") if isinstance(by, Mapping) else None
     if key:
         langs = [f for f in by.values() if isinstance(f, Mapping)]
-        worded = [v for a in t["golden_actions"] if a.get("tool_id") == tid
-                  for v in [(a.get("args") or {}).get(key)] if any(str(v) in f for f in langs)]  # fmt: skip
-        said = {tuple(str(f.get(str(v), "")) for f in langs): v for v in worded}
-        if len(said) == 1:
-            out[key] = worded[0]
+        sent = [v for a in t["golden_actions"] if a.get("tool_id") == tid
+                for v in [(a.get("args") or {}).get(key)] if v is not None]  # fmt: skip
+        said = {tuple(str(f.get(str(v), "")) for f in langs): v for v in sent}
+        if len(said) == 1 and all(next(iter(said))):
+            out[key] = sent[0]
         elif said:
             # calls whose values are said differently (서울특별시: 구, 인천광역시: 구·군): a qualified wording covers
             # both when one has it ('(일반구 단위)'); otherwise the tool's own noun, not one side's word
             qualified = [v for words, v in said.items() if any("(" in w for w in words)]
+            # or the word whose kinds include every other's (인천광역시's '구·군' covers 서울특별시's '구')
+            covering = [v for words, v in said.items() if all(words) and all(
+                all(set(o.split("·")) <= set(w.split("·")) for o, w in zip(other, words, strict=True))
+                for other in said if all(other))]  # fmt: skip
             if qualified:
                 out[key] = qualified[0]
+            elif covering and all(all(words) for words in said):
+                out[key] = covering[0]
             else:
                 out.pop(key, None)
     return out

@@ -463,7 +463,9 @@ def test_korean_names_particles_and_counters(specs):
     # a 군 has 읍 and 면; a 시 without 구 has all three: the listing's own noun
     gun = json.loads(json.dumps(t, ensure_ascii=False).replace("서울특별시", "대구광역시").replace("성동구", "달성군"))
     assert _query(gun, specs, "ko") == "대구광역시 달성군의 읍·면은 몇 곳인가요?"
-    si = json.loads(json.dumps(t, ensure_ascii=False).replace("서울특별시", "전북특별자치도").replace("성동구", "군산시"))
+    si = json.loads(
+        json.dumps(t, ensure_ascii=False).replace("서울특별시", "전북특별자치도").replace("성동구", "군산시")
+    )
     assert _query(si, specs, "ko") == "전북특별자치도 군산시의 법정 읍면동은 몇 곳인가요?"
     ri = _chain(
         specs, ["search_admin_emd", "list_admin_ri"], [("emdCd", "emdCd")], [("search_admin_emd", "emdNm", "파장동")],
