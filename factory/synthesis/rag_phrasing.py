@@ -70,6 +70,9 @@ class DocumentForm:
     # entities whose records a reader maps to this document's subject without a tool (a 시군구 → its 시도): a document
     # reached from such a record is not asked through it (RagUnphraseable 'known_hop')
     known_from: tuple[str, ...] = ()
+    # lang → how an answer names the document reached over `hop`, with what the hop found ('{up_iga} 있는 {subject}':
+    # '청운동이 있는 종로구'); without it the answer repeats the question's phrase
+    found: Mapping[str, str] = field(default_factory=dict)
     # slot → (title part, {value: {lang: word}}): a word chosen by a title part from a table of the domain's tool
     # lexicon ('{districts}': 구 for 서울특별시, 시·군 for 전라남도; lexicon/korea.yaml `tables`)
     tables: Mapping[str, tuple[str, Mapping[str, Mapping[str, str]]]] = field(default_factory=dict)
@@ -213,8 +216,9 @@ def load_passage_lexicon(path: str | Path, tables: Mapping[str, Any] | None = No
         docs.append(DocumentForm(str(d["kind"]), title, tuple([subject] if isinstance(subject, str) else subject),
                                  _lang_map(d["name"], f"{where}.name"), say, _lang_map(d.get("hop"), f"{where}.hop"),
                                  str(d.get("query") or "{subject}"),
-                                 tuple([known] if isinstance(known, str) else [str(k) for k in known]),
-                                 _form_tables(d.get("tables"), tables, where)))  # fmt: skip
+                                 known_from=tuple([known] if isinstance(known, str) else [str(k) for k in known]),
+                                 tables=_form_tables(d.get("tables"), tables, where),
+                                 found=_lang_map(d.get("found"), f"{where}.found")))  # fmt: skip
         for slot, (part, _) in docs[-1].tables.items():
             if part not in title.groupindex:
                 raise PassageLexiconError(
@@ -309,6 +313,7 @@ class DocRef:
     form: DocumentForm
     parts: dict[str, str]
     slots: dict[str, str]
+    found: str = ""  # how an answer names it with what the hop found ('청운동이 있는 종로구'); "" = `text`
 
 
 def named_document(lex: PassageLexicon, title: str, lang: str) -> DocRef:
@@ -367,16 +372,19 @@ def document_via(
             raise RagUnphraseable(f"title part {k}={v!r} of {title!r} is neither stated nor in the API record",
                                   "document")  # fmt: skip
     words_ = form.table_slots(parts, lang)
+    found = ""
     if same_record or not hop_noun:
         text = _plain_name(up)
     elif form.hop.get(lang):
         text = fill(form.hop[lang], {**parts, **words_, "up": up.text}, form.kind)
+        if form.found.get(lang):
+            found = fill(form.found[lang], {**parts, **words_, "up": up.text}, form.kind)
     else:
         text = ph._hop(up, hop_noun, lang, up.steps + 1).text
     said = _said_parts(form, {k: v for k, v in parts.items() if k in form.say}, lang)
     # title parts the question may state (they are values of the API record: the 시도 of a 동's district)
     stated = {k: v for k, v in parts.items() if k not in ("subject", *form.say)}
-    return DocRef(text, form, parts, {**stated, **words_, **said, "doc": text})
+    return DocRef(text, form, parts, {**stated, **words_, **said, "doc": text}, found)
 
 
 # --------------------------------------------------------------------------- facts
@@ -410,7 +418,8 @@ def number_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lan
             slots = {**doc.slots, **{k: v for k, v in m.groupdict().items() if v is not None}}
             try:
                 q = _sentence(fill(f.ask[lang], slots, doc.form.kind), lang)
-                a = _sentence(fill(f.answer[lang], slots, doc.form.kind), lang)
+                # the answer names what the hop found ('청운동이 있는 종로구의 …'), the question only how to find it
+                a = _sentence(fill(f.answer[lang], {**slots, "doc": doc.found or doc.text}, doc.form.kind), lang)
             except RagUnphraseable:  # a word this document has none of ('{districts}' of 세종특별자치시): not asked
                 continue
             out.append(NumberFact(s, m.group("n"), _number(m.group("n")), q, a, f))

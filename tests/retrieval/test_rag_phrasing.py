@@ -132,7 +132,7 @@ def test_document_reached_from_an_api_record_is_named_through_the_api_reference(
     asked = {f.value: (f.question, f.answer_text) for f in rp.number_facts(korea, gu, sentences(trend), "ko")}
     # the 시도 is a value of the 동's record: said by name, and its districts by the table's word ('서울특별시의 구')
     assert asked[1.5] == ("청운동이 있는 구의 2020년 인구는 서울특별시 전체 인구의 몇 퍼센트인가요?",
-                          "청운동이 있는 구의 2020년 인구는 서울특별시 전체 인구의 1.5%입니다.")  # fmt: skip
+                          "청운동이 있는 종로구의 2020년 인구는 서울특별시 전체 인구의 1.5%입니다.")  # fmt: skip
     assert asked[25][0] == "청운동이 있는 구의 2020년 인구는 서울특별시의 구 가운데 몇 번째로 많은가요?"
     sido = rp.document_via(korea, "2015년 부산광역시 인구주택총조사 결과", "ko", "sido.name", town, "시도",
                            ["기장읍", "기장군", "부산광역시"], same_record=False, up_entity="emd")  # fmt: skip
