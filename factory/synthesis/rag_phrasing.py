@@ -372,19 +372,19 @@ def document_via(
             raise RagUnphraseable(f"title part {k}={v!r} of {title!r} is neither stated nor in the API record",
                                   "document")  # fmt: skip
     words_ = form.table_slots(parts, lang)
-    found = ""
+    answer_name = ""
     if same_record or not hop_noun:
         text = _plain_name(up)
     elif form.hop.get(lang):
         text = fill(form.hop[lang], {**parts, **words_, "up": up.text}, form.kind)
         if form.found.get(lang):
-            found = fill(form.found[lang], {**parts, **words_, "up": up.text}, form.kind)
+            answer_name = fill(form.found[lang], {**parts, **words_, "up": up.text}, form.kind)
     else:
         text = ph._hop(up, hop_noun, lang, up.steps + 1).text
     said = _said_parts(form, {k: v for k, v in parts.items() if k in form.say}, lang)
     # title parts the question may state (they are values of the API record: the 시도 of a 동's district)
     stated = {k: v for k, v in parts.items() if k not in ("subject", *form.say)}
-    return DocRef(text, form, parts, {**stated, **words_, **said, "doc": text}, found)
+    return DocRef(text, form, parts, {**stated, **words_, **said, "doc": text}, answer_name)
 
 
 # --------------------------------------------------------------------------- facts
