@@ -65,8 +65,8 @@ REJECTIONS = {
     "bridge_named_in_question": "the question states the value the passage should supply",
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
     "duplicate": "a task with the same golden calls was already kept",
-    "near_duplicate": "a kept task already finds the same record through a document (송파구 leads 서울특별시 in every "
-    "census year: one question about it, not one per year)",
+    "near_duplicate": "a kept task of the same hop type already finds the same record through a document (송파구 leads "
+    "서울특별시 in every census year: one question about it, not one per year)",
     "unphraseable": "the question cannot be said naturally (code: rag_phrasing.UNPHRASEABLE_CODES)",
 }
 _ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
@@ -405,7 +405,9 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     rejected: list[dict[str, str]] = []
     have = {h: 0 for h in HOP_TYPES}
     seen: set[str] = set()
-    bridges: set[str] = set()  # the names documents gave that kept RAG→API hops looked up (one question each)
+    # the names documents gave that kept RAG→API hops looked up, by hop type: one question each (the question that
+    # names the 시도 and the one that reaches it from a 동 differ; two census years of one 시도 asking the same do not)
+    bridges: dict[str, set[str]] = {h: set() for h in HOP_TYPES}
     weights = hop_weights()
     make = executor_factory(ctx.cfg, [ctx.domain], ctx.registry)
     await asyncio.to_thread(_warm, search)
@@ -526,7 +528,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                                              "sentence": fact.sentence, "title": gold.get("title")}})  # fmt: skip
                         break
                     # RAG→API junction from the gold passage
-                    hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, doc, sents, e, rng, bridges)
+                    hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, doc, sents, e, rng, bridges[kind])
                     if isinstance(hop2[0], str):
                         reject(kind, *hop2)
                         continue
@@ -572,7 +574,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         junctions.insert(0, {"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ",
                                              "n": 1, "width": 1, "edge_id": japi})  # fmt: skip
                         chain.insert(0, japi)
-                    bridges.add(v.strip().casefold())
+                    bridges[kind].add(v.strip().casefold())
                     add(kind, actions, query, answer,
                         {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}],
                          "apis_may_answer": nf.fact.derivable},

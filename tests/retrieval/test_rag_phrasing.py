@@ -145,6 +145,10 @@ def test_document_reached_from_an_api_record_is_named_through_the_api_reference(
         rp.document_via(korea, "2010년 서울특별시 인구주택총조사 결과", "ko", "sido.name", jongno, "시도",
                         ["종로구", "서울특별시", "11110"], same_record=False, up_entity="sigungu")  # fmt: skip
     assert e.value.code == "known_hop"
+    with pytest.raises(rp.RagUnphraseable) as e:  # the census's 행정구역 record of 광진구 likewise
+        rp.document_via(korea, "2020년 서울특별시 인구주택총조사 결과", "ko", "sido.name", phrasing.Ref("광진구", True, "행정구역", "행정구역"),
+                        "시도", ["광진구", "서울특별시"], same_record=False, up_entity="region")  # fmt: skip
+    assert e.value.code == "known_hop"
     # ... while a 동's (which no one places without looking it up) and the 시군구's own bulletin still are
     assert rp.document_via(korea, "서울특별시 종로구 인구 동향", "ko", "sigungu.name", jongno, None, ["종로구", "서울특별시"], True,
                            up_entity="sigungu").text == "종로구"  # fmt: skip
