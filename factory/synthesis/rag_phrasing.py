@@ -12,6 +12,11 @@ document's wording. Its parts come from two places:
   for ("What was the strongest sustained wind at {doc} {date}, in mph?", with its answer sentence), or a name an API
   takes ("the longest track on {doc}", of value type ``track.title``).
 
+A document form may also say which entities' records lead to it by a hop every reader makes without a tool
+(`known_from`: a 구 → its 시도, reason code ``known_hop``), how an answer names what such a hop found (`found`: '청운동이
+있는 종로구'), words read from a table of the domain's tool lexicon by a title part (`tables`: the 시도's '구' or '시·군'),
+and patterns over the whole passage whose groups the facts may use (`context`: the census years a bulletin compares).
+
 A number or a name of a passage that no reviewed fact covers is never asked: the chain is dropped with reason
 ``unphraseable`` and one of `UNPHRASEABLE_CODES`, as API-only chains a person cannot say are.
 """
@@ -73,6 +78,19 @@ class DocumentForm:
     # lang → how an answer names the document reached over `hop`, with what the hop found ('{up_iga} 있는 {subject}':
     # '청운동이 있는 종로구'); without it the answer repeats the question's phrase
     found: Mapping[str, str] = field(default_factory=dict)
+    # patterns over the whole passage whose named groups every fact of the document may use (the years a 시군구
+    # bulletin covers, '(2010~2020년)': a change is asked between two stated years, not 'since 2010')
+    context: tuple[re.Pattern[str], ...] = ()
+
+    def context_slots(self, sentences: Sequence[str]) -> dict[str, str]:
+        text = "\n".join(sentences)
+        out: dict[str, str] = {}
+        for pattern in self.context:
+            m = pattern.search(text)
+            if m:
+                out.update({k: v for k, v in m.groupdict().items() if v is not None})
+        return out
+
     # slot → (title part, {value: {lang: word}}): a word chosen by a title part from a table of the domain's tool
     # lexicon ('{districts}': 구 for 서울특별시, 시·군 for 전라남도; lexicon/korea.yaml `tables`)
     tables: Mapping[str, tuple[str, Mapping[str, Mapping[str, str]]]] = field(default_factory=dict)
@@ -218,7 +236,8 @@ def load_passage_lexicon(path: str | Path, tables: Mapping[str, Any] | None = No
                                  str(d.get("query") or "{subject}"),
                                  known_from=tuple([known] if isinstance(known, str) else [str(k) for k in known]),
                                  tables=_form_tables(d.get("tables"), tables, where),
-                                 found=_lang_map(d.get("found"), f"{where}.found")))  # fmt: skip
+                                 found=_lang_map(d.get("found"), f"{where}.found"),
+                                 context=tuple(_regex(c, f"{where}.context") for c in d.get("context") or [])))  # fmt: skip
         for slot, (part, _) in docs[-1].tables.items():
             if part not in title.groupindex:
                 raise PassageLexiconError(
@@ -408,6 +427,7 @@ class NumberFact:
 def number_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang: str) -> list[NumberFact]:
     """Every number of the passage that a reviewed fact asks for, with its question and answer sentence."""
     out: list[NumberFact] = []
+    context = doc.form.context_slots(sentences)
     for f in lex.facts:
         if f.is_name or doc.form.kind not in f.kinds or lang not in f.ask or lang not in f.answer or not f.applies(doc):
             continue
@@ -415,7 +435,7 @@ def number_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lan
             m = f.match.search(s)
             if not m:
                 continue
-            slots = {**doc.slots, **{k: v for k, v in m.groupdict().items() if v is not None}}
+            slots = {**doc.slots, **context, **{k: v for k, v in m.groupdict().items() if v is not None}}
             try:
                 q = _sentence(fill(f.ask[lang], slots, doc.form.kind), lang)
                 # the answer names what the hop found ('청운동이 있는 종로구의 …'), the question only how to find it

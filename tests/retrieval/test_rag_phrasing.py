@@ -127,13 +127,18 @@ def test_document_reached_from_an_api_record_is_named_through_the_api_reference(
     gu = rp.document_via(korea, "서울특별시 종로구 인구 동향", "ko", "sigungu.name", phrasing.Ref("청운동", True, "법정동", "법정동"),
                          "시군구", ["청운동", "종로구", "서울특별시"], same_record=False, up_entity="emd")  # fmt: skip
     trend = (
-        "2020년 종로구의 인구는 13만 9,858명으로 서울특별시 인구의 1.5%를 차지하며, 도내 25개 시군구 가운데 25위이다."
+        "[보도자료] 서울특별시 종로구 인구 동향 (2010~2020년)\n\n"
+        "2020년 종로구의 인구는 13만 9,858명으로 서울특별시 인구의 1.5%를 차지하며, 도내 25개 시군구 가운데 25위이다.\n\n"
+        "2010년(14만 7,917명)과 비교하면 5.4% 감소하였다."
     )
     asked = {f.value: (f.question, f.answer_text) for f in rp.number_facts(korea, gu, sentences(trend), "ko")}
     # the 시도 is a value of the 동's record: said by name, and its districts by the table's word ('서울특별시의 구')
     assert asked[1.5] == ("청운동이 있는 구의 2020년 인구는 서울특별시 전체 인구의 몇 퍼센트인가요?",
                           "청운동이 있는 종로구의 2020년 인구는 서울특별시 전체 인구의 1.5%입니다.")  # fmt: skip
     assert asked[25][0] == "청운동이 있는 구의 2020년 인구는 서울특별시의 구 가운데 몇 번째로 많은가요?"
+    # a change between the two census years the bulletin compares (its `context`), not 'since 2010' to no end
+    assert asked[5.4] == ("청운동이 있는 구의 인구는 2010년부터 2020년까지 몇 퍼센트 변했나요?",
+                          "청운동이 있는 종로구의 인구는 2010년부터 2020년까지 5.4% 감소했습니다.")  # fmt: skip
     sido = rp.document_via(korea, "2015년 부산광역시 인구주택총조사 결과", "ko", "sido.name", town, "시도",
                            ["기장읍", "기장군", "부산광역시"], same_record=False, up_entity="emd")  # fmt: skip
     ko = {f.value: f.question for f in rp.number_facts(korea, sido, sentences(SIDO), "ko")}
