@@ -580,7 +580,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                          "apis_may_answer": nf.fact.derivable},
                         junctions, chain,
                         {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
-                         "answer_text": rp.value_answer(value, short, ctx.language, display_name(frame2, v)),
+                         "answer_text": rp.value_answer(value, {**short, "subject": nf.answer_phrase or nf.phrase},
+                                                        ctx.language, display_name(frame2, v)),
                          "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
                                          "sentence": nf.sentence, "title": gold.get("title")}})  # fmt: skip
                     break

@@ -453,6 +453,7 @@ class NameFact:
     type: str
     phrase: str  # the record the value names ('the longest track on the album …')
     fact: Fact
+    answer_phrase: str = ""  # the same, naming what the hop to the document found ('율전동이 있는 경기도에서 …')
 
 
 def name_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang: str) -> list[NameFact]:
@@ -467,9 +468,10 @@ def name_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang:
                 slots = {**doc.slots, **{k: v for k, v in m.groupdict().items() if v is not None}}
                 try:
                     phrase = fill(f.phrase[lang], slots, doc.form.kind)
+                    said = fill(f.phrase[lang], {**slots, "doc": doc.found}, doc.form.kind) if doc.found else phrase
                 except RagUnphraseable:  # a word this document has none of: not asked
                     continue
-                out.append(NameFact(s, m.group("v").strip(), f.type, phrase, f))
+                out.append(NameFact(s, m.group("v").strip(), f.type, phrase, f, said))
     return out
 
 

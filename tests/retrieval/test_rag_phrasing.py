@@ -150,6 +150,10 @@ def test_document_reached_from_an_api_record_is_named_through_the_api_reference(
         rp.document_via(korea, "2010년 서울특별시 인구주택총조사 결과", "ko", "sido.name", jongno, "시도",
                         ["종로구", "서울특별시", "11110"], same_record=False, up_entity="sigungu")  # fmt: skip
     assert e.value.code == "known_hop"
+    # from a 동 the 시도 is no riddle: its bulletin names the most populous 구·군, and the answer names the 시도 found
+    [top, _] = rp.name_facts(korea, sido, sentences(SIDO), "ko")
+    assert top.phrase == "기장읍이 있는 시·도에서 2015년 인구주택총조사 기준 인구가 가장 많았던 구·군"
+    assert top.answer_phrase == "기장읍이 있는 부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 많았던 구·군"
     with pytest.raises(rp.RagUnphraseable) as e:  # the census's 행정구역 record of 광진구 likewise
         rp.document_via(korea, "2020년 서울특별시 인구주택총조사 결과", "ko", "sido.name", phrasing.Ref("광진구", True, "행정구역", "행정구역"),
                         "시도", ["광진구", "서울특별시"], same_record=False, up_entity="region")  # fmt: skip
