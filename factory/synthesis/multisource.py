@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from factory.config import ProjectConfig
+from factory.frames import display_name
 from factory.records import Answer, GoldenAction, Junction, Lineage, Task, task_id
 from factory.retrieval.decontam import sentences as _sentences
 from factory.synthesis import phrasing
@@ -65,6 +66,8 @@ REJECTIONS = {
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
     "duplicate": "a task with the same golden calls was already kept",
     "repeated_answer": "retrieval.multisource_max_per_answer chains already share this answer or passage-picked entity",
+    "near_duplicate": "a kept task of the same hop type already finds the same record through a document (송파구 leads "
+    "서울특별시 in every census year: one question about it, not one per year)",
     "unphraseable": "the question cannot be said naturally (code: rag_phrasing.UNPHRASEABLE_CODES)",
 }
 _ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
@@ -349,6 +352,8 @@ def _answer_field(
             continue
         if (slots.get(f) or {}).get("uniform"):  # the document picked the record: a value every record has says nothing
             continue
+        if (slots.get(f) or {}).get("asked") is False:  # no person asks for it (the lexicon's `asked: false`)
+            continue
         if _ID_FIELD.search(f) and (kind != "display" or re.search(r"(url|uri|digest)$", f, re.IGNORECASE)):
             continue
         if isinstance(v, str) and not entity_like(v) and not re.fullmatch(r"[\d.,]+", v):
@@ -395,7 +400,7 @@ def _bridge_doc(ctx: _Context, spec1: ToolSpec, res1: Any, f: str, title: str) -
     same = slot.get("kind") in ("display", "key") and slot.get("entity") == frame.get("entity")
     noun = (slot.get("noun") or {}).get(ctx.language) or (slot.get("noun") or {}).get("en")
     return rp.document_via(ctx.passages, title, ctx.language, slot.get("type"), up, noun,
-                           _record_values(res1.records), same)  # fmt: skip
+                           _record_values(res1.records), same, frame.get("entity"))  # fmt: skip
 
 
 def _bridge_fields(ctx: _Context, spec1: ToolSpec, record: Mapping[str, Any], named: set[str]) -> list[tuple[str, str]]:
@@ -437,6 +442,9 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     rejected: list[dict[str, str]] = []
     have = {h: 0 for h in HOP_TYPES}
     seen: set[str] = set()
+    # the names documents gave that kept RAG→API hops looked up, by hop type: one question each (the question that
+    # names the 시도 and the one that reaches it from a 동 differ; two census years of one 시도 asking the same do not)
+    bridges: dict[str, set[str]] = {h: set() for h in HOP_TYPES}
     weights = hop_weights()
     make = executor_factory(ctx.cfg, [ctx.domain], ctx.registry)
     await asyncio.to_thread(_warm, search)
@@ -581,7 +589,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                                              "sentence": fact.sentence, "title": gold.get("title")}})  # fmt: skip
                         break
                     # RAG→API junction from the gold passage
-                    hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, doc, sents, e, rng)
+                    hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, doc, sents, e, rng, bridges[kind])
                     if isinstance(hop2[0], str):
                         reject(kind, *hop2)
                         continue
@@ -627,12 +635,14 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         junctions.insert(0, {"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ",
                                              "n": 1, "width": 1, "edge_id": japi})  # fmt: skip
                         chain.insert(0, japi)
+                    bridges[kind].add(v.strip().casefold())
                     add(kind, actions, query, answer,
                         {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}],
                          "apis_may_answer": nf.fact.derivable},
                         junctions, chain,
                         {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
-                         "answer_text": rp.value_answer(value, short, ctx.language),
+                         "answer_text": rp.value_answer(value, {**short, "subject": nf.answer_phrase or nf.phrase},
+                                                        ctx.language, display_name(frame2, v)),
                          "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
                                          "sentence": nf.sentence, "title": gold.get("title")}})  # fmt: skip
                     break
@@ -743,16 +753,22 @@ def _accepting_params(ctx: _Context, vtype: str) -> list[tuple[str, str]]:
 
 async def _rag_api_hop(
     ctx: _Context, ex: Any, edges: _Edges, search: ToolSpec, gold: Mapping[str, Any], doc: rp.DocRef,
-    sents: Sequence[str], e: str, rng: np.random.Generator,
+    sents: Sequence[str], e: str, rng: np.random.Generator, used: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[ToolSpec, str, rp.NameFact, Any] | tuple[str, str, str]:  # fmt: skip
     """(api spec, param, name fact, result) of a RAG→API junction from `gold`: a name a reviewed fact of the passage
-    names, of a value type an API parameter takes, that the API resolves to one record; or (reason, detail, code)."""
+    names, of a value type an API parameter takes, that the API resolves to one record; or (reason, detail, code).
+    A name in `used` (a kept task already looked it up) is not asked again: another fact of the passage is (the
+    smallest district where the largest was asked), else ``near_duplicate``."""
     assert ctx.passages is not None
     try:
         names = [nf for nf in rp.name_facts(ctx.passages, doc, sents, ctx.language)
                  if entity_like(nf.value) and nf.value != e and not states(e, nf.value)]  # fmt: skip
     except rp.RagUnphraseable as x:
         return "unphraseable", f"{x.code}: {x}", x.code
+    fresh = [nf for nf in names if nf.value.strip().casefold() not in used]
+    if names and not fresh:
+        return "near_duplicate", ", ".join(sorted({nf.value for nf in names})), ""
+    names = fresh
     options = [(tool, p, nf) for nf in names for tool, p in _accepting_params(ctx, nf.type)]
     if not options:
         found = ", ".join(f"{n.value} ({n.type})" for n in names) or "none"

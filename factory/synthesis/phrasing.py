@@ -451,6 +451,11 @@ def seed_ref(
     filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
+        if named_ko and len(rest) == 1 and not named_ko.isdigit():
+            # several records of one name as a person says it: '창성동이라는 동' (not '이름이 창성동인 법정 읍면동'); a
+            # place's name ends with its kind (동, 읍, 면, 구, 시, 군), which names it better than the listing's noun
+            kind = named_ko[-1] if sing in _REGIONS_KO and named_ko[-1] in _PLACE_KINDS_KO else sing
+            text = f"{_josa(named_ko, '이라는/라는')} {kind}"
         # the name alone, for a pick by the place it lies in ('대전광역시 중구', not '이름이 중구인 시군구 중 …')
         name = {"ko_name": named_ko} if named_ko and len(rest) == 1 else {}
         return Ref(text, one, sing, sing, counter, None, text, meta=name)
@@ -622,6 +627,7 @@ def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str
 
 
 _REGIONS_KO = ("시도", "시군구", "법정 읍면동", "읍면동", "리", "행정구역")
+_PLACE_KINDS_KO = "동읍면리구시군도"  # the last syllable of a Korean place name says what kind of place it is
 
 
 def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: str | None = None) -> Ref:
@@ -683,6 +689,17 @@ def _same_as(ref: Ref, lang: str) -> Ref:
         return ref  # 'the albums of the artist who recorded 'X'' (not 'of the same artist as the track 'X'')
     text = f"{_josa(up.text, '이/가')} 속한 {noun}" if lang == "ko" else f"the same {noun} as {up.text}"
     return replace(ref, text=text)
+
+
+def _owner_noun(frame: Mapping[str, Any], owner: str, lang: str) -> str | None:
+    """The lexicon's noun for the records listed for a record named `owner` (``noun_by_owner: {ko: [{match: '구$',
+    noun: 법정동}]}``, matched against the owner's last word: '서울특별시 종로구' → '종로구'); None when no rule matches."""
+    words_ = owner.split()
+    last = words_[-1] if words_ else ""
+    for rule in ((frame.get("noun_by_owner") or {}).get(lang) or []) if last else []:
+        if isinstance(rule, Mapping) and re.search(str(rule.get("match") or "$^"), last):
+            return str(rule.get("noun") or "") or None
+    return None
 
 
 def _by_value(entry: Mapping[str, Any], record: Mapping[str, Any] | None, lang: str) -> str | None:
@@ -784,6 +801,8 @@ def link(
         # a listing of what belongs to it: 'the albums of the artist …', '… 시군구의 읍면동'; what belongs to the
         # record another one references reads as what shares it: 'the customers from the same country as customer
         # X' (not 'from the country of customer X'), '종로구와 같은 시도의 시군구' (not '종로구의 시도의 시군구')
+        if lang == "ko" and moved is up and up.one:  # what a place named by its name has: '종로구의 법정동'
+            sing = pl = _owner_noun(frame, up.text, lang) or sing
         text, plain, filt = _relation(frame, _same_as(moved, lang), lang, sing, pl, extra)
         one = moved.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
@@ -896,17 +915,35 @@ def _seeds_of(
 
 
 def _sent_any(t: Mapping[str, Any], tid: str, frame: Mapping[str, Any]) -> dict[str, Any]:
-    """The arguments of `tid`'s calls, the parameter a reviewed ``noun_by`` reads set to a value of any call that
-    has a wording (two compared provinces: the noun says 일반구 are counted when either has them)."""
+    """The arguments of `tid`'s calls, the parameter a reviewed ``noun_by`` reads set to a value whose wording holds
+    for every call: the one wording all share (서울특별시 and 광주광역시: 구), else a qualified one (two compared
+    provinces: the noun says 일반구 are counted when either has them), else one whose kinds cover the others' (서울특별시:
+    구, 인천광역시: 구·군 → 구·군), else none (전라남도: 시·군, 서울특별시: 구; 세종특별자치시, which has no word: the
+    tool's own noun)."""
     out = _sent(t, tid)
     by = frame.get("noun_by") or {}
     key = by.get("param") if isinstance(by, Mapping) else None
     if key:
-        forms = {str(k) for lang_forms in by.values() if isinstance(lang_forms, Mapping) for k in lang_forms}
-        for a in t["golden_actions"]:
-            v = (a.get("args") or {}).get(key)
-            if a.get("tool_id") == tid and str(v) in forms:
-                out[key] = v
+        langs = [f for f in by.values() if isinstance(f, Mapping)]
+        sent = [v for a in t["golden_actions"] if a.get("tool_id") == tid
+                for v in [(a.get("args") or {}).get(key)] if v is not None]  # fmt: skip
+        said = {tuple(str(f.get(str(v), "")) for f in langs): v for v in sent}
+        if len(said) == 1 and all(next(iter(said))):
+            out[key] = sent[0]
+        elif said:
+            # calls whose values are said differently (서울특별시: 구, 인천광역시: 구·군): a qualified wording covers
+            # both when one has it ('(일반구 단위)'); otherwise the tool's own noun, not one side's word
+            qualified = [v for words, v in said.items() if any("(" in w for w in words)]
+            # or the word whose kinds include every other's (인천광역시's '구·군' covers 서울특별시's '구')
+            covering = [v for words, v in said.items() if all(words) and all(
+                all(set(o.split("·")) <= set(w.split("·")) for o, w in zip(other, words, strict=True))
+                for other in said if all(other))]  # fmt: skip
+            if qualified:
+                out[key] = qualified[0]
+            elif covering and all(all(words) for words in said):
+                out[key] = covering[0]
+            else:
+                out.pop(key, None)
     return out
 
 

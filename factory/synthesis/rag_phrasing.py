@@ -12,6 +12,11 @@ document's wording. Its parts come from two places:
   for ("What was the strongest sustained wind at {doc} {date}, in mph?", with its answer sentence), or a name an API
   takes ("the longest track on {doc}", of value type ``track.title``).
 
+A document form may also say which entities' records lead to it by a hop every reader makes without a tool
+(`known_from`: a 구 → its 시도, reason code ``known_hop``), how an answer names what such a hop found (`found`: '청운동이
+있는 종로구'), words read from a table of the domain's tool lexicon by a title part (`tables`: the 시도's '구' or '시·군'),
+and patterns over the whole passage whose groups the facts may use (`context`: the census years a bulletin compares).
+
 A number or a name of a passage that no reviewed fact covers is never asked: the chain is dropped with reason
 ``unphraseable`` and one of `UNPHRASEABLE_CODES`, as API-only chains a person cannot say are.
 """
@@ -35,6 +40,8 @@ UNPHRASEABLE_CODES = {
     "no_lexicon": "the domain has no passage lexicon (lexicon/passages/<domain>.yaml)",
     "reference": "the API hop has no noun phrase (phrasing.Unphraseable: label, action, ...)",
     "template": "a template names a part the document or fact does not give",
+    "known_hop": "the API hop to the document is one a person makes without a tool (종로구 → 서울특별시): the question "
+    "would be a riddle whose bridge every reader knows",
 }
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"]  # fmt: skip
@@ -65,6 +72,38 @@ class DocumentForm:
     # value ('{subject} 인구주택총조사 결과')
     hop: Mapping[str, str] = field(default_factory=dict)
     query: str = "{subject}"
+    # entities whose records a reader maps to this document's subject without a tool (a 시군구 → its 시도): a document
+    # reached from such a record is not asked through it (RagUnphraseable 'known_hop')
+    known_from: tuple[str, ...] = ()
+    # lang → how an answer names the document reached over `hop`, with what the hop found ('{up_iga} 있는 {subject}':
+    # '청운동이 있는 종로구'); without it the answer repeats the question's phrase
+    found: Mapping[str, str] = field(default_factory=dict)
+    # patterns over the whole passage whose named groups every fact of the document may use (the years a 시군구
+    # bulletin covers, '(2010~2020년)': a change is asked between two stated years, not 'since 2010')
+    context: tuple[re.Pattern[str], ...] = ()
+
+    def context_slots(self, sentences: Sequence[str]) -> dict[str, str]:
+        text = "\n".join(sentences)
+        out: dict[str, str] = {}
+        for pattern in self.context:
+            m = pattern.search(text)
+            if m:
+                out.update({k: v for k, v in m.groupdict().items() if v is not None})
+        return out
+
+    # slot → (title part, {value: {lang: word}}): a word chosen by a title part from a table of the domain's tool
+    # lexicon ('{districts}': 구 for 서울특별시, 시·군 for 전라남도; lexicon/korea.yaml `tables`)
+    tables: Mapping[str, tuple[str, Mapping[str, Mapping[str, str]]]] = field(default_factory=dict)
+
+    def table_slots(self, parts: Mapping[str, str], lang: str) -> dict[str, str]:
+        """The table words of a document with these title parts (a slot whose row has no word is left out: a
+        template naming it raises RagUnphraseable('template'))."""
+        out: dict[str, str] = {}
+        for slot, (part, words_) in self.tables.items():
+            word = (words_.get(str(parts.get(part) or "")) or {}).get(lang)
+            if word:
+                out[slot] = word
+        return out
 
 
 @dataclass(frozen=True)
@@ -133,10 +172,45 @@ def _regex(text: Any, where: str) -> re.Pattern[str]:
         raise PassageLexiconError(f"{where}: {text!r} is no regular expression ({e})") from e
 
 
-def load_passage_lexicon(path: str | Path) -> PassageLexicon:
+def tool_lexicon_tables(path: Path) -> dict[str, Any]:
+    """The `tables` of the domain's tool lexicon beside the passage lexicon (lexicon/<domain>.yaml for
+    lexicon/passages/<domain>.yaml); {} when there is none."""
+    tool = path.parent.parent / path.name
+    if not tool.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(tool.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as e:
+        raise PassageLexiconError(f"tool lexicon {tool}: cannot be read ({e})") from e
+    return dict(data.get("tables") or {}) if isinstance(data, Mapping) else {}
+
+
+def _form_tables(entry: Any, tables: Mapping[str, Any], where: str) -> dict[str, tuple[str, dict[str, dict[str, str]]]]:
+    from factory.frames import table_words
+
+    out: dict[str, tuple[str, dict[str, dict[str, str]]]] = {}
+    for slot, spec in (entry or {}).items():
+        if not isinstance(spec, Mapping) or not {"table", "by"} <= set(spec):
+            raise PassageLexiconError(f"{where}.tables.{slot}: expected {{table, by}}")
+        rows = tables.get(str(spec["table"]))
+        if rows is None:
+            raise PassageLexiconError(f"{where}.tables.{slot}: the tool lexicon has no table {spec['table']!r}")
+        langs = sorted({k for r in rows for k in r if k not in ("names", "codes")})
+        by_name: dict[str, dict[str, str]] = {}
+        for lang in langs:
+            for name, word in table_words(rows, lang).items():
+                by_name.setdefault(name, {})[lang] = word
+        out[str(slot)] = (str(spec["by"]), by_name)
+    return out
+
+
+def load_passage_lexicon(path: str | Path, tables: Mapping[str, Any] | None = None) -> PassageLexicon:
     """Read and check a passage lexicon file (see the module docstring; `lexicon/passages/music.yaml` documents the
-    keys). Raises PassageLexiconError naming the file and the entry."""
+    keys). `tables`: the tool lexicon's tables a document form reads (default: those of lexicon/<domain>.yaml beside
+    it). Raises PassageLexiconError naming the file and the entry."""
     p = Path(path)
+    if tables is None:
+        tables = tool_lexicon_tables(p)
     try:
         data = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as e:
@@ -156,9 +230,19 @@ def load_passage_lexicon(path: str | Path) -> PassageLexicon:
             if part not in title.groupindex:
                 raise PassageLexiconError(f"{where}: say names {part!r}, which the title pattern does not capture")
         subject = d["subject"]
+        known = d.get("known_from") or []
         docs.append(DocumentForm(str(d["kind"]), title, tuple([subject] if isinstance(subject, str) else subject),
                                  _lang_map(d["name"], f"{where}.name"), say, _lang_map(d.get("hop"), f"{where}.hop"),
-                                 str(d.get("query") or "{subject}")))  # fmt: skip
+                                 str(d.get("query") or "{subject}"),
+                                 known_from=tuple([known] if isinstance(known, str) else [str(k) for k in known]),
+                                 tables=_form_tables(d.get("tables"), tables, where),
+                                 found=_lang_map(d.get("found"), f"{where}.found"),
+                                 context=tuple(_regex(c, f"{where}.context") for c in d.get("context") or [])))  # fmt: skip
+        for slot, (part, _) in docs[-1].tables.items():
+            if part not in title.groupindex:
+                raise PassageLexiconError(
+                    f"{where}: tables.{slot} reads {part!r}, which the title pattern does not capture"
+                )
         if "{subject}" not in docs[-1].query:
             raise PassageLexiconError(f"{where}: query {docs[-1].query!r} does not name {{subject}}")
     kinds = {d.kind for d in docs}
@@ -202,7 +286,7 @@ def long_date(v: str) -> str:
 
 
 def fill(template: str, slots: Mapping[str, str], where: str = "") -> str:
-    """`template` with {name} (and {name:long_date}) replaced; {Name}: capitalized; {name_iga}/{name_eul}/{name_eun}:
+    """`template` with {name} (and {name:long_date}, {name:tail}: the name's last syllable) replaced; {Name}: capitalized; {name_iga}/{name_eul}/{name_eun}:
     with the Korean particle; a slot it does not give raises RagUnphraseable('template')."""
 
     def one(m: re.Match[str]) -> str:
@@ -214,6 +298,8 @@ def fill(template: str, slots: Mapping[str, str], where: str = "") -> str:
         v = str(slots[key])
         if fmt == "long_date":
             v = long_date(v)
+        elif fmt == "tail":  # what kind of place a Korean name is: '종로구' → '구', '수원시 장안구' → '구'
+            v = v.strip()[-1:]
         if base != key:
             v = v[:1].upper() + v[1:]
         pairs = {"iga": "이/가", "eul": "을/를", "eun": "은/는", "gwa": "과/와"}
@@ -246,6 +332,7 @@ class DocRef:
     form: DocumentForm
     parts: dict[str, str]
     slots: dict[str, str]
+    found: str = ""  # how an answer names it with what the hop found ('청운동이 있는 종로구'); "" = `text`
 
 
 def named_document(lex: PassageLexicon, title: str, lang: str) -> DocRef:
@@ -258,8 +345,9 @@ def named_document(lex: PassageLexicon, title: str, lang: str) -> DocRef:
     if not tpl:
         raise RagUnphraseable(f"{form.kind}: no {lang} name", "document")
     said = _said_parts(form, parts, lang)
-    text = fill(tpl, parts, form.kind)
-    return DocRef(text, form, parts, {**said, "doc": text})
+    words_ = form.table_slots(parts, lang)
+    text = fill(tpl, {**parts, **words_}, form.kind)
+    return DocRef(text, form, parts, {**words_, **said, "doc": text})
 
 
 def _plain_name(up: ph.Ref) -> str:
@@ -280,14 +368,20 @@ def document_via(
     hop_noun: str | None,
     record_values: Sequence[Any],
     same_record: bool,
+    up_entity: str | None = None,
 ) -> DocRef:
     """The document reached from an API record: the record `up` names (`same_record`: the bridge field is one of its
     own names) or the one its reference field names (`hop_noun`: 'album'); title parts not stated by the form's `say`
-    must be values of the API record (the album's artist), else RagUnphraseable('document')."""
+    must be values of the API record (the album's artist), else RagUnphraseable('document'). A hop from a record of an
+    entity the form's `known_from` lists (`up_entity`: a 시군구 to its 시도) is no question: RagUnphraseable('known_hop')."""
     found = lex.form_of(title)
     if found is None:
         raise RagUnphraseable(f"no reviewed title form matches {title!r}", "document")
     form, parts = found
+    if up_entity and not same_record and up_entity in form.known_from:
+        raise RagUnphraseable(
+            f"{up.text} → the {form.kind} of {title!r}: a reader knows it without a tool", "known_hop"
+        )
     if entity_type and entity_type.split("@")[0] not in form.subject:
         raise RagUnphraseable(f"the bridge is a {entity_type}, the document {title!r} is about a {form.subject}",
                               "document")  # fmt: skip
@@ -296,14 +390,20 @@ def document_via(
         if k != "subject" and k not in form.say and v.strip().casefold() not in held:
             raise RagUnphraseable(f"title part {k}={v!r} of {title!r} is neither stated nor in the API record",
                                   "document")  # fmt: skip
+    words_ = form.table_slots(parts, lang)
+    answer_name = ""
     if same_record or not hop_noun:
         text = _plain_name(up)
     elif form.hop.get(lang):
-        text = fill(form.hop[lang], {"up": up.text}, form.kind)
+        text = fill(form.hop[lang], {**parts, **words_, "up": up.text}, form.kind)
+        if form.found.get(lang):
+            answer_name = fill(form.found[lang], {**parts, **words_, "up": up.text}, form.kind)
     else:
         text = ph._hop(up, hop_noun, lang, up.steps + 1).text
     said = _said_parts(form, {k: v for k, v in parts.items() if k in form.say}, lang)
-    return DocRef(text, form, parts, {**said, "doc": text})
+    # title parts the question may state (they are values of the API record: the 시도 of a 동's district)
+    stated = {k: v for k, v in parts.items() if k not in ("subject", *form.say)}
+    return DocRef(text, form, parts, {**stated, **words_, **said, "doc": text}, answer_name)
 
 
 # --------------------------------------------------------------------------- facts
@@ -327,6 +427,7 @@ class NumberFact:
 def number_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang: str) -> list[NumberFact]:
     """Every number of the passage that a reviewed fact asks for, with its question and answer sentence."""
     out: list[NumberFact] = []
+    context = doc.form.context_slots(sentences)
     for f in lex.facts:
         if f.is_name or doc.form.kind not in f.kinds or lang not in f.ask or lang not in f.answer or not f.applies(doc):
             continue
@@ -334,9 +435,13 @@ def number_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lan
             m = f.match.search(s)
             if not m:
                 continue
-            slots = {**doc.slots, **{k: v for k, v in m.groupdict().items() if v is not None}}
-            q = _sentence(fill(f.ask[lang], slots, doc.form.kind), lang)
-            a = _sentence(fill(f.answer[lang], slots, doc.form.kind), lang)
+            slots = {**doc.slots, **context, **{k: v for k, v in m.groupdict().items() if v is not None}}
+            try:
+                q = _sentence(fill(f.ask[lang], slots, doc.form.kind), lang)
+                # the answer names what the hop found ('청운동이 있는 종로구의 …'), the question only how to find it
+                a = _sentence(fill(f.answer[lang], {**slots, "doc": doc.found or doc.text}, doc.form.kind), lang)
+            except RagUnphraseable:  # a word this document has none of ('{districts}' of 세종특별자치시): not asked
+                continue
             out.append(NumberFact(s, m.group("n"), _number(m.group("n")), q, a, f))
     return out
 
@@ -348,6 +453,7 @@ class NameFact:
     type: str
     phrase: str  # the record the value names ('the longest track on the album …')
     fact: Fact
+    answer_phrase: str = ""  # the same, naming what the hop to the document found ('율전동이 있는 경기도에서 …')
 
 
 def name_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang: str) -> list[NameFact]:
@@ -360,7 +466,12 @@ def name_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang:
             m = f.match.search(s)
             if m:
                 slots = {**doc.slots, **{k: v for k, v in m.groupdict().items() if v is not None}}
-                out.append(NameFact(s, m.group("v").strip(), f.type, fill(f.phrase[lang], slots, doc.form.kind), f))
+                try:
+                    phrase = fill(f.phrase[lang], slots, doc.form.kind)
+                    said = fill(f.phrase[lang], {**slots, "doc": doc.found}, doc.form.kind) if doc.found else phrase
+                except RagUnphraseable:  # a word this document has none of: not asked
+                    continue
+                out.append(NameFact(s, m.group("v").strip(), f.type, phrase, f, said))
     return out
 
 
@@ -384,6 +495,13 @@ def value_question(subject: str, frame: Mapping[str, Any], fname: str, lang: str
     parts = ph._value_parts(ph.Ref(subject, True, sing, pl), frame, fname, lang)
     f = parts["field"]
     slot = (frame.get("fields") or {}).get(fname) or {}
+    unit = str(parts.get("unit") or "")
+    unit = unit.upper() if unit.lower() in _CURRENCIES else unit  # '0.99 USD', not '0.99 usd'
+    asked = (slot.get("ask") or {}).get(lang) if isinstance(slot.get("ask"), Mapping) else None
+    if asked:  # the lexicon's wording: the record found and the value at once ('… 구는 어디이고, 영문으로는 …')
+        said = (slot.get("answer") or {}).get(lang) if isinstance(slot.get("answer"), Mapping) else None
+        return fill(asked, {"subject": subject}, fname), {"kind": "value", "field": f, "unit": unit, "subject": subject,
+                                                          "answer": said or ""}  # fmt: skip
     if lang == "ko":
         q = f"{subject}의 {prompts.josa(f, '은/는')} 무엇입니까?"
     elif parts.get("how_many"):
@@ -391,14 +509,22 @@ def value_question(subject: str, frame: Mapping[str, Any], fname: str, lang: str
     else:
         who = "Who" if slot.get("kind") == "reference" and ph.fr.is_person(slot.get("entity")) else "What"
         q = f"{who} is the {f} of {subject}?"
-    unit = str(parts.get("unit") or "")
-    unit = unit.upper() if unit.lower() in _CURRENCIES else unit  # '0.99 USD', not '0.99 usd'
     short = {"kind": "value", "field": f, "unit": unit, "subject": subject}
     return q, short
 
 
-def value_answer(v: Any, short: Mapping[str, Any], lang: str) -> str:
+def value_answer(v: Any, short: Mapping[str, Any], lang: str, bridge: str | None = None) -> str:
+    """The answer sentence: the lexicon's `answer` wording of the field (naming the record the document gave,
+    `bridge`), else the field's value stated of the subject."""
     typ = "number" if isinstance(v, int | float) and not isinstance(v, bool) else "string"
+    tpl = str(short.get("answer") or "")
+    if tpl:
+        shown = f"{v:,}" if typ == "number" and isinstance(v, int) and not isinstance(v, bool) else str(v)
+        try:
+            slots = {"subject": str(short.get("subject") or ""), "v": shown, **({"bridge": bridge} if bridge else {})}
+            return _sentence(fill(tpl, slots, "answer"), lang)
+        except RagUnphraseable:
+            pass
     said = answers.short_statement(v, typ, short, lang)
     shown = f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
     return answers._sentence(said, lang) if said else (f"답은 {shown}입니다." if lang == "ko" else f"It is {shown}.")

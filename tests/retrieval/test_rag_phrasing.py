@@ -61,22 +61,36 @@ def test_demo_lexicons_ask_passage_numbers_as_questions_about_the_entity_with_se
     # Korean: the census year stated, the number asked with its counter, answers as sentences
     sido = rp.named_document(korea, "2015년 부산광역시 인구주택총조사 결과", "ko")
     ko = {f.value: f for f in rp.number_facts(korea, sido, sentences(SIDO), "ko")}
-    assert ko[1161018].question == "부산광역시의 2015년 인구주택총조사 결과에서 주택은 모두 몇 호입니까?"
-    assert ko[1161018].answer_text == "부산광역시의 2015년 인구주택총조사 결과에서 주택은 모두 1,161,018호입니다."
-    assert ko[97.4].question.endswith("성비(여자 100명당 남자)는 얼마입니까?")
+    assert ko[1161018].question == "부산광역시의 주택은 2015년 인구주택총조사 기준으로 모두 몇 호인가요?"
+    assert ko[1161018].answer_text == "부산광역시의 주택은 2015년 인구주택총조사 기준으로 모두 1,161,018호입니다."
+    assert ko[97.4].question.endswith("성비(여자 100명당 남자 수)는 얼마인가요?")
     assert all(not re.search(r"[A-Za-z]", f.question) for f in ko.values())
     names = {n.value: n.phrase for n in rp.name_facts(korea, sido, sentences(SIDO), "ko")}
-    # 부산광역시 has no 일반구: '(일반구 단위)' would say nothing there (blind read s10: Seoul); 경기도 has (수원시 장안구)
+    # the districts of a 시도 as a person names them (lexicon/korea.yaml `tables.districts`, blind read s10: '시군구'
+    # reads like a spec): 부산광역시's 구·군; '(일반구 단위)' only where 일반구 are counted (경기도: 수원시 장안구), never
+    # for 서울특별시, whose 구 are all there is
     assert names == {
-        "해운대구": "부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 많은 시군구",
-        "중구": "부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 적은 시군구",
+        "해운대구": "부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 많았던 구·군",
+        "중구": "부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 적었던 구·군",
     }
-    gg = rp.named_document(korea, "2015년 경기도 인구주택총조사 결과", "ko")
-    gg_names = {n.phrase for n in rp.name_facts(korea, gg, sentences(SIDO.replace("부산광역시", "경기도")), "ko")}
-    assert gg_names == {
-        "경기도에서 2015년 인구주택총조사 기준 인구가 가장 많은 시군구(일반구 단위)",
-        "경기도에서 2015년 인구주택총조사 기준 인구가 가장 적은 시군구(일반구 단위)",
+
+    def district_phrases(sido_name):
+        doc = rp.named_document(korea, f"2015년 {sido_name} 인구주택총조사 결과", "ko")
+        return {n.phrase for n in rp.name_facts(korea, doc, sentences(SIDO.replace("부산광역시", sido_name)), "ko")}
+
+    assert district_phrases("경기도") == {
+        "경기도에서 2015년 인구주택총조사 기준 인구가 가장 많았던 시·군·구(일반구 단위)",
+        "경기도에서 2015년 인구주택총조사 기준 인구가 가장 적었던 시·군·구(일반구 단위)",
     }
+    assert district_phrases("서울특별시") == {
+        "서울특별시에서 2015년 인구주택총조사 기준 인구가 가장 많았던 구",
+        "서울특별시에서 2015년 인구주택총조사 기준 인구가 가장 적었던 구",
+    }
+    assert all(p.endswith(" 시·군") for p in district_phrases("전라남도"))
+    # a 시도 the table has no word for (세종특별자치시 has no 시군구 to name) is not asked about its districts
+    assert district_phrases("세종특별자치시") == set()
+    for phrases in map(district_phrases, ["서울특별시", "부산광역시", "경기도", "전라남도", "제주특별자치도"]):
+        assert not any("시군구" in p for p in phrases), phrases
     # every demo fact is computed from data the APIs serve (the store's invoice lines, the hourly weather, the census
     # series): marked derivable, so no policy forbidding the documents claims the question unanswerable
     assert all(f.fact.derivable for f in [*facts.values(), *wind.values(), *ko.values(), longest])
@@ -108,11 +122,45 @@ def test_document_reached_from_an_api_record_is_named_through_the_api_reference(
     town = phrasing.Ref("기장읍", True, "읍면동", "읍면동")
     doc = rp.document_via(korea, "부산광역시 기장군 인구 동향", "ko", "sigungu.name", town, "시군구",
                           ["기장읍", "기장군", "부산광역시"], same_record=False)  # fmt: skip
-    assert doc.text == "기장읍이 있는 시군구"
+    # the district named by its kind ('군', '구', '시': the name's last syllable), not the spec word '시군구'
+    assert doc.text == "기장읍이 있는 군"
+    gu = rp.document_via(korea, "서울특별시 종로구 인구 동향", "ko", "sigungu.name", phrasing.Ref("청운동", True, "법정동", "법정동"),
+                         "시군구", ["청운동", "종로구", "서울특별시"], same_record=False, up_entity="emd")  # fmt: skip
+    trend = (
+        "[보도자료] 서울특별시 종로구 인구 동향 (2010~2020년)\n\n"
+        "2020년 종로구의 인구는 13만 9,858명으로 서울특별시 인구의 1.5%를 차지하며, 도내 25개 시군구 가운데 25위이다.\n\n"
+        "2010년(14만 7,917명)과 비교하면 5.4% 감소하였다."
+    )
+    asked = {f.value: (f.question, f.answer_text) for f in rp.number_facts(korea, gu, sentences(trend), "ko")}
+    # the 시도 is a value of the 동's record: said by name, and its districts by the table's word ('서울특별시의 구')
+    assert asked[1.5] == ("청운동이 있는 구의 2020년 인구는 서울특별시 전체 인구의 몇 퍼센트인가요?",
+                          "청운동이 있는 종로구의 2020년 인구는 서울특별시 전체 인구의 1.5%입니다.")  # fmt: skip
+    assert asked[25][0] == "청운동이 있는 구의 2020년 인구는 서울특별시의 구 가운데 몇 번째로 많은가요?"
+    # a change between the two census years the bulletin compares (its `context`), not 'since 2010' to no end
+    assert asked[5.4] == ("청운동이 있는 구의 인구는 2010년부터 2020년까지 몇 퍼센트 변했나요?",
+                          "청운동이 있는 종로구의 인구는 2010년부터 2020년까지 5.4% 감소했습니다.")  # fmt: skip
     sido = rp.document_via(korea, "2015년 부산광역시 인구주택총조사 결과", "ko", "sido.name", town, "시도",
-                           ["기장읍", "기장군", "부산광역시"], same_record=False)  # fmt: skip
+                           ["기장읍", "기장군", "부산광역시"], same_record=False, up_entity="emd")  # fmt: skip
     ko = {f.value: f.question for f in rp.number_facts(korea, sido, sentences(SIDO), "ko")}
-    assert ko[97.4] == "기장읍이 있는 시도의 2015년 인구주택총조사 결과에서 성비(여자 100명당 남자)는 얼마입니까?"
+    assert ko[97.4] == "기장읍이 있는 시·도의 2015년 인구주택총조사 기준 성비(여자 100명당 남자 수)는 얼마인가요?"
+    # a hop every reader makes without a tool is no question (blind read s10: '종로구가 있는 시도의 …' is 서울특별시):
+    # the 시도 bulletin is not reached from a 시군구's record (passage lexicon `known_from: [sigungu]`) ...
+    jongno = phrasing.Ref("종로구", True, "시군구", "시군구")
+    with pytest.raises(rp.RagUnphraseable) as e:
+        rp.document_via(korea, "2010년 서울특별시 인구주택총조사 결과", "ko", "sido.name", jongno, "시도",
+                        ["종로구", "서울특별시", "11110"], same_record=False, up_entity="sigungu")  # fmt: skip
+    assert e.value.code == "known_hop"
+    # from a 동 the 시도 is no riddle: its bulletin names the most populous 구·군, and the answer names the 시도 found
+    [top, _] = rp.name_facts(korea, sido, sentences(SIDO), "ko")
+    assert top.phrase == "기장읍이 있는 시·도에서 2015년 인구주택총조사 기준 인구가 가장 많았던 구·군"
+    assert top.answer_phrase == "기장읍이 있는 부산광역시에서 2015년 인구주택총조사 기준 인구가 가장 많았던 구·군"
+    with pytest.raises(rp.RagUnphraseable) as e:  # the census's 행정구역 record of 광진구 likewise
+        rp.document_via(korea, "2020년 서울특별시 인구주택총조사 결과", "ko", "sido.name", phrasing.Ref("광진구", True, "행정구역", "행정구역"),
+                        "시도", ["광진구", "서울특별시"], same_record=False, up_entity="region")  # fmt: skip
+    assert e.value.code == "known_hop"
+    # ... while a 동's (which no one places without looking it up) and the 시군구's own bulletin still are
+    assert rp.document_via(korea, "서울특별시 종로구 인구 동향", "ko", "sigungu.name", jongno, None, ["종로구", "서울특별시"], True,
+                           up_entity="sigungu").text == "종로구"  # fmt: skip
     # refused, with the code: a title part neither stated nor in the API record (which artist's album?), a bridge
     # of another value type than the document's subject, a title of no reviewed form
     with pytest.raises(rp.RagUnphraseable) as e:
@@ -149,6 +197,33 @@ def test_api_answer_is_asked_by_its_field_label_and_answered_in_a_sentence():
     q, short = rp.value_question("부산광역시의 시군구 가운데 인구가 가장 많은 곳", ko_frame, "admNmEn", "ko")
     assert q == "부산광역시의 시군구 가운데 인구가 가장 많은 곳의 영문명은 무엇입니까?"
     assert rp.value_answer("Haeundae-gu", short, "ko").endswith("영문명은 Haeundae-gu입니다.")
+
+
+def test_a_code_is_asked_the_way_a_person_asks_for_it_and_the_answer_names_the_district():
+    """Blind read s10: '…의 행정안전부 시군구 코드는 무엇입니까?' (Nat 2-3): a field with a reviewed `ask` is asked
+    with the record the document gave ('… 구는 어디인가요? 그곳의 … 코드도 알려 주세요.'), and the answer names it."""
+    import yaml
+
+    lex = yaml.safe_load((ROOT / "lexicon" / "korea.yaml").read_text(encoding="utf-8"))
+    fields = lex["tools"]["search_admin_sigungu"]["fields"]
+    frame = {"tool": "search_admin_sigungu", "noun": {"ko": {"noun": "시군구", "counter": "곳"}},
+             "fields": {"sigunguCd": {"kind": "display", **fields["sigunguCd"]}}}  # fmt: skip
+    subject = "서울특별시에서 2010년 인구주택총조사 기준 인구가 가장 많았던 구"
+    q, short = rp.value_question(subject, frame, "sigunguCd", "ko")
+    assert q == f"{subject}는 어디인가요? 그곳의 행정안전부 행정구역 코드도 알려 주세요."
+    assert rp.value_answer("11710", short, "ko", "송파구") == (
+        f"{subject}는 송파구이며, 행정안전부 행정구역 코드는 11710입니다."
+    )
+    # without the district's name the answer states the value of the subject (no '는 이며')
+    assert "이며" not in rp.value_answer("11710", short, "ko") and "11710" in rp.value_answer("11710", short, "ko")
+    assert fields["sidoCd"]["asked"] is False
+    census = lex["tools"]["search_census_district"]["fields"]
+    frame = {"tool": "search_census_district", "noun": {"ko": {"noun": "행정구역", "counter": "곳"}},
+             "fields": {"admNmEn": {"kind": "display", **census["admNmEn"]}}}  # fmt: skip
+    q, short = rp.value_question("경기도에서 2020년 인구주택총조사 기준 인구가 가장 많았던 시·군·구(일반구 단위)", frame,
+                                 "admNmEn", "ko")  # fmt: skip
+    assert q.endswith("시·군·구(일반구 단위)는 어디인가요? 영문으로는 어떻게 쓰는지도 알려 주세요."), q
+    assert rp.value_answer("Hwaseong-si", short, "ko", "화성시").endswith("화성시이며, 영문 표기는 Hwaseong-si입니다.")
 
 
 def test_malformed_passage_lexicon_is_an_error_naming_the_file_and_entry(tmp_path):

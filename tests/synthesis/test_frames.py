@@ -75,6 +75,29 @@ def test_the_reviewed_file_wins_and_says_so(specs, types):
     assert stats["noun"]["ko"] == {"noun": "센서스 통계", "counter": "건"}
 
 
+def test_one_table_of_the_lexicon_gives_each_platform_its_codes_words(specs, types, tmp_path):
+    """The 시도 that have 일반구 are listed once (lexicon/korea.yaml `tables.districts`, by name and by each platform's
+    code): the two platforms' sigungu listings read their own codes from it (경기도 is 41 at 행정안전부, 31 at 통계청;
+    31 at 행정안전부 is 울산광역시), and the census bulletins' passage lexicon reads the names."""
+    korea = {t: s for t, s in specs.items() if s.domain == "korea"}
+    ov = frames.load_lexicon_overrides(LEXICON_DIR / "korea.yaml")
+    fr = frames.build_frames(korea, {t: v for t, v in types.items() if t in korea}, ov)
+    admin, census = _by_name(fr, "list_admin_sigungu")["noun_by"], _by_name(fr, "list_census_sigungu")["noun_by"]
+    assert admin["param"] == census["param"] == "sidoCd"
+    assert admin["ko"]["41"] == census["ko"]["31"] == "시·군·구(일반구 단위)"
+    assert admin["ko"]["31"] == "구·군" and admin["ko"]["11"] == census["ko"]["11"] == "구"
+    assert admin["ko"]["46"] == census["ko"]["36"] == "시·군"  # 전라남도: no 일반구, no '(일반구 단위)'
+    general = {k for k, w in admin["ko"].items() if "일반구" in w}
+    assert general == {"41", "43", "44", "45", "52", "47", "48"}
+    assert {k for k, w in census["ko"].items() if "일반구" in w} == {"31", "33", "34", "35", "37", "38"}
+    assert frames.table_words(ov["tables"]["districts"], "ko")["전북특별자치도"] == "시·군·구(일반구 단위)"
+    # a tool entry reading a table the file does not have is an error naming it
+    bad = tmp_path / "korea.yaml"
+    bad.write_text(yaml.safe_dump({"tools": {"list_admin_sigungu": {"noun_by": {"param": "sidoCd", "table": "x"}}}}))
+    with pytest.raises(frames.LexiconFileError, match="reads table 'x', which is not given"):
+        frames.load_lexicon_overrides(bad)
+
+
 def test_a_lexicon_file_naming_what_does_not_exist_is_an_error(specs, tmp_path):
     music = {t: s for t, s in specs.items() if s.domain == "music"}
     bad = tmp_path / "music.yaml"

@@ -213,3 +213,54 @@ def test_first_hops_are_seeded_from_the_corpus_subjects_through_another_name_of_
     # ICN was searched (no bulletin about it) but never looked up
     assert ("get_airport_by_iata", {"api_key": "<KEY>", "iata": "ICN"}) not in sent
     assert ("s", {"query": "ICN weather", "k": multisource._DOCS_SEARCHED}) in sent
+
+
+def test_a_district_a_kept_task_found_through_a_document_is_not_asked_again():
+    """송파구 leads 서울특별시 in every census year (blind read s10: four tasks answered by it): a RAG→API hop whose
+    name a kept task already looked up takes another fact of the passage (the smallest district), else it is a
+    near-duplicate; a field no person asks of one record (`asked: false`: the 시도 code of a district) is never the
+    answer."""
+    from pathlib import Path
+    from types import SimpleNamespace as NS
+
+    import numpy as np
+
+    from factory.retrieval.decontam import sentences
+    from factory.synthesis import rag_phrasing as rp
+
+    root = Path(__file__).resolve().parents[2]
+    lex = rp.load_passage_lexicon(root / "lexicon" / "passages" / "korea.yaml")
+    text = ("2020년 경기도의 총인구는 1,347만 9,798명으로 집계되었다. 시군구별로는 화성시의 인구가 83만 3,229명으로 "
+            "가장 많았고, 연천군이 4만 1,850명으로 가장 적었다. 관할 시군구는 42곳이다.")  # fmt: skip
+    gold = {"id": "p1", "title": "2020년 경기도 인구주택총조사 결과", "text": text}
+    doc = rp.named_document(lex, gold["title"], "ko")
+    ok = NS(is_success=True)
+    search_sigungu = NS(name="search_admin_sigungu", generic_params=NS(names=lambda: []), required_params=["sigunguNm"],
+                        input_schema={"properties": {"sigunguNm": {}}})  # fmt: skip
+    ctx = NS(passages=lex, language="ko", apis={"search_admin_sigungu": search_sigungu}, tid=lambda n: n,
+             types=NS(param_type=lambda tid, p: "sigungu.name", accepts=lambda a, b: "equal" if a == b else None),
+             base_args={})  # fmt: skip
+
+    class Ex:
+        async def call(self, s, args):
+            name = args["sigunguNm"]
+            return NS(outcome=ok, records=[{"sigunguNm": name, "sigunguCd": "41590" if name == "화성시" else "41800",
+                                            "sidoCd": "41", "sidoNm": "경기도"}])  # fmt: skip
+
+    def hop(used):
+        return asyncio.run(multisource._rag_api_hop(ctx, Ex(), multisource._Edges(), NS(name="s"), gold, doc,
+                                                    sentences(text), "경기도", np.random.default_rng(0), used))  # fmt: skip
+
+    first = hop(set())
+    assert first[2].value in {"화성시", "연천군"}
+    other = hop({first[2].value.casefold()})
+    assert not isinstance(other[0], str), other
+    assert other[2].value == ({"화성시", "연천군"} - {first[2].value}).pop()
+    assert other[2].phrase.endswith(
+        "가장 " + ("적었던" if other[2].value == "연천군" else "많았던") + " 시·군·구(일반구 단위)"
+    )
+    assert hop({"화성시", "연천군"})[0] == "near_duplicate"
+    rec = [{"sigunguNm": "화성시", "sigunguCd": "41590", "sidoCd": "41", "sidoNm": "경기도"}]
+    frame = {"fields": {"sidoCd": {"asked": False}}}
+    assert multisource._answer_field(rec, [gold], "화성시", "sigunguNm") == ["sidoCd", "sigunguCd"]
+    assert multisource._answer_field(rec, [gold], "화성시", "sigunguNm", frame) == ["sigunguCd"]

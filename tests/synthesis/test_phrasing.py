@@ -7,6 +7,7 @@ server's tools/list).
 
 import asyncio
 import functools
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -454,8 +455,16 @@ def test_korean_names_particles_and_counters(specs):
         [("search_admin_sigungu", "sidoNm", "서울특별시"), ("search_admin_sigungu", "sigunguNm", "성동구")],
         {"ask": "count"}, {"type": "number", "value": 17, "fields": []},
     )  # fmt: skip
-    assert _query(t, specs, "ko") == "서울특별시 성동구의 법정 읍면동은 몇 곳인가요?"  # legal dongs, said so (s9)
-    assert _query(t, specs, "ko", 1) == "서울특별시 성동구의 법정 읍면동 수를 알려 주세요."
+    # legal dongs, said so (s9), and as a person says them of a 구 (blind read s10: '법정동'; lexicon `noun_by_owner`)
+    assert _query(t, specs, "ko") == "서울특별시 성동구의 법정동은 몇 곳인가요?"
+    assert _query(t, specs, "ko", 1) == "서울특별시 성동구의 법정동 수를 알려 주세요."
+    # a 군 has 읍 and 면; a 시 without 구 has all three: the listing's own noun
+    gun = json.loads(json.dumps(t, ensure_ascii=False).replace("서울특별시", "대구광역시").replace("성동구", "달성군"))
+    assert _query(gun, specs, "ko") == "대구광역시 달성군의 읍·면은 몇 곳인가요?"
+    si = json.loads(
+        json.dumps(t, ensure_ascii=False).replace("서울특별시", "전북특별자치도").replace("성동구", "군산시")
+    )
+    assert _query(si, specs, "ko") == "전북특별자치도 군산시의 법정 읍면동은 몇 곳인가요?"
     ri = _chain(
         specs, ["search_admin_emd", "list_admin_ri"], [("emdCd", "emdCd")], [("search_admin_emd", "emdNm", "파장동")],
         {"ask": "count"}, {"type": "number", "value": 3, "fields": []},

@@ -210,15 +210,28 @@ def test_korean_says_legal_dongs_whose_code_and_general_wards(specs):
     t["golden_actions"][0]["records"] = 2
     q = _query(t, specs, "ko")
     # s9 ko #3: two 창성동, summed; the plural says so, and the count is of legal dongs (부산 중구: 41 against 9)
-    assert q.startswith("이름이 창성동인 법정 읍면동이 속한 시군구들의 법정 읍면동은"), q
+    # s10 policy #14: '이름이 창성동인 법정 읍면동' reads like a database query; a place's name says its kind (동)
+    assert q.startswith("창성동이라는 동이 속한 시군구들의 법정 읍면동은"), q
     from tests.synthesis.test_phrasing_natural import _cmp_ko
 
     gg = _cmp_ko(specs, "list_admin_sigungu", "sidoCd", ["41", "28"])
     gg["answer"] = {**gg["answer"], "counts": [44, 10], "value": 34}
     q = _query(gg, specs, "ko", 0)
-    assert "시군구(일반구 포함)" in q and "행정안전부 시도 코드 41" in q, q  # s9 ko #7: 경기도 lists 44, not 31 시·군
+    # s9 ko #7: 경기도 lists 44, not 31 시·군; the word comes from lexicon/korea.yaml's one table of 시도 (`districts`)
+    assert "시·군·구(일반구 단위)" in q and "행정안전부 시도 코드 41" in q, q
     seoul = _cmp_ko(specs, "list_admin_sigungu", "sidoCd", ["11", "28"])
-    assert "일반구" not in _query(seoul, specs, "ko", 0)
+    # 서울특별시 has 구, 인천광역시 구·군: the word that covers both; 전라남도's 시·군 and 서울특별시's 구: neither covers
+    # the other, so the listing's own noun is said
+    q = _query(seoul, specs, "ko", 0)
+    assert "일반구" not in q and "시군구" not in q and "구·군" in q, q
+    q = _query(_cmp_ko(specs, "list_admin_sigungu", "sidoCd", ["11", "46"]), specs, "ko", 0)
+    assert "시군구" in q and "시·군" not in q, q
+    # 서울특별시 and 광주광역시 both have only 구 (blind read s10: '시군구' reads like a spec)
+    q = _query(_cmp_ko(specs, "list_admin_sigungu", "sidoCd", ["11", "29"]), specs, "ko", 0)
+    assert "시군구" not in q and "의 구 수" in q, q
+    # 세종특별자치시 has no word in the table: 울산광역시's '구·군' is not said of it
+    q = _query(_cmp_ko(specs, "list_admin_sigungu", "sidoCd", ["36", "31"]), specs, "ko", 0)
+    assert "구·군" not in q and "시군구" in q, q
 
 
 def test_a_hop_to_the_record_a_name_is_given_under_is_circular(specs):
