@@ -25,6 +25,7 @@ from factory.conversations.episode import (
     run_conversation,
     score_episode,
 )
+from factory.conversations.found import found_names, found_sentence
 from factory.conversations.persona import register_consistent
 from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variants
 from factory.conversations.recovery import verified as recovery_verified
@@ -261,6 +262,7 @@ def build_conversations(
                 "reason": f"user turns leave the persona's {conv['persona']['격식']}",
             }
         if score["goal_success"] and not score["sim_fault"]:
+            episode = name_found(conv, episode, specs, noun_of)
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
             conv["tools"] = episode["tools"]
             if conv.get("recovery"):
@@ -305,17 +307,41 @@ def build_conversations(
     return value, conversations_metadata(value)
 
 
+def name_found(conv: dict[str, Any], episode: dict[str, Any], specs: Mapping[Any, Any], noun_of: Any) -> dict[str, Any]:
+    """The episode (and `conv`'s answer) with the final reply naming what the chain found along the way and the
+    conversation has not named ("… 150곳입니다. 해당 시군구는 종로구, 군산시입니다."); as it was when there is nothing
+    to name or no noun for it."""
+    messages = list(episode.get("messages") or [])
+    final = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"
+                  and messages[i].get("content") == conv["answer"]["text"]), None)  # fmt: skip
+    if final is None or conv["case_pattern"] == "no_call" or not conv["answer"]["text"]:
+        return episode
+    said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "assistant"))
+    target, names = found_names(conv, episode, said)
+    if target is None:
+        return episode
+    call = next(c for c in conv["golden_calls"] if c["name"] == target[0])
+    spec = specs.get((call.get("platform"), call["name"]))
+    noun = noun_of(spec.tool_id, target[1], conv["language"]) if spec is not None else None
+    if not noun:
+        return episode
+    text = f"{conv['answer']['text']} {found_sentence(conv['language'], noun, names)}"
+    conv["answer"] = {**conv["answer"], "text": text, "found": names}
+    messages[final] = {**messages[final], "content": text}
+    return {**episode, "messages": messages}
+
+
 def beside(convs: Sequence[dict[str, Any]], recovered: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conversations to publish: every conversation, then the verified recovery copy of each that has one
-    (`recovered`: conversation id → its variant). The same question is answered once straight and once through a
-    real failure and its correction; the copy keeps the conversation's split and question."""
-    out = list(convs)
+    """The conversations to publish: every conversation, its verified recovery copy in its place where it has one
+    (`recovered`: conversation id → its variant). The question is answered once, either straight or through a real
+    failure and its correction: a copy published beside its original reads as a duplicate (blind read s10: the same
+    opening, persona and answer twice). The copy keeps the conversation's split and question."""
+    out: list[dict[str, Any]] = []
     for c in convs:
         v = recovered.get(c["id"])
-        if v is not None:
-            if v.get("split") != c.get("split") or v["id"] == c["id"]:
-                raise ValueError(f"recovery copy {v['id'][:19]} does not stand beside {c['id'][:19]}")
-            out.append(v)
+        if v is not None and (v.get("split") != c.get("split") or v["id"] == c["id"]):
+            raise ValueError(f"recovery copy {v['id'][:19]} does not stand in for {c['id'][:19]}")
+        out.append(v if v is not None else c)
     return out
 
 

@@ -4,8 +4,8 @@ error result, then the corrected call and its result, as training conversations.
 The wrong call is taken, in this order, from
 - `probe`: a failure the tool probes observed on the same tool (a wrong argument value the server refused: the
   probe row's arguments and its recorded error detail), the failing values put in place of the golden ones;
-- `wrong_value`: an identifier or code of the golden call changed into one the data does not have (an integer
-  id far past the data, a code with a letter doubled);
+- `wrong_value`: an identifier or code of the golden call changed by a typo into one the data does not have (a
+  digit or a letter doubled: 9 → 99, 'JFK' → 'JFKK');
 - `wrong_type`: an integer id given as text (the name where the id goes, as agents often do);
 - `missing_argument`: a required argument of the golden call left out (a structural error the tool's schema
   check reports).
@@ -41,8 +41,8 @@ def probe_failures(probes: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, s
 def _wrong_value(v: Any) -> Any:
     if isinstance(v, bool):
         return None
-    if isinstance(v, int):
-        return v + 900_000
+    if isinstance(v, int):  # a key held down: 9 → 99, 271 → 2711 (not 900009, which no one types after seeing 9)
+        return int(str(v) + str(v)[-1])
     if isinstance(v, str) and 2 <= len(v) <= 8 and v.replace("-", "").isalnum() and " " not in v:
         return v + v[-1]  # 'JFK' → 'JFKK', '29' → '299'
     return None

@@ -31,7 +31,7 @@ from typing import Any
 
 from factory import prompts
 from factory.conversations.naturalness import SHORT, askability, fitted, plain_korean, plain_names, speakable
-from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_register
+from factory.conversations.persona import REGISTER_KEY, draw_persona, fit_to_request, korean_register
 from factory.conversations.wording import (
     chat_difference,
     clear_cutoffs,
@@ -41,6 +41,7 @@ from factory.conversations.wording import (
     possessives,
     selected_entity,
     spoken_korean_noun,
+    spoken_korean_qualifiers,
     styled_english,
     there_are_last,
 )
@@ -240,6 +241,11 @@ def chat_wording(
     return there_are_last(possessives(plain_terms(plain_names(text))))
 
 
+def _qualified(text: str, language: str) -> str:
+    """A Korean request with its code-book qualifiers said after the question ('… 몇 곳인가요? 법정동 기준으로요.')."""
+    return spoken_korean_qualifiers(text) if language == "ko" else text
+
+
 _KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) (?:있는|속한) (?:시군구|시도))의 ")
 
 
@@ -266,10 +272,16 @@ def _in_region(query: str, value: str) -> str:
     return query[: m.start()] + f"{m.group(1)}에 있는 " + query[i:]
 
 
-def _fitted_persona(language: str, rng: random.Random, request: str, level: str) -> tuple[str, dict[str, str]]:
-    """A persona that would ask this question (a hurried or low-literacy one asks only short questions), and
-    the request in its register."""
-    persona = fitted(draw_persona(language, rng), level, language)
+def _fitted_persona(
+    language: str, rng: random.Random, request: str, level: str, *, withholds: bool = False
+) -> tuple[str, dict[str, str]]:
+    """A persona that would ask this question (a hurried or low-literacy one asks only short questions; a user
+    asking about one 시도's places lives there; code-system words come from a user at ease with computers), and
+    the request in its register. `withholds`: the user brings the thing up before finding its name, which a
+    hurried user does not do (they just name it)."""
+    persona = fit_to_request(fitted(draw_persona(language, rng), level, language), request, language)
+    if withholds:
+        persona[_STYLE_KEY[language]] = "느긋함" if language == "ko" else "relaxed"
     if language == "ko":
         request, persona = korean_register(request, persona)
     else:
@@ -277,6 +289,7 @@ def _fitted_persona(language: str, rng: random.Random, request: str, level: str)
     return request, persona
 
 
+_STYLE_KEY = {"en": "style", "ko": "스타일"}
 _CONDITION_PREFIX = re.compile(r"^(?:The condition holds, so |조건이 성립하므로,? |조건을 만족하므로,? )")
 REPLY_TEMPLATE = "conversations/reply.{lang}"
 REPLY_WORDS = {"en": 16, "ko": 10}  # a verified answer sentence this long or shorter is the reply as it is
@@ -437,7 +450,7 @@ def conversation_tasks(
         frame = (task.get("answer") or {}).get("frame") or {}
         several = _fans_out(task, seed)
         said = chat_wording(asked, lang, frame, variant, several=several)  # names as people say them
-        request, persona = _fitted_persona(lang, rng, said, level)
+        request, persona = _fitted_persona(lang, rng, _qualified(said, lang), level)
         base = _common(task, base_case(calls), "base", cfg_seed)
         out.append(
             {
@@ -468,8 +481,8 @@ def conversation_tasks(
             why = "some mention of the seed has no noun before it"
         if masked is not None:
             text, noun = masked
-            text = chat_wording(text, lang)
-            request, persona = _fitted_persona(lang, rng, text, level)
+            text = _qualified(chat_wording(text, lang), lang)
+            request, persona = _fitted_persona(lang, rng, text, level, withholds=True)
             out.append(
                 {
                     **_common(task, "multi_turn", "masked-seed", cfg_seed),

@@ -252,3 +252,28 @@ def plain_terms(text: str) -> str:
     for pattern, said in _JARGON:
         text = pattern.sub(said, text)
     return text
+
+
+_KO_QUALIFIER = re.compile(r"\((\S+(?: \S+)*?) (포함|단위|기준)\)")
+_KO_AFTERTHOUGHT = {"포함": "{x}도 포함해서요.", "단위": "{x} 단위로 세서요.", "기준": "{x} 기준으로요."}
+_KO_LEGAL = re.compile(r"법정 (읍면동|동)")
+
+
+def spoken_korean_qualifiers(text: str) -> str:
+    """A Korean request with its code-book qualifiers said the way a person adds them, after the question: a
+    parenthetical '시군구(일반구 포함)' becomes '시군구 … ? 일반구도 포함해서요.', and '법정 읍면동' becomes '읍면동 … ?
+    법정동 기준으로요.' (the count stays the legal one; the user says so once, as an afterthought)."""
+    out: list[str] = []
+    for sentence in re.findall(r"[^.?!]+[.?!]?\s*", text):
+        later: list[str] = []
+        for m in _KO_QUALIFIER.finditer(sentence):
+            said = _KO_AFTERTHOUGHT[m.group(2)].format(x=m.group(1))
+            if said not in later:
+                later.append(said)
+        body = _KO_QUALIFIER.sub("", sentence)
+        if _KO_LEGAL.search(body):
+            body = _KO_LEGAL.sub(r"\1", body)
+            later.append("법정동 기준으로요.")
+        end = len(body) - len(body.rstrip())
+        out.append(body.rstrip() + "".join(" " + x for x in later) + body[len(body) - end :] if later else body)
+    return "".join(out).strip()

@@ -1,0 +1,195 @@
+"""The causes the s10 blind read of the conversations found, each planted and checked (issue 19): stock thanks
+after a refusal, code-book qualifiers in Korean requests, personas that do not fit the question, a withheld name
+without a reason, an implausible injected error, and replies that never name what the chain found."""
+
+import asyncio
+import json
+import random
+from typing import Any
+
+from factory.conversations.episode import OracleAgent, RulesSimulator, run_conversation
+from factory.conversations.found import found_names, found_sentence
+from factory.conversations.persona import fit_to_request, korean_register, register_consistent, to_banmal
+from factory.conversations.recovery import recovery_variants
+from factory.conversations.tasks import conversation_tasks, no_call_task
+from factory.conversations.wording import spoken_korean_qualifiers
+from factory.llm.schemas import SimulatorInput
+from factory.llm.simulator import STOP, declined, opening, user_simulator
+from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
+
+
+def _last_user(language: str, reply: str, persona: dict[str, str]) -> str:
+    inp = SimulatorInput(
+        language=language, persona=persona, task="t", answer_values=[],
+        transcript=[{"role": "user", "content": "q"}, {"role": "assistant", "content": reply}],
+    )  # fmt: skip
+    out = user_simulator(inp)
+    assert out.stop
+    return out.message.replace(STOP, "").strip()
+
+
+def test_a_refusal_is_taken_in_not_thanked_for() -> None:
+    # blind read s10 #3: "Thank you, that is all I needed." after "I can't set alarms."
+    assert declined("I can't set alarms. I can look up airlines, though.", "en")
+    assert declined("택시 호출은 할 수 없어요. 제가 도와드릴 수 있는 건 시도 조회예요.", "ko")
+    assert not declined("Three and a half hours is 210 minutes.", "en")
+    thanks = {"Thank you, that is all I needed.", "Perfect, cheers.", "Thanks, that answers it.", "Great, thanks!"}
+    for i in range(12):
+        for register in ("casual", "formal"):
+            persona = {"register": register, "style": "relaxed", "age_group": f"{i}"}
+            said = _last_user("en", f"I can't send emails, sorry ({i}).", persona)
+            assert said not in thanks
+        said = _last_user("ko", f"택시 호출은 할 수 없어요 ({i}).", {"격식": "반말", "연령대": "20대"})
+        assert "고마워" not in said and "땡큐" not in said and register_consistent([said], {"격식": "반말"})
+    # an answer is still thanked for
+    assert _last_user("en", "Three and a half hours is 210 minutes.", {"register": "formal"}) in {
+        "Thank you, that is all I needed.", "Thank you very much.", "That's helpful, thank you.",
+        "Thanks, that answers it.", "Wonderful, thank you.", "Thank you, that's clear.",
+    }  # fmt: skip
+
+
+def test_a_no_call_conversation_ends_without_thanks_for_a_refusal() -> None:
+    for k in range(12):
+        task = {**source_task(), "id": f"sha256:src-{k}"}
+        conv = no_call_task(task, "", random.Random(k), cfg_seed=k, can="tracks")
+        if conv["no_call_kind"] != "out_of_scope":
+            continue
+        ep = asyncio.run(run_conversation(conv, OracleAgent(), RulesSimulator(), FakeEnv(conv["tools_subset"])))
+        last = [m["content"] for m in ep["messages"] if m["role"] == "user"][-1]
+        assert "that is all I needed" not in last and "answers it" not in last
+
+
+def test_korean_code_book_qualifiers_are_said_after_the_question() -> None:
+    # blind read s10 #9, #13, #15, #16: '시군구(일반구 단위)', '법정 읍면동' read as a specification
+    assert spoken_korean_qualifiers("경기도의 시군구(일반구 포함)는 몇 곳인가요?") == (
+        "경기도의 시군구는 몇 곳인가요? 일반구도 포함해서요."
+    )
+    assert spoken_korean_qualifiers("서울특별시 종로구의 법정 읍면동은 몇 곳인가요?") == (
+        "서울특별시 종로구의 읍면동은 몇 곳인가요? 법정동 기준으로요."
+    )
+    said = spoken_korean_qualifiers("인구가 가장 많은 시군구(일반구 단위)의 코드는 무엇입니까?")
+    assert "(" not in said and said.endswith("일반구 단위로 세서요.")
+    assert to_banmal(said) == "인구가 가장 많은 시군구의 코드는 뭐야? 일반구 단위로 세서."
+    assert (
+        to_banmal("종로구의 읍면동은 몇 곳인가요? 법정동 기준으로요.")
+        == "종로구의 읍면동은 몇 곳이야? 법정동 기준으로."
+    )
+    plain, persona = korean_register("경기도의 시군구는 몇 곳인가요? 일반구도 포함해서요.", {"격식": "반말"})
+    assert persona["격식"] == "반말" and plain.endswith("포함해서.")
+
+
+def test_korean_conversations_carry_no_parenthetical_or_legal_prefix() -> None:
+    task = source_task("ko")
+    task["query"] = "철마면이 속한 시군구(일반구 포함)의 법정 읍면동 수를 알려 주세요."
+    made, _ = conversation_tasks(task, {}, trajectory=trajectory("ko"), noun_of=noun_of, no_call_every=0)
+    for conv in made:
+        assert "(" not in conv["initial_message"] and "법정 읍면동" not in conv["initial_message"]
+        assert "법정동 기준" in conv["initial_message"]
+
+
+def test_personas_fit_the_question() -> None:
+    # blind read s10 #4: a low-literacy user asking by IATA code; a 부산 user asked about 대전's 구
+    p = fit_to_request(
+        {"지역 맥락": "부산·경남 생활권", "디지털 활용": "낮음"}, "대전광역시 중구의 읍면동 수를 알려 주세요.", "ko"
+    )
+    assert p["지역 맥락"] == "대전·충청 생활권" and p["디지털 활용"] == "낮음"
+    p = fit_to_request({"지역 맥락": "부산·경남 생활권"}, "서울특별시와 부산광역시의 시군구 수 차이는?", "ko")
+    assert p["지역 맥락"] == "부산·경남 생활권"  # two regions: either may ask
+    p = fit_to_request({"디지털 활용": "낮음"}, "종로구의 통계청 행정구역 코드는 무엇인가요?", "ko")
+    assert p["디지털 활용"] == "높음"
+    p = fit_to_request(
+        {"digital_literacy": "low"}, "How many airports with an IATA code are within 100 km of OSN?", "en"
+    )
+    assert p["digital_literacy"] == "high"
+    assert fit_to_request({"digital_literacy": "low"}, "How many tracks does 'Snowballed' have?", "en") == {
+        "digital_literacy": "low"
+    }
+
+
+def test_a_withheld_name_has_a_reason_and_a_hurried_user_never_withholds() -> None:
+    # blind read s10 #11: a rushed user who holds back the 구 name for no reason
+    for lang in ("en", "ko"):
+        for k in range(8):
+            task = {**source_task(lang), "id": f"sha256:src-{lang}-{k}"}
+            made, _ = conversation_tasks(task, {}, trajectory=trajectory(lang), noun_of=noun_of, no_call_every=0,
+                                         cfg_seed=k)  # fmt: skip
+            mt = next(c for c in made if c["case_pattern"] == "multi_turn")
+            assert mt["persona"]["style" if lang == "en" else "스타일"] in ("relaxed", "느긋함")
+            opening_said = mt["initial_message"]
+            reason = ("noted down", "written down", "a friend told me", "someone mentioned", "I saved", "list I was")
+            if lang == "en":
+                assert any(r in opening_said for r in reason), opening_said
+            else:
+                assert any(r in opening_said for r in ("메모", "적어 둔", "서류", "주소")), opening_said
+            ep = asyncio.run(run_conversation(mt, OracleAgent(), RulesSimulator(), FakeEnv(mt["tools_subset"])))
+            users = [m["content"] for m in ep["messages"] if m["role"] == "user"]
+            assert len(users) >= 2 and mt["hidden_info"] and list(mt["hidden_info"].values())[0] in users[1]
+            looked = (
+                ("found", "checked", "notes", "says", "got it here") if lang == "en" else ("찾", "메모", "확인", "잠")
+            )
+            assert any(w in users[1].lower() for w in looked), users[1]
+            if lang == "ko":
+                assert register_consistent(users, mt["persona"])
+
+
+def test_an_injected_id_error_is_a_typo_not_a_number_past_the_data() -> None:
+    # blind read s10 #5: playlist_id 900009 right after a listing showed 9
+    made, _ = conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
+    seq = next(t for t in made if t["case_pattern"] == "sequential")
+    for k in (9, 271, 3402):
+        conv = {**seq, "golden_calls": [*seq["golden_calls"][:1], {**seq["golden_calls"][1], "args": {"parent_id": k},
+                                                                     "args_subset": {"parent_id": k}}]}  # fmt: skip
+        v = next(v for v in recovery_variants(conv, {}, {}) if v["recovery"]["kind"] == "wrong_value")
+        wrong = v["recovery"]["failed_call"]["args"]["parent_id"]
+        assert str(wrong).startswith(str(k)) and len(str(wrong)) == len(str(k)) + 1
+
+
+def _episode(calls: list[tuple[str, dict[str, Any], list[dict[str, Any]]]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"calls": [], "messages": []}
+    for i, (tool, args, records) in enumerate(calls):
+        out["calls"].append({"tool": tool, "args": args, "ok": True, "index": i, "call_id": f"c{i}"})
+        out["messages"].append({"role": "tool", "tool_call_id": f"c{i}", "content": json.dumps({"records": records})})
+    return out
+
+
+def test_the_reply_names_what_the_chain_found() -> None:
+    # blind read s10 #13, #15: "창성동이 속한 시군구들의 읍면동은 150곳입니다." never names 종로구 and 군산시
+    conv = {
+        "golden_calls": [
+            {"name": "find_emd", "step": 1, "args": {"emdNm": "창성동"}, "args_subset": {"emdNm": "창성동"}},
+            {"name": "list_emd", "step": 2, "args": {"sigunguCd": "11110"}, "args_subset": {"sigunguCd": "11110"}},
+            {"name": "list_emd", "step": 2, "args": {"sigunguCd": "45130"}, "args_subset": {"sigunguCd": "45130"}},
+        ]
+    }
+    found = [
+        {"emdCd": "1111011800", "emdNm": "창성동", "sigunguCd": "11110", "sigunguNm": "종로구"},
+        {"emdCd": "4513010900", "emdNm": "창성동", "sigunguCd": "45130", "sigunguNm": "군산시"},
+    ]
+    ep = _episode([("find_emd", {"emdNm": "창성동"}, found), ("list_emd", {"sigunguCd": "11110"}, []),
+                   ("list_emd", {"sigunguCd": "45130"}, [])])  # fmt: skip
+    said = "창성동이 속한 시군구들의 읍면동은 모두 몇 곳이야? 창성동이 속한 시군구들의 읍면동은 150곳입니다."
+    target, names = found_names(conv, ep, said)
+    assert target == ("list_emd", "sigunguCd") and names == ["종로구", "군산시"]
+    assert found_sentence("ko", "시군구", names) == "해당 시군구는 종로구, 군산시입니다."
+    assert found_names(conv, ep, said + " 종로구와 군산시") == (None, [])  # already said: nothing added
+    # a name field of another entity (a track's Name for its AlbumId) is not the album's name
+    conv2 = {"golden_calls": [
+        {"name": "playlist_tracks", "step": 1, "args": {"PlaylistId": 9}, "args_subset": {"PlaylistId": 9}},
+        {"name": "album_tracks", "step": 2, "args": {"AlbumId": 271}, "args_subset": {"AlbumId": 271}}]}  # fmt: skip
+    ep2 = _episode([("playlist_tracks", {"PlaylistId": 9}, [{"TrackId": 3402, "Name": "Band Members", "AlbumId": 271}]),
+                    ("album_tracks", {"AlbumId": 271}, [])])  # fmt: skip
+    assert found_names(conv2, ep2, "How many tracks? 14 tracks.") == (None, [])
+    # the record's own id (its first field) names it
+    ep3 = _episode([("playlist_tracks", {"PlaylistId": 9}, [{"AlbumId": 271, "Title": "Revelations"}]),
+                    ("album_tracks", {"AlbumId": 271}, [])])  # fmt: skip
+    assert found_names(conv2, ep3, "How many tracks? 14 tracks.") == (("album_tracks", "AlbumId"), ["Revelations"])
+    assert found_sentence("en", "album", ["Revelations"]) == "The album is Revelations."
+
+
+def test_openings_keep_the_register() -> None:
+    for v in range(6):
+        for banmal in (True, False):
+            persona = {"격식": "반말" if banmal else "존댓말", "스타일": "느긋함"}
+            said = opening("ko", persona, "대전광역시에 있는 그 구의 읍면동 수를 알려 줘." if banmal else
+                           "대전광역시에 있는 그 구의 읍면동 수를 알려 주세요.", variant=v, noun="구")  # fmt: skip
+            assert register_consistent([said], persona), said
