@@ -125,7 +125,9 @@ def test_a_withheld_name_has_a_reason_and_a_hurried_user_never_withholds() -> No
             users = [m["content"] for m in ep["messages"] if m["role"] == "user"]
             assert len(users) >= 2 and mt["hidden_info"] and list(mt["hidden_info"].values())[0] in users[1]
             looked = (
-                ("found", "checked", "notes", "says", "got it here") if lang == "en" else ("찾", "메모", "확인", "잠")
+                ("found", "checked", "notes", "says", "here it is", "have it now", "got it here")
+                if lang == "en"
+                else ("찾", "메모", "확인", "잠", "여기", "적어 둔")
             )
             assert any(w in users[1].lower() for w in looked), users[1]
             if lang == "ko":
