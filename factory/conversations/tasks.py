@@ -40,6 +40,7 @@ from factory.conversations.wording import (
     plain_terms,
     possessives,
     selected_entity,
+    spoken_dates,
     spoken_korean_noun,
     spoken_korean_qualifiers,
     styled_english,
@@ -242,7 +243,9 @@ def chat_wording(
 
 
 def _qualified(text: str, language: str) -> str:
-    """A Korean request with its code-book qualifiers said after the question ('… 몇 곳인가요? 법정동 기준으로요.')."""
+    """A request with its days as people write them ('June 13, 2008') and, in Korean, its code-book qualifiers
+    said after the question ('… 몇 곳인가요? 법정동 기준으로요.')."""
+    text = spoken_dates(text, language)
     return spoken_korean_qualifiers(text) if language == "ko" else text
 
 

@@ -277,3 +277,24 @@ def spoken_korean_qualifiers(text: str) -> str:
         end = len(body) - len(body.rstrip())
         out.append(body.rstrip() + "".join(" " + x for x in later) + body[len(body) - end :] if later else body)
     return "".join(out).strip()
+
+
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?: 00:00:00)?\b")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")  # fmt: skip
+
+
+def spoken_dates(text: str, language: str) -> str:
+    """A request's ISO days as people write them ('2008-06-13' → 'June 13, 2008', '2008년 6월 13일'); a string
+    that is not a real day stays as it is."""
+
+    def say(m: re.Match[str]) -> str:
+        try:
+            day = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return m.group(0)
+        if language == "ko":
+            return f"{day.year}년 {day.month}월 {day.day}일"
+        return f"{_MONTHS[day.month - 1]} {day.day}, {day.year}"
+
+    return _ISO_DAY.sub(say, text)

@@ -12,7 +12,7 @@ from factory.conversations.found import found_names, found_sentence
 from factory.conversations.persona import fit_to_request, korean_register, register_consistent, to_banmal
 from factory.conversations.recovery import recovery_variants
 from factory.conversations.tasks import conversation_tasks, no_call_task
-from factory.conversations.wording import spoken_korean_qualifiers
+from factory.conversations.wording import spoken_dates, spoken_korean_qualifiers
 from factory.llm.schemas import SimulatorInput
 from factory.llm.simulator import STOP, declined, opening, user_simulator
 from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
@@ -195,3 +195,17 @@ def test_openings_keep_the_register() -> None:
             said = opening("ko", persona, "대전광역시에 있는 그 구의 읍면동 수를 알려 줘." if banmal else
                            "대전광역시에 있는 그 구의 읍면동 수를 알려 주세요.", variant=v, noun="구")  # fmt: skip
             assert register_consistent([said], persona), said
+
+
+def test_requests_write_days_as_people_do() -> None:
+    # blind read s10 #10: "line items … on invoices dated on or after 2008-06-13" read as a database query
+    assert spoken_dates("invoices dated 2008-06-13 or later", "en") == "invoices dated June 13, 2008 or later"
+    assert (
+        spoken_dates("2009-01-01 이후의 청구서는 몇 건인가요?", "ko") == "2009년 1월 1일 이후의 청구서는 몇 건인가요?"
+    )
+    assert spoken_dates("code 2008-13-45", "en") == "code 2008-13-45"
+    task = source_task()
+    task["query"] = "How many invoice lines do the invoices of Different World dated after 2008-06-12 have in total?"
+    task["junctions"] = [{"process": {"operator": "date_after", "threshold": "2008-06-12 00:00:00"}}]
+    made, _ = conversation_tasks(task, {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
+    assert made and all("June 13, 2008 or later" in c["initial_message"] for c in made)
