@@ -262,7 +262,7 @@ def build_conversations(
                 "reason": f"user turns leave the persona's {conv['persona']['격식']}",
             }
         if score["goal_success"] and not score["sim_fault"]:
-            episode = name_found(conv, episode, specs, noun_of)
+            episode = name_found(conv, episode, specs, noun_of, tool_noun)
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
             conv["tools"] = episode["tools"]
             if conv.get("recovery"):
@@ -307,7 +307,9 @@ def build_conversations(
     return value, conversations_metadata(value)
 
 
-def name_found(conv: dict[str, Any], episode: dict[str, Any], specs: Mapping[Any, Any], noun_of: Any) -> dict[str, Any]:
+def name_found(
+    conv: dict[str, Any], episode: dict[str, Any], specs: Mapping[Any, Any], noun_of: Any, tool_noun: Any = None
+) -> dict[str, Any]:
     """The episode (and `conv`'s answer) with the final reply naming what the chain found along the way and the
     conversation has not named ("… 150곳입니다. 해당 시군구는 종로구, 군산시입니다."); as it was when there is nothing
     to name or no noun for it."""
@@ -323,6 +325,11 @@ def name_found(conv: dict[str, Any], episode: dict[str, Any], specs: Mapping[Any
     call = next(c for c in conv["golden_calls"] if c["name"] == target[0])
     spec = specs.get((call.get("platform"), call["name"]))
     noun = noun_of(spec.tool_id, target[1], conv["language"]) if spec is not None else None
+    if (
+        not noun and spec is not None and tool_noun is not None
+    ):  # the tool's own entity ('시군구' for a district search)
+        entry = tool_noun(spec.tool_id, conv["language"]) or {}
+        noun = entry.get("noun") or entry.get("sing")
     if not noun:
         return episode
     text = f"{conv['answer']['text']} {found_sentence(conv['language'], noun, names)}"

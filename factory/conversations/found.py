@@ -85,9 +85,25 @@ def found_names(
                     if name and name != str(value) and not mentions_value(said, name) and name not in names:
                         target = target or (d["name"], param)
                         names.append(name)
+    searched = {a.get("tool") for a in conv.get("golden_actions") or [] if a.get("source_type") == "retrieval"}
+    if not names:  # a name the chain found in a passage or a record and sent on ('송파구' looked up for its code)
+        for d in calls:
+            if d["step"] == steps[0] or d["name"] in searched:  # a document search's query is no name
+                continue
+            for param, value in (d.get("args_subset") or {}).items():
+                if _is_name(value) and not mentions_value(said, value) and value not in names:
+                    target = target or (d["name"], param)
+                    names.append(value)
     if not names or len(names) > MAX_NAMES:
         return None, []
     return target, names
+
+
+def _is_name(value: Any) -> bool:
+    """A value that reads as a name (letters, not a code or a number)."""
+    if not isinstance(value, str) or len(value) > 40 or len(value.split()) > 3:
+        return False
+    return bool(re.search(r"[^\W\d_]{2}", value)) and not re.fullmatch(r"[A-Z0-9_-]+", value)
 
 
 def found_sentence(language: str, noun: str, names: Sequence[str]) -> str:

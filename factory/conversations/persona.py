@@ -86,8 +86,8 @@ def to_banmal(text: str) -> str | None:
 
 def korean_register(text: str, persona: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The request in the persona's register; a 반말 persona whose request cannot be rewritten turns 존댓말."""
-    if persona.get("격식") != "반말":
-        return text, persona
+    if persona.get("격식") != "반말":  # '무엇입니까' is a form's question: in a chat, '무엇인가요'
+        return text.replace("무엇입니까", "무엇인가요"), persona
     plain = to_banmal(text)
     if plain is None:
         return text, {**persona, "격식": "존댓말"}

@@ -209,3 +209,27 @@ def test_requests_write_days_as_people_do() -> None:
     task["junctions"] = [{"process": {"operator": "date_after", "threshold": "2008-06-12 00:00:00"}}]
     made, _ = conversation_tasks(task, {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
     assert made and all("June 13, 2008 or later" in c["initial_message"] for c in made)
+
+
+def test_a_legal_place_named_by_its_name_is_said_plainly() -> None:
+    # blind read s10 #13: "이름이 창성동인 법정 읍면동이 속한 시군구들의 법정 읍면동은 모두 몇 곳이야?"
+    task = source_task("ko")
+    task["query"] = "이름이 철마면인 법정 읍면동이 속한 시군구의 법정 읍면동은 모두 몇 곳인가요?"
+    made, _ = conversation_tasks(task, {}, trajectory=trajectory("ko"), noun_of=noun_of, no_call_every=0)
+    base = next(c for c in made if c["case_pattern"] != "multi_turn")
+    assert "이름이" not in base["initial_message"] and "철마면이 속한 시군구의 읍면동은" in base["initial_message"]
+    assert korean_register("영문명은 무엇입니까?", {"격식": "존댓말"})[0] == "영문명은 무엇인가요?"
+
+
+def test_a_name_the_chain_sent_on_is_named_in_the_reply() -> None:
+    # '확인해 보니 11240이에요.' for the most populous district's code never said it is 송파구
+    conv = {"golden_calls": [
+        {"name": "find", "step": 1, "args": {"keyword": "광진구"}, "args_subset": {"keyword": "광진구"}},
+        {"name": "bulletins", "step": 2, "args": {"query": "2010년 서울"}, "args_subset": {"query": "2010년 서울"}},
+        {"name": "find", "step": 3, "args": {"keyword": "송파구"}, "args_subset": {"keyword": "송파구"}}]}  # fmt: skip
+    ep = _episode([("find", {"keyword": "광진구"}, [{"admCd": "11050", "admNm": "광진구"}]),
+                   ("bulletins", {"query": "2010년 서울"}, [{"id": "b", "text": "송파구의 인구가 가장 많았고"}]),
+                   ("find", {"keyword": "송파구"}, [{"admCd": "11240", "admNm": "송파구"}])])  # fmt: skip
+    conv["golden_actions"] = [{"tool": "bulletins", "source_type": "retrieval"}]
+    said = "광진구가 있는 시도에서 2010년 인구가 가장 많은 시군구의 코드는 뭐야? 확인해 보니 11240이에요."
+    assert found_names(conv, ep, said) == (("find", "keyword"), ["송파구"])
