@@ -17,6 +17,7 @@ stays as it was. A share of each split's tool-calling conversations is turned in
 """
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -36,6 +37,9 @@ def probe_failures(probes: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, s
             if r.get("outcome") in _FIXABLE and isinstance(r.get("args"), Mapping):
                 out.setdefault((str(r.get("platform")), str(r.get("tool"))), []).append(dict(r))
     return out
+
+
+_ID_PARAM = re.compile(r"(?:id|Id|ID|cd|Cd|CD|code|Code|_no|No)$")  # parameters that take an identifier
 
 
 def _wrong_value(v: Any) -> Any:
@@ -67,6 +71,8 @@ def recovery_variants(
             if wrong != call["args"] and "probe" not in found:
                 found["probe"] = _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
         for k, v in subset.items():
+            if isinstance(v, int) and not _ID_PARAM.search(k):
+                continue  # a count or a size ('k': 5 results) is no identifier a typo would break
             bad = _wrong_value(v)
             if bad is not None and "wrong_value" not in found:
                 found["wrong_value"] = _with(
@@ -74,7 +80,7 @@ def recovery_variants(
                 )
         names = [v for c in calls for v in (c.get("args_subset") or {}).values() if isinstance(v, str)]
         for k, v in subset.items():
-            if isinstance(v, int) and not isinstance(v, bool) and "wrong_type" not in found:
+            if isinstance(v, int) and not isinstance(v, bool) and _ID_PARAM.search(k) and "wrong_type" not in found:
                 given = names[0] if names else f"{v}th"  # the name where the id goes, as agents often do
                 found["wrong_type"] = _with(
                     conv, index, {**call["args"], k: given}, "wrong_type", f"{k}: {v!r} → {given!r}"

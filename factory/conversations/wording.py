@@ -55,7 +55,7 @@ def clear_cutoffs(text: str, junctions: Sequence[Mapping[str, Any]], language: s
     return out
 
 
-_NAME = r"(?:[A-Z0-9][\w.&/()-]*(?: (?:[A-Z0-9&][\w.&/()-]*|de|da|do|of the))*)"
+_NAME = r"(?:[A-Z0-9][\w.&/()-]*(?: (?:[A-Z0-9&][\w.&/()-]*|\([A-Z][^)]*\)|de|da|do|of the))*)"
 _OWNED = re.compile(rf"\b[Tt]he ((?:[a-z]+ )?[a-z]+) of ({_NAME}|that [a-z]+)(?=[\s?.,;:!]|$)")
 _NOT_OWNED = frozenset({"number", "total", "difference", "same", "sum", "count", "one", "group", "gap", "rest"})
 

@@ -12,7 +12,7 @@ from factory.conversations.found import found_names, found_sentence
 from factory.conversations.persona import fit_to_request, korean_register, register_consistent, to_banmal
 from factory.conversations.recovery import recovery_variants
 from factory.conversations.tasks import conversation_tasks, no_call_task
-from factory.conversations.wording import spoken_dates, spoken_korean_qualifiers
+from factory.conversations.wording import possessives, spoken_dates, spoken_korean_qualifiers
 from factory.llm.schemas import SimulatorInput
 from factory.llm.simulator import STOP, declined, opening, user_simulator
 from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
@@ -233,3 +233,17 @@ def test_a_name_the_chain_sent_on_is_named_in_the_reply() -> None:
     conv["golden_actions"] = [{"tool": "bulletins", "source_type": "retrieval"}]
     said = "광진구가 있는 시도에서 2010년 인구가 가장 많은 시군구의 코드는 뭐야? 확인해 보니 11240이에요."
     assert found_names(conv, ep, said) == (("find", "keyword"), ["송파구"])
+
+
+def test_a_name_with_a_parenthesis_keeps_it_in_a_possessive() -> None:
+    assert possessives("the albums of Battlestar Galactica (Classic)") == "Battlestar Galactica (Classic)'s albums"
+
+
+def test_a_result_count_is_not_made_wrong_as_an_id() -> None:
+    # s11 run: 'k: 5 → 55' (the number of passages asked for) injected as a mistyped identifier
+    made, _ = conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
+    seq = next(t for t in made if t["case_pattern"] == "sequential")
+    call = {**seq["golden_calls"][1], "args": {"k": 5}, "args_subset": {"k": 5}}
+    conv = {**seq, "golden_calls": [seq["golden_calls"][0], call]}
+    kinds = {v["recovery"]["kind"]: v["recovery"]["detail"] for v in recovery_variants(conv, {}, {})}
+    assert not any(d.startswith("k:") for d in kinds.values())
