@@ -39,7 +39,7 @@ from factory.conversations.tasks import (
     lexicon_noun_of,
     lexicon_tool_noun,
 )
-from factory.conversations.wording import skeleton
+from factory.conversations.wording import plain_noun, skeleton
 from factory.eval.harness import task_tools
 from factory.io import dumps
 from factory.llm.agent import ExecutorRunner, OfferedTool
@@ -332,6 +332,7 @@ def name_found(
         noun = entry.get("noun") or entry.get("sing")
     if not noun:
         return episode
+    noun = plain_noun(noun) if conv["language"] == "en" else noun
     text = f"{conv['answer']['text']} {found_sentence(conv['language'], noun, names)}"
     conv["answer"] = {**conv["answer"], "text": text, "found": names}
     messages[final] = {**messages[final], "content": text}
@@ -366,7 +367,7 @@ def offered_capabilities(
                 spec = registry.resolve(name, platforms=row.get("platforms") or (), domain=row["domain"])
             except ToolResolutionError:  # a tool gone from the inventory: it names nothing
                 continue
-            if not spec.state_changing and spec.key_acquisition is None:
+            if not spec.state_changing and spec.key_acquisition is None and getattr(spec, "kind", "") != "retrieval":
                 tool_ids.append(spec.tool_id)
         cache[key] = capabilities(tool_ids, tool_noun, row["language"])
     return cache[key]

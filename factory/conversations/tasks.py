@@ -339,15 +339,30 @@ def answer_reply(
     if short or (pattern in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
         return text
     values = answer_values(task) or [v for v in [ans.get("value")] if v is not None]
+    unit = _unit_after(text, values[0]) if len(values) == 1 and lang == "en" else ""
     out = prompts.render(
         REPLY_TEMPLATE.format(lang=lang),
         values=values,
+        unit=unit,
         counter=frame.get("counter") or "",
         pattern=pattern or "",
         description=" ".join(str(frame.get("description") or "").split()),
         variant=variant,
     )
     return " ".join(out.split()) or text
+
+
+_NOT_UNITS = frozenset("and or against for in of from to than as at on by with is are was were".split())
+
+
+def _unit_after(text: str, value: Any) -> str:
+    """The unit the verified sentence says after the answer value ('… is 343719 milliseconds.' → 'milliseconds'),
+    so the short reply keeps it ('It's 343719 milliseconds.', not 'It is 343719.')."""
+    m = re.search(rf"(?<![\w.]){re.escape(str(value))}\s+((?:US )?[a-z%]+(?: [a-z]+)?)\b", text)
+    if m is None:
+        return ""
+    words = [w for w in m.group(1).split() if w not in _NOT_UNITS]
+    return " ".join(words[:1] if len(words) < len(m.group(1).split()) else words)
 
 
 _COUNTED = re.compile(
@@ -627,7 +642,7 @@ def lexicon_tool_noun(lexicons: Mapping[str, Mapping[str, Any]]) -> ToolNoun:
     return tool_noun
 
 
-_KO_LEVELS = ("시도", "시군구", "읍면동", "리")
+_KO_LEVELS = ("시도", "시군구", "읍면동", "법정 읍면동", "리")
 
 
 def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, limit: int = 4) -> str:

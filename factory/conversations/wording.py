@@ -246,6 +246,14 @@ _JARGON = (
 )
 
 
+_PLAIN_NOUNS = {"subdivision": "state or province"}
+
+
+def plain_noun(noun: str) -> str:
+    """English: a code-book noun as people say it ('subdivision' → 'state or province')."""
+    return _PLAIN_NOUNS.get(noun, noun)
+
+
 def plain_terms(text: str) -> str:
     """English: code-book words said as people say them ('with the same country and subdivision as EWR' → 'in the
     same state or province as EWR': the subdivision is the first-level region within the country)."""

@@ -11,8 +11,8 @@ from factory.conversations.episode import OracleAgent, RulesSimulator, run_conve
 from factory.conversations.found import found_names, found_sentence
 from factory.conversations.persona import fit_to_request, korean_register, register_consistent, to_banmal
 from factory.conversations.recovery import recovery_variants
-from factory.conversations.tasks import conversation_tasks, no_call_task
-from factory.conversations.wording import possessives, spoken_dates, spoken_korean_qualifiers
+from factory.conversations.tasks import answer_reply, conversation_tasks, no_call_task
+from factory.conversations.wording import plain_noun, possessives, spoken_dates, spoken_korean_qualifiers
 from factory.llm.schemas import SimulatorInput
 from factory.llm.simulator import STOP, declined, opening, user_simulator
 from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
@@ -247,3 +247,13 @@ def test_a_result_count_is_not_made_wrong_as_an_id() -> None:
     conv = {**seq, "golden_calls": [seq["golden_calls"][0], call]}
     kinds = {v["recovery"]["kind"]: v["recovery"]["detail"] for v in recovery_variants(conv, {}, {})}
     assert not any(d.startswith("k:") for d in kinds.values())
+
+
+def test_a_short_reply_keeps_the_unit_of_its_value() -> None:
+    # s11 run: "It is 343719." for "… is 343719 milliseconds." (the question had left the unit out)
+    task = source_task()
+    task["answer"] = {"type": "number", "value": 343719, "text": "The length of the longest track on the album "
+                      "'For Those About To Rock We Salute You' by AC/DC is 343719 milliseconds."}  # fmt: skip
+    for variant in range(4):
+        assert answer_reply(task, variant).endswith("343719 milliseconds.")
+    assert plain_noun("subdivision") == "state or province"
