@@ -57,6 +57,7 @@ from factory.tools.spec import ToolSpec
 CASE_KINDS = ("single", "sequential", "parallel", "multi_turn", "no_call")
 NO_CALL_KINDS = ("out_of_scope", "direct")
 NO_CALL_TEMPLATE = "conversations/no_call.{lang}"
+NO_CALL_FORMS = 10  # requests per kind in the template: few forms repeat within a split's sample (blind read s11)
 Specs = Mapping[tuple[str, str], ToolSpec]
 # (tool_id, param, language) → the noun naming the value's kind ('track', '읍면동'), None when unknown
 NounOf = Callable[[str, str, str], str | None]
@@ -536,7 +537,7 @@ def no_call_task(
     request = " ".join(prompts.render(NO_CALL_TEMPLATE.format(lang=lang), part="request", **ctx).split())
     reply = " ".join(prompts.render(NO_CALL_TEMPLATE.format(lang=lang), part="reply", **ctx).split())
     return {
-        **_common(task, "no_call", f"{kind}-{form % 6}", cfg_seed),
+        **_common(task, "no_call", f"{kind}-{form % NO_CALL_FORMS}", cfg_seed),
         "golden_calls": [],
         "golden_actions": [],
         "answer": {"text": reply, "values": []},

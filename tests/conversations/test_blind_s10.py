@@ -257,3 +257,18 @@ def test_a_short_reply_keeps_the_unit_of_its_value() -> None:
     for variant in range(4):
         assert answer_reply(task, variant).endswith("343719 milliseconds.")
     assert plain_noun("subdivision") == "state or province"
+
+
+def test_no_call_requests_come_in_ten_forms_per_kind_and_a_refusal_is_recognised() -> None:
+    # s11 read: 'What is 15:30 in 12-hour time?' twice in a 20-conversation sample (six forms per kind)
+    for lang in ("en", "ko"):
+        seen: dict[str, set[str]] = {"out_of_scope": set(), "direct": set()}
+        for k in range(200):
+            conv = no_call_task({**source_task(lang), "id": f"sha256:n-{k}"}, "", random.Random(k), cfg_seed=k, can="x")
+            seen[conv["no_call_kind"]].add(conv["task"])
+            if conv["no_call_kind"] == "out_of_scope":
+                assert declined(conv["answer"]["text"], lang), conv["answer"]["text"]
+            else:
+                assert not declined(conv["answer"]["text"], lang)
+        per = 10 if lang == "en" else 20  # Korean: each form in 반말 and in 존댓말
+        assert all(len(v) == per for v in seen.values()), {k: len(v) for k, v in seen.items()}
