@@ -131,7 +131,7 @@ _KO_REGION_OF = (
 )
 _KO_SIDO = re.compile(r"(\S+?)(?:특별시|광역시|특별자치시|특별자치도|도)(?=[\s에의은는이가을를과와,?]|$)")
 # code systems and identifiers: words a person at ease with computers (or a specialist) uses
-_EN_JARGON = re.compile(r"\b(?:IATA|ICAO|FAA|code|codes|ID|id|identifier)\b")
+_EN_JARGON = re.compile(r"\b(?:IATA|ICAO|FAA|code|codes|ID|id|identifier)\b|\b[A-Z]{3,4}\b.*\b[A-Z]{3,4}\b")  # 2 codes
 _KO_JARGON = re.compile(r"(?:코드|식별자|ICAO|IATA|\bID\b)")
 
 

@@ -272,3 +272,11 @@ def test_no_call_requests_come_in_ten_forms_per_kind_and_a_refusal_is_recognised
                 assert not declined(conv["answer"]["text"], lang)
         per = 10 if lang == "en" else 20  # Korean: each form in 반말 and in 존댓말
         assert all(len(v) == per for v in seen.values()), {k: len(v) for k, v in seen.items()}
+
+
+def test_found_names_and_code_questions_read_right() -> None:
+    # s11 read: "The state or provinces are Incheon and Gangwon-do."; a low-literacy user comparing ICN and WJU
+    said = found_sentence("en", "state or province", ["Incheon", "Gangwon-do"])
+    assert said == "The states or provinces are Incheon and Gangwon-do."
+    p = fit_to_request({"digital_literacy": "low"}, "Between ICN and WJU, which one has more airports?", "en")
+    assert p["digital_literacy"] == "high"
