@@ -280,3 +280,16 @@ def test_found_names_and_code_questions_read_right() -> None:
     assert said == "The states or provinces are Incheon and Gangwon-do."
     p = fit_to_request({"digital_literacy": "low"}, "Between ICN and WJU, which one has more airports?", "en")
     assert p["digital_literacy"] == "high"
+
+
+def test_a_partly_named_pair_names_nothing() -> None:
+    # s11 run: "The track 'Wet My Bed' has more, by 11: 12 against 1. The album is Core." (which album?)
+    conv = {"golden_calls": [
+        {"name": "search", "step": 1, "args": {"name": "Wet My Bed"}, "args_subset": {"name": "Wet My Bed"}},
+        {"name": "search", "step": 1, "args": {"name": "Balls"}, "args_subset": {"name": "Balls"}},
+        {"name": "album", "step": 2, "args": {"album_id": 206}, "args_subset": {"album_id": 206}},
+        {"name": "album", "step": 2, "args": {"album_id": 2}, "args_subset": {"album_id": 2}}]}  # fmt: skip
+    ep = _episode([("search", {"name": "Wet My Bed"}, [{"track_id": 1, "album_id": 206, "album_title": "Core"}]),
+                   ("search", {"name": "Balls"}, [{"track_id": 2, "album_id": 2, "album_title": "Balls"}])])  # fmt: skip
+    assert found_names(conv, ep, "Which album has more tracks, Wet My Bed's or Balls'?") == (None, [])
+    assert found_names(conv, ep, "How many?")[1] == ["Core", "Balls"]
