@@ -312,7 +312,23 @@ def name_found(
 ) -> dict[str, Any]:
     """The episode (and `conv`'s answer) with the final reply naming what the chain found along the way and the
     conversation has not named ("… 150곳입니다. 해당 시군구는 종로구, 군산시입니다."); as it was when there is nothing
-    to name or no noun for it."""
+    to name or no noun for it. A request that asks 'which one' first (`asks_which`: the opening asked as one
+    question) keeps that form only when the reply names it; otherwise the one-question opening is restored."""
+    plain = conv.pop("asks_which", None)
+    out = _name_found(conv, episode, specs, noun_of, tool_noun)
+    if plain is None or (conv["answer"].get("found") and out is not episode):
+        return out
+    messages = list(out.get("messages") or [])
+    first = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
+    if first is not None and messages[first].get("content") == conv["initial_message"]:
+        messages[first] = {**messages[first], "content": plain}
+        conv["initial_message"] = plain
+    return {**out, "messages": messages}
+
+
+def _name_found(
+    conv: dict[str, Any], episode: dict[str, Any], specs: Mapping[Any, Any], noun_of: Any, tool_noun: Any = None
+) -> dict[str, Any]:
     messages = list(episode.get("messages") or [])
     final = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"
                   and messages[i].get("content") == conv["answer"]["text"]), None)  # fmt: skip

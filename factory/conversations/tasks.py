@@ -45,6 +45,7 @@ from factory.conversations.wording import (
     spoken_korean_qualifiers,
     styled_english,
     there_are_last,
+    which_then,
 )
 from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
@@ -469,8 +470,12 @@ def conversation_tasks(
         frame = (task.get("answer") or {}).get("frame") or {}
         several = _fans_out(task, seed)
         said = chat_wording(asked, lang, frame, variant, several=several)  # names as people say them
-        request, persona = _fitted_persona(lang, rng, _qualified(said, lang), level)
+        split = which_then(_qualified(said, lang)) if lang == "ko" else None
+        request, persona = _fitted_persona(lang, rng, split or _qualified(said, lang), level)
         base = _common(task, base_case(calls), "base", cfg_seed)
+        if split is not None:  # asked 'which one' first: kept only when the reply names it (build.name_found)
+            plain = korean_register(_qualified(said, lang), persona)[0]
+            base["asks_which"] = opening(lang, persona, plain, variant=variant)
         out.append(
             {
                 **base,

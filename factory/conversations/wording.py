@@ -306,3 +306,24 @@ def spoken_dates(text: str, language: str) -> str:
         return f"{_MONTHS[day.month - 1]} {day.day}, {day.year}"
 
     return _ISO_DAY.sub(say, text)
+
+
+_KO_WHICH_THEN = re.compile(
+    r"^(?P<pre>.*?)(?P<clause>\S+ 가장 (?:많은|적은|큰|작은|높은|낮은|긴|짧은)) (?P<noun>[가-힣]+)의 (?P<field>[^?]+?)(?:은|는) "
+    r"(?:무엇인가요|무엇입니까)\?(?P<rest>.*)$"
+)
+
+
+def which_then(text: str) -> str | None:
+    """A Korean request for a field of the entity a superlative picks, asked the way people do: which one first,
+    then its field ('… 인구가 가장 많은 시군구의 코드는 무엇인가요?' → '… 인구가 가장 많은 시군구가 어디인가요? 그 시군구의 코드도
+    알려 주세요.'); None when the request is not of that form. The reply must then name the entity (`found`)."""
+    from factory.prompts import josa
+
+    m = _KO_WHICH_THEN.match(text)
+    if m is None:
+        return None
+    noun = m["noun"]
+    return (
+        f"{m['pre']}{m['clause']} {josa(noun, '이/가')} 어디인가요? 그 {noun}의 {m['field']}도 알려 주세요.{m['rest']}"
+    )

@@ -7,12 +7,13 @@ import json
 import random
 from typing import Any
 
+from factory.conversations.build import name_found
 from factory.conversations.episode import OracleAgent, RulesSimulator, run_conversation
 from factory.conversations.found import found_names, found_sentence
 from factory.conversations.persona import fit_to_request, korean_register, register_consistent, to_banmal
 from factory.conversations.recovery import recovery_variants
 from factory.conversations.tasks import answer_reply, conversation_tasks, no_call_task
-from factory.conversations.wording import plain_noun, possessives, spoken_dates, spoken_korean_qualifiers
+from factory.conversations.wording import plain_noun, possessives, spoken_dates, spoken_korean_qualifiers, which_then
 from factory.llm.schemas import SimulatorInput
 from factory.llm.simulator import STOP, declined, opening, user_simulator
 from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
@@ -293,3 +294,26 @@ def test_a_partly_named_pair_names_nothing() -> None:
                    ("search", {"name": "Balls"}, [{"track_id": 2, "album_id": 2, "album_title": "Balls"}])])  # fmt: skip
     assert found_names(conv, ep, "Which album has more tracks, Wet My Bed's or Balls'?") == (None, [])
     assert found_names(conv, ep, "How many?")[1] == ["Core", "Balls"]
+
+
+def test_a_superlative_pick_is_asked_which_first_and_kept_only_when_named() -> None:
+    # s11 read: "… 인구가 가장 많은 시군구의 행정안전부 시군구 코드는 무엇인가요?" (a relative clause read as a query)
+    said = which_then(
+        "서울특별시에서 2015년 인구주택총조사 기준 인구가 가장 많은 시군구의 행정안전부 시군구 코드는 무엇인가요?"
+    )
+    assert said == ("서울특별시에서 2015년 인구주택총조사 기준 인구가 가장 많은 시군구가 어디인가요? "
+                    "그 시군구의 행정안전부 시군구 코드도 알려 주세요.")  # fmt: skip
+    assert to_banmal(said or "").endswith("시군구가 어디야? 그 시군구의 행정안전부 시군구 코드도 알려 줘.")
+    assert which_then("종로구의 읍면동은 몇 곳인가요?") is None
+    task = source_task("ko")
+    task["query"] = "철마면이 속한 시도에서 인구가 가장 많은 시군구의 코드는 무엇인가요?"
+    made, _ = conversation_tasks(task, {}, trajectory=trajectory("ko"), noun_of=noun_of, no_call_every=0)
+    base = next(c for c in made if c["case_pattern"] != "multi_turn")
+    assert "어디" in base["initial_message"] and "코드는" in base["asks_which"]
+    # the reply names nothing: the one-question opening comes back
+    conv = {**base, "answer": {"text": "11240입니다.", "values": ["11240"]}}
+    ep = {"messages": [{"role": "user", "content": base["initial_message"]},
+                       {"role": "assistant", "content": "11240입니다."}], "calls": []}  # fmt: skip
+    out = name_found(conv, ep, {}, noun_of)
+    assert out["messages"][0]["content"] == conv["initial_message"] and "코드는" in conv["initial_message"]
+    assert "asks_which" not in conv
