@@ -10,6 +10,7 @@ and sim_fault 0 under the oracle. The share caught is reported.
 
 import asyncio
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -336,8 +337,8 @@ def _name_found(
         return episode
     said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "assistant"))
     target, names = found_names(conv, episode, said)
-    if target is None:
-        return episode
+    if target is None or (len(names) > 1 and "CMP" in str(conv.get("source_pattern") or "")):
+        return episode  # two compared arms' names in a list would not say which is which ('SLK … Daegu and New York')
     call = next(c for c in conv["golden_calls"] if c["name"] == target[0])
     spec = specs.get((call.get("platform"), call["name"]))
     noun = noun_of(spec.tool_id, target[1], conv["language"]) if spec is not None else None
@@ -348,7 +349,10 @@ def _name_found(
         noun = entry.get("noun") or entry.get("sing")
     if not noun:
         return episode
-    noun = plain_noun(noun) if conv["language"] == "en" else noun
+    if conv["language"] == "en":  # the word the conversation used: 'state' after '… in the same state as EWR'
+        noun = plain_noun(noun)
+        said_one = [w for w in noun.split(" or ") if re.search(rf"\b{re.escape(w)}\b", conv["answer"]["text"])]
+        noun = said_one[0] if len(said_one) == 1 else noun
     text = f"{conv['answer']['text']} {found_sentence(conv['language'], noun, names)}"
     conv["answer"] = {**conv["answer"], "text": text, "found": names}
     messages[final] = {**messages[final], "content": text}

@@ -317,3 +317,37 @@ def test_a_superlative_pick_is_asked_which_first_and_kept_only_when_named() -> N
     out = name_found(conv, ep, {}, noun_of)
     assert out["messages"][0]["content"] == conv["initial_message"] and "코드는" in conv["initial_message"]
     assert "asks_which" not in conv
+
+
+def test_found_names_of_compared_arms_are_left_out_and_the_noun_is_the_one_said() -> None:
+    # s11 run: "SLK has more airports in the same state, by 317: 318 against 1. The states or provinces are Daegu and
+    # New York." (which is which?) and "… in the same state as EWR. The state or province is New Jersey."
+    calls = [
+        {"name": "coords", "platform": "p", "step": 1, "args": {"iata": "EWR"}, "args_subset": {"iata": "EWR"}},
+        {"name": "by_region", "platform": "p", "step": 2, "args": {"subdivision": "New Jersey"},
+         "args_subset": {"subdivision": "New Jersey"}},
+    ]  # fmt: skip
+    ep = _episode([("coords", {"iata": "EWR"}, [{"iata": "EWR", "subdivision": "New Jersey"}]),
+                   ("by_region", {"subdivision": "New Jersey"}, [])])  # fmt: skip
+    text = "There are 87 airports in the same state as EWR."
+    conv = {"case_pattern": "sequential", "language": "en", "source_pattern": "SEQ", "golden_calls": calls,
+            "answer": {"text": text, "values": [87]}}  # fmt: skip
+    ep["messages"] = [{"role": "user", "content": "How many airports are in EWR's state?"}, *ep["messages"],
+                      {"role": "assistant", "content": text}]  # fmt: skip
+    spec = type("S", (), {"tool_id": "d/p/by_region"})()
+
+    def noun(tool_id: str, param: str, language: str) -> str | None:
+        return "subdivision"
+
+    name_found(conv, ep, {("p", "by_region"): spec}, noun)
+    assert conv["answer"]["text"] == text + " The state is New Jersey."
+    pair = {**conv, "source_pattern": "CMP+SEQ", "answer": {"text": text, "values": [87]}}
+    ep2 = {**ep, "messages": [*ep["messages"][:-1], {"role": "assistant", "content": text}]}
+    two = [("coords", {"iata": "EWR"}, [{"iata": "EWR", "subdivision": "New Jersey"},
+                                         {"iata": "X", "subdivision": "New York"}])]  # fmt: skip
+    calls2 = [*calls, {"name": "by_region", "platform": "p", "step": 2, "args": {"subdivision": "New York"},
+                       "args_subset": {"subdivision": "New York"}}]  # fmt: skip
+    ep2 = {**_episode(two), "messages": [*_episode(two)["messages"], {"role": "assistant", "content": text}]}
+    pair = {**pair, "golden_calls": calls2}
+    name_found(pair, ep2, {("p", "by_region"): spec}, noun)
+    assert pair["answer"]["text"] == text
