@@ -71,7 +71,7 @@ def found_names(
     results = results_by_call(episode)
     target: tuple[str, str] | None = None
     names: list[str] = []
-    named: set[str] = set()  # every name found for a value sent on, said already or not
+    named: dict[tuple[str, str], set[str]] = {}  # (tool, param) → every name found for the values it received
     for c in calls:
         if c["step"] == steps[-1]:
             continue
@@ -84,12 +84,12 @@ def found_names(
                     key = next((k for k, x in r.items() if str(x) == str(value)), None)
                     name = _name_for(r, key) if key is not None else None
                     if name and name != str(value):
-                        named.add(name)
+                        named.setdefault((d["name"], param), set()).add(name)
                     if name and name != str(value) and not mentions_value(said, name) and name not in names:
                         target = target or (d["name"], param)
                         names.append(name)
-    if names and len(names) < len(named):  # one of two albums already said: 'The album is Core.' would not say which
-        return None, []
+    if target is not None and len(names) < len(named.get(target, ())):  # one of two albums already said: 'The
+        return None, []  # album is Core.' would not say which
     searched = {a.get("tool") for a in conv.get("golden_actions") or [] if a.get("source_type") == "retrieval"}
     if not names:  # a name the chain found in a passage or a record and sent on ('송파구' looked up for its code)
         for d in calls:

@@ -351,3 +351,16 @@ def test_found_names_of_compared_arms_are_left_out_and_the_noun_is_the_one_said(
     pair = {**pair, "golden_calls": calls2}
     name_found(pair, ep2, {("p", "by_region"): spec}, noun)
     assert pair["answer"]["text"] == text
+
+
+def test_a_name_already_said_for_another_step_does_not_hide_a_new_one() -> None:
+    # the playlist's own name (said by the user) must not stop 'The album is Revelations.'
+    conv = {"golden_calls": [
+        {"name": "playlists", "step": 1, "args": {}, "args_subset": {}},
+        {"name": "playlist_tracks", "step": 2, "args": {"playlist_id": 9}, "args_subset": {"playlist_id": 9}},
+        {"name": "album_tracks", "step": 3, "args": {"album_id": 271}, "args_subset": {"album_id": 271}}]}  # fmt: skip
+    ep = _episode([("playlists", {}, [{"playlist_id": 9, "name": "Music Videos"}]),
+                   ("playlist_tracks", {"playlist_id": 9}, [{"track_id": 1, "album_id": 271, "album_title": "Revelations"}]),
+                   ("album_tracks", {"album_id": 271}, [])])  # fmt: skip
+    said = "How many tracks do the albums on Music Videos have? The albums on Music Videos have 14 tracks."
+    assert found_names(conv, ep, said) == (("album_tracks", "album_id"), ["Revelations"])
