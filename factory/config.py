@@ -845,10 +845,11 @@ class ConversationsConfig(_Frozen):
         "(the rest keep their base case; one conversation per underlying question and split).",
     )
     error_recovery_share: dict[str, float] = Field(
-        default_factory=lambda: {"train": 1.0, "dev": 0.0, "test": 0.0},
-        description="Per split, the share of tool-calling conversations that also get an error-recovery copy (a "
-        "call that really fails, its error result, then the corrected call; published beside the conversation when "
-        "the tools really refused the wrong call); a split not named gets none.",
+        default_factory=lambda: {"train": 0.5, "dev": 0.0, "test": 0.0},
+        description="Per split, the share of tool-calling conversations played through an error instead (a call "
+        "that really fails, its error result, then the corrected call; published in place of the straight "
+        "conversation when the tools really refused the wrong call, since the two side by side read as duplicates); "
+        "a split not named gets none.",
     )
     max_user_turns: int = Field(default=6, ge=1, description="Simulator replies per episode (cap).")
     max_calls: int = Field(default=24, ge=1, description="Tool calls per episode (cap).")

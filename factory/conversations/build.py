@@ -10,6 +10,7 @@ and sim_fault 0 under the oracle. The share caught is reported.
 
 import asyncio
 import hashlib
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from factory.conversations.episode import (
     run_conversation,
     score_episode,
 )
+from factory.conversations.found import found_names, found_sentence
 from factory.conversations.persona import register_consistent
 from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variants
 from factory.conversations.recovery import verified as recovery_verified
@@ -38,7 +40,7 @@ from factory.conversations.tasks import (
     lexicon_noun_of,
     lexicon_tool_noun,
 )
-from factory.conversations.wording import skeleton
+from factory.conversations.wording import plain_noun, skeleton
 from factory.eval.harness import task_tools
 from factory.io import dumps
 from factory.llm.agent import ExecutorRunner, OfferedTool
@@ -264,6 +266,7 @@ def build_conversations(
                 "reason": f"user turns leave the persona's {conv['persona']['격식']}",
             }
         if score["goal_success"] and not score["sim_fault"]:
+            episode = name_found(conv, episode, specs, noun_of, tool_noun)
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
             conv["tools"] = episode["tools"]
             if conv.get("recovery"):
@@ -308,17 +311,68 @@ def build_conversations(
     return value, conversations_metadata(value)
 
 
+def name_found(
+    conv: dict[str, Any], episode: dict[str, Any], specs: Mapping[Any, Any], noun_of: Any, tool_noun: Any = None
+) -> dict[str, Any]:
+    """The episode (and `conv`'s answer) with the final reply naming what the chain found along the way and the
+    conversation has not named ("… 150곳입니다. 해당 시군구는 종로구, 군산시입니다."); as it was when there is nothing
+    to name or no noun for it. A request that asks 'which one' first (`asks_which`: the opening asked as one
+    question) keeps that form only when the reply names it; otherwise the one-question opening is restored."""
+    plain = conv.pop("asks_which", None)
+    out = _name_found(conv, episode, specs, noun_of, tool_noun)
+    if plain is None or (conv["answer"].get("found") and out is not episode):
+        return out
+    messages = list(out.get("messages") or [])
+    first = next((i for i, m in enumerate(messages) if m.get("role") == "user"), None)
+    if first is not None and messages[first].get("content") == conv["initial_message"]:
+        messages[first] = {**messages[first], "content": plain}
+        conv["initial_message"] = plain
+    return {**out, "messages": messages}
+
+
+def _name_found(
+    conv: dict[str, Any], episode: dict[str, Any], specs: Mapping[Any, Any], noun_of: Any, tool_noun: Any = None
+) -> dict[str, Any]:
+    messages = list(episode.get("messages") or [])
+    final = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].get("role") == "assistant"
+                  and messages[i].get("content") == conv["answer"]["text"]), None)  # fmt: skip
+    if final is None or conv["case_pattern"] == "no_call" or not conv["answer"]["text"]:
+        return episode
+    said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "assistant"))
+    target, names = found_names(conv, episode, said)
+    if target is None or (len(names) > 1 and "CMP" in str(conv.get("source_pattern") or "")):
+        return episode  # two compared arms' names in a list would not say which is which ('SLK … Daegu and New York')
+    call = next(c for c in conv["golden_calls"] if c["name"] == target[0])
+    spec = specs.get((call.get("platform"), call["name"]))
+    noun = noun_of(spec.tool_id, target[1], conv["language"]) if spec is not None else None
+    if (
+        not noun and spec is not None and tool_noun is not None
+    ):  # the tool's own entity ('시군구' for a district search)
+        entry = tool_noun(spec.tool_id, conv["language"]) or {}
+        noun = entry.get("noun") or entry.get("sing")
+    if not noun:
+        return episode
+    if conv["language"] == "en":  # the word the conversation used: 'state' after '… in the same state as EWR'
+        noun = plain_noun(noun)
+        said_one = [w for w in noun.split(" or ") if re.search(rf"\b{re.escape(w)}\b", conv["answer"]["text"])]
+        noun = said_one[0] if len(said_one) == 1 else noun
+    text = f"{conv['answer']['text']} {found_sentence(conv['language'], noun, names)}"
+    conv["answer"] = {**conv["answer"], "text": text, "found": names}
+    messages[final] = {**messages[final], "content": text}
+    return {**episode, "messages": messages}
+
+
 def beside(convs: Sequence[dict[str, Any]], recovered: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The conversations to publish: every conversation, then the verified recovery copy of each that has one
-    (`recovered`: conversation id → its variant). The same question is answered once straight and once through a
-    real failure and its correction; the copy keeps the conversation's split and question."""
-    out = list(convs)
+    """The conversations to publish: every conversation, its verified recovery copy in its place where it has one
+    (`recovered`: conversation id → its variant). The question is answered once, either straight or through a real
+    failure and its correction: a copy published beside its original reads as a duplicate (blind read s10: the same
+    opening, persona and answer twice). The copy keeps the conversation's split and question."""
+    out: list[dict[str, Any]] = []
     for c in convs:
         v = recovered.get(c["id"])
-        if v is not None:
-            if v.get("split") != c.get("split") or v["id"] == c["id"]:
-                raise ValueError(f"recovery copy {v['id'][:19]} does not stand beside {c['id'][:19]}")
-            out.append(v)
+        if v is not None and (v.get("split") != c.get("split") or v["id"] == c["id"]):
+            raise ValueError(f"recovery copy {v['id'][:19]} does not stand in for {c['id'][:19]}")
+        out.append(v if v is not None else c)
     return out
 
 
@@ -336,7 +390,7 @@ def offered_capabilities(
                 spec = registry.resolve(name, platforms=row.get("platforms") or (), domain=row["domain"])
             except ToolResolutionError:  # a tool gone from the inventory: it names nothing
                 continue
-            if not spec.state_changing and spec.key_acquisition is None:
+            if not spec.state_changing and spec.key_acquisition is None and getattr(spec, "kind", "") != "retrieval":
                 tool_ids.append(spec.tool_id)
         cache[key] = capabilities(tool_ids, tool_noun, row["language"])
     return cache[key]

@@ -70,8 +70,8 @@ _EN_LABEL_BEFORE_NAME = re.compile(
 
 
 # "이름이 창성동인 읍면동의 시군구" stacks 의 (blind read s8): "창성동이 있는 시군구" is how people say it.
-_KO_NAMED_PLACE = re.compile(r"이름이 (\S+?)인 (?:읍면동|시군구|시도|리)의 ")
-_KO_NAMED_IN = re.compile(r"이름이 (\S+?)인 (?:읍면동|시군구|시도|리)(?:이|가) 속한 ")
+_KO_NAMED_PLACE = re.compile(r"이름이 (\S+?)인 (?:법정 )?(?:읍면동|시군구|시도|리)의 ")
+_KO_NAMED_IN = re.compile(r"이름이 (\S+?)인 (?:법정 )?(?:읍면동|시군구|시도|리)(?:이|가) 속한 ")
 
 
 def plain_korean(text: str) -> str:

@@ -31,6 +31,11 @@ REGISTER_KEY = {"en": "register", "ko": "격식"}
 # final consonant of the syllable before the ending.
 _BANMAL_ENDINGS: tuple[tuple[str, str], ...] = (
     ("무엇인가요", "뭐야"),
+    ("무엇입니까", "뭐야"),
+    ("무엇이에요", "뭐야"),
+    ("포함해서요", "포함해서"),
+    ("세서요", "세서"),
+    ("으로요", "으로"),
     ("어떻게 되나요", "어떻게 돼"),
     ("알려 주시겠어요", "알려 줄래"),
     ("알려 주세요", "알려 줘"),
@@ -81,8 +86,8 @@ def to_banmal(text: str) -> str | None:
 
 def korean_register(text: str, persona: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The request in the persona's register; a 반말 persona whose request cannot be rewritten turns 존댓말."""
-    if persona.get("격식") != "반말":
-        return text, persona
+    if persona.get("격식") != "반말":  # '무엇입니까' is a form's question: in a chat, '무엇인가요'
+        return text.replace("무엇입니까", "무엇인가요"), persona
     plain = to_banmal(text)
     if plain is None:
         return text, {**persona, "격식": "존댓말"}
@@ -114,3 +119,38 @@ def register_consistent(messages: list[str], persona: dict[str, Any]) -> bool:
     if want not in ("반말", "존댓말"):
         return True
     return all(sentence_registers(m) <= {want} for m in messages)
+
+
+# 시도 → the 생활권 a person asking about it most likely lives in (강원·제주 fit none of the drawn ones)
+_KO_REGION_OF = (
+    (("서울", "인천", "경기"), "서울 생활권"),
+    (("부산", "울산", "경상남도", "경남"), "부산·경남 생활권"),
+    (("대전", "세종", "충청", "충북", "충남"), "대전·충청 생활권"),
+    (("광주", "전라", "전북", "전남"), "광주·전라 생활권"),
+    (("대구", "경상북도", "경북"), "대구·경북 생활권"),
+)
+_KO_SIDO = re.compile(r"(\S+?)(?:특별시|광역시|특별자치시|특별자치도|도)(?=[\s에의은는이가을를과와,?]|$)")
+# code systems and identifiers: words a person at ease with computers (or a specialist) uses
+_EN_JARGON = re.compile(r"\b(?:IATA|ICAO|FAA|code|codes|ID|id|identifier)\b|\b[A-Z]{3,4}\b.*\b[A-Z]{3,4}\b")  # 2 codes
+_KO_JARGON = re.compile(r"(?:코드|식별자|ICAO|IATA|\bID\b)")
+
+
+def fit_to_request(persona: dict[str, Any], text: str, language: str) -> dict[str, Any]:
+    """The persona made to fit what it asks: a Korean user asking about one 시도's places lives there (a 대전 중구
+    question comes from the 대전·충청 생활권, not from 부산), and a question in code-system words (IATA codes,
+    행정구역 코드) comes from a user at ease with computers."""
+    out = dict(persona)
+    if language == "ko":
+        regions = {
+            region
+            for m in _KO_SIDO.finditer(text)
+            for names, region in _KO_REGION_OF
+            if any(m.group(1).startswith(n) or m.group(0).startswith(n) for n in names)
+        }
+        if len(regions) == 1:
+            out["지역 맥락"] = regions.pop()
+        if _KO_JARGON.search(text):
+            out["디지털 활용"] = "높음"
+    elif _EN_JARGON.search(text):
+        out["digital_literacy"] = "high"
+    return out

@@ -4,8 +4,8 @@ error result, then the corrected call and its result, as training conversations.
 The wrong call is taken, in this order, from
 - `probe`: a failure the tool probes observed on the same tool (a wrong argument value the server refused: the
   probe row's arguments and its recorded error detail), the failing values put in place of the golden ones;
-- `wrong_value`: an identifier or code of the golden call changed into one the data does not have (an integer
-  id far past the data, a code with a letter doubled);
+- `wrong_value`: an identifier or code of the golden call changed by a typo into one the data does not have (a
+  digit or a letter doubled: 9 → 99, 'JFK' → 'JFKK');
 - `wrong_type`: an integer id given as text (the name where the id goes, as agents often do);
 - `missing_argument`: a required argument of the golden call left out (a structural error the tool's schema
   check reports).
@@ -17,6 +17,7 @@ stays as it was. A share of each split's tool-calling conversations is turned in
 """
 
 import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,11 +39,14 @@ def probe_failures(probes: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, s
     return out
 
 
+_ID_PARAM = re.compile(r"(?:id|Id|ID|cd|Cd|CD|code|Code|_no|No)$")  # parameters that take an identifier
+
+
 def _wrong_value(v: Any) -> Any:
     if isinstance(v, bool):
         return None
-    if isinstance(v, int):
-        return v + 900_000
+    if isinstance(v, int):  # a key held down: 9 → 99, 271 → 2711 (not 900009, which no one types after seeing 9)
+        return int(str(v) + str(v)[-1])
     if isinstance(v, str) and 2 <= len(v) <= 8 and v.replace("-", "").isalnum() and " " not in v:
         return v + v[-1]  # 'JFK' → 'JFKK', '29' → '299'
     return None
@@ -67,6 +71,8 @@ def recovery_variants(
             if wrong != call["args"] and "probe" not in found:
                 found["probe"] = _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
         for k, v in subset.items():
+            if isinstance(v, int) and not _ID_PARAM.search(k):
+                continue  # a count or a size ('k': 5 results) is no identifier a typo would break
             bad = _wrong_value(v)
             if bad is not None and "wrong_value" not in found:
                 found["wrong_value"] = _with(
@@ -74,7 +80,7 @@ def recovery_variants(
                 )
         names = [v for c in calls for v in (c.get("args_subset") or {}).values() if isinstance(v, str)]
         for k, v in subset.items():
-            if isinstance(v, int) and not isinstance(v, bool) and "wrong_type" not in found:
+            if isinstance(v, int) and not isinstance(v, bool) and _ID_PARAM.search(k) and "wrong_type" not in found:
                 given = names[0] if names else f"{v}th"  # the name where the id goes, as agents often do
                 found["wrong_type"] = _with(
                     conv, index, {**call["args"], k: given}, "wrong_type", f"{k}: {v!r} → {given!r}"

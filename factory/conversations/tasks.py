@@ -31,7 +31,7 @@ from typing import Any
 
 from factory import prompts
 from factory.conversations.naturalness import SHORT, askability, fitted, plain_korean, plain_names, speakable
-from factory.conversations.persona import REGISTER_KEY, draw_persona, korean_register
+from factory.conversations.persona import REGISTER_KEY, draw_persona, fit_to_request, korean_register
 from factory.conversations.wording import (
     chat_difference,
     clear_cutoffs,
@@ -40,9 +40,12 @@ from factory.conversations.wording import (
     plain_terms,
     possessives,
     selected_entity,
+    spoken_dates,
     spoken_korean_noun,
+    spoken_korean_qualifiers,
     styled_english,
     there_are_last,
+    which_then,
 )
 from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
@@ -55,6 +58,7 @@ from factory.tools.spec import ToolSpec
 CASE_KINDS = ("single", "sequential", "parallel", "multi_turn", "no_call")
 NO_CALL_KINDS = ("out_of_scope", "direct")
 NO_CALL_TEMPLATE = "conversations/no_call.{lang}"
+NO_CALL_FORMS = 10  # requests per kind in the template: few forms repeat within a split's sample (blind read s11)
 Specs = Mapping[tuple[str, str], ToolSpec]
 # (tool_id, param, language) → the noun naming the value's kind ('track', '읍면동'), None when unknown
 NounOf = Callable[[str, str, str], str | None]
@@ -240,6 +244,13 @@ def chat_wording(
     return there_are_last(possessives(plain_terms(plain_names(text))))
 
 
+def _qualified(text: str, language: str) -> str:
+    """A request with its days as people write them ('June 13, 2008') and, in Korean, its code-book qualifiers
+    said after the question ('… 몇 곳인가요? 법정동 기준으로요.')."""
+    text = spoken_dates(text, language)
+    return spoken_korean_qualifiers(text) if language == "ko" else text
+
+
 _KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) (?:있는|속한) (?:시군구|시도))의 ")
 
 
@@ -266,10 +277,16 @@ def _in_region(query: str, value: str) -> str:
     return query[: m.start()] + f"{m.group(1)}에 있는 " + query[i:]
 
 
-def _fitted_persona(language: str, rng: random.Random, request: str, level: str) -> tuple[str, dict[str, str]]:
-    """A persona that would ask this question (a hurried or low-literacy one asks only short questions), and
-    the request in its register."""
-    persona = fitted(draw_persona(language, rng), level, language)
+def _fitted_persona(
+    language: str, rng: random.Random, request: str, level: str, *, withholds: bool = False
+) -> tuple[str, dict[str, str]]:
+    """A persona that would ask this question (a hurried or low-literacy one asks only short questions; a user
+    asking about one 시도's places lives there; code-system words come from a user at ease with computers), and
+    the request in its register. `withholds`: the user brings the thing up before finding its name, which a
+    hurried user does not do (they just name it)."""
+    persona = fit_to_request(fitted(draw_persona(language, rng), level, language), request, language)
+    if withholds:
+        persona[_STYLE_KEY[language]] = "느긋함" if language == "ko" else "relaxed"
     if language == "ko":
         request, persona = korean_register(request, persona)
     else:
@@ -277,6 +294,7 @@ def _fitted_persona(language: str, rng: random.Random, request: str, level: str)
     return request, persona
 
 
+_STYLE_KEY = {"en": "style", "ko": "스타일"}
 _CONDITION_PREFIX = re.compile(r"^(?:The condition holds, so |조건이 성립하므로,? |조건을 만족하므로,? )")
 REPLY_TEMPLATE = "conversations/reply.{lang}"
 REPLY_WORDS = {"en": 16, "ko": 10}  # a verified answer sentence this long or shorter is the reply as it is
@@ -323,15 +341,30 @@ def answer_reply(
     if short or (pattern in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
         return text
     values = answer_values(task) or [v for v in [ans.get("value")] if v is not None]
+    unit = _unit_after(text, values[0]) if len(values) == 1 and lang == "en" else ""
     out = prompts.render(
         REPLY_TEMPLATE.format(lang=lang),
         values=values,
+        unit=unit,
         counter=frame.get("counter") or "",
         pattern=pattern or "",
         description=" ".join(str(frame.get("description") or "").split()),
         variant=variant,
     )
     return " ".join(out.split()) or text
+
+
+_NOT_UNITS = frozenset("and or against for in of from to than as at on by with is are was were".split())
+
+
+def _unit_after(text: str, value: Any) -> str:
+    """The unit the verified sentence says after the answer value ('… is 343719 milliseconds.' → 'milliseconds'),
+    so the short reply keeps it ('It's 343719 milliseconds.', not 'It is 343719.')."""
+    m = re.search(rf"(?<![\w.]){re.escape(str(value))}\s+((?:US )?[a-z%]+(?: [a-z]+)?)\b", text)
+    if m is None:
+        return ""
+    words = [w for w in m.group(1).split() if w not in _NOT_UNITS]
+    return " ".join(words[:1] if len(words) < len(m.group(1).split()) else words)
 
 
 _COUNTED = re.compile(
@@ -437,8 +470,12 @@ def conversation_tasks(
         frame = (task.get("answer") or {}).get("frame") or {}
         several = _fans_out(task, seed)
         said = chat_wording(asked, lang, frame, variant, several=several)  # names as people say them
-        request, persona = _fitted_persona(lang, rng, said, level)
+        split = which_then(_qualified(said, lang)) if lang == "ko" else None
+        request, persona = _fitted_persona(lang, rng, split or _qualified(said, lang), level)
         base = _common(task, base_case(calls), "base", cfg_seed)
+        if split is not None:  # asked 'which one' first: kept only when the reply names it (build.name_found)
+            plain = korean_register(_qualified(said, lang), persona)[0]
+            base["asks_which"] = opening(lang, persona, plain, variant=variant)
         out.append(
             {
                 **base,
@@ -468,8 +505,8 @@ def conversation_tasks(
             why = "some mention of the seed has no noun before it"
         if masked is not None:
             text, noun = masked
-            text = chat_wording(text, lang)
-            request, persona = _fitted_persona(lang, rng, text, level)
+            text = _qualified(chat_wording(text, lang), lang)
+            request, persona = _fitted_persona(lang, rng, text, level, withholds=True)
             out.append(
                 {
                     **_common(task, "multi_turn", "masked-seed", cfg_seed),
@@ -505,7 +542,7 @@ def no_call_task(
     request = " ".join(prompts.render(NO_CALL_TEMPLATE.format(lang=lang), part="request", **ctx).split())
     reply = " ".join(prompts.render(NO_CALL_TEMPLATE.format(lang=lang), part="reply", **ctx).split())
     return {
-        **_common(task, "no_call", f"{kind}-{form % 6}", cfg_seed),
+        **_common(task, "no_call", f"{kind}-{form % NO_CALL_FORMS}", cfg_seed),
         "golden_calls": [],
         "golden_actions": [],
         "answer": {"text": reply, "values": []},
@@ -611,7 +648,7 @@ def lexicon_tool_noun(lexicons: Mapping[str, Mapping[str, Any]]) -> ToolNoun:
     return tool_noun
 
 
-_KO_LEVELS = ("시도", "시군구", "읍면동", "리")
+_KO_LEVELS = ("시도", "시군구", "읍면동", "법정 읍면동", "리")
 
 
 def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, limit: int = 4) -> str:

@@ -55,7 +55,7 @@ def clear_cutoffs(text: str, junctions: Sequence[Mapping[str, Any]], language: s
     return out
 
 
-_NAME = r"(?:[A-Z0-9][\w.&/()-]*(?: (?:[A-Z0-9&][\w.&/()-]*|de|da|do|of the))*)"
+_NAME = r"(?:[A-Z0-9][\w.&/()-]*(?: (?:[A-Z0-9&][\w.&/()-]*|\([A-Z][^)]*\)|de|da|do|of the))*)"
 _OWNED = re.compile(rf"\b[Tt]he ((?:[a-z]+ )?[a-z]+) of ({_NAME}|that [a-z]+)(?=[\s?.,;:!]|$)")
 _NOT_OWNED = frozenset({"number", "total", "difference", "same", "sum", "count", "one", "group", "gap", "rest"})
 
@@ -246,9 +246,84 @@ _JARGON = (
 )
 
 
+_PLAIN_NOUNS = {"subdivision": "state or province"}
+
+
+def plain_noun(noun: str) -> str:
+    """English: a code-book noun as people say it ('subdivision' → 'state or province')."""
+    return _PLAIN_NOUNS.get(noun, noun)
+
+
 def plain_terms(text: str) -> str:
     """English: code-book words said as people say them ('with the same country and subdivision as EWR' → 'in the
     same state or province as EWR': the subdivision is the first-level region within the country)."""
     for pattern, said in _JARGON:
         text = pattern.sub(said, text)
     return text
+
+
+_KO_QUALIFIER = re.compile(r"\((\S+(?: \S+)*?) (포함|단위|기준)\)")
+_KO_AFTERTHOUGHT = {"포함": "{x}도 포함해서요.", "단위": "{x} 단위로 세서요.", "기준": "{x} 기준으로요."}
+_KO_LEGAL = re.compile(r"법정 (읍면동|동)")
+
+
+def spoken_korean_qualifiers(text: str) -> str:
+    """A Korean request with its code-book qualifiers said the way a person adds them, after the question: a
+    parenthetical '시군구(일반구 포함)' becomes '시군구 … ? 일반구도 포함해서요.', and '법정 읍면동' becomes '읍면동 … ?
+    법정동 기준으로요.' (the count stays the legal one; the user says so once, as an afterthought)."""
+    out: list[str] = []
+    for sentence in re.findall(r"[^.?!]+[.?!]?\s*", text):
+        later: list[str] = []
+        for m in _KO_QUALIFIER.finditer(sentence):
+            said = _KO_AFTERTHOUGHT[m.group(2)].format(x=m.group(1))
+            if said not in later:
+                later.append(said)
+        body = _KO_QUALIFIER.sub("", sentence)
+        if _KO_LEGAL.search(body):
+            body = _KO_LEGAL.sub(r"\1", body)
+            later.append("법정동 기준으로요.")
+        end = len(body) - len(body.rstrip())
+        out.append(body.rstrip() + "".join(" " + x for x in later) + body[len(body) - end :] if later else body)
+    return "".join(out).strip()
+
+
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})(?: 00:00:00)?\b")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")  # fmt: skip
+
+
+def spoken_dates(text: str, language: str) -> str:
+    """A request's ISO days as people write them ('2008-06-13' → 'June 13, 2008', '2008년 6월 13일'); a string
+    that is not a real day stays as it is."""
+
+    def say(m: re.Match[str]) -> str:
+        try:
+            day = dt.date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError:
+            return m.group(0)
+        if language == "ko":
+            return f"{day.year}년 {day.month}월 {day.day}일"
+        return f"{_MONTHS[day.month - 1]} {day.day}, {day.year}"
+
+    return _ISO_DAY.sub(say, text)
+
+
+_KO_WHICH_THEN = re.compile(
+    r"^(?P<pre>.*?)(?P<clause>\S+ 가장 (?:많은|적은|큰|작은|높은|낮은|긴|짧은)) (?P<noun>[가-힣]+)의 (?P<field>[^?]+?)(?:은|는) "
+    r"(?:무엇인가요|무엇입니까)\?(?P<rest>.*)$"
+)
+
+
+def which_then(text: str) -> str | None:
+    """A Korean request for a field of the entity a superlative picks, asked the way people do: which one first,
+    then its field ('… 인구가 가장 많은 시군구의 코드는 무엇인가요?' → '… 인구가 가장 많은 시군구가 어디인가요? 그 시군구의 코드도
+    알려 주세요.'); None when the request is not of that form. The reply must then name the entity (`found`)."""
+    from factory.prompts import josa
+
+    m = _KO_WHICH_THEN.match(text)
+    if m is None:
+        return None
+    noun = m["noun"]
+    return (
+        f"{m['pre']}{m['clause']} {josa(noun, '이/가')} 어디인가요? 그 {noun}의 {m['field']}도 알려 주세요.{m['rest']}"
+    )

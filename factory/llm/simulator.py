@@ -98,7 +98,17 @@ def _variant(inp: SimulatorInput) -> int:
     return int(hashlib.sha256(f"{inp.task}\x1f{turn}".encode()).hexdigest()[:8], 16)
 
 
-def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = ()) -> str:
+_EN_DECLINE = re.compile(r"\b(?:can't|cannot|can not|not able to|unable to)\b", re.I)
+_KO_DECLINE = re.compile(r"(?:할 수 없|수 없어요|수 없습니다|못 해요|못합니다|어려워요)")
+
+
+def declined(text: str, language: str) -> bool:
+    """Whether an agent turn turns the request down ("I can't send text messages, …"): the user's last word then
+    takes the refusal in, it does not thank for an answer."""
+    return bool((_KO_DECLINE if language == "ko" else _EN_DECLINE).search(text or ""))
+
+
+def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = (), *, refused: bool = False) -> str:
     text = prompts.render(
         RULES_TEMPLATE.format(lang=inp.language),
         kind=kind,
@@ -106,6 +116,7 @@ def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = (
         facts=[list(f) for f in facts],
         text="",
         variant=_variant(inp) if kind != "nudge" else 0,
+        declined=refused,
     )
     return " ".join(text.split())
 
@@ -135,7 +146,8 @@ def user_simulator(inp: SimulatorInput) -> SimulatorReply:
             message=_render(inp, "reveal", [(n, inp.hidden_info[n]) for n in asked]), revealed=list(asked)
         )
     if goal_met(inp.transcript, inp.answer_values, inp.language) and said:
-        return SimulatorReply(message=f"{_render(inp, 'thanks')} {STOP}", stop=True)
+        refused = not inp.answer_values and declined(said, inp.language)
+        return SimulatorReply(message=f"{_render(inp, 'thanks', refused=refused)} {STOP}", stop=True)
     if said and is_question(said, inp.language):
         return SimulatorReply(message=_render(inp, "confirm"))
     nudges = sum(1 for m in inp.transcript if m.get("role") == "user" and m.get("content") == _render(inp, "nudge"))

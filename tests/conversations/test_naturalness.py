@@ -221,15 +221,17 @@ class _Strict(FakeEnv):
         return await super().call(name, args)
 
 
-def test_a_recovery_copy_is_published_beside_its_conversation() -> None:
+def test_a_recovery_copy_stands_in_for_its_conversation() -> None:
+    # blind read s10: a copy published beside its original read as a duplicate (same opening, persona, answer)
     made, _ = conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
     seq = next(t for t in made if t["case_pattern"] == "sequential")
     v = recovery_variant(seq, {}, {})
     assert v is not None
-    out = beside([seq], {seq["id"]: v})
-    assert [c["id"] for c in out] == [seq["id"], v["id"]] and out[1]["recovers"] == seq["id"]
+    other = {**seq, "id": "sha256:other"}
+    out = beside([seq, other], {seq["id"]: v})
+    assert [c["id"] for c in out] == [v["id"], other["id"]] and out[0]["recovers"] == seq["id"]
     assert beside([seq], {}) == [seq]
-    with pytest.raises(ValueError, match="does not stand beside"):
+    with pytest.raises(ValueError, match="does not stand in"):
         beside([seq], {seq["id"]: {**v, "split": "test"}})
 
 
@@ -249,7 +251,7 @@ def test_error_recovery_variant_fails_then_corrects() -> None:
     assert verified(v, ep) == (False, "the wrong call did not fail")
     w = recovery_variant(seq, {}, {})  # no probe failure: the id of the second call changed
     assert w is not None and w["recovery"]["kind"] == "wrong_value" and w["recovery"]["call_index"] == 1
-    assert w["recovery"]["failed_call"]["args"]["parent_id"] == 900_090
+    assert w["recovery"]["failed_call"]["args"]["parent_id"] == 900  # a key held down (90 → 900), not 900090
     m = recovery_variants(seq, {}, {"search": ["name"]})[-1]  # a name cannot be made wrong, but left out
     assert m["recovery"]["kind"] == "missing_argument" and m["recovery"]["failed_call"]["args"] == {}
     assert recovery_variant({**seq, "case_pattern": "no_call"}, failures, {}) is None
