@@ -235,18 +235,24 @@ def test_summary_weights_multi_source_double_and_groups_by_hop_and_policy():
     assert s["first_failure"]["policy"] == 1
 
 
-def test_dataset_splits_hook_puts_a_policy_on_every_kept_task(tmp_path):
+def _aviation_cfg(tmp_path, *, changes_answer: float, no_effect: float):
+    """A one-domain config whose policies are drawn with these shares (none: the rest)."""
     import yaml
 
     from factory.config import parse_config
 
     raw = {
         "data_dir": str(tmp_path / "data"),
-        "retrieval": {"policy_shares": {"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0}},
+        "retrieval": {"policy_shares": {"changes_answer": changes_answer, "no_effect": no_effect,
+                                        "none": round(1.0 - changes_answer - no_effect, 6)}},
         "domains": [{"name": "aviation", "description": "US domestic flights out of New York in 2013, airlines.",
                      "sources": [{"kind": "openapi", "spec": "demo://x"}]}],
     }  # fmt: skip
-    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+    return parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+
+
+def test_dataset_splits_hook_puts_a_policy_on_every_kept_task(tmp_path):
+    cfg = _aviation_cfg(tmp_path, changes_answer=1.0, no_effect=0.0)
     judged = {"aviation": {"kept": [API_TASK, RAG_API_TASK], "rejected": []}}
     out, stats = policy.with_policies(judged, cfg)
     pols = [t["policy"] for t in out["aviation"]["kept"]]
@@ -316,19 +322,10 @@ def test_a_refusal_task_publishes_no_forbidden_call_and_keeps_the_unrestricted_p
     """Blind read s10 (ko #1, en1 #1, en2 #1/#9/#12): a changes_answer task kept the forbidden calls as golden calls.
     Published, it has none (the answer is the unanswerable sentence); what the forbidden tools answer stays in
     `policy.unrestricted`, which the audit re-derives, and the audit and stage 3 both fail the old form."""
-    import yaml
-
     from factory.audit.run import _policy_calls
-    from factory.config import parse_config
     from factory.records import Task, unrestricted
 
-    raw = {
-        "data_dir": str(tmp_path / "data"),
-        "retrieval": {"policy_shares": {"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0}},
-        "domains": [{"name": "aviation", "description": "US domestic flights out of New York in 2013, airlines.",
-                     "sources": [{"kind": "openapi", "spec": "demo://x"}]}],
-    }  # fmt: skip
-    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
+    cfg = _aviation_cfg(tmp_path, changes_answer=1.0, no_effect=0.0)
     spec = {"kind": "value", "field": "name", "calls": [{"step": 2, "index": 0}]}
     judged = {"aviation": {"kept": [{**API_TASK, "answer_spec": spec}, RAG_API_TASK], "rejected": []}}
     out, _ = policy.with_policies(judged, cfg)
