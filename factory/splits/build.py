@@ -5,7 +5,8 @@ Order of work (all in memory; files are published all-or-nothing at the end):
    same query and actions is an exact duplicate and removed, with different content an error);
 2. benchmark filter: a task colliding with any benchmark row (near-duplicate text, or structural
    duplicate) is dropped — it can never reach train — and recorded;
-3. near-duplicate removal inside the dataset (smallest id of every duplicate pair stays);
+3. near-duplicate removal inside the dataset (smallest id of every duplicate pair stays): MinHash over the query
+   text, then tasks whose answer sentences are the same (a paraphrase of one question; `same_answer_duplicates`);
 4. deterministic split assignment (quotas per (domain, pattern), held-out platforms → test);
 5. audits: contamination (collisions, NN-similarity distribution), Appendix H overlaps between
    splits (and against benchmarks with tool sequences), env lock;
@@ -84,6 +85,37 @@ def collect_tasks(judged: Mapping[str, Mapping[str, Any]]) -> tuple[list[dict[st
                 }
             )
     return [by_id[k] for k in sorted(by_id)], removed
+
+
+_MIN_ANSWER_TEXT = 24  # shorter sentences ('It is 5.') can coincide for different questions
+
+
+def _answer_key(task: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """What two tasks share when they ask one question: the domain, the language and the answer sentence, which
+    names the entities and the figures found. None for a refusal (every refusal shares its sentence) and for a
+    sentence too short to name anything."""
+    if (task.get("answer_spec") or {}).get("kind") == "unanswerable":
+        return None
+    text = " ".join(str((task.get("answer") or {}).get("text") or "").split()).casefold()
+    if len(text) < _MIN_ANSWER_TEXT or not any(c.isalpha() for c in text):
+        return None
+    return str(task.get("domain")), str(task.get("language")), text
+
+
+def same_answer_duplicates(tasks: Sequence[Mapping[str, Any]]) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """(dropped, kept) pairs of tasks whose answer sentences are the same (`_answer_key`): a paraphrase MinHash
+    does not catch ('서울특별시는 인천광역시보다 구·군이 몇 곳 더 많나요?' / '서울특별시와 인천광역시의 구·군 수는 몇
+    곳 차이 나나요?', one per platform) would otherwise sit in train and in test. The smallest id stays."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for t in tasks:
+        key = _answer_key(t)
+        if key is not None:
+            groups.setdefault(key, []).append(t)
+    pairs = []
+    for group in groups.values():
+        keep, *rest = sorted(group, key=lambda t: t["id"])
+        pairs.extend((d, keep) for d in rest)
+    return pairs
 
 
 def configured_platforms(cfg: ProjectConfig, inventories: Mapping[str, Mapping[str, Any]]) -> set[str]:
@@ -170,6 +202,20 @@ def build_dataset_splits(
             }
         )
     kept = set(kept_ids)
+    for drop, keep in same_answer_duplicates([t for t in clean if t["id"] in kept]):
+        kept.discard(drop["id"])
+        removed.append(
+            {
+                "id": drop["id"],
+                "domain": drop["domain"],
+                "reason": "near_duplicate",
+                "match": keep["id"],
+                "similarity": round(minhash.text_jaccard(drop["query"], keep["query"], sc.ngram), 4),
+                "query": drop["query"],
+                "detail": "the same answer sentence as its match: the same question asked in other words "
+                "(or through another platform that serves the same facts)",
+            }
+        )
     final_src = [t for t in clean if t["id"] in kept]
 
     # 4. splits

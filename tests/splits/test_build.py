@@ -180,3 +180,32 @@ def test_unknown_held_out_platform_with_a_nameless_source(tmp_path):
     with pytest.raises(build.SplitsError, match="unknown platform"):
         run(world(2), cfg)
     assert "p-geo" in build.configured_platforms(cfg, INV) and None not in build.configured_platforms(cfg, INV)
+
+
+def test_a_paraphrase_with_the_same_answer_sentence_is_one_task_not_one_per_split(tmp_path):
+    """Blind read s11 (ko #4/#12): one question asked through two platforms in other words sat in train and in dev;
+    MinHash misses the paraphrase, the answer sentence does not. Refusals and short sentences never match."""
+    w = world()
+    sentence = "15곳 차이입니다(서울특별시 25곳, 인천광역시 10곳)."
+    a = make_task("air", "서울특별시는 인천광역시보다 구·군이 몇 곳 더 많나요?", [["air_t1"]], language="ko")
+    b = make_task("air", "서울특별시와 인천광역시의 구·군 수는 몇 곳 차이 나나요?", [["air_u2"]], language="ko")
+    other = make_task("air", "광주광역시와 인천광역시의 구·군 수는 몇 곳 차이 나나요?", [["air_u3"]], language="ko")
+    refusals = [
+        make_task("air", f"Which carrier flew route {i} the most in 2013, by how many flights?", [[f"air_t{i}"]])
+        for i in (1, 2)
+    ]
+    for t, text in ((a, sentence), (b, " " + sentence), (other, "5곳 차이입니다(광주광역시 5곳, 인천광역시 10곳).")):
+        t["answer"] = {"type": "number", "value": 15, "text": text}
+    for t in refusals:
+        t["answer"] = {"type": "string", "value": "No permitted tool can answer this question.",
+                       "text": "No permitted tool can answer this question."}  # fmt: skip
+        t["answer_spec"] = {"kind": "unanswerable", "calls": []}
+    w["air"] += [a, b, other, *refusals]
+    value, _ = run(w, cfg_for(tmp_path))
+    kept = {t["id"] for t in value["tasks"]}
+    keep, drop = sorted([a["id"], b["id"]])
+    assert keep in kept and drop not in kept
+    removed = {r["id"]: r for r in value["removed"]}
+    assert removed[drop]["reason"] == "near_duplicate" and removed[drop]["match"] == keep
+    assert "same answer sentence" in removed[drop]["detail"] and removed[drop]["similarity"] < 0.85
+    assert other["id"] in kept and {t["id"] for t in refusals} <= kept
