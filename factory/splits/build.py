@@ -111,7 +111,7 @@ def same_answer_duplicates(tasks: Sequence[Mapping[str, Any]]) -> list[tuple[Map
         key = _answer_key(t)
         if key is not None:
             groups.setdefault(key, []).append(t)
-    pairs = []
+    pairs: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
     for group in groups.values():
         keep, *rest = sorted(group, key=lambda t: t["id"])
         pairs.extend((d, keep) for d in rest)
