@@ -135,16 +135,17 @@ def test_a_withheld_name_has_a_reason_and_a_hurried_user_never_withholds() -> No
                 assert register_consistent(users, mt["persona"])
 
 
-def test_an_injected_id_error_is_a_typo_not_a_number_past_the_data() -> None:
-    # blind read s10 #5: playlist_id 900009 right after a listing showed 9
+def test_no_recovery_copy_mistypes_a_value_the_user_just_gave() -> None:
+    # blind read s11 #1, #8, #17: 'CJJ' → 'CJJJ', 27 → 277, 'KLGA' → 'KLGAA' (no good assistant makes them)
     made, _ = conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
     seq = next(t for t in made if t["case_pattern"] == "sequential")
-    for k in (9, 271, 3402):
-        conv = {**seq, "golden_calls": [*seq["golden_calls"][:1], {**seq["golden_calls"][1], "args": {"parent_id": k},
-                                                                     "args_subset": {"parent_id": k}}]}  # fmt: skip
-        v = next(v for v in recovery_variants(conv, {}, {}) if v["recovery"]["kind"] == "wrong_value")
-        wrong = v["recovery"]["failed_call"]["args"]["parent_id"]
-        assert str(wrong).startswith(str(k)) and len(str(wrong)) == len(str(k)) + 1
+    for k in (9, "27", "CJJ"):
+        conv = {**seq, "golden_calls": [*seq["golden_calls"][:1], {**seq["golden_calls"][1], "args": {"code": k},
+                                                                     "args_subset": {"code": k}}]}  # fmt: skip
+        assert all(v["recovery"]["kind"] != "wrong_value" for v in recovery_variants(conv, {}, {}))
+        # an int id with no name the user said: no wrong_type ('9th') either, so no copy at all
+        nameless = {**conv, "initial_message": "How many?"}
+        assert recovery_variants(nameless, {}, {}) == []
 
 
 def _episode(calls: list[tuple[str, dict[str, Any], list[dict[str, Any]]]]) -> dict[str, Any]:
