@@ -4,9 +4,12 @@ error result, then the corrected call and its result, as training conversations.
 The wrong call is taken, in this order, from
 - `probe`: a failure the tool probes observed on the same tool (a wrong argument value the server refused: the
   probe row's arguments and its recorded error detail), the failing values put in place of the golden ones;
+- `unconverted`: the value the user gave passed straight to a later call that needs what an earlier call looks
+  up from it (the ICAO code 'KLGA' where the weather tool takes the IATA 'LGA', '대구광역시' where a 시도 code goes):
+  the agent skips the lookup, the tool refuses, the agent looks it up and calls again (the wrong call comes first);
 - `wrong_type`: an integer id given as the name the user said (the name where the id goes, as agents often do);
-- `missing_argument`: a required argument of the golden call left out (a structural error the tool's schema
-  check reports).
+- `missing_argument`: a required argument of a golden call of several arguments left out (a structural error
+  the tool's schema check reports; a call left with no argument at all is no slip an agent makes).
 
 The variant is executed for real in the oracle audit (`build`): it is published only when the wrong call came
 back as a failure with an error text and the corrected calls then reached the goal; otherwise the conversation
@@ -23,7 +26,7 @@ from typing import Any
 
 from factory.io import dumps
 
-RECOVERY_KINDS = ("probe", "wrong_type", "missing_argument")
+RECOVERY_KINDS = ("probe", "unconverted", "wrong_type", "missing_argument")
 RECOVERABLE = ("single", "sequential", "parallel")  # the case kinds whose golden calls a recovery precedes
 _FIXABLE = ("schema_mismatch", "missing_field")  # probe outcomes a different argument value fixes
 Failures = Mapping[tuple[str, str], Sequence[Mapping[str, Any]]]  # (platform, tool) → failed probe rows
@@ -62,6 +65,22 @@ def recovery_variants(
             if wrong != call["args"] and "probe" not in found:
                 found["probe"] = _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
         said = str(conv.get("initial_message") or "")
+        given = [  # what the user said that an earlier step sent to a tool ('KLGA', '대구광역시')
+            v
+            for c in calls
+            if c.get("step", 0) < call.get("step", 0)
+            for v in (c.get("args_subset") or {}).values()
+            if isinstance(v, str) and v in said
+        ]
+        for k, v in subset.items():
+            if isinstance(v, int) and not _ID_PARAM.search(k):
+                continue  # a count or a size ('k': 5 results) is no value a lookup gives
+            # one value said and looked up: with two (the arms of a comparison) the wrong one could be the other arm's
+            if len(set(given)) == 1 and not isinstance(v, bool) and str(v) not in said and "unconverted" not in found:
+                if given[0] != v:
+                    wrong = {**call["args"], k: given[0]}
+                    found["unconverted"] = _with(conv, index, wrong, "unconverted", f"{k}: {v!r} → {given[0]!r}")
+                    found["unconverted"]["recovery"]["first"] = True  # tried before the lookup
         names = [  # names the user said (not codes): what an agent puts where the id goes
             v
             for c in calls
@@ -72,12 +91,12 @@ def recovery_variants(
             if isinstance(v, int) and not isinstance(v, bool) and _ID_PARAM.search(k) and "wrong_type" not in found:
                 if not names:
                     continue
-                given = names[0]
                 found["wrong_type"] = _with(
-                    conv, index, {**call["args"], k: given}, "wrong_type", f"{k}: {v!r} → {given!r}"
+                    conv, index, {**call["args"], k: names[0]}, "wrong_type", f"{k}: {v!r} → {names[0]!r}"
                 )
         for k in required.get(call["name"], []):
-            if k in subset and "missing_argument" not in found:
+            rest = [b for a, b in call["args"].items() if a != k]  # what is left names something ('k': 5 does not)
+            if k in subset and any(isinstance(b, str) for b in rest) and "missing_argument" not in found:
                 wrong = {a: b for a, b in call["args"].items() if a != k}
                 found["missing_argument"] = _with(conv, index, wrong, "missing_argument", f"{k} left out")
     return [found[k] for k in RECOVERY_KINDS if k in found]

@@ -237,8 +237,9 @@ def test_a_name_the_chain_sent_on_is_named_in_the_reply() -> None:
     assert found_names(conv, ep, said) == (("find", "keyword"), ["송파구"])
 
 
-def test_a_name_with_a_parenthesis_keeps_it_in_a_possessive() -> None:
-    assert possessives("the albums of Battlestar Galactica (Classic)") == "Battlestar Galactica (Classic)'s albums"
+def test_a_name_with_a_parenthesis_is_not_made_a_possessive() -> None:
+    # blind read s11 #7: "Battlestar Galactica (Classic)'s albums" reads like a database query
+    assert possessives("the albums of Battlestar Galactica (Classic)") == "the albums of Battlestar Galactica (Classic)"
 
 
 def test_a_result_count_is_not_made_wrong_as_an_id() -> None:
@@ -341,7 +342,8 @@ def test_found_names_of_compared_arms_are_left_out_and_the_noun_is_the_one_said(
         return "subdivision"
 
     name_found(conv, ep, {("p", "by_region"): spec}, noun)
-    assert conv["answer"]["text"] == text + " The state is New Jersey."
+    # blind read s11 #4: 'The state is New York.' appended read back to front: the name is said in its place
+    assert conv["answer"]["text"] == "There are 87 airports in the same state as EWR (New Jersey)."
     pair = {**conv, "source_pattern": "CMP+SEQ", "answer": {"text": text, "values": [87]}}
     ep2 = {**ep, "messages": [*ep["messages"][:-1], {"role": "assistant", "content": text}]}
     two = [("coords", {"iata": "EWR"}, [{"iata": "EWR", "subdivision": "New Jersey"},
