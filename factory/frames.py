@@ -411,8 +411,9 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
     if tool.get("relation"):
         out["relation"] = dict(tool["relation"])
         out["overridden"].append("relation")
-    # shared-value phrases ('in the same state as …'); whether its records are counted; why they are never named
-    for key in ("same", "count", "unphraseable", "noun_by", "noun_by_owner"):
+    # shared-value phrases ('in the same state as …'); whether its records are counted; why they are never named;
+    # whether a question about its records is one a person brings to a chat (`chat: false`: the tools' own catalogue)
+    for key in ("same", "count", "unphraseable", "noun_by", "noun_by_owner", "chat"):
         if key in tool:
             out[key] = tool[key]
             out["overridden"].append(key)

@@ -34,9 +34,11 @@ from factory.conversations.stateful import stateful_tasks
 from factory.conversations.tasks import (
     CASE_KINDS,
     ConversationTaskError,
+    about_catalogue,
     capabilities,
     conversation_tasks,
     count_singles,
+    lexicon_catalogue_tools,
     lexicon_noun_of,
     lexicon_tool_noun,
 )
@@ -166,6 +168,7 @@ def build_conversations(
         if "trajectory_id" in t
     }
     noun_of = lexicon_noun_of(lexicons)
+    catalogue = lexicon_catalogue_tools(lexicons)
     tool_noun = lexicon_tool_noun(lexicons)
     cache: dict[tuple[str, str, tuple[str, ...]], str] = {}
 
@@ -182,6 +185,10 @@ def build_conversations(
             skipped.append({"source_task_id": row["id"], "case_pattern": "*", "reason": "tool_inventory missing"})
             continue
         task = Task.model_validate(row)
+        if about_catalogue(row, specs, catalogue):
+            skipped.append({"source_task_id": row["id"], "case_pattern": "*",
+                            "reason": "asks about the tools' own catalogue (lexicon chat: false)"})  # fmt: skip
+            continue
         try:
             made, why = conversation_tasks(
                 row,
@@ -357,9 +364,17 @@ def _name_found(
         said_one = [w for w in noun.split(" or ") if re.search(rf"\b{re.escape(w)}\b", conv["answer"]["text"])]
         noun = said_one[0] if len(said_one) == 1 else noun
     text = f"{conv['answer']['text']} {found_sentence(conv['language'], noun, names)}"
+    inline = _SAME_AS.search(conv["answer"]["text"]) if conv["language"] == "en" and len(names) == 1 else None
+    if inline is not None and inline.group(1) == noun:  # 'in the same state as LKP (New York)', not appended after
+        text = f"{conv['answer']['text'][: inline.end()]} ({names[0]}){conv['answer']['text'][inline.end() :]}"
     conv["answer"] = {**conv["answer"], "text": text, "found": names}
     messages[final] = {**messages[final], "content": text}
     return {**episode, "messages": messages}
+
+
+# '… the same <noun> as <code or name>': the found name said in its place ('The state is New York.' appended after
+# the answer reads back to front, blind read s11 #4)
+_SAME_AS = re.compile(r"\bsame ([a-z]+(?: [a-z]+)?) as ([A-Z0-9][\w&'-]*(?: [A-Z0-9][\w&'-]*)*)")
 
 
 def beside(convs: Sequence[dict[str, Any]], recovered: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:

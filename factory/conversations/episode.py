@@ -299,7 +299,7 @@ class OracleAgent:
         if recovery:  # an error-recovery conversation: the wrong call alone, just before its step
             failed = recovery["failed_call"]
             at = task["golden_calls"][recovery["call_index"]]["step"]
-            k = sorted(steps).index(at)
+            k = 0 if recovery.get("first") else sorted(steps).index(at)  # 'first': tried before the lookup
             ordered = [*ordered[:k], [{"name": failed["name"], "args": failed["args"]}], *ordered[k:]]
         if done < len(ordered):
             return {

@@ -131,8 +131,9 @@ _KO_REGION_OF = (
 )
 _KO_SIDO = re.compile(r"(\S+?)(?:특별시|광역시|특별자치시|특별자치도|도)(?=[\s에의은는이가을를과와,?]|$)")
 # code systems and identifiers: words a person at ease with computers (or a specialist) uses
-_EN_JARGON = re.compile(r"\b(?:IATA|ICAO|FAA|code|codes|ID|id|identifier)\b|\b[A-Z]{3,4}\b.*\b[A-Z]{3,4}\b")  # 2 codes
-_KO_JARGON = re.compile(r"(?:코드|식별자|ICAO|IATA|\bID\b)")
+# a code quoted even once ('KLGA', 'LKP') is jargon a low-literacy user does not type (blind read s11 #4, #19)
+_EN_JARGON = re.compile(r"\b(?:IATA|ICAO|FAA|code|codes|ID|id|identifier)\b|\b[A-Z]{3,4}\b")
+_KO_JARGON = re.compile(r"(?:코드|식별자|ICAO|IATA|\bID\b|(?<![A-Za-z])[A-Z]{3,4}(?![A-Za-z]))")
 
 
 def fit_to_request(persona: dict[str, Any], text: str, language: str) -> dict[str, Any]:

@@ -4,15 +4,18 @@ error result, then the corrected call and its result, as training conversations.
 The wrong call is taken, in this order, from
 - `probe`: a failure the tool probes observed on the same tool (a wrong argument value the server refused: the
   probe row's arguments and its recorded error detail), the failing values put in place of the golden ones;
-- `wrong_value`: an identifier or code of the golden call changed by a typo into one the data does not have (a
-  digit or a letter doubled: 9 → 99, 'JFK' → 'JFKK');
-- `wrong_type`: an integer id given as text (the name where the id goes, as agents often do);
-- `missing_argument`: a required argument of the golden call left out (a structural error the tool's schema
-  check reports).
+- `unconverted`: the value the user gave passed straight to a later call that needs what an earlier call looks
+  up from it (the ICAO code 'KLGA' where the weather tool takes the IATA 'LGA', '대구광역시' where a 시도 code goes):
+  the agent skips the lookup, the tool refuses, the agent looks it up and calls again (the wrong call comes first);
+- `wrong_type`: an integer id given as the name the user said (the name where the id goes, as agents often do);
+- `missing_argument`: a required argument of a golden call of several arguments left out (a structural error
+  the tool's schema check reports; a call left with no argument at all is no slip an agent makes).
 
 The variant is executed for real in the oracle audit (`build`): it is published only when the wrong call came
 back as a failure with an error text and the corrected calls then reached the goal; otherwise the conversation
-stays as it was. A share of each split's tool-calling conversations is turned into recovery conversations
+stays as it was. A typo of a value the user has just given ('CJJ' → 'CJJJ', 27 → 277) is no failure a good
+assistant makes (blind read s11): it is not offered, and a conversation with no plausible failure gets no copy.
+A share of each split's tool-calling conversations is turned into recovery conversations
 (`conversations.error_recovery_share`; train only by default: a benchmark scores the agent, not a trace).
 """
 
@@ -23,7 +26,7 @@ from typing import Any
 
 from factory.io import dumps
 
-RECOVERY_KINDS = ("probe", "wrong_value", "wrong_type", "missing_argument")
+RECOVERY_KINDS = ("probe", "unconverted", "wrong_type", "missing_argument")
 RECOVERABLE = ("single", "sequential", "parallel")  # the case kinds whose golden calls a recovery precedes
 _FIXABLE = ("schema_mismatch", "missing_field")  # probe outcomes a different argument value fixes
 Failures = Mapping[tuple[str, str], Sequence[Mapping[str, Any]]]  # (platform, tool) → failed probe rows
@@ -39,24 +42,15 @@ def probe_failures(probes: Mapping[str, Mapping[str, Any]]) -> dict[tuple[str, s
     return out
 
 
+_CODE = re.compile(r"[A-Z0-9-]{1,8}")  # a code or a number, not a name
 _ID_PARAM = re.compile(r"(?:id|Id|ID|cd|Cd|CD|code|Code|_no|No)$")  # parameters that take an identifier
-
-
-def _wrong_value(v: Any) -> Any:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):  # a key held down: 9 → 99, 271 → 2711 (not 900009, which no one types after seeing 9)
-        return int(str(v) + str(v)[-1])
-    if isinstance(v, str) and 2 <= len(v) <= 8 and v.replace("-", "").isalnum() and " " not in v:
-        return v + v[-1]  # 'JFK' → 'JFKK', '29' → '299'
-    return None
 
 
 def recovery_variants(
     conv: Mapping[str, Any], failures: Failures, required: Mapping[str, Sequence[str]]
 ) -> list[dict[str, Any]]:
     """Every way to put one failing call before the first corrected one, in order of preference (`probe`,
-    `wrong_value`, `missing_argument`, earlier calls first; at most one per kind). `required`: tool name → its
+    `wrong_type`, `missing_argument`, earlier calls first; at most one per kind). `required`: tool name → its
     required (non-generic) parameters. The build plays them all and keeps the first the tools really refuse."""
     calls = conv.get("golden_calls") or []
     if conv.get("case_pattern") not in RECOVERABLE or not calls:
@@ -70,23 +64,39 @@ def recovery_variants(
             wrong = {**call["args"], **{k: row["args"][k] for k in subset if k in row["args"]}}
             if wrong != call["args"] and "probe" not in found:
                 found["probe"] = _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
+        said = str(conv.get("initial_message") or "")
+        given = [  # what the user said that an earlier step sent to a tool ('KLGA', '대구광역시')
+            v
+            for c in calls
+            if c.get("step", 0) < call.get("step", 0)
+            for v in (c.get("args_subset") or {}).values()
+            if isinstance(v, str) and v in said
+        ]
         for k, v in subset.items():
             if isinstance(v, int) and not _ID_PARAM.search(k):
-                continue  # a count or a size ('k': 5 results) is no identifier a typo would break
-            bad = _wrong_value(v)
-            if bad is not None and "wrong_value" not in found:
-                found["wrong_value"] = _with(
-                    conv, index, {**call["args"], k: bad}, "wrong_value", f"{k}: {v!r} → {bad!r}"
-                )
-        names = [v for c in calls for v in (c.get("args_subset") or {}).values() if isinstance(v, str)]
+                continue  # a count or a size ('k': 5 results) is no value a lookup gives
+            # one value said and looked up: with two (the arms of a comparison) the wrong one could be the other arm's
+            if len(set(given)) == 1 and not isinstance(v, bool) and str(v) not in said and "unconverted" not in found:
+                if given[0] != v:
+                    wrong = {**call["args"], k: given[0]}
+                    found["unconverted"] = _with(conv, index, wrong, "unconverted", f"{k}: {v!r} → {given[0]!r}")
+                    found["unconverted"]["recovery"]["first"] = True  # tried before the lookup
+        names = [  # names the user said (not codes): what an agent puts where the id goes
+            v
+            for c in calls
+            for v in (c.get("args_subset") or {}).values()
+            if isinstance(v, str) and not _CODE.fullmatch(v) and v in said
+        ]
         for k, v in subset.items():
             if isinstance(v, int) and not isinstance(v, bool) and _ID_PARAM.search(k) and "wrong_type" not in found:
-                given = names[0] if names else f"{v}th"  # the name where the id goes, as agents often do
+                if not names:
+                    continue
                 found["wrong_type"] = _with(
-                    conv, index, {**call["args"], k: given}, "wrong_type", f"{k}: {v!r} → {given!r}"
+                    conv, index, {**call["args"], k: names[0]}, "wrong_type", f"{k}: {v!r} → {names[0]!r}"
                 )
         for k in required.get(call["name"], []):
-            if k in subset and "missing_argument" not in found:
+            rest = [b for a, b in call["args"].items() if a != k]  # what is left names something ('k': 5 does not)
+            if k in subset and any(isinstance(b, str) for b in rest) and "missing_argument" not in found:
                 wrong = {a: b for a, b in call["args"].items() if a != k}
                 found["missing_argument"] = _with(conv, index, wrong, "missing_argument", f"{k} left out")
     return [found[k] for k in RECOVERY_KINDS if k in found]

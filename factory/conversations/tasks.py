@@ -69,6 +69,9 @@ _EN_NOT_NOUNS = frozenset(
 )
 
 
+_COUNTING = frozenset({"many", "much", "few", "more", "fewer", "less"})
+
+
 class ConversationTaskError(ValueError):
     """A verified task that cannot become a conversation task (no calls, unknown tool)."""
 
@@ -153,6 +156,9 @@ def mask_english(query: str, value: str, *, first: str | None = None) -> tuple[s
     noun = found[0].group(1)
     if any(m.group(1) != noun for m in found):
         return None
+    before = query[: found[0].start()].split()
+    if (before and before[-1].lower() in _COUNTING) or (noun.endswith("s") and not noun.endswith("ss")):
+        return None  # 'how many routes JetBlue Airways has': the counted thing, not the value's noun (s11 #10)
     out = query
     for k, m in enumerate(reversed(found)):
         is_first = k == len(found) - 1
@@ -651,13 +657,17 @@ def lexicon_tool_noun(lexicons: Mapping[str, Mapping[str, Any]]) -> ToolNoun:
 _KO_LEVELS = ("시도", "시군구", "읍면동", "법정 읍면동", "리")
 
 
+# the index's own words for what a document search returns: no user asks for 'passages' (blind read s11 #5)
+_INTERNAL_WORDS = frozenset({"passages", "passage", "chunks", "documents", "snippets", "문단", "구절", "문서 조각"})
+
+
 def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, limit: int = 4) -> str:
     """What the offered tools look up, for a decline: 'airlines, aircraft and airports' / '시도, 시군구, 읍면동'."""
     words: list[str] = []
     for tid in tool_ids:
         n = tool_noun(tid, language)
         w = (n.get("noun") if language == "ko" else n.get("plural")) if n else None
-        if isinstance(w, str) and w and w not in words and "state" not in w:
+        if isinstance(w, str) and w and w not in words and "state" not in w and w not in _INTERNAL_WORDS:
             words.append(w)
     if language == "ko":  # the administrative levels from the top down: '시도, 시군구, 읍면동, 리'
         words.sort(key=lambda w: _KO_LEVELS.index(w) if w in _KO_LEVELS else len(_KO_LEVELS))
@@ -667,6 +677,27 @@ def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, li
     if language == "ko" or len(words) == 1:
         return ", ".join(words)
     return ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def lexicon_catalogue_tools(lexicons: Mapping[str, Mapping[str, Any]]) -> frozenset[str]:
+    """The tools whose records are the service's own catalogue (the lexicon's `chat: false`, e.g. the census
+    tool's list of statistic items): a question only about them is no conversation a person has."""
+    out: set[str] = set()
+    for lex in lexicons.values():
+        for tid, entry in ((lex.get("nouns") or {}).get("tools") or {}).items():
+            if isinstance(entry, Mapping) and entry.get("chat") is False:
+                out.add(tid)
+    return frozenset(out)
+
+
+def about_catalogue(task: Mapping[str, Any], specs: Specs, catalogue: frozenset[str]) -> bool:
+    """Whether every call of a task goes to a catalogue tool (`lexicon_catalogue_tools`)."""
+    if not catalogue:
+        return False
+    keys = key_tool_names(task.get("system_state") or {})
+    actions = [a for a in task.get("golden_actions") or [] if not is_key_action(a, specs, keys)]
+    ids = [getattr(spec_of(specs, a), "tool_id", None) for a in actions]
+    return bool(ids) and all(i in catalogue for i in ids)
 
 
 def lexicon_noun_of(lexicons: Mapping[str, Mapping[str, Any]]) -> NounOf:

@@ -76,6 +76,8 @@ def possessives(text: str) -> str:
             name, tail = name[:-1], "."  # the sentence's full stop
         if any(w in _NOT_OWNED for w in noun.split()) or " or " in f" {noun} " or name.endswith("."):
             return m.group(0)  # 'Inc.' at a sentence end: the full stop is also the sentence's
+        if name.endswith(")"):  # "Battlestar Galactica (Classic)'s albums" reads as a query (blind read s11 #7)
+            return m.group(0)
         return f"{_possessive(name)} {noun}{tail}"
 
     return _OWNED.sub(swap, text)

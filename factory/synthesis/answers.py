@@ -396,8 +396,9 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
             opts = list(frame.get("options") or [])
             v = opts[win] if len(opts) == 2 else v  # the side as the question names it ('주택 분야', not 'housing')
             margin = f"{_fmt(abs(cw - cl))}{unit}"  # the question asks by how many too
+            other = opts[1 - win] if len(opts) == 2 else "다른 쪽"  # the other side named (blind read s11 #3, #16)
             return (f"{josa(desc, '은/는')} {josa(_fmt(v), '이/가')} {josa(f'{_fmt(cw)}{unit}', '으로/로')} {margin} 더 "
-                    f"{word}(다른 쪽은 {_fmt(cl)}{unit}).")  # fmt: skip
+                    f"{word}({josa(other, '은/는')} {_fmt(cl)}{unit}).")  # fmt: skip
         opts = list(frame.get("options") or [])
         who = opts[win] if len(opts) == 2 and _fmt(v).casefold() in opts[win].casefold() else _fmt(v)
         desc = re.sub(r"\beach\b", "it", desc)  # 'airports within 100 km of each' said of the winner: 'of it'

@@ -135,16 +135,17 @@ def test_a_withheld_name_has_a_reason_and_a_hurried_user_never_withholds() -> No
                 assert register_consistent(users, mt["persona"])
 
 
-def test_an_injected_id_error_is_a_typo_not_a_number_past_the_data() -> None:
-    # blind read s10 #5: playlist_id 900009 right after a listing showed 9
+def test_no_recovery_copy_mistypes_a_value_the_user_just_gave() -> None:
+    # blind read s11 #1, #8, #17: 'CJJ' → 'CJJJ', 27 → 277, 'KLGA' → 'KLGAA' (no good assistant makes them)
     made, _ = conversation_tasks(source_task(), {}, trajectory=trajectory(), noun_of=noun_of, no_call_every=0)
     seq = next(t for t in made if t["case_pattern"] == "sequential")
-    for k in (9, 271, 3402):
-        conv = {**seq, "golden_calls": [*seq["golden_calls"][:1], {**seq["golden_calls"][1], "args": {"parent_id": k},
-                                                                     "args_subset": {"parent_id": k}}]}  # fmt: skip
-        v = next(v for v in recovery_variants(conv, {}, {}) if v["recovery"]["kind"] == "wrong_value")
-        wrong = v["recovery"]["failed_call"]["args"]["parent_id"]
-        assert str(wrong).startswith(str(k)) and len(str(wrong)) == len(str(k)) + 1
+    for k in (9, "27", "CJJ"):
+        conv = {**seq, "golden_calls": [*seq["golden_calls"][:1], {**seq["golden_calls"][1], "args": {"code": k},
+                                                                     "args_subset": {"code": k}}]}  # fmt: skip
+        assert all(v["recovery"]["kind"] != "wrong_value" for v in recovery_variants(conv, {}, {}))
+        # an int id with no name the user said: no wrong_type ('9th') either, so no copy at all
+        nameless = {**conv, "initial_message": "How many?"}
+        assert recovery_variants(nameless, {}, {}) == []
 
 
 def _episode(calls: list[tuple[str, dict[str, Any], list[dict[str, Any]]]]) -> dict[str, Any]:
@@ -236,8 +237,9 @@ def test_a_name_the_chain_sent_on_is_named_in_the_reply() -> None:
     assert found_names(conv, ep, said) == (("find", "keyword"), ["송파구"])
 
 
-def test_a_name_with_a_parenthesis_keeps_it_in_a_possessive() -> None:
-    assert possessives("the albums of Battlestar Galactica (Classic)") == "Battlestar Galactica (Classic)'s albums"
+def test_a_name_with_a_parenthesis_is_not_made_a_possessive() -> None:
+    # blind read s11 #7: "Battlestar Galactica (Classic)'s albums" reads like a database query
+    assert possessives("the albums of Battlestar Galactica (Classic)") == "the albums of Battlestar Galactica (Classic)"
 
 
 def test_a_result_count_is_not_made_wrong_as_an_id() -> None:
@@ -340,7 +342,8 @@ def test_found_names_of_compared_arms_are_left_out_and_the_noun_is_the_one_said(
         return "subdivision"
 
     name_found(conv, ep, {("p", "by_region"): spec}, noun)
-    assert conv["answer"]["text"] == text + " The state is New Jersey."
+    # blind read s11 #4: 'The state is New York.' appended read back to front: the name is said in its place
+    assert conv["answer"]["text"] == "There are 87 airports in the same state as EWR (New Jersey)."
     pair = {**conv, "source_pattern": "CMP+SEQ", "answer": {"text": text, "values": [87]}}
     ep2 = {**ep, "messages": [*ep["messages"][:-1], {"role": "assistant", "content": text}]}
     two = [("coords", {"iata": "EWR"}, [{"iata": "EWR", "subdivision": "New Jersey"},

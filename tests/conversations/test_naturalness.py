@@ -249,15 +249,21 @@ def test_error_recovery_variant_fails_then_corrects() -> None:
     # an environment that accepts the wrong call shows no recovery: the variant is not published
     ep = asyncio.run(run_conversation(v, OracleAgent(), RulesSimulator(), FakeEnv(v["tools_subset"])))
     assert verified(v, ep) == (False, "the wrong call did not fail")
-    w = recovery_variant(seq, {}, {})  # no probe failure: the id of the second call changed
-    assert w is not None and w["recovery"]["kind"] == "wrong_value" and w["recovery"]["call_index"] == 1
-    assert w["recovery"]["failed_call"]["args"]["parent_id"] == 900  # a key held down (90 → 900), not 900090
-    m = recovery_variants(seq, {}, {"search": ["name"]})[-1]  # a name cannot be made wrong, but left out
-    assert m["recovery"]["kind"] == "missing_argument" and m["recovery"]["failed_call"]["args"] == {}
+    w = recovery_variant(seq, {}, {})  # no probe failure: the name the user said sent on without the lookup
+    assert w is not None and w["recovery"]["kind"] == "unconverted" and w["recovery"]["call_index"] == 1
+    assert w["recovery"]["first"] and w["recovery"]["failed_call"]["args"] == {"parent_id": "Different World"}
+    ep = asyncio.run(run_conversation(w, OracleAgent(), RulesSimulator(), _Strict(w["tools_subset"], good)))
+    assert [c["ok"] for c in ep["calls"]] == [False, True, True]  # tried before the lookup, then looked up
+    assert verified(w, ep) == (True, "failed, then corrected")
+    # a call's only argument left out is no slip an agent makes (no call at all); one of two is
+    assert all(v["recovery"]["kind"] != "missing_argument" for v in recovery_variants(seq, {}, {"search": ["name"]}))
+    two = {**seq["golden_calls"][0], "args": {**seq["golden_calls"][0]["args"], "genre": "Rock"}}
+    m = recovery_variants({**seq, "golden_calls": [two, *seq["golden_calls"][1:]]}, {}, {"search": ["name"]})[-1]
+    assert m["recovery"]["kind"] == "missing_argument" and m["recovery"]["failed_call"]["args"] == {"genre": "Rock"}
     assert recovery_variant({**seq, "case_pattern": "no_call"}, failures, {}) is None
     # every kind, in order of preference: the build keeps the first the tools really refuse
     kinds = [v["recovery"]["kind"] for v in recovery_variants(seq, failures, {"search": ["name"]})]
-    assert kinds == ["probe", "wrong_value", "wrong_type", "missing_argument"]
+    assert kinds == ["probe", "unconverted", "wrong_type"]
     typed = recovery_variants(seq, {}, {})[1]["recovery"]["failed_call"]["args"]
     assert typed == {"parent_id": "Different World"}  # the name where the id goes
 

@@ -51,7 +51,7 @@ def test_a_korean_choice_of_two_asks_how_many_more(specs):
     frame = {"pattern": "WHICH", "description": "통계 항목", "options": ["인구 분야", "주택 분야"], "qualifier": "많은",
              "counter": "개"}  # fmt: skip
     text = answer_text(t["answer"], "ko", frame)
-    assert text == "통계 항목은 주택 분야가 68개로 51개 더 많습니다(다른 쪽은 17개).", text
+    assert text == "통계 항목은 주택 분야가 68개로 51개 더 많습니다(인구 분야는 17개).", text
 
 
 def _cond(specs):
