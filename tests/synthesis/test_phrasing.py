@@ -433,7 +433,7 @@ def test_cond_and_sem_are_asked_the_way_people_ask(specs):
     q = _query(t, specs, "en")
     assert (
         q
-        == "Does artist 142 have at least 3 albums? If so, how many tracks do those albums have in total? If not, how many do they have?"
+        == "Does artist 142 have at least 3 albums? If so, how many tracks do those albums have in total? If not, how many albums do they have?"
     ), q  # noqa: E501
     sem = _traj(
         specs, "SEM", None, [], [("list_customer_invoices", "customer_id", 36)],
