@@ -480,6 +480,10 @@ class Platform:
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a REST tool guarded by the gate; handlers get the key's state via `Depends(session_of)`."""
         model = page_model(response_model) if paged else response_model
+        if paged and "total count" not in description:
+            # the reply carries `total`: a reader of the docs knows one page tells how many there are (blind read
+            # s11 en2 #1, #18: list_routes' and list_airports_by_country's docs did not say so)
+            description = f"{description.rstrip()} Paged; the reply carries the total count of matching records."
         ext = self._extensions(
             records_path="data" if paged else None,
             total_path="total" if paged else None,

@@ -1376,12 +1376,15 @@ def compared_forms(counted: str, options: Sequence[str], sing: str, hop: str | N
         subj = [reviewed_hop(hop, x, m.group(2), sing) or f"the {m.group(2)} of {x}" for x in (a, b)]
         return {"mode": "have", "noun": m.group(1), "subj": subj, "full": subj, "plural": False, "which": m.group(1),
                 "whose": "", "sides": True, "side_noun": m.group(2)}  # fmt: skip
-    m = re.match(r"^(\S+) (.*\b)each\b(.*)$", counted)
+    # the counted noun may carry its set ('airports with an IATA code within 100 km of each'): up to the place word
+    m = re.match(r"^(.+?) ((?:within|in|near|around)\b.*\b)each\b(.*)$", counted) or re.match(
+        r"^(\S+) (.*\b)each\b(.*)$", counted
+    )
     if m:  # 'airports within 100 km of each'
         subj = [f"{m.group(2)}{a}{m.group(3)}", f"{m.group(2)}{b}{m.group(3)}"]
         return {"mode": "there", "noun": m.group(1), "subj": subj, "full": subj, "plural": False,
                 "which": f"{m.group(1)} {m.group(2)}it{m.group(3)}", "whose": ""}  # fmt: skip
-    m = re.match(r"^(\S+) in the same (.+)$", counted)
+    m = re.match(r"^(.+?) in the same (.+)$", counted)
     if m and said:  # 'airports in the same state or province' (as each option)
         return {"mode": "there", "noun": m.group(1), "subj": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)}"],
                 "full": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)} {m.group(2)}"], "plural": False, "which": f"{m.group(1)} in its {m.group(2)}", "whose": ""}  # fmt: skip

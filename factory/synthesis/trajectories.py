@@ -1030,15 +1030,18 @@ class Ledger:
 
 def _pick_threshold(counts: Sequence[int], own: int, rng) -> int:
     """A threshold t ('at least t') that holds for some observed counts and fails for others (Rejection
-    'cond_one_sided' when all counts are equal); it holds for `own` in about half the draws."""
-    cands = sorted(set(counts))[1:]
-    if not cands:
+    'cond_one_sided' when all counts are equal); it holds for `own` in about half the draws, and it lies next
+    to `own` (own or own - 1 when it holds, own + 1 or own + 2 when it fails) so both answers are plausible."""
+    lo, hi = min(counts), max(counts)
+    if lo == hi:
         raise Rejection("cond_one_sided", f"every seed gives {counts[0]} ({len(counts)} seeds observed)")
+    # any t with lo < t <= hi splits the observed counts; an observed count far from the seed's own reads
+    # as arbitrary: 'at least 257' for a city with 1 airport (blind audit s7), 'at least 21 albums' for an
+    # artist with 2 (s11 en1 #7)
+    holds = [t for t in (own, own - 1) if lo < t <= hi]
+    fails = [t for t in (own + 1, own + 2) if lo < t <= hi]
     want = bool(rng.random() < 0.5)
-    pick = [c for c in cands if (own >= c) == want] or cands
-    # the two observed counts nearest the seed's own: 'at least 3 airports' for a city with 1, not 'at
-    # least 257' (a threshold a reader finds absurd; blind audit s7, tasks 4, 5, 16, 27)
-    near = sorted(pick, key=lambda c: (abs(c - own), c))[:2]
+    near = (holds if want else fails) or holds or fails
     return int(near[int(rng.integers(len(near)))])
 
 

@@ -103,3 +103,16 @@ def test_vendor_extensions(docs: dict[str, dict[str, Any]]) -> None:
 def test_admin_endpoints_are_outside_platform_docs(http: httpx.Client) -> None:
     assert http.get("/openapi.json").status_code == 404
     assert http.get("/_admin/stats").status_code == 200
+
+
+def test_paged_tools_say_the_reply_carries_a_total_count(docs: dict[str, dict[str, Any]]) -> None:
+    # s11 en2 #1, #18: one page of list_routes answered a count of 102 routes, and its docs never said the reply
+    # carries the total
+    paged = 0
+    for platform, doc in docs.items():
+        for path, ops in doc["paths"].items():
+            for method, op in ops.items():
+                if op.get("x-total-count-path") and platform not in KOREAN:
+                    paged += 1
+                    assert "total count" in op["description"], f"{platform} {method.upper()} {path}"
+    assert paged >= 20

@@ -199,7 +199,7 @@ def test_the_documented_defaults_that_shape_a_result_are_stated(specs):
         {"type": "judge", "value": ["America/New_York"] * 4 + ["America/Toronto"], "fields": ["tz"]},
     )  # fmt: skip
     q = _query(t, specs, "en")
-    assert q == "What are the time zones of the airports within 100 km of SLK?", q
+    assert q == "What are the time zones of the airports with an IATA code within 100 km of SLK?", q
     # before: '... within 100 km of airport SLK (at most 10)?'
     assert "at most" not in q and "10" not in q.replace("100", ""), q
 
@@ -433,7 +433,7 @@ def test_cond_and_sem_are_asked_the_way_people_ask(specs):
     q = _query(t, specs, "en")
     assert (
         q
-        == "Does artist 142 have at least 3 albums? If so, how many tracks do those albums have in total? If not, how many do they have?"
+        == "Does artist 142 have at least 3 albums? If so, how many tracks do those albums have in total? If not, how many albums do they have?"
     ), q  # noqa: E501
     sem = _traj(
         specs, "SEM", None, [], [("list_customer_invoices", "customer_id", 36)],

@@ -36,11 +36,11 @@ def _lone_rock(specs, kept=1):
 def test_a_filter_by_a_field_value_is_said_as_a_place_and_one_kept_record_is_singular(specs):
     # s10 en2 #1 (Nat 2): 'What are the latitudes of the airports within 100 km of VOK whose city served is Lone Rock?'
     forms = [_query(_lone_rock(specs), specs, "en", v) for v in range(5)]
-    assert "What is the latitude of the airport in Lone Rock within 100 km of VOK?" in forms, forms
+    assert "What is the latitude of the airport with an IATA code in Lone Rock within 100 km of VOK?" in forms, forms
     assert not any("city served" in q or "whose" in q or "latitudes" in q for q in forms), forms
     # two airports kept: the plural stays ('each of' / 'the latitudes of'), the place is still said as a place
     two = _query(_lone_rock(specs, kept=2), specs, "en")
-    assert "the airports in Lone Rock within 100 km of VOK" in two and "city served" not in two, two
+    assert "the airports with an IATA code in Lone Rock within 100 km of VOK" in two and "city served" not in two, two
 
 
 def _same_region(specs, codes, countries, subdivisions):
@@ -159,11 +159,13 @@ def test_a_cond_is_one_short_condition_and_one_question_per_branch(specs):
     forms = [_query(_cond(specs), specs, "en", v) for v in range(4)]
     assert (
         "Are there at least 8 customers from Brazil? If so, how many invoices do they have in total? If not, how many "
-        "are there?"
+        "customers from Brazil are there?"
     ) in forms, forms
     for q in forms:
         assert q.count("?") + q.count(".") <= 3 and "otherwise" not in q.lower() and "tell me" not in q, q
         assert "If not" in q and ("If so" in q or "If yes" in q or q.startswith("If there are")), q
+        # s11 en1 #8: the other branch names what it counts, never a bare 'how many are there?'
+        assert not q.endswith("how many are there?") and q.endswith("customers from Brazil are there?"), q
     # the answer says which branch held and what was counted
     assert _answer(_cond(specs), specs) == "No: there are 5 customers from Brazil."
 
@@ -261,3 +263,14 @@ def test_a_cond_answer_says_the_condition_that_held_and_what_its_records_have(sp
     # self-read s11: 'Yes: those customers have 35 invoices.' ('those' refers to nothing in the answer)
     text = _answer(_cond(specs, 4, "then", 35), specs)
     assert text == "Yes: there are at least 4 customers from Brazil, and they have 35 invoices.", text
+
+
+def test_a_count_of_nearby_airports_says_it_counts_those_with_an_iata_code():
+    # s11 en2 #10 (WP no): 'Does KCFD or RKTN have fewer airports within 100 km of it?' counts only airports with an
+    # IATA code, a reader counted every ICAO-listed airfield and the answer flipped; the noun says the set, and a
+    # difference keeps it together: not 'more airports there are with an IATA code … than with an IATA code …'
+    f = phrasing.compared_forms("airports with an IATA code within 100 km of each", ["SSN", "QUN"], "airport")
+    assert f["mode"] == "there" and f["noun"] == "airports with an IATA code", f
+    assert f["subj"] == ["within 100 km of SSN", "within 100 km of QUN"], f
+    # a one-word noun reads as before
+    assert phrasing.compared_forms("airports within 100 km of each", ["SSN", "QUN"], "airport")["noun"] == "airports"
