@@ -864,13 +864,14 @@ def task_records(
         pool = sorted(s.name for s in registry.specs() if s.platform in platforms and s.key_acquisition is None)
         distract = [n for n in pool if n not in tools][: syn.distractors]
         lang = t["language"]
+        query = phrasing.qualifiers_after(t["query"], lang)
         task = Task(
-            id=task_id(t["domain"], golden, t["query"]),
+            id=task_id(t["domain"], golden, query),
             domain=t["domain"],
             platforms=platforms,
             language=lang,
-            query=t["query"],
-            templated_query=t["query"],
+            query=query,
+            templated_query=query,
             query_source="template",
             answer=Answer(
                 type=t["answer"]["type"],

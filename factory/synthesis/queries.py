@@ -587,6 +587,7 @@ def _task(
             n = tmpl.format(lang=lang)
             if prompts.exists(n):
                 prompts_used[n] = f"sha256:{prompts.template_hash(n)}"
+    query, templated = phrasing.qualifiers_after(query, lang), phrasing.qualifiers_after(templated, lang)
     return Task(
         id=task_id(t["domain"], golden, query),
         domain=t["domain"],

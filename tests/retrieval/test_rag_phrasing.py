@@ -136,8 +136,9 @@ def test_document_reached_from_an_api_record_is_named_through_the_api_reference(
     assert asked[1.5] == ("청운동이 있는 구의 2020년 인구는 서울특별시 전체 인구의 몇 퍼센트인가요?",
                           "청운동이 있는 종로구의 2020년 인구는 서울특별시 전체 인구의 1.5%입니다.")  # fmt: skip
     assert asked[25][0] == "청운동이 있는 구의 2020년 인구는 서울특별시의 구 가운데 몇 번째로 많은가요?"
-    # a change between the two census years the bulletin compares (its `context`), not 'since 2010' to no end
-    assert asked[5.4] == ("청운동이 있는 구의 인구는 2010년부터 2020년까지 몇 퍼센트 변했나요?",
+    # a change between the two census years the bulletin compares (its `context`), not 'since 2010' to no end; asked
+    # with its direction, as the number has no sign (blind read s11 rag #14: '몇 퍼센트 변했나요?' → unsigned 0.6)
+    assert asked[5.4] == ("청운동이 있는 구의 인구는 2010년부터 2020년까지 늘었는지 줄었는지, 몇 퍼센트인지 알려 주세요.",
                           "청운동이 있는 종로구의 인구는 2010년부터 2020년까지 5.4% 감소했습니다.")  # fmt: skip
     sido = rp.document_via(korea, "2015년 부산광역시 인구주택총조사 결과", "ko", "sido.name", town, "시도",
                            ["기장읍", "기장군", "부산광역시"], same_record=False, up_entity="emd")  # fmt: skip

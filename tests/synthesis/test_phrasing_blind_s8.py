@@ -44,10 +44,12 @@ def test_a_difference_is_asked_of_the_option_with_more_and_the_country_is_named(
 def test_a_korean_difference_may_ask_how_many_more_of_the_larger(specs):
     from tests.synthesis.test_phrasing_natural import _cmp_ko
 
-    t = _cmp_ko(specs, "list_census_stat_types", "statType", ["economy", "housing"])
-    t["answer"] = {**t["answer"], "counts": [20, 68], "value": 48}
-    assert _query(t, specs, "ko", 1) == "주택 분야는 경제 분야보다 통계 항목이 몇 개 더 많나요?"
-    assert _query(t, specs, "ko", 0) == "경제 분야와 주택 분야의 통계 항목 수는 몇 개 차이 나나요?"
+    t = _cmp_ko(specs, "list_admin_sigungu", "sidoCd", ["28", "11"])
+    t["answer"] = {**t["answer"], "counts": [10, 25], "value": 15}
+    assert _query(t, specs, "ko", 1) == "행정안전부 시도 코드 11은 행정안전부 시도 코드 28보다 구·군이 몇 곳 더 많나요?"
+    assert (
+        _query(t, specs, "ko", 0) == "행정안전부 시도 코드 28과 행정안전부 시도 코드 11의 구·군 수는 몇 곳 차이 나나요?"
+    )
 
 
 def test_a_tie_cannot_be_asked_as_how_many_more(specs):

@@ -43,15 +43,16 @@ def test_a_choice_of_two_asks_by_how_many_and_the_answer_says_it(specs):
 def test_a_korean_choice_of_two_asks_how_many_more(specs):
     from tests.synthesis.test_phrasing_natural import _cmp_ko
 
-    t = _cmp_ko(specs, "list_census_stat_types", "statType", ["population", "housing"])
+    t = _cmp_ko(specs, "list_admin_sigungu", "sidoCd", ["11", "28"])
     t["describe"] = {**t["describe"], "cmp": "winner"}
-    t["answer"] = {"type": "string", "value": "housing", "counts": [17, 68], "fields": []}
+    t["answer"] = {"type": "string", "value": "서울특별시", "counts": [25, 10], "fields": []}
     # before: '인구 분야와 주택 분야를 비교하면 어느 쪽의 통계 항목이 더 많나요?' (s9 ko #4)
-    assert _query(t, specs, "ko", 1) == "인구 분야와 주택 분야를 비교하면 통계 항목은 어느 쪽이 몇 개 더 많나요?"
-    frame = {"pattern": "WHICH", "description": "통계 항목", "options": ["인구 분야", "주택 분야"], "qualifier": "많은",
-             "counter": "개"}  # fmt: skip
+    q = _query(t, specs, "ko", 1)
+    assert q == "행정안전부 시도 코드 11과 행정안전부 시도 코드 28을 비교하면 구·군은 어느 쪽이 몇 곳 더 많나요?", q
+    frame = {"pattern": "WHICH", "description": "구·군", "options": ["서울특별시", "인천광역시"], "qualifier": "많은",
+             "counter": "곳"}  # fmt: skip
     text = answer_text(t["answer"], "ko", frame)
-    assert text == "통계 항목은 주택 분야가 68개로 51개 더 많습니다(인구 분야는 17개).", text
+    assert text == "구·군은 서울특별시가 25곳으로 15곳 더 많습니다(인천광역시는 10곳).", text
 
 
 def _cond(specs):

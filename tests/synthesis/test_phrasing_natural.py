@@ -125,10 +125,13 @@ def test_stored_korean_names_are_written_with_their_space(specs):
     assert _query(t, specs, "ko", 1) == "수원시 장안구와 성동구의 법정 읍면동 수는 몇 곳 차이 나나요?"
 
 
-def test_korean_field_values_are_said_as_a_person_says_them(specs):
+def test_a_count_of_the_tools_own_catalogue_is_no_question(specs):
+    # blind read s11 (conversations #15/#16, Nat 2, Keep no): '통계 항목 수로 보면 경제 분야와 인구 분야는 몇 개 차이
+    # 나나요?' asks about the tool's catalogue, not the census; lexicon/korea.yaml says `count: false` for it
     t = _cmp_ko(specs, "list_census_stat_types", "statType", ["economy", "housing"])
-    # before: '통계 유형 경제와 통계 유형 주택 사이의 통계 항목 수 차이는 얼마인가요?'
-    assert _query(t, specs, "ko", 1) == "경제 분야와 주택 분야의 통계 항목 수는 몇 개 차이 나나요?"
+    with pytest.raises(phrasing.Unphraseable) as e:
+        _query(t, specs, "ko", 1)
+    assert e.value.code == "record_count", e.value
 
 
 def test_a_bad_names_rule_is_a_clear_error(tmp_path):
