@@ -117,7 +117,9 @@ def write_index(uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors:
     import lancedb
     import pyarrow as pa
 
-    dim = int(vectors.shape[1]) if vectors.ndim == 2 and len(vectors) else 0
+    dim = int(vectors.shape[1]) if vectors.ndim == 2 else 0
+    if dim <= 0:
+        raise ValueError(f"index {name!r}: vectors of shape {vectors.shape} have no dimension (LanceDB needs one)")
     cols: dict[str, Any] = {c: [r[c] for r in rows] for c in KEPT_COLUMNS}
     cols[SEARCH_COLUMN] = [search_text(r) for r in rows]
     schema = pa.schema(
@@ -125,7 +127,7 @@ def write_index(uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors:
         + [(SEARCH_COLUMN, pa.string()), ("vector", pa.list_(pa.float32(), dim))]
     )
     flat = pa.array(vectors.astype(np.float32).reshape(-1), type=pa.float32())
-    cols["vector"] = pa.FixedSizeListArray.from_arrays(flat, dim) if dim else pa.array([], pa.list_(pa.float32(), 0))
+    cols["vector"] = pa.FixedSizeListArray.from_arrays(flat, dim)
     data = pa.Table.from_pydict(cols, schema=schema)
     db = lancedb.connect(uri, storage_options=object_store_options(uri) or None)
     table = db.create_table(name, data=data, mode="overwrite")
@@ -272,7 +274,9 @@ def build_index(
         raise ValueError(f"domain {domain!r}: corpus mixes languages {languages}; one index has one embedding model")
     language = languages[0]
     emb = embedder or embedder_for(language, cfg)
-    vectors = emb.encode([search_text(c) for c in kept]) if kept else np.zeros((0, 1), dtype=np.float32)
+    # every chunk removed (a small corpus whose documents all state a published answer): an empty table of the
+    # model's dimension, so the version exists and serves nothing (LanceDB rejects a vector column of dimension 0)
+    vectors = emb.encode([search_text(c) for c in kept]) if kept else emb.encode(["-"])[:0]
     uri = index_uri(cfg)
     name = table_name(domain, str(collection))
     version = write_index(uri, name, kept, vectors, language)

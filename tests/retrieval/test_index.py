@@ -289,3 +289,20 @@ def test_served_index_keeps_gold_passages_of_api_rag_tasks_and_replays_their_sea
     assert value["protected"][0]["reason"].startswith("api_")
     assert value["api_rag_replay"] == {"checked": 1, "replayed": 1, "failed_calls": 0, "failed": []}
     assert meta["protected_gold_passages"] == 1
+
+
+def test_a_corpus_whose_every_chunk_is_removed_builds_an_empty_version_that_serves_nothing(tmp_path):
+    """Slow drift test, session 11: after a re-synthesis every chunk of a 25-document corpus was removed and LanceDB
+    refused the table ('FixedSizeList with dimension 0'). The empty version keeps the model's dimension."""
+    cfg = _project(tmp_path)
+    chunks = _chunks("music", MUSIC_TEXTS)
+    tasks = [ALBUM_TASK, HELD_OUT, FLIGHT_TASK]
+    full = {"domain": "music", "collection": "notes", "chunks": chunks}
+    v1, _ = index.build_index("music", full, {"music": full}, tasks, cfg, embedder=FakeEmbedder())
+    removed = {r["id"] for r in v1["removed"]}
+    only_removed = {**full, "chunks": [c for c in chunks if c["id"] in removed]}
+    v2, meta = index.build_index("music", only_removed, {"music": only_removed}, tasks, cfg, embedder=FakeEmbedder())
+    assert meta["served"] == 0 and {r["id"] for r in v2["removed"]} == removed
+    ix = index.RetrievalIndex(v2["uri"], v2["table"], v2["version"], FakeEmbedder())
+    assert ix.ids() == []
+    assert quality.validate("retrieval_index", index.index_frame(v2, cfg, only_removed), cfg).success
