@@ -33,6 +33,7 @@ from factory.conversations.recovery import verified as recovery_verified
 from factory.conversations.stateful import stateful_tasks
 from factory.conversations.tasks import (
     CASE_KINDS,
+    SEARCH_SEP,
     ConversationTaskError,
     about_catalogue,
     capabilities,
@@ -219,6 +220,8 @@ def build_conversations(
     _cover_no_call(convs, rows, specs, by_traj, noun_of, cfg, can)
     convs, duplicates = select(convs, cfg.conversations.multi_turn_share, cfg.seed)
     skipped.extend(duplicates)
+    convs, over = no_call_share(convs, cfg.conversations.no_call_every, cfg.seed)
+    skipped.extend(over)
     languages = {d.name: d.language for d in cfg.domains if d.name in inventories}
     splits_of: dict[str, list[str]] = {}
     for row in splits.get("tasks") or []:
@@ -400,15 +403,31 @@ def offered_capabilities(
     key = (row["domain"], row["language"], offered)
     if key not in cache:
         tool_ids = []
+        searches: list[str] = []
         for name in offered:
             try:
                 spec = registry.resolve(name, platforms=row.get("platforms") or (), domain=row["domain"])
             except ToolResolutionError:  # a tool gone from the inventory: it names nothing
                 continue
-            if not spec.state_changing and spec.key_acquisition is None and getattr(spec, "kind", "") != "retrieval":
+            if getattr(getattr(spec, "source", None), "kind", "") == "retrieval":  # a search: its collection
+                searches.append(search_collection(spec, row["domain"], row["language"]))
+            elif not spec.state_changing and spec.key_acquisition is None:
                 tool_ids.append(spec.tool_id)
-        cache[key] = capabilities(tool_ids, tool_noun, row["language"])
+        can = capabilities(tool_ids, tool_noun, row["language"])
+        found = next((x for x in searches if x), "")
+        cache[key] = f"{can}{SEARCH_SEP}{found}" if can and found else can
     return cache[key]
+
+
+def search_collection(spec: Any, domain: str, language: str) -> str:
+    """What a document-search tool searches, for a decline: its platform's words without the domain
+    ('aviation-weather-bulletins' → 'weather bulletins'); in Korean, '자료' (the collection has no Korean name)."""
+    if language == "ko":
+        return "자료"
+    words = str(getattr(spec, "platform", "") or "").split("-")
+    if words and words[0] == domain:
+        words = words[1:]
+    return " ".join(w for w in words if w.isalpha())
 
 
 def _cover_no_call(
@@ -536,6 +555,44 @@ def select(
                 dropped.append({"source_task_id": c["source_task_id"], "case_pattern": c["case_pattern"],
                                 "reason": f"same question as {pick['id'][:19]} in {split}"})  # fmt: skip
     return [c for c in convs if c["id"] in keep], dropped
+
+
+def no_call_share(
+    convs: Sequence[dict[str, Any]], every: int, seed: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The conversations with at most one no_call per `every` tool-calling conversations in each (domain,
+    language) (at least one where there is one), so that a language whose tasks are seldom askable does not end up
+    mostly no_call (blind read s11 r2: 5 of 10 Korean conversations). The kept ones say different requests where
+    they can. Returns the kept conversations (in input order) and the dropped no_calls as skip rows."""
+    if every <= 0:
+        return list(convs), []
+    keep: set[str] = set()
+    dropped: list[dict[str, Any]] = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    tools: Counter[tuple[str, str]] = Counter()
+    for c in convs:
+        key = (c["domain"], c["language"])
+        if c["case_pattern"] == "no_call":
+            groups.setdefault(key, []).append(c)
+        else:
+            tools[key] += 1
+    for key, cands in groups.items():
+        allowed = max(1, round(tools[key] / every))
+        order = sorted(
+            cands, key=lambda c: hashlib.sha256(dumps([seed, c["id"], "no_call share"]).encode()).hexdigest()
+        )
+        first: dict[str, dict[str, Any]] = {}
+        for c in order:  # one per request first
+            first.setdefault(c["task"], c)
+        rest = [c for c in order if first[c["task"]] is not c]
+        for i, c in enumerate([*first.values(), *rest]):
+            if i < allowed:
+                keep.add(c["id"])
+            else:
+                dropped.append({"source_task_id": c["source_task_id"], "case_pattern": "no_call",
+                                "reason": f"no_call share: {allowed} per {tools[key]} tool-calling conversations "
+                                          f"in {key[0]}/{key[1]}"})  # fmt: skip
+    return [c for c in convs if c["case_pattern"] != "no_call" or c["id"] in keep], dropped
 
 
 def counts(tasks: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:

@@ -189,6 +189,50 @@ def mask_korean(query: str, value: str, noun: str, first: str = "어느") -> str
     return out
 
 
+def own_phrase(language: str, persona: Mapping[str, str], noun: str, variant: int = 0) -> str:
+    """How the persona refers to a thing of its own situation before naming it ('my favourite band', 'the song
+    I'm listening to', '우리 구', '제가 사는 곳'): the template's `own` form for the noun."""
+    out = prompts.render(_RULES.format(lang=language), kind="own", persona=dict(persona), facts=[], text="",
+                         variant=variant, noun=noun)  # fmt: skip
+    return " ".join(out.split())
+
+
+_RULES = "user_simulator/rules.{lang}"
+
+
+def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, str], variant: int = 0) -> str | None:
+    """A masked request ('… that track …', '… 그 구의 …') with the thing's first mention said as part of the user's
+    situation (`own_phrase`: 'How long is the song I'm listening to?', '우리 구의 법정동은 몇 개예요?'), so the
+    request is under-specified the way people's are and the assistant asks which one; later mentions stay
+    'that track' / '그 구'. None when the first mention is not there or is owned ("that track's")."""
+    placeholder = f"that {noun}" if language == "en" else f"그 {noun}"
+    i = request.find(placeholder) if language == "ko" else request.lower().find(placeholder)
+    if i < 0:
+        return None
+    rest = request[i + len(placeholder) :]
+    if language == "en" and (rest.startswith("'") or rest[:1].isalnum()):
+        return None  # "that track's album": "the song I'm listening to's album" does not read
+    if language == "ko" and rest[:1].isalnum() and not _KO_PARTICLE_AT.match(rest):
+        return None
+    phrase = own_phrase(language, persona, noun, variant)
+    head = request[:i]
+    if language == "ko" and head.endswith("에 있는 "):  # '광주광역시에 있는 그 구' → '광주광역시에서 제가 사는 구'
+        head = head[: -len("에 있는 ")] + "에서 "
+        lives = [own_phrase(language, persona, noun, variant + k) for k in range(4)]
+        phrase = next((x for x in lives if " 사는 " in x), phrase)
+    if language == "en" and i == 0:
+        phrase = phrase[:1].upper() + phrase[1:]
+    if language == "ko":
+        for particle, pair in _KO_PARTICLES:
+            if rest.startswith(particle) and (len(rest) == len(particle) or not rest[len(particle)].isalnum()):
+                phrase, rest = prompts.josa(phrase, pair), rest[len(particle) :]
+                break
+    return head + phrase + rest
+
+
+_KO_PARTICLE_AT = re.compile(r"(?:으로|로|은|는|을|를|과|와|이|가|의|에)(?![가-힣])")
+
+
 def _seed_of(traj: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The one seed value a trajectory's question cites (None when it cites none or several)."""
     seeds = (traj or {}).get("seeds") or []
@@ -513,19 +557,25 @@ def conversation_tasks(
             text, noun = masked
             text = _qualified(chat_wording(text, lang), lang)
             request, persona = _fitted_persona(lang, rng, text, level, withholds=True)
+            owned = said_as_own(request, noun, lang, persona, variant)
+            if owned is None:
+                skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn",
+                                "reason": "the withheld thing cannot be said as the user's own"})  # fmt: skip
+                masked = None
+        if masked is not None:
             out.append(
                 {
                     **_common(task, "multi_turn", "masked-seed", cfg_seed),
                     **solved,
                     "task": said,
-                    "initial_message": opening(lang, persona, request, variant=variant, noun=noun),
+                    "initial_message": opening(lang, persona, owned, variant=variant, noun=noun),  # type: ignore[arg-type]
                     "persona": persona,
                     "hidden_info": {noun: withheld["value"]},  # type: ignore[index]
                     "success_criteria": criteria,
                     "naturalness": natural,
                 }
             )
-        else:
+        elif not any(x["case_pattern"] == "multi_turn" for x in skipped):
             skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn", "reason": why})
     if no_call_every > 0 and _seed_int(cfg_seed, task["id"], "no_call") % no_call_every == 0:
         subject = str(seed["value"]) if seed is not None else ""
@@ -544,7 +594,10 @@ def no_call_task(
     form = variant // 2
     persona = draw_persona(lang, rng)
     banmal = persona.get(REGISTER_KEY.get(lang, "")) == "반말"
-    ctx = {"kind": kind, "subject": subject, "variant": form, "banmal": banmal, "can": can or _CAN_DEFAULT[lang]}
+    can, _, search = can.partition(SEARCH_SEP)
+    alt = _seed_int(cfg_seed, task["id"], "decline", sorted(persona.items()))
+    ctx = {"kind": kind, "subject": subject, "variant": form, "banmal": banmal, "can": can or _CAN_DEFAULT[lang],
+           "search": search, "alt": alt}  # fmt: skip
     request = " ".join(prompts.render(NO_CALL_TEMPLATE.format(lang=lang), part="request", **ctx).split())
     reply = " ".join(prompts.render(NO_CALL_TEMPLATE.format(lang=lang), part="reply", **ctx).split())
     return {
@@ -562,6 +615,7 @@ def no_call_task(
 
 
 _CAN_DEFAULT = {"en": "the data my tools cover", "ko": "제 도구가 다루는"}
+SEARCH_SEP = "\x1f"  # `can` = '<what the tools look up>' [SEARCH_SEP '<the collection a search tool covers>']
 COUNT_TEMPLATE = "conversations/count.{lang}"
 ToolNoun = Callable[[str, str], Mapping[str, Any] | None]  # (tool_id, language) → the lexicon's noun entry
 

@@ -97,34 +97,52 @@ def there_are_last(text: str) -> str:
 _STILTED_DIFF = re.compile(r"^(?:How far apart are|What is the difference between|How big is the gap between)\b")
 
 
+_WHICH_OR = re.compile(r"^(?P<a>.+?) or (?P<b>.+?): which (?:one )?has more (?P<n>[a-z ]+), and by how many\?$")
+
+
 def chat_difference(query: str, frame: Mapping[str, Any], variant: int = 0) -> str | None:
-    """English DIFF question as a person asks it, from its frame (two options, what is counted); None when the
-    query is not one of the stilted forms or the counted thing is not one the forms can say."""
-    if frame.get("pattern") != "DIFF" or not _STILTED_DIFF.match(query):
+    """English DIFF question as a person asks it, from its frame (two options, what is counted), in one of several
+    forms (`variant`): no one form is shared by many conversations (blind read s11 r2 #17, #19: every parallel
+    one read "X or Y: which has more albums, and by how many?"). None when the query is not one of the stilted or
+    templated forms or the counted thing is not one the forms can say."""
+    said = _WHICH_OR.match(query)
+    if frame.get("pattern") != "DIFF" or not (_STILTED_DIFF.match(query) or said):
         return None
     options = [str(o) for o in frame.get("options") or []]
     what = " ".join(str(frame.get("description") or "").split())
     if len(options) != 2 or not what:
         return None
     a, b = options
+    if said and {said.group("a"), said.group("b")} == {a, b}:
+        a, b = said.group("a"), said.group("b")  # the order the question gave
     theirs = re.fullmatch(r"([a-z]+) of their ([a-z]+)", what)
     each = re.fullmatch(r"([a-z]+(?: [a-z]+)?) within (\d+ \w+) of each", what)
     if theirs:
         n, m = theirs.groups()
         forms = [f"Whose {m} have more {n} in total, {a} or {b}? And by how many?",
-                 f"{a} vs {b}: whose {m} have more {n}, and by how many?"]  # fmt: skip
+                 f"{a} vs {b}: whose {m} have more {n}, and by how many?",
+                 f"Counting all their {m}, who has more {n}, {a} or {b}? How many more?",
+                 f"I'm comparing {a} and {b}. Whose {m} add up to more {n}, and what's the difference?"]  # fmt: skip
     elif its := re.fullmatch(r"([a-z]+) of its ([a-z]+)", what):
         n, m = its.groups()
         a, b = (re.sub(r"^the [a-z]+ (?=')", "", o) for o in (a, b))
         forms = [f"{a} or {b}: which one's {m} has more {n}, and by how many?",
-                 f"Whose {m} has more {n}, {a} or {b}? And by how many?"]  # fmt: skip
+                 f"Whose {m} has more {n}, {a} or {b}? And by how many?",
+                 f"Which {m} has more {n}: the one with {a} or the one with {b}? By how many?",
+                 f"I'm comparing the {m}s of {a} and {b}. Which has more {n}, and how many more?"]  # fmt: skip
     elif each:
         n, dist = each.groups()
         forms = [f"Which has more {n} within {dist}, {a} or {b}? And by how many?",
-                 f"{a} vs {b}: which one has more {n} within {dist}, and by how many?"]  # fmt: skip
+                 f"{a} vs {b}: which one has more {n} within {dist}, and by how many?",
+                 f"Are there more {n} within {dist} of {a} or of {b}? How many more?",
+                 f"I'm choosing between {a} and {b}. Which has more {n} within {dist}, and what's the difference?"]  # fmt: skip
     elif re.fullmatch(r"[a-z]+(?: (?:in|from|at|of|flown by) [A-Z0-9][\w-]*)?", what):
         forms = [f"Which has more {what}, {a} or {b}? And by how many?",
-                 f"{a} vs {b}: which one has more {what}, and by how many?"]  # fmt: skip
+                 f"{a} vs {b}: which one has more {what}, and by how many?",
+                 f"Does {a} have more {what} than {b}, or is it the other way round? By how many?",
+                 f"I'm comparing {a} and {b}. Which one has more {what}, and how many more?",
+                 f"Between {a} and {b}, which has more {what}? What's the gap?",
+                 f"Do {a} and {b} have the same number of {what}? If not, which has more, and by how many?"]  # fmt: skip
     else:
         return None
     return forms[variant % len(forms)]
