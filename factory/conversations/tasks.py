@@ -210,8 +210,14 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     if i < 0:
         return None
     rest = request[i + len(placeholder) :]
+    owned = re.match(r"'s ([a-z]+)", rest) if language == "en" else None
+    if owned is not None:  # "that track's artist" → "the artist of the song I'm listening to"
+        phrase = own_phrase(language, persona, noun, variant)
+        head = request[:i] + f"the {owned.group(1)} of "
+        head = head[:1].upper() + head[1:] if i == 0 else head
+        return head + phrase + rest[owned.end() :]
     if language == "en" and (rest.startswith("'") or rest[:1].isalnum()):
-        return None  # "that track's album": "the song I'm listening to's album" does not read
+        return None
     if language == "ko" and rest[:1].isalnum() and not _KO_PARTICLE_AT.match(rest):
         return None
     phrase = own_phrase(language, persona, noun, variant)

@@ -5,6 +5,7 @@ without a reason, an implausible injected error, and replies that never name wha
 import asyncio
 import json
 import random
+import re
 from typing import Any
 
 from factory.conversations.build import name_found
@@ -117,20 +118,19 @@ def test_a_withheld_name_has_a_reason_and_a_hurried_user_never_withholds() -> No
             mt = next(c for c in made if c["case_pattern"] == "multi_turn")
             assert mt["persona"]["style" if lang == "en" else "스타일"] in ("relaxed", "느긋함")
             opening_said = mt["initial_message"]
-            reason = ("noted down", "written down", "a friend told me", "someone mentioned", "I saved", "list I was")
+            # the reason is the user's own situation ('the song I'm listening to', '우리 면'), not a note to look up
+            # (blind read s11 r2 #6, #11)
             if lang == "en":
-                assert any(r in opening_said for r in reason), opening_said
+                assert re.search(r"\b(?:my|I'm|I|mine|ours|that's playing)\b", opening_said), opening_said
+                assert not any(r in opening_said for r in ("noted down", "written down", "my notes")), opening_said
             else:
-                assert any(r in opening_said for r in ("메모", "적어 둔", "서류", "주소")), opening_said
+                assert any(r in opening_said for r in ("우리", "사는")), opening_said
+                assert not any(r in opening_said for r in ("메모", "적어 둔", "서류")), opening_said
             ep = asyncio.run(run_conversation(mt, OracleAgent(), RulesSimulator(), FakeEnv(mt["tools_subset"])))
             users = [m["content"] for m in ep["messages"] if m["role"] == "user"]
             assert len(users) >= 2 and mt["hidden_info"] and list(mt["hidden_info"].values())[0] in users[1]
-            looked = (
-                ("found", "checked", "notes", "says", "here it is", "have it now", "got it here")
-                if lang == "en"
-                else ("찾", "메모", "확인", "잠", "여기", "적어 둔")
-            )
-            assert any(w in users[1].lower() for w in looked), users[1]
+            looked = ("found", "checked", "notes", "look") if lang == "en" else ("찾아", "메모", "확인해")
+            assert not any(w in users[1].lower() for w in looked), users[1]  # they just say it
             if lang == "ko":
                 assert register_consistent(users, mt["persona"])
 

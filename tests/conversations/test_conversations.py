@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import re
 from typing import Any
 
 import pytest
@@ -46,7 +47,9 @@ def test_case_kinds_from_a_verified_task() -> None:
     assert seq["success_criteria"]["ordering"] == [[0, 1]]
     mt = tasks["multi_turn"]
     assert mt["hidden_info"] == {"track": "Different World"}
-    assert "Different World" not in mt["initial_message"] and "of that track" in mt["initial_message"]
+    assert "Different World" not in mt["initial_message"]
+    # the track is the user's own ('the song I'm listening to'), not 'a track I noted down' (blind read s11 r2 #11)
+    assert re.search(r"of the (?:song|track) (?:I'm|that's|stuck)", mt["initial_message"]), mt["initial_message"]
     assert tasks["no_call"]["success_criteria"]["no_call"] and not tasks["no_call"]["golden_calls"]
     assert {t["split"] for t in tasks.values()} == {"train"}  # a derived task keeps its source's split
 
