@@ -41,6 +41,7 @@ from factory.conversations.tasks import (
     count_singles,
     lexicon_catalogue_tools,
     lexicon_noun_of,
+    lexicon_param_entity,
     lexicon_tool_noun,
 )
 from factory.conversations.wording import plain_noun, skeleton
@@ -235,11 +236,17 @@ def build_conversations(
     required = {spec.name: [p for p in spec.required_params if p not in spec.generic_params.names()]
                 for spec in specs.values()}  # fmt: skip
     failures = probe_failures(probes or {})
+    entity_at = lexicon_param_entity(lexicons)
+
+    def entity_of(platform: str, name: str, param: str) -> str | None:
+        spec = specs.get((platform, name))
+        return entity_at(spec.tool_id, param) if spec is not None else None
+
     variants: list[dict[str, Any]] = []
     for conv in convs:
         share = c.error_recovery_share.get(str(conv.get("split")), 0.0)
         if conv["case_pattern"] in RECOVERABLE and chosen(conv, share, cfg.seed):
-            found = recovery_variants(conv, failures, required)
+            found = recovery_variants(conv, failures, required, entity_of)
             if not found:
                 skipped.append({"source_task_id": conv["source_task_id"], "case_pattern": "error_recovery",
                                 "reason": "no call can be made wrong"})  # fmt: skip
@@ -370,9 +377,21 @@ def _name_found(
     inline = _SAME_AS.search(conv["answer"]["text"]) if conv["language"] == "en" and len(names) == 1 else None
     if inline is not None and inline.group(1) == noun:  # 'in the same state as LKP (New York)', not appended after
         text = f"{conv['answer']['text'][: inline.end()]} ({names[0]}){conv['answer']['text'][inline.end() :]}"
+    elif conv["language"] == "en" and len(names) == 1:
+        text = _named_subject(conv["answer"]["text"], noun, names[0]) or text
     conv["answer"] = {**conv["answer"], "text": text, "found": names}
     messages[final] = {**messages[final], "content": text}
     return {**episode, "messages": messages}
+
+
+def _named_subject(text: str, noun: str, name: str) -> str | None:
+    """An English answer whose subject is 'the <noun> of <X>' with the found name said in one sentence: 'The artist
+    of the track 'Fast As a Shark' has 2 albums.' → 'Accept, the artist of the track 'Fast As a Shark', has 2
+    albums.' (blind read s11 r2 #8: '… has 2 albums. The artist is Accept.' read awkwardly); None otherwise."""
+    m = re.match(rf"The {re.escape(noun)} of (.+?) (?=(?:has|have|had|is|are|was|were)\b)", text)
+    if m is None or name in text:
+        return None
+    return f"{name}, the {noun} of {m.group(1)}, {text[m.end() :]}"
 
 
 # '… the same <noun> as <code or name>': the found name said in its place ('The state is New York.' appended after

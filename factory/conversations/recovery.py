@@ -21,7 +21,7 @@ A share of each split's tool-calling conversations is turned into recovery conve
 
 import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory.io import dumps
@@ -46,15 +46,33 @@ _CODE = re.compile(r"[A-Z0-9-]{1,8}")  # a code or a number, not a name
 _ID_PARAM = re.compile(r"(?:id|Id|ID|cd|Cd|CD|code|Code|_no|No)$")  # parameters that take an identifier
 
 
+EntityOf = Callable[[str, str, str], str | None]  # (platform, tool, param) → the entity its value names
+
+
 def recovery_variants(
-    conv: Mapping[str, Any], failures: Failures, required: Mapping[str, Sequence[str]]
+    conv: Mapping[str, Any],
+    failures: Failures,
+    required: Mapping[str, Sequence[str]],
+    entity_of: EntityOf | None = None,
 ) -> list[dict[str, Any]]:
     """Every way to put one failing call before the first corrected one, in order of preference (`probe`,
     `wrong_type`, `missing_argument`, earlier calls first; at most one per kind). `required`: tool name → its
-    required (non-generic) parameters. The build plays them all and keeps the first the tools really refuse."""
+    required (non-generic) parameters. `entity_of`: what a parameter's value names (the lexicon's entity): a value
+    the user said goes only where a value of the same thing goes ('Accept' as the artist_id, 'KLGA' where the IATA
+    code goes), never a track title as an artist_id or a 동 name as a 시군구 code (blind read s11 r2 #8: no capable
+    assistant makes that slip); unknown entities do not rule a slip out. The build plays them all and keeps the
+    first the tools really refuse."""
     calls = conv.get("golden_calls") or []
     if conv.get("case_pattern") not in RECOVERABLE or not calls:
         return []
+
+    def same_thing(a: Mapping[str, Any], pa: str, b: Mapping[str, Any], pb: str) -> bool:
+        if entity_of is None:
+            return True
+        x = entity_of(str(a.get("platform") or ""), a["name"], pa)
+        y = entity_of(str(b.get("platform") or ""), b["name"], pb)
+        return x is None or y is None or x == y
+
     found: dict[str, dict[str, Any]] = {}
     for index, call in enumerate(calls):
         subset = call.get("args_subset") or {}
@@ -65,34 +83,36 @@ def recovery_variants(
             if wrong != call["args"] and "probe" not in found:
                 found["probe"] = _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
         said = str(conv.get("initial_message") or "")
-        given = [  # what the user said that an earlier step sent to a tool ('KLGA', '대구광역시')
-            v
+        given_at = [  # what the user said that an earlier step sent to a tool ('KLGA', '대구광역시'), and where
+            (v, c, p)
             for c in calls
             if c.get("step", 0) < call.get("step", 0)
-            for v in (c.get("args_subset") or {}).values()
+            for p, v in (c.get("args_subset") or {}).items()
             if isinstance(v, str) and v in said
         ]
+        given = [v for v, _, _ in given_at]
         for k, v in subset.items():
             if isinstance(v, int) and not _ID_PARAM.search(k):
                 continue  # a count or a size ('k': 5 results) is no value a lookup gives
             # one value said and looked up: with two (the arms of a comparison) the wrong one could be the other arm's
             if len(set(given)) == 1 and not isinstance(v, bool) and str(v) not in said and "unconverted" not in found:
-                if given[0] != v:
+                if given[0] != v and same_thing(given_at[0][1], given_at[0][2], call, k):
                     wrong = {**call["args"], k: given[0]}
                     found["unconverted"] = _with(conv, index, wrong, "unconverted", f"{k}: {v!r} → {given[0]!r}")
                     found["unconverted"]["recovery"]["first"] = True  # tried before the lookup
-        names = [  # names the user said (not codes): what an agent puts where the id goes
-            v
+        names = [  # names the user said (not codes): what an agent puts where the id goes, and where they went
+            (v, c, p)
             for c in calls
-            for v in (c.get("args_subset") or {}).values()
+            for p, v in (c.get("args_subset") or {}).items()
             if isinstance(v, str) and not _CODE.fullmatch(v) and v in said
         ]
         for k, v in subset.items():
             if isinstance(v, int) and not isinstance(v, bool) and _ID_PARAM.search(k) and "wrong_type" not in found:
-                if not names:
+                name = next((n for n, c, p in names if same_thing(c, p, call, k)), None)
+                if name is None:
                     continue
                 found["wrong_type"] = _with(
-                    conv, index, {**call["args"], k: names[0]}, "wrong_type", f"{k}: {v!r} → {names[0]!r}"
+                    conv, index, {**call["args"], k: name}, "wrong_type", f"{k}: {v!r} → {name!r}"
                 )
         for k in required.get(call["name"], []):
             rest = [b for a, b in call["args"].items() if a != k]  # what is left names something ('k': 5 does not)

@@ -304,7 +304,18 @@ def _qualified(text: str, language: str) -> str:
     """A request with its days as people write them ('June 13, 2008') and, in Korean, its code-book qualifiers
     said after the question ('… 몇 곳인가요? 법정동 기준으로요.')."""
     text = spoken_dates(text, language)
-    return spoken_korean_qualifiers(text) if language == "ko" else text
+    return _KO_UNIT.sub("", spoken_korean_qualifiers(text)).strip() if language == "ko" else text
+
+
+# '… 몇 곳 차이 나나요? 일반구 단위로 봐 주세요.': a counting basis no user adds (blind read s11 r2 #7); the request
+# leaves it out and the gold reply says how it counted ('… 일반구 단위로 셌어요.', `counting_basis`)
+_KO_UNIT = re.compile(r"\s*(\S+) 단위로 (?:봐 주세요|세서요|세어 주세요)\.?")
+
+
+def counting_basis(text: str) -> str | None:
+    """The unit a Korean request's afterthought counts by ('일반구' of '… 일반구 단위로 봐 주세요.'), None if none."""
+    m = _KO_UNIT.search(spoken_korean_qualifiers(text))
+    return m.group(1) if m else None
 
 
 _KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) (?:있는|속한) (?:시군구|시도))의 ")
@@ -516,6 +527,9 @@ def conversation_tasks(
         },
         "task": task["query"],
     }
+    basis = counting_basis(str(task.get("query") or "")) if lang == "ko" else None
+    if basis and basis not in solved["answer"]["text"]:  # the request leaves the basis out; the reply says it
+        solved["answer"] = {**solved["answer"], "text": f"{solved['answer']['text']} {basis} 단위로 셌어요."}
     level, how = askability(task)
     if level is None:
         for case in (base_case(calls), "multi_turn"):
@@ -758,6 +772,21 @@ def about_catalogue(task: Mapping[str, Any], specs: Specs, catalogue: frozenset[
     actions = [a for a in task.get("golden_actions") or [] if not is_key_action(a, specs, keys)]
     ids = [getattr(spec_of(specs, a), "tool_id", None) for a in actions]
     return bool(ids) and all(i in catalogue for i in ids)
+
+
+def lexicon_param_entity(lexicons: Mapping[str, Mapping[str, Any]]) -> Callable[[str, str], str | None]:
+    """(tool_id, param) → the entity its value names (the lexicon's `entity`: 'artist' for list_artist_albums's
+    artist_id and for search_artists's name), None when the lexicon does not say."""
+    tools: dict[str, Mapping[str, Any]] = {}
+    for lex in lexicons.values():
+        tools.update(((lex.get("nouns") or {}).get("tools") or {}).items())
+
+    def entity(tool_id: str, param: str) -> str | None:
+        p = ((tools.get(tool_id) or {}).get("params") or {}).get(param) or {}
+        e = p.get("entity") if isinstance(p, Mapping) else None
+        return str(e) if e else None
+
+    return entity
 
 
 def lexicon_noun_of(lexicons: Mapping[str, Mapping[str, Any]]) -> NounOf:
