@@ -76,11 +76,17 @@ _KO_NAMED_IN = re.compile(r"이름이 (\S+?)인 (?:법정 )?(?:읍면동|시군�
 
 def plain_korean(text: str) -> str:
     """Korean text with a place named by its 이름 said the way people do ('이름이 X인 읍면동의 시군구' → 'X이 있는 시군구',
-    '이름이 X인 읍면동이 속한 시군구' → 'X이 속한 시군구')."""
+    '이름이 X인 읍면동이 속한 시군구' → 'X이 속한 시군구'), and the code book's '시·도' typed as '시도'."""
     from factory.prompts import josa
 
     out = _KO_NAMED_PLACE.sub(lambda m: f"{josa(m.group(1), '이/가')} 있는 ", text)
-    return _KO_NAMED_IN.sub(lambda m: f"{josa(m.group(1), '이/가')} 속한 ", out)
+    out = _KO_NAMED_IN.sub(lambda m: f"{josa(m.group(1), '이/가')} 속한 ", out)
+    for dotted, typed in _KO_TYPED:  # '시·도' is a document's spelling; in a chat people type '시도' (r2 #2)
+        out = out.replace(dotted, typed)
+    return out
+
+
+_KO_TYPED = (("시·군·구", "시군구"), ("읍·면·동", "읍면동"), ("시·도", "시도"))
 
 
 def plain_names(text: str) -> str:
