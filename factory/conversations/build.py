@@ -175,7 +175,7 @@ def build_conversations(
     cache: dict[tuple[str, str, tuple[str, ...]], str] = {}
 
     def can(row: Mapping[str, Any]) -> str:
-        return offered_capabilities(row, registry, tool_noun, cache)
+        return offered_capabilities(row, registry, tool_noun, cache, catalogue)
 
     convs: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
@@ -385,13 +385,19 @@ def _name_found(
 
 
 def _named_subject(text: str, noun: str, name: str) -> str | None:
-    """An English answer whose subject is 'the <noun> of <X>' with the found name said in one sentence: 'The artist
-    of the track 'Fast As a Shark' has 2 albums.' → 'Accept, the artist of the track 'Fast As a Shark', has 2
-    albums.' (blind read s11 r2 #8: '… has 2 albums. The artist is Accept.' read awkwardly); None otherwise."""
-    m = re.match(rf"The {re.escape(noun)} of (.+?) (?=(?:has|have|had|is|are|was|were)\b)", text)
+    """An English answer whose subject is 'the <noun> of/on/… <X>' with the found name said in one sentence:
+    'The artist of the track 'Fast As a Shark' has 2 albums.' → 'Accept, the artist of the track 'Fast As a Shark',
+    has 2 albums.'; 'The albums on Music Videos have 14 tracks.' (one album found) → 'The album on Music Videos,
+    Revelations, has 14 tracks.' (blind read s11 r2 #8: '… has 2 albums. The artist is Accept.' read awkwardly);
+    None otherwise."""
+    m = re.match(rf"The ({re.escape(noun)}s?) (of|on|in|by|from|with) (.+?) (has|have|had|is|are|was|were)\b", text)
     if m is None or name in text:
         return None
-    return f"{name}, the {noun} of {m.group(1)}, {text[m.end() :]}"
+    verb = {"have": "has", "are": "is", "were": "was"}.get(m.group(4), m.group(4))
+    rest = text[m.end() :]
+    if m.group(2) == "of" and m.group(1) == noun:
+        return f"{name}, the {noun} of {m.group(3)}, {verb}{rest}"
+    return f"The {noun} {m.group(2)} {m.group(3)}, {name}, {verb}{rest}"
 
 
 # '… the same <noun> as <code or name>': the found name said in its place ('The state is New York.' appended after
@@ -414,10 +420,16 @@ def beside(convs: Sequence[dict[str, Any]], recovered: Mapping[str, dict[str, An
 
 
 def offered_capabilities(
-    row: Mapping[str, Any], registry: Any, tool_noun: Any, cache: dict[tuple[str, str, tuple[str, ...]], str]
+    row: Mapping[str, Any],
+    registry: Any,
+    tool_noun: Any,
+    cache: dict[tuple[str, str, tuple[str, ...]], str],
+    catalogue: frozenset[str] = frozenset(),
 ) -> str:
     """What the tools offered with this task look up (its `available_tools`, the conversation's
-    `tools_subset`, not the whole domain's): a no_call decline names only what the conversation's tools do."""
+    `tools_subset`, not the whole domain's): a no_call decline names only what the conversation's tools do, a
+    document search by its collection (`SEARCH_SEP`), never the service's own catalogue (`catalogue`: the
+    lexicon's `chat: false` tools, '통계 항목')."""
     offered = tuple(sorted(str(n) for n in row.get("available_tools") or []))
     key = (row["domain"], row["language"], offered)
     if key not in cache:
@@ -430,7 +442,7 @@ def offered_capabilities(
                 continue
             if getattr(getattr(spec, "source", None), "kind", "") == "retrieval":  # a search: its collection
                 searches.append(search_collection(spec, row["domain"], row["language"]))
-            elif not spec.state_changing and spec.key_acquisition is None:
+            elif not spec.state_changing and spec.key_acquisition is None and spec.tool_id not in catalogue:
                 tool_ids.append(spec.tool_id)
         can = capabilities(tool_ids, tool_noun, row["language"])
         found = next((x for x in searches if x), "")

@@ -460,9 +460,13 @@ def _named(
         if _RELATION.match(rest):
             return possessives(f"There are {n} {noun} {rest}.")
         owner = possessives(rest[3:]) if rest.startswith("of ") else ""
+        one = ((frame.get("short") or {}).get("owner_one", True)) is not False
         if owner and " of " not in owner and "'" in owner:
-            one = ((frame.get("short") or {}).get("owner_one", True)) is not False
             return f"{owner[:1].upper()}{owner[1:]} {'has' if one else 'have'} {n} {noun}{total}."
+        if owner.startswith("the ") and not any(c.isdigit() for c in owner):
+            # 'The albums of the artist who recorded 'Balls to the Wall' have 4 tracks in total.', not 'There are 4
+            # tracks for the track 'Balls to the Wall'.' (which counts something else)
+            return f"The{owner[3:]} {'has' if one else 'have'} {n} {noun}{total}."
     return possessives(plain_names(named_reply(text, anchor=anchor)))
 
 

@@ -13,7 +13,7 @@ from factory.conversations.build import _named_subject, no_call_share, offered_c
 from factory.conversations.episode import OracleAgent, RulesSimulator, run_conversation
 from factory.conversations.persona import register_consistent
 from factory.conversations.recovery import recovery_variants
-from factory.conversations.tasks import _qualified, conversation_tasks, no_call_task, said_as_own
+from factory.conversations.tasks import _qualified, answer_reply, conversation_tasks, no_call_task, said_as_own
 from factory.conversations.wording import chat_difference
 from factory.llm.simulator import opening
 from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
@@ -122,6 +122,19 @@ def test_the_found_name_is_said_in_the_answer_sentence() -> None:
     said = _named_subject("The artist of the track 'Fast As a Shark' has 2 albums.", "artist", "Accept")
     assert said == "Accept, the artist of the track 'Fast As a Shark', has 2 albums."
     assert _named_subject("There are 2 albums.", "artist", "Accept") is None
+    said = _named_subject("The albums on Music Videos have 14 tracks.", "album", "Revelations")
+    assert said == "The album on Music Videos, Revelations, has 14 tracks."  # not '… 14 tracks. The album is …'
+
+
+def test_a_count_over_a_chain_says_what_it_counts() -> None:
+    # own read: 'There are 4 tracks for the track 'Balls to the Wall'.' counted the albums' tracks of its artist
+    task = {**source_task("en"), "query": "How many tracks do the albums of the artist who recorded 'Balls to the "
+            "Wall' have in total?", "pattern": "SEQ"}  # fmt: skip
+    task["answer"] = {"type": "number", "value": 4, "text": "There are 4 tracks.",
+                      "frame": {"pattern": "PATH", "description": "the total number of tracks of the albums of the "
+                                "artist who recorded 'Balls to the Wall'", "short": {"owner_one": False}}}  # fmt: skip
+    reply = answer_reply(task, 0, "the track 'Balls to the Wall'")
+    assert reply == "The albums of the artist who recorded 'Balls to the Wall' have 4 tracks in total."
 
 
 def test_a_korean_counting_basis_is_said_by_the_assistant_not_the_user() -> None:
@@ -166,6 +179,9 @@ def test_declines_apologise_vary_and_name_every_offered_tool() -> None:
     can = offered_capabilities(row, registry, lambda tid, _l: {"noun": "시도"} if "sido" in tid else None, {})
     en_can = offered_capabilities({**row, "language": "en"}, registry,
                                   lambda tid, _l: {"plural": "provinces"} if "sido" in tid else None, {})  # fmt: skip
+    catalogue = offered_capabilities(row, registry, lambda tid, _l: {"noun": "시도"} if "sido" in tid else None, {},
+                                     frozenset({"k/a/list_admin_sido"}))  # fmt: skip
+    assert "시도" not in catalogue  # the service's own catalogue ('통계 항목') is no capability
     lines = []
     for k in range(120):
         task = {**source_task("ko"), "id": f"sha256:nc-{k}"}
