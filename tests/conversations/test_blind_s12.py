@@ -15,7 +15,7 @@ from factory.conversations.persona import register_consistent
 from factory.conversations.recovery import recovery_variants
 from factory.conversations.tasks import _qualified, answer_reply, conversation_tasks, no_call_task, said_as_own
 from factory.conversations.wording import chat_difference
-from factory.llm.simulator import opening
+from factory.llm.simulator import is_question, opening
 from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
 
 
@@ -192,6 +192,7 @@ def test_declines_apologise_vary_and_name_every_offered_tool() -> None:
         lines.append(reply)
         assert re.match(r"(죄송|아쉽지만|정말 죄송)", reply), reply
         assert "시도" in reply and "자료" in reply, reply
+        assert not is_question(reply, "ko"), reply  # a decline read as a question left the user asking (turn cap)
         en = no_call_task({**task, "language": "en"}, "", __import__("random").Random(k), 0, can=en_can)
         if en["no_call_kind"] == "out_of_scope":
             assert re.match(r"(Sorry|I'm afraid|Unfortunately)", en["answer"]["text"])
