@@ -387,16 +387,19 @@ def _name_found(
 def _named_subject(text: str, noun: str, name: str) -> str | None:
     """An English answer whose subject is 'the <noun> of/on/… <X>' with the found name said in one sentence:
     'The artist of the track 'Fast As a Shark' has 2 albums.' → 'Accept, the artist of the track 'Fast As a Shark',
-    has 2 albums.'; 'The albums on Music Videos have 14 tracks.' (one album found) → 'The album on Music Videos,
+    has 2 albums.', 'Guns N' Roses, the artist who recorded …, has 3 albums.'; 'The albums on Music Videos have 14 tracks.' (one album found) → 'The album on Music Videos,
     Revelations, has 14 tracks.' (blind read s11 r2 #8: '… has 2 albums. The artist is Accept.' read awkwardly);
     None otherwise."""
-    m = re.match(rf"The ({re.escape(noun)}s?) (of|on|in|by|from|with) (.+?) (has|have|had|is|are|was|were)\b", text)
+    m = re.match(
+        rf"The ({re.escape(noun)}s?) (of|on|in|by|from|with|who|that|which) (.+?) (has|have|had|is|are|was|were)\b",
+        text,
+    )
     if m is None or name in text:
         return None
     verb = {"have": "has", "are": "is", "were": "was"}.get(m.group(4), m.group(4))
     rest = text[m.end() :]
-    if m.group(2) == "of" and m.group(1) == noun:
-        return f"{name}, the {noun} of {m.group(3)}, {verb}{rest}"
+    if m.group(2) in ("of", "who", "that", "which") and m.group(1) == noun:  # 'Guns N' Roses, the artist who …'
+        return f"{name}, the {noun} {m.group(2)} {m.group(3)}, {verb}{rest}"
     return f"The {noun} {m.group(2)} {m.group(3)}, {name}, {verb}{rest}"
 
 

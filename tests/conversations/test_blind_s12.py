@@ -124,6 +124,20 @@ def test_the_found_name_is_said_in_the_answer_sentence() -> None:
     assert _named_subject("There are 2 albums.", "artist", "Accept") is None
     said = _named_subject("The albums on Music Videos have 14 tracks.", "album", "Revelations")
     assert said == "The album on Music Videos, Revelations, has 14 tracks."  # not '… 14 tracks. The album is …'
+    said = _named_subject("The artist who recorded 'Right Next Door to Hell' has 3 albums.", "artist", "Guns N' Roses")
+    assert said == "Guns N' Roses, the artist who recorded 'Right Next Door to Hell', has 3 albums."
+
+
+def test_a_request_that_is_no_question_is_not_announced_as_one() -> None:
+    # own read: "하나 물어볼게. 거실 불 좀 꺼 줘." / "Quick question. Please create a new playlist …"
+    for lang, persona, request in (
+        ("ko", {"격식": "반말", "스타일": "느긋함"}, "거실 불 좀 꺼 줘."),
+        ("ko", {"격식": "존댓말", "스타일": "느긋함"}, "거실 불 좀 꺼 주세요."),
+        ("en", {"register": "formal", "style": "hurried"}, "Please create a new playlist called 'Road trip'."),
+    ):
+        said = {opening(lang, persona, request, variant=v) for v in range(40)}
+        assert not any(re.search(r"물어|여쭤|궁금|질문|question|q\.", s) for s in said), said
+        assert len(said) >= 3
 
 
 def test_a_count_over_a_chain_says_what_it_counts() -> None:
