@@ -426,8 +426,8 @@ _NOT_UNITS = frozenset("and or against for in of from to than as at on by with i
 
 def _unit_after(text: str, value: Any) -> str:
     """The unit the verified sentence says after the answer value ('… is 343719 milliseconds.' → 'milliseconds'),
-    so the short reply keeps it ('It's 343719 milliseconds.', not 'It is 343719.')."""
-    m = re.search(rf"(?<![\w.]){re.escape(str(value))}\s+((?:US )?[a-z%]+(?: [a-z]+)?)\b", text)
+    so the short reply keeps it ('It's 343719 milliseconds.', not 'It is 343719.'; a currency code: '15.84 USD')."""
+    m = re.search(rf"(?<![\w.]){re.escape(str(value))}\s+((?:US )?(?:[a-z%]+|[A-Z]{{3}}\b)(?: [a-z]+)?)\b", text)
     if m is None:
         return ""
     words = [w for w in m.group(1).split() if w not in _NOT_UNITS]

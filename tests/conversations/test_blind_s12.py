@@ -13,7 +13,14 @@ from factory.conversations.build import _named_subject, no_call_share, offered_c
 from factory.conversations.episode import OracleAgent, RulesSimulator, run_conversation
 from factory.conversations.persona import register_consistent
 from factory.conversations.recovery import recovery_variants
-from factory.conversations.tasks import _qualified, answer_reply, conversation_tasks, no_call_task, said_as_own
+from factory.conversations.tasks import (
+    _qualified,
+    _unit_after,
+    answer_reply,
+    conversation_tasks,
+    no_call_task,
+    said_as_own,
+)
 from factory.conversations.wording import chat_difference
 from factory.llm.simulator import is_question, opening
 from tests.conversations.helpers import FakeEnv, noun_of, source_task, trajectory
@@ -126,6 +133,13 @@ def test_the_found_name_is_said_in_the_answer_sentence() -> None:
     assert said == "The album on Music Videos, Revelations, has 14 tracks."  # not '… 14 tracks. The album is …'
     said = _named_subject("The artist who recorded 'Right Next Door to Hell' has 3 albums.", "artist", "Guns N' Roses")
     assert said == "Guns N' Roses, the artist who recorded 'Right Next Door to Hell', has 3 albums."
+
+
+def test_a_short_reply_keeps_a_currency_code() -> None:
+    # own read: "It's 15.84." for "How much have tracks … earned the store, in US dollars?"
+    text = "Tracks by the artist who recorded the track 'Inject The Venom' have earned the store 15.84 USD."
+    assert _unit_after(text, 15.84) == "USD"
+    assert _unit_after("It lasts 343719 milliseconds.", 343719) == "milliseconds"
 
 
 def test_a_request_that_is_no_question_is_not_announced_as_one() -> None:
