@@ -223,9 +223,17 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     phrase = own_phrase(language, persona, noun, variant)
     head = request[:i]
     if language == "ko" and head.endswith("에 있는 "):  # '광주광역시에 있는 그 구' → '광주광역시에서 제가 사는 구'
-        head = head[: -len("에 있는 ")] + "에서 "
-        lives = [own_phrase(language, persona, noun, variant + k) for k in range(4)]
-        phrase = next((x for x in lives if " 사는 " in x), phrase)
+        region = head[: -len("에 있는 ")]
+        ours = [
+            x for x in (own_phrase(language, persona, noun, variant + k) for k in range(4)) if x.startswith("우리 ")
+        ]
+        if " " not in region.strip() and ours and variant % 2:  # '광주광역시에 사는데요, 우리 구의 …'
+            banmal = persona.get("격식") == "반말"
+            head, phrase = region + ("에 사는데, " if banmal else "에 사는데요, "), ours[0]
+        else:
+            head = region + "에서 "
+            lives = [own_phrase(language, persona, noun, variant + k) for k in range(4)]
+            phrase = next((x for x in lives if " 사는 " in x), phrase)
     if language == "en" and i == 0:
         phrase = phrase[:1].upper() + phrase[1:]
     if language == "ko":

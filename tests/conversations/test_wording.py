@@ -82,7 +82,8 @@ def test_korean_multi_turn_masks_a_place_the_way_people_say_it() -> None:
     made, _ = conversation_tasks(src, {}, trajectory=traj, noun_of=lambda *_: "시군구", no_call_every=0)
     mt = next(t for t in made if t["case_pattern"] == "multi_turn")
     # the 구 is where the user lives ('대전광역시에서 제가 사는 구'), not one noted down (blind read s11 r2 #6)
-    assert re.search("대전광역시에서 (?:제가|내가) 사는 구의 읍면동", mt["initial_message"]), mt["initial_message"]
+    said = mt["initial_message"]
+    assert re.search("대전광역시(?:에서 (?:제가|내가) 사는|에 사는데요?, 우리) 구의 읍면동", said), said
     assert "중구" not in mt["initial_message"]
     assert mt["hidden_info"] == {"구": "중구"}
     assert capabilities(["a", "b", "c"], lambda t, _l: {"noun": {"a": "리", "b": "시도", "c": "읍면동"}[t]}, "ko") == (
