@@ -935,7 +935,8 @@ async def replay(task: Mapping[str, Any], ex: Any) -> dict[str, Any]:
     if spec.get("kind") == "passage_value":
         p = passages.get(spec["passage_id"])
         stmt = str(spec.get("statement") or "")
-        if p is not None and states(str(p.get("text") or ""), spec["value"]):
+        size = abs(spec["value"]) if isinstance(spec["value"], int | float) else spec["value"]  # signed: '0.6% 감소'
+        if p is not None and states(str(p.get("text") or ""), size):
             before = stmt.split("___")[0].strip().split("[")[0].strip()
             if before and before not in str(p.get("text") or ""):
                 problems.append("the passage no longer makes the statement")
