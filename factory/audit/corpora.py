@@ -421,7 +421,7 @@ _KOREA: list[tuple[str, dict[str, str]]] = [
         {"prev_year": "number", "prev_total": "persons", "change": "change"},
     ),
     (
-        rf"시군구별로는 (?P<largest>.+?)의 인구가 (?P<largest_pop>{PERSONS})으로 가장 많았고, (?P<smallest>.+?)이 "
+        rf"시군구별로는 (?P<largest>.+?)의 인구가 (?P<largest_pop>{PERSONS})으로 가장 많았고, (?P<smallest>.+?)(?:이|가) "
         rf"(?P<smallest_pop>{PERSONS})으로 가장 적었다\. 관할 시군구는 (?P<n_sigungu>\d+)곳이다\.",
         {
             "largest": "sigungu.name",
