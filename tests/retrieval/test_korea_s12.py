@@ -130,3 +130,30 @@ def test_stray_unnamed_dong_rows_never_reach_a_bulletin():
     # the particle fits the name ('중구가', not '중구이')
     assert "중구가 " in docs["2015년 서울특별시 인구주택총조사 결과"]
     assert "연천군이 4만 928명으로 가장 적었다" in docs["2020년 경기도 인구주택총조사 결과"]
+
+
+def test_the_qualifier_rule_holds_in_the_census_data():
+    """The passage lexicon's rule, checked on the data the bulletins are rendered from: in every 시도 and year with 일반구,
+    the least populous district is the same under both readings (so it is said without '(일반구 단위)'), the most
+    populous is not (so it keeps it)."""
+    import re
+
+    from factory.demo.data import census
+
+    c = census()
+    df = c.stats[c.stats["adm3_code"].isna()]
+    pop = df[(df["type"] == "population") & (df["class1"] == "all households") & (df["class2"] == "total")]
+    [fact] = [f for f in KOREA.facts if f.qualify_if is not None]
+    checked = 0
+    for _, g in pop.groupby(["year", "adm1_code"]):
+        names = g["sigunguNm"].astype(str)
+        if not names.str.contains(r"시 ?\S+구$").any():
+            continue
+        by_unit = g.sort_values("value")
+        city = names.str.replace(r"^(\S+?시) ?\S+구$", r"\1", regex=True)
+        whole = g.groupby(city.to_numpy())["value"].sum().sort_values()
+        least, most = str(by_unit["sigunguNm"].iloc[0]), str(by_unit["sigunguNm"].iloc[-1])
+        assert (least == whole.index[0]) == (not fact.qualify_if.search(re.sub(r"\s+", "", least)))
+        assert most != whole.index[-1]
+        checked += 1
+    assert checked >= 6
