@@ -16,8 +16,7 @@ import yaml
 
 from factory.audit import corpora
 from factory.retrieval.decontam import sentences
-from factory.synthesis import answers
-from factory.synthesis import phrasing
+from factory.synthesis import answers, phrasing
 from factory.synthesis import rag_phrasing as rp
 from factory.synthesis.trajectories import self_only_arm
 
@@ -77,7 +76,9 @@ def test_the_general_district_qualifier_is_said_only_where_the_readings_differ()
     # planted: an 일반구 as the least populous district, which its city taken whole would not be
     assert phrases("수원시장안구")["수원시장안구"].endswith("가장 적었던 시·군·구(일반구 단위)")
     # and the qualifier is the condition the question opens with, not a request tacked on after it
-    q = phrasing.qualifiers_after(got["남양주시"] + "는 어디인가요? 그곳의 현행 통계청 행정구역 코드도 알려 주세요.", "ko")
+    q = phrasing.qualifiers_after(
+        got["남양주시"] + "는 어디인가요? 그곳의 현행 통계청 행정구역 코드도 알려 주세요.", "ko"
+    )
     assert q.startswith("일반구 단위로 보면 경기도에서 2015년") and "봐 주세요" not in q, q
 
 

@@ -22,10 +22,7 @@ def test_a_parenthetical_qualifier_is_said_as_the_condition_the_question_opens_w
 
 def test_the_particle_is_chosen_again_for_the_noun_and_each_qualifier_is_said_once():
     # '단위)는' was chosen for '단위'; after '읍면동' (final consonant) the particle is '을'
-    assert (
-        qualifiers_after("읍면동(법정동 기준)를 알려 주세요.", "ko")
-        == "법정동 기준으로 보면 읍면동을 알려 주세요."
-    )
+    assert qualifiers_after("읍면동(법정동 기준)를 알려 주세요.", "ko") == "법정동 기준으로 보면 읍면동을 알려 주세요."
     twice = qualifiers_after("시·군·구(일반구 단위)와 구(일반구 단위)의 수는 몇 곳인가요?", "ko")
     assert twice == "일반구 단위로 보면 시·군·구와 구의 수는 몇 곳인가요?", twice
 
