@@ -876,7 +876,8 @@ def task_records(
             answer=Answer(
                 type=t["answer"]["type"],
                 value=t["answer"]["value"],
-                text=t.get("answer_text") or _answer_text(t["answer"]["value"], lang),
+                # the answer says how it counted as the question does ('일반구 단위로 보면 …'), not '시·군·구(일반구 단위)는'
+                text=phrasing.qualifiers_after(t.get("answer_text") or _answer_text(t["answer"]["value"], lang), lang),
                 fields=t["answer"]["fields"],
             ),  # fmt: skip
             pattern="+".join(j["type"] for j in t["junctions"]),

@@ -859,9 +859,18 @@ def self_only_arm(world: World, tid: str, param: str, fetched: Sequence[Fetched]
     key = re.sub(r"\s+", "", label).casefold()
     for f, v in records[0].items():
         ftype = world.types.field_type(tid, f) or ""
-        if isinstance(v, str) and re.sub(r"\s+", "", v).casefold() == key and ftype.split(".")[0] == own:
+        if not isinstance(v, str) or ftype.split(".")[0] != own or "name" not in ftype:
+            continue
+        name = re.sub(r"\s+", "", v).casefold()
+        # the same place under a shorter word for the same kind of unit: 세종특별자치시 lists '세종시' (same stem, both a
+        # 시); 제주특별자치도's 제주시 is a city of the province, not the province
+        stem = name[:-1] if _UNIT_SYLLABLE.search(name) else name
+        if name == key or (len(stem) >= 2 and stem != name and key.startswith(stem) and key[-1] == name[-1]):
             return f"{label!r} has one {own}, {f}={v!r}: itself"
     return None
+
+
+_UNIT_SYLLABLE = re.compile(r"[가-힣]{2,}[시군구읍면동리도]$")  # a Korean place name ending in its unit ('세종시')
 
 
 # --------------------------------------------------------------------------- the four templates

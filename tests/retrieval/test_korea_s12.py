@@ -112,6 +112,9 @@ def test_a_compared_side_whose_only_record_is_itself_is_structural():
     sejong = [SimpleNamespace(records=[{"sidoCd": "29", "sidoNm": "세종특별자치시", "sigunguCd": "29010",
                                         "sigunguNm": "세종특별자치시"}])]  # fmt: skip
     assert "itself" in self_only_arm(_types(), tid, "sidoCd", sejong, "세종특별자치시")
+    # the census lists it under its own unit's word (세종시): the same place
+    sejong_si = [SimpleNamespace(records=[{**sejong[0].records[0], "sigunguNm": "세종시"}])]
+    assert "itself" in self_only_arm(_types(), tid, "sidoCd", sejong_si, "세종특별자치시")
     # one district of another name, or the 시도 name only as the parent reference, is a real count
     other = [SimpleNamespace(records=[{"sidoCd": "39", "sidoNm": "제주특별자치도", "sigunguCd": "39010",
                                        "sigunguNm": "제주시"}])]  # fmt: skip
@@ -158,3 +161,9 @@ def test_the_qualifier_rule_holds_in_the_census_data():
         assert most != whole.index[-1]
         checked += 1
     assert checked >= 6
+
+
+def test_the_answer_sentence_says_the_qualifier_as_the_question_does():
+    said = "경기도에서 2010년 인구주택총조사 기준 인구가 가장 많았던 시·군·구(일반구 단위)는 남양주시이며, 행정안전부 행정구역 코드는 41360입니다."
+    out = phrasing.qualifiers_after(said, "ko")
+    assert out.startswith("일반구 단위로 보면 경기도에서") and "시·군·구는 남양주시이며" in out and "(" not in out
