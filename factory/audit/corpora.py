@@ -421,7 +421,7 @@ _KOREA: list[tuple[str, dict[str, str]]] = [
         {"prev_year": "number", "prev_total": "persons", "change": "change"},
     ),
     (
-        rf"시군구별로는 (?P<largest>.+?)의 인구가 (?P<largest_pop>{PERSONS})으로 가장 많았고, (?P<smallest>.+?)이 "
+        rf"시군구별로는 (?P<largest>.+?)의 인구가 (?P<largest_pop>{PERSONS})으로 가장 많았고, (?P<smallest>.+?)(?:이|가) "
         rf"(?P<smallest_pop>{PERSONS})으로 가장 적었다\. 관할 시군구는 (?P<n_sigungu>\d+)곳이다\.",
         {
             "largest": "sigungu.name",
@@ -705,7 +705,7 @@ def answer_value(slot: Slot, stated_number: str, offset: int) -> Any:
     if slot.kind == "persons":
         n = int(round(float(slot.raw)))
         return n // 10_000 if slot.stated[offset - slot.start + len(stated_number) :].startswith("만") else n % 10_000
-    if slot.kind == "change":
-        return round(abs(float(slot.raw)), places)
+    if slot.kind == "change":  # signed: a fall is negative ('0.6% 감소' → -0.6), as the task's typed answer
+        return round(float(slot.raw), places)
     value = float(slot.raw)
     return round(value, places) if places else int(round(value))

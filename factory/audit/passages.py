@@ -206,7 +206,8 @@ def passage_answer(
     if derived is None:
         return {"status": "not_derivable", "reason": f"the raw data gives no value for {slot.key}"}
     out: dict[str, Any] = {"derived": derived, "slot": slot.key}
-    if not same(derived, corpora.to_number(number)):
+    # the gap holds the size the passage writes; a change's sign is in the words after it ('0.6% 감소')
+    if not same(abs(derived) if slot.kind == "change" else derived, corpora.to_number(number)):
         return {**out, "status": "wrong", "reason": f"passage {pid} states {number} for {slot.key}, raw {derived!r}"}
     others = _ambiguous(pattern, pid, query, search.documents[pid], domain, collection, index, number)
     if others:

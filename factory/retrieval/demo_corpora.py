@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from factory.prompts import josa
 from factory.retrieval.corpus import CorpusError, Document
 
 DEMO_CORPORA = ("aviation-weather", "music-catalogue", "korea-census")
@@ -266,7 +267,8 @@ def korea_census(limit: int | None = None) -> list[Document]:
         if len(g) > 1:
             paras.append(
                 f"시군구별로는 {g['sigunguNm'].iloc[0]}의 인구가 {_man(g['total'].iloc[0])}으로 가장 많았고, "
-                f"{g['sigunguNm'].iloc[-1]}이 {_man(g['total'].iloc[-1])}으로 가장 적었다. 관할 시군구는 {len(g)}곳이다."
+                f"{josa(g['sigunguNm'].iloc[-1], '이/가')} {_man(g['total'].iloc[-1])}으로 가장 적었다. "
+                f"관할 시군구는 {len(g)}곳이다."
             )
         h = house[(house["year"] == year) & (house["adm1_code"] == sido_cd)]
         if len(h) and h["total"].iloc[0]:

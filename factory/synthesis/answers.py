@@ -201,10 +201,17 @@ def compute(
             r = spec["calls"][0]
             text = str(_record(row(r), r).get("text") or "")
             v = spec["value"]
-            forms = {_fmt(v), f"{v:,}" if isinstance(v, int) else _fmt(v)}
-            if isinstance(v, float):  # as a passage writes it: '42.0 °F' is the value 42.0
-                forms |= {f"{v:.1f}", f"{v:.2f}", str(v)}
-            stated = any(f and re.search(rf"(?<![\w.]){re.escape(f)}(?![\w]|[.,]\d)", text) for f in forms)
+            # a signed value ('0.6% 감소' is -0.6): the passage writes its size; the statement around the gap says
+            # the direction, so a negative value is stated only where the whole statement is
+            size = abs(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+            forms = {_fmt(size), f"{size:,}" if isinstance(size, int) else _fmt(size)}
+            if isinstance(size, float):  # as a passage writes it: '42.0 °F' is the value 42.0
+                forms |= {f"{size:.1f}", f"{size:.2f}", str(size)}
+            stmt = str(spec.get("statement") or "")
+            if size != v and "___" in stmt:
+                stated = any(f and stmt.replace("___", f) in text for f in forms)
+            else:
+                stated = any(f and re.search(rf"(?<![\w.]){re.escape(f)}(?![\w]|[.,]\d)", text) for f in forms)
             return {"type": "number", "value": v if stated else None, "fields": ["text"]}
         if kind == "sem":
             parts = [go(p) for p in spec["parts"]]

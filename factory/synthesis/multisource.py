@@ -876,7 +876,8 @@ def task_records(
             answer=Answer(
                 type=t["answer"]["type"],
                 value=t["answer"]["value"],
-                text=t.get("answer_text") or _answer_text(t["answer"]["value"], lang),
+                # the answer says how it counted as the question does ('일반구 단위로 보면 …'), not '시·군·구(일반구 단위)는'
+                text=phrasing.qualifiers_after(t.get("answer_text") or _answer_text(t["answer"]["value"], lang), lang),
                 fields=t["answer"]["fields"],
             ),  # fmt: skip
             pattern="+".join(j["type"] for j in t["junctions"]),
@@ -935,7 +936,8 @@ async def replay(task: Mapping[str, Any], ex: Any) -> dict[str, Any]:
     if spec.get("kind") == "passage_value":
         p = passages.get(spec["passage_id"])
         stmt = str(spec.get("statement") or "")
-        if p is not None and states(str(p.get("text") or ""), spec["value"]):
+        size = abs(spec["value"]) if isinstance(spec["value"], int | float) else spec["value"]  # signed: '0.6% 감소'
+        if p is not None and states(str(p.get("text") or ""), size):
             before = stmt.split("___")[0].strip().split("[")[0].strip()
             if before and before not in str(p.get("text") or ""):
                 problems.append("the passage no longer makes the statement")

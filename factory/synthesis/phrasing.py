@@ -1520,9 +1520,11 @@ __all__ = ["Realization", "Ref", "Unphraseable", "param_label", "realize", "usab
 
 
 # a code-book qualifier in parentheses after a Korean noun ('시·군·구(일반구 단위)') reads like a database note (blind
-# read s11 ko #5/#10/#15/#18, Nat 3): a person names the noun and says how to count once, after the question
+# read s11 ko #5/#10/#15/#18, Nat 3), and said as a request after the question ('… 일반구 단위로 봐 주세요.') it reads tacked
+# on (blind read s11 r2ko #2/#7): a person names the noun and says how to count once, as the condition the question
+# opens with ('일반구 단위로 보면 경기도와 인천광역시의 시·군·구 수는 몇 곳 차이 나나요?')
 _KO_QUALIFIER = re.compile(r"\(([가-힣·]+(?: [가-힣·]+)*?) (포함|단위|기준)\)(은|는|이|가|을|를|과|와|의)?")
-_KO_AFTERTHOUGHT = {"포함": "{x}도 포함해 주세요.", "단위": "{x} 단위로 봐 주세요.", "기준": "{x} 기준으로 봐 주세요."}
+_KO_CONDITION = {"포함": "{x}도 포함하면", "단위": "{x} 단위로 보면", "기준": "{x} 기준으로 보면"}
 _KO_PAIRS = {
     "은": "은/는",
     "는": "은/는",
@@ -1536,23 +1538,19 @@ _KO_PAIRS = {
 
 
 def qualifiers_after(text: str, lang: str) -> str:
-    """A Korean question with its parenthetical qualifiers said once after it ('경기도와 인천광역시의 시·군·구(일반구
-    단위) 수는 몇 곳 차이 나나요?' → '경기도와 인천광역시의 시·군·구 수는 몇 곳 차이 나나요? 일반구 단위로 봐 주세요.');
-    the particle after the parenthesis is chosen again for the noun; other languages and texts stay as they are."""
+    """A Korean question with its parenthetical qualifiers said once, as the condition it opens with ('경기도와
+    인천광역시의 시·군·구(일반구 단위) 수는 몇 곳 차이 나나요?' → '일반구 단위로 보면 경기도와 인천광역시의 시·군·구 수는 몇 곳
+    차이 나나요?'); the particle after the parenthesis is chosen again for the noun; other languages and texts stay as
+    they are."""
     if lang != "ko" or not _KO_QUALIFIER.search(text):
         return text
-    later: list[str] = []
-
-    def drop(m: re.Match[str]) -> str:
-        said = _KO_AFTERTHOUGHT[m.group(2)].format(x=m.group(1))
-        if said not in later:
-            later.append(said)
-        return ""
-
+    first: list[str] = []
     out: list[str] = []
     pos = 0
     for m in _KO_QUALIFIER.finditer(text):
-        drop(m)
+        said = _KO_CONDITION[m.group(2)].format(x=m.group(1))
+        if said not in first:
+            first.append(said)
         noun = text[pos : m.start()]
         particle = m.group(3) or ""
         if particle in _KO_PAIRS:
@@ -1560,5 +1558,5 @@ def qualifiers_after(text: str, lang: str) -> str:
         out.append(noun + particle)
         pos = m.end()
     out.append(text[pos:])
-    body = "".join(out).rstrip()
-    return " ".join([body, *later])
+    body = "".join(out).strip()
+    return " ".join([", ".join(first), body]) if first else body

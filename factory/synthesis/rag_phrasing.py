@@ -120,6 +120,14 @@ class Fact:
     # only for documents whose subject (the title's `subject` part) matches: a wording that holds for some subjects
     # ('시군구(일반구 단위)' says something for 경기도, nothing for 서울특별시, blind read s10)
     subject: re.Pattern[str] | None = None
+    # {group: word}: the number is negative when that group of the match reads that word ('0.6% 감소' → -0.6): the
+    # typed answer carries the direction a question asks for ('늘었는지 줄었는지'), not only the answer's sentence (blind
+    # read s11 r2ko #6: gold 0.6 for a fall of 0.58%)
+    negative: Mapping[str, str] = field(default_factory=dict)
+    # a regular expression over the named value (group `v`): only when it matches are the phrase's parenthetical
+    # qualifiers said ('시·군·구(일반구 단위)'); otherwise both readings name the same record and the qualifier is dropped
+    # (the least populous 시군구 of 경기도 is 연천군 whether or not 수원시's 구 are counted one by one)
+    qualify_if: re.Pattern[str] | None = None
 
     def applies(self, doc: "DocRef") -> bool:
         return self.subject is None or bool(self.subject.search(str(doc.parts.get("subject") or "")))
@@ -258,7 +266,14 @@ def load_passage_lexicon(path: str | Path, tables: Mapping[str, Any] | None = No
         fact = Fact(fin, m, _lang_map(f.get("ask"), f"{where}.ask"), _lang_map(f.get("answer"), f"{where}.answer"),
                     str(f.get("type") or ""), _lang_map(f.get("phrase"), f"{where}.phrase"),
                     _flag(f.get("derivable", False), f"{where}.derivable"),
-                    _regex(f["subject"], f"{where}.subject") if f.get("subject") else None)  # fmt: skip
+                    _regex(f["subject"], f"{where}.subject") if f.get("subject") else None,
+                    _lang_map(f.get("negative"), f"{where}.negative"),
+                    _regex(f["qualify_if"], f"{where}.qualify_if") if f.get("qualify_if") else None)  # fmt: skip
+        for group in fact.negative:
+            if group not in m.groupindex:
+                raise PassageLexiconError(f"{where}: negative names {group!r}, which the match does not capture")
+        if fact.qualify_if is not None and not fact.is_name:
+            raise PassageLexiconError(f"{where}: qualify_if is for a name fact (group v)")
         if ("n" in m.groupindex) == fact.is_name:
             raise PassageLexiconError(f"{where}: match needs exactly one of the groups `n` (a number) and `v` (a name)")
         if fact.is_name and not (fact.type and fact.phrase):
@@ -442,7 +457,10 @@ def number_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lan
                 a = _sentence(fill(f.answer[lang], {**slots, "doc": doc.found or doc.text}, doc.form.kind), lang)
             except RagUnphraseable:  # a word this document has none of ('{districts}' of 세종특별자치시): not asked
                 continue
-            out.append(NumberFact(s, m.group("n"), _number(m.group("n")), q, a, f))
+            value = _number(m.group("n"))
+            if any(m.groupdict().get(g) == word for g, word in f.negative.items()):
+                value = -value
+            out.append(NumberFact(s, m.group("n"), value, q, a, f))
     return out
 
 
@@ -466,6 +484,8 @@ def name_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang:
             m = f.match.search(s)
             if m:
                 slots = {**doc.slots, **{k: v for k, v in m.groupdict().items() if v is not None}}
+                if f.qualify_if is not None and not f.qualify_if.search(m.group("v").strip()):
+                    slots = {k: unqualified(v) if k in doc.form.tables else v for k, v in slots.items()}
                 try:
                     phrase = fill(f.phrase[lang], slots, doc.form.kind)
                     said = fill(f.phrase[lang], {**slots, "doc": doc.found}, doc.form.kind) if doc.found else phrase
@@ -473,6 +493,14 @@ def name_facts(lex: PassageLexicon, doc: DocRef, sentences: Sequence[str], lang:
                     continue
                 out.append(NameFact(s, m.group("v").strip(), f.type, phrase, f, said))
     return out
+
+
+_QUALIFIER = re.compile(r"\s*\([^()]*\)$")
+
+
+def unqualified(word: str) -> str:
+    """A table word without its parenthetical qualifier ('시·군·구(일반구 단위)' → '시·군·구')."""
+    return _QUALIFIER.sub("", word) if isinstance(word, str) else word
 
 
 def _sentence(text: str, lang: str) -> str:
@@ -533,5 +561,6 @@ def value_answer(v: Any, short: Mapping[str, Any], lang: str, bridge: str | None
 __all__ = [
     "DocRef", "DocumentForm", "Fact", "NameFact", "NumberFact", "PassageLexicon", "PassageLexiconError",
     "RagUnphraseable", "UNPHRASEABLE_CODES", "document_via", "fill", "load_passage_lexicon", "long_date",
-    "name_facts", "named_document", "number_facts", "passage_lexicon_file", "value_answer", "value_question",
+    "name_facts", "named_document", "number_facts", "passage_lexicon_file", "unqualified", "value_answer",
+    "value_question",
 ]  # fmt: skip

@@ -68,6 +68,7 @@ import functools
 import hashlib
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -842,6 +843,36 @@ def count_guard(world: World, fetched: Sequence[Fetched]) -> None:
             raise Rejection(*bad)
 
 
+def self_only_arm(world: World, tid: str, param: str, fetched: Sequence[Fetched], label: Any) -> str | None:
+    """Why a compared side is structural, or None: its only counted record is the side itself under its own name
+    (세종특별자치시, a single-tier 시도, lists one 시군구, 세종특별자치시: 'which has fewer 시군구, 세종 or 울산' is known
+    before any call; blind read s11 r2ko #13). The record names itself in a field of the tool's own entity (a 시군구
+    name), while the compared parameter is of another entity (a 시도 code); a parent reference that repeats the label
+    (the 시도 name on every 시군구) is not the record itself."""
+    records = [r for f in fetched for r in f.records]
+    if len(records) != 1 or not isinstance(label, str) or not label.strip():
+        return None
+    own = world.types.entity(tid)
+    ptype = world.types.param_type(tid, param)
+    if not own or not ptype or ptype.split(".")[0].split("@")[0] == own:
+        return None
+    key = re.sub(r"\s+", "", label).casefold()
+    for f, v in records[0].items():
+        ftype = world.types.field_type(tid, f) or ""
+        if not isinstance(v, str) or ftype.split(".")[0] != own or "name" not in ftype:
+            continue
+        name = re.sub(r"\s+", "", v).casefold()
+        # the same place under a shorter word for the same kind of unit: 세종특별자치시 lists '세종시' (same stem, both a
+        # 시); 제주특별자치도's 제주시 is a city of the province, not the province
+        stem = name[:-1] if _UNIT_SYLLABLE.search(name) else name
+        if name == key or (len(stem) >= 2 and stem != name and key.startswith(stem) and key[-1] == name[-1]):
+            return f"{label!r} has one {own}, {f}={v!r}: itself"
+    return None
+
+
+_UNIT_SYLLABLE = re.compile(r"[가-힣]{2,}[시군구읍면동리도]$")  # a Korean place name ending in its unit ('세종시')
+
+
 # --------------------------------------------------------------------------- the four templates
 
 
@@ -956,6 +987,10 @@ async def cmp_trajectory(
     if shape is None:
         for r in runs:
             count_guard(world, r.stages[-1].fetched)
+    labels = [g.label(0, param), g.label(1, param)]  # a compared key is named by its display value
+    for r, label in zip(runs, labels, strict=True):
+        if (why := self_only_arm(world, tid, param, r.stages[-1].fetched, label)) is not None:
+            raise Rejection("self_only_arm", why)
     b = _Builder(world)
     _add_lookups(b, g)
     firsts_per_stage = [b.add_stage([f for r in runs for f in r.stages[k].fetched]) for k in range(len(runs[0].stages))]
@@ -966,7 +1001,6 @@ async def cmp_trajectory(
     ask = shape["ask"] if shape else ask
     if ask not in CMP_ASKS:
         raise ValueError(f"unknown CMP ask {ask!r}")
-    labels = [g.label(0, param), g.label(1, param)]  # a compared key is named by its display value
     spec = {"kind": "cmp", "arms": arms, "labels": labels, "order": order, "ask": ask}
     junctions = [j for r in runs for j in r.junctions]
     pattern = "CMP" if edge is None else "CMP+" + "+".join(sorted({j["type"] for j in junctions}))

@@ -1,33 +1,30 @@
 """Blind read s11 (Korean tasks #5, #10, #15, #18 at Nat 3): a parenthetical code-book qualifier after a noun
-('시·군·구(일반구 단위)') reads like a database note; the question names the noun and says how to count once, after it."""
+('시·군·구(일반구 단위)') reads like a database note; said as a request after the question it read tacked on (s11
+r2ko #2/#7): the question names the noun and says how to count once, as the condition it opens with."""
 
 from factory.synthesis.phrasing import qualifiers_after
 
 
-def test_a_parenthetical_qualifier_is_said_after_the_question():
+def test_a_parenthetical_qualifier_is_said_as_the_condition_the_question_opens_with():
     # the demo's CMP (s11 ko #18): before → after
     q = "경기도와 인천광역시의 시·군·구(일반구 단위) 수는 몇 곳 차이 나나요?"
-    assert (
-        qualifiers_after(q, "ko") == "경기도와 인천광역시의 시·군·구 수는 몇 곳 차이 나나요? 일반구 단위로 봐 주세요."
-    )
-    # a two-sentence question (s11 ko #10): said once, at the end, so '그곳의' still follows its question
+    assert qualifiers_after(q, "ko") == "일반구 단위로 보면 경기도와 인천광역시의 시·군·구 수는 몇 곳 차이 나나요?"
+    # a two-sentence question (s11 ko #10): said once, inside the first sentence, so '그곳의' still follows it
     q = (
         "경기도에서 2020년 인구주택총조사 기준 인구가 가장 많았던 시·군·구(일반구 단위)는 어디인가요? "
         "그곳의 행정안전부 행정구역 코드도 알려 주세요."
     )
     after = qualifiers_after(q, "ko")
     assert "(" not in after and "시·군·구는 어디인가요? 그곳의" in after, after
-    assert after.endswith("코드도 알려 주세요. 일반구 단위로 봐 주세요."), after
+    assert after.startswith("일반구 단위로 보면 경기도에서 2020년"), after
+    assert after.endswith("코드도 알려 주세요.") and "봐 주세요" not in after, after
 
 
 def test_the_particle_is_chosen_again_for_the_noun_and_each_qualifier_is_said_once():
     # '단위)는' was chosen for '단위'; after '읍면동' (final consonant) the particle is '을'
-    assert (
-        qualifiers_after("읍면동(법정동 기준)를 알려 주세요.", "ko")
-        == "읍면동을 알려 주세요. 법정동 기준으로 봐 주세요."
-    )
+    assert qualifiers_after("읍면동(법정동 기준)를 알려 주세요.", "ko") == "법정동 기준으로 보면 읍면동을 알려 주세요."
     twice = qualifiers_after("시·군·구(일반구 단위)와 구(일반구 단위)의 수는 몇 곳인가요?", "ko")
-    assert twice == "시·군·구와 구의 수는 몇 곳인가요? 일반구 단위로 봐 주세요.", twice
+    assert twice == "일반구 단위로 보면 시·군·구와 구의 수는 몇 곳인가요?", twice
 
 
 def test_other_parentheses_and_languages_stay_as_they_are():
