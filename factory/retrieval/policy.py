@@ -27,7 +27,8 @@ construction, and every no_effect policy banned a document search the task never
   can break it while the permitted path still answers.
 
 Which scope a drawn category gets: the platform scope when it applies, else the whole source type. A stable
-draw (a hash of `retrieval.policy_seed` and the task id) decides the category; `retrieval.policy_min_per_language`
+draw (a hash of `retrieval.policy_seed` and the task's trajectory id, `draw_key`: rewording a question keeps its
+policy) decides the category; `retrieval.policy_min_per_language`
 then tops up each language to a minimum per category from the tasks that drew none (a second hash orders them),
 so both languages carry refusals and no_effect tasks however few tasks a run publishes.
 
@@ -75,6 +76,14 @@ def path_sources(actions: Iterable[Mapping[str, Any]]) -> set[str]:
 def _draw(task_id: str, seed: int) -> float:
     h = hashlib.sha256(f"policy:{seed}:{task_id}".encode()).digest()
     return int.from_bytes(h[:8], "big") / 2**64
+
+
+def draw_key(task: Mapping[str, Any]) -> str:
+    """What a task's policy draw hashes: its trajectory (`lineage.trajectory_id`: the golden path), else its id. The
+    id hashes the question's text too, so rewording a question would redraw its policy (blind read s11)."""
+    lineage = task.get("lineage")
+    tid = lineage.get("trajectory_id") if isinstance(lineage, Mapping) else None
+    return str(tid or task.get("id"))
 
 
 def draw_category(task_id: str, settings: RetrievalConfig) -> str:
@@ -272,7 +281,7 @@ def platform_no_effect(task: Mapping[str, Any], catalog: Catalog) -> tuple[list[
         return None
     alt = set().union(*(_api_platforms(p) for p in _alternatives(task))) if _alternatives(task) else set()
     offered = {str(catalog[t]["platform"]) for t in task.get("available_tools") or [] if t in catalog}
-    tid = str(task.get("id"))
+    tid = draw_key(task)
     best = min(unused, key=lambda p: (p not in alt, p not in offered, _draw(f"{tid}:{p}", 0)))
     return [], [best]
 
@@ -487,7 +496,7 @@ def _assigned(
     category: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(the task as published under its policy's tools, the policy) for the drawn category or `category`."""
-    category = category or draw_category(str(task.get("id")), settings)
+    category = category or draw_category(draw_key(task), settings)
     opts = options(task, category, catalog, chunks)
     if not opts:
         return dict(task), None
@@ -540,7 +549,7 @@ def assign_policies(
             placed.append((dict(t), t["policy"], True))
             continue
         coll, apis, chunks, catalog = contexts[d]
-        drawn = draw_category(str(t.get("id")), cfg.retrieval)
+        drawn = draw_category(draw_key(t), cfg.retrieval)
         t2, pol = _assigned(t, cfg.retrieval, topics[d], coll, chunks, apis, catalog)
         ineligible += int(drawn != "none" and pol is None)
         placed.append((t2 if pol is not None else dict(t), pol, False))
@@ -557,7 +566,7 @@ def assign_policies(
                     for i, (t, p, kept) in enumerate(placed)
                     if not kept and p is None and str(t.get("language")) == lang
                 ),
-                key=lambda i: _draw(str(placed[i][0].get("id")), cfg.retrieval.policy_seed + 1),
+                key=lambda i: _draw(draw_key(placed[i][0]), cfg.retrieval.policy_seed + 1),
             )
             for i in order:
                 if have >= need:

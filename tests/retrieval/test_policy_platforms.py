@@ -207,3 +207,17 @@ def test_the_policy_scope_covers_what_the_korean_domain_asks():
     desc = load_config().domain("korea").description
     topic = policy.topic_of(desc, "korea")
     assert "인구·가구·주택 통계" not in topic and topic.endswith("센서스 통계")
+
+
+def test_rewording_a_question_keeps_its_policy(tmp_path):
+    """The task id hashes the question's text; the draw hashes the trajectory, so another wording of the same path
+    keeps the category (blind read s11: policies drawn per task id are redrawn by every rewording)."""
+    cfg = _cfg(tmp_path, {"changes_answer": 0.3, "no_effect": 0.3, "none": 0.4})
+    inv = {"korea": KOREA_INVENTORY}
+    first = [{**CENSUS_TASK, "id": f"sha256:a{i}", "lineage": {"trajectory_id": f"sha256:t{i}"}} for i in range(12)]
+    reworded = [{**t, "id": t["id"] + "-reworded", "query": "서울의 2020년 인구가 궁금해요."} for t in first]
+    a, _ = policy.assign_policies(first, cfg, inventories=inv)
+    b, _ = policy.assign_policies(reworded, cfg, inventories=inv)
+    assert [policy.category_of(t) for t in a] == [policy.category_of(t) for t in b]
+    assert len({policy.category_of(t) for t in a}) > 1  # the draw still varies between trajectories
+    assert policy.draw_key({"id": "x"}) == "x"  # a row without lineage: its id
