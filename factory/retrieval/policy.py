@@ -271,10 +271,26 @@ def platform_refusal(
     return (["retrieval"] if docs else []), sorted(banned)
 
 
+def _could_answer(task: Mapping[str, Any], platform: str, catalog: Catalog) -> bool:
+    """Whether a tool of `platform` outputs the own fields of a golden API call (`permitted_may_answer`'s stand-in
+    rule): the platform could serve the task too, so forbidding it tests the agent's choice of source."""
+    tools = [c for c in catalog.values() if c["platform"] == platform and c["kind"] == "api" and not c["key"]]
+    for a in task.get("golden_actions") or []:
+        c = catalog.get(str(a.get("tool")))
+        if source_type(a) != "api" or c is None or c["key"]:
+            continue
+        own = set(c["fields"]) - set(c["params"])
+        if own and any(own <= set(u["fields"]) for u in tools):
+            return True
+    return False
+
+
 def platform_no_effect(task: Mapping[str, Any], catalog: Catalog) -> tuple[list[str], list[str]] | None:
     """(source types, platforms) of a no_effect policy that forbids one API platform of the domain the golden path
-    does not use, or None: first one an alternative path uses (the ban removes a real way to the answer), then
-    one whose tools the task already offers, then any (the hash of the task id and the platform orders ties)."""
+    does not use, or None. Preferred: a platform an alternative path uses (the ban removes a real way to the
+    answer), then one whose tools could serve a golden call too (list_census_sigungu beside list_admin_sigungu: the
+    agent must pick the permitted source), then one whose tools the task already offers; a hash of the task's
+    trajectory and the platform orders ties."""
     used = _api_platforms(task.get("golden_actions") or [])
     unused = sorted(_domain_apis(catalog) - used)
     if not unused:
@@ -282,7 +298,10 @@ def platform_no_effect(task: Mapping[str, Any], catalog: Catalog) -> tuple[list[
     alt = set().union(*(_api_platforms(p) for p in _alternatives(task))) if _alternatives(task) else set()
     offered = {str(catalog[t]["platform"]) for t in task.get("available_tools") or [] if t in catalog}
     tid = draw_key(task)
-    best = min(unused, key=lambda p: (p not in alt, p not in offered, _draw(f"{tid}:{p}", 0)))
+    best = min(
+        unused,
+        key=lambda p: (p not in alt, not _could_answer(task, p, catalog), p not in offered, _draw(f"{tid}:{p}", 0)),
+    )
     return [], [best]
 
 

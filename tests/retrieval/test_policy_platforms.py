@@ -221,3 +221,14 @@ def test_rewording_a_question_keeps_its_policy(tmp_path):
     assert [policy.category_of(t) for t in a] == [policy.category_of(t) for t in b]
     assert len({policy.category_of(t) for t in a}) > 1  # the draw still varies between trajectories
     assert policy.draw_key({"id": "x"}) == "x"  # a row without lineage: its id
+
+
+def test_a_no_effect_ban_prefers_a_platform_that_could_also_answer():
+    """Forbidding a platform that could serve the task too tests the agent's choice of source: for a 시군구 count
+    through krgc-admin, kostat-census (whose list_census_sigungu lists the same records) is preferred to a platform
+    that could not."""
+    inv = {"tools": [*KOREA_INVENTORY["tools"], _tool("weather", "list_weather", ["stn", "temp"], ["date"])]}
+    catalog = policy.tool_catalog(inv)
+    for i in range(8):  # whatever the tie-breaking hash
+        task = {**SIGUNGU_TASK, "id": f"sha256:sgg{i}"}
+        assert policy.platform_no_effect(task, catalog) == ([], ["kostat-census"])
