@@ -18,10 +18,11 @@ Both categories also come scoped to API *platforms* (``scope: "platform"``, VAKR
 source while others stay permitted; blind read s11: every refusal banned all APIs, so refusing was right by
 construction, and every no_effect policy banned a document search the task never needed):
 
-- a platform refusal forbids the API platforms the golden path uses while another API platform of the domain
-  stays permitted (and offered) but cannot answer: no permitted tool outputs the records the golden calls read
-  (`permitted_may_answer`: a tool whose output fields cover a golden tool's own fields, those not sent to it, may
-  stand in for it); the documents are forbidden too when one may state the answer (`documents_may_answer`);
+- a platform refusal (API-only tasks) forbids the API platforms the golden path uses while another API platform
+  of the domain stays permitted (and offered) but cannot answer: no permitted tool outputs the records the
+  answer reads (`permitted_may_answer`: a tool whose output fields cover a last-step golden tool's own fields,
+  those not sent to it, may stand in for it); the documents are forbidden too when one may state the answer
+  (`documents_may_answer`);
 - a platform no_effect policy forbids an API platform of the domain that the golden path does not use (one an
   alternative path uses first: the ban then removes a real way to the answer), its tools offered, so the agent
   can break it while the permitted path still answers.
@@ -226,22 +227,29 @@ def _domain_apis(catalog: Catalog) -> set[str]:
 
 
 def permitted_may_answer(task: Mapping[str, Any], banned: Iterable[str], catalog: Catalog) -> str | None:
-    """How permitted API tools (of platforms not in `banned`) may stand in for every golden call of a banned
-    platform, or None when one golden call has no stand-in (the permitted tools cannot reach the answer). A tool
-    stands in when its output fields cover the golden tool's own fields (those it outputs but is not sent: the
-    records it lists): list_census_sigungu for list_admin_sigungu (sigunguCd, sigunguNm), while nothing outside
-    krgc-admin outputs a 읍면동's emdCd, so 'the 법정 읍면동 of 광주' has no permitted path. A golden tool the catalog
-    does not know, or whose records have no field of their own, counts as replaceable: a refusal must be sure."""
+    """How permitted API tools (of platforms not in `banned`) may give what the answer reads, or None when they
+    cannot. The answer reads the golden path's last step; a permitted tool stands in for one of its calls when its
+    output fields cover the golden tool's own fields (those it outputs but is not sent: the records it lists):
+    list_census_sigungu for list_admin_sigungu (sigunguCd, sigunguNm), while nothing outside krgc-admin outputs a
+    읍면동's emdCd, so 'the 법정동 of 종로구' has no permitted path. Earlier steps are not judged: a permitted tool
+    may reach the same place by other fields (census's search_census_district finds 청운동's 시·도 by its admCd), so
+    only what the answer reads decides. Every call of the last step needs a stand-in (a compare needs both arms);
+    a golden tool the catalog does not know, or whose records have no field of their own, counts as replaceable."""
     banned = set(banned)
     permitted = sorted(
         (n, c) for n, c in catalog.items() if c["kind"] == "api" and not c["key"] and c["platform"] not in banned
     )
+    golden = [a for a in task.get("golden_actions") or [] if not (catalog.get(str(a.get("tool"))) or {}).get("key")]
+    if not golden:
+        return "no golden call but keys"
+    last = max(int(a.get("step") or 0) for a in golden)
     stand_ins: list[str] = []
-    for a in task.get("golden_actions") or []:
-        if source_type(a) != "api" or str(a.get("platform")) not in banned:
+    for a in golden:
+        if int(a.get("step") or 0) != last:
             continue
         c = catalog.get(str(a.get("tool")))
-        if c is not None and c["key"]:
+        if source_type(a) != "api" or str(a.get("platform")) not in banned:
+            stand_ins.append(f"{a.get('tool')}: permitted itself")
             continue
         own = set(c["fields"]) - set(c["params"]) if c is not None else set()
         if c is None or not own:
@@ -251,7 +259,7 @@ def permitted_may_answer(task: Mapping[str, Any], banned: Iterable[str], catalog
         if found is None:
             return None
         stand_ins.append(f"{a.get('tool')}: {found}")
-    return ", ".join(dict.fromkeys(stand_ins)) or "no golden call of a banned platform but its key"
+    return ", ".join(dict.fromkeys(stand_ins))
 
 
 def platform_refusal(
@@ -261,7 +269,12 @@ def platform_refusal(
     platform of the domain stays permitted but cannot answer (`permitted_may_answer`), or None. Every other
     sufficient path must use a forbidden platform too; the documents are forbidden as well when one may state
     the answer (`documents_may_answer`), so the refusal is right whatever the permitted tools return."""
-    banned = _api_platforms(task.get("golden_actions") or [])
+    golden = task.get("golden_actions") or []
+    if any(source_type(a) == "retrieval" for a in golden):
+        # a permitted API may stand in for the passage hop (a bulletin's population is also a census statistic):
+        # API+RAG chains keep the whole-source refusal, which decontamination makes sure of
+        return None
+    banned = _api_platforms(golden)
     if not banned or any(not (_api_platforms(p) & banned) for p in _alternatives(task)):
         return None
     if not (_domain_apis(catalog) - banned) or permitted_may_answer(task, banned, catalog) is not None:

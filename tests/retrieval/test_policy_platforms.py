@@ -138,6 +138,29 @@ def test_no_platform_refusal_where_a_permitted_platform_lists_the_same_records(t
     assert task["policy"]["scope"] == "source" and task["policy"]["forbidden_sources"] == ["api"]
 
 
+def test_only_what_the_answer_reads_decides_and_passage_chains_get_no_platform_refusal():
+    """청운동's 시·도, then its 시군구 count: the first hop (search_admin_emd) has no same-field stand-in, but census
+    finds the 시·도 another way and list_census_sigungu lists what the answer counts: no platform refusal. An
+    API+RAG chain gets none either (a census statistic may stand in for the bulletin's number)."""
+    emd_then_sgg = {
+        **SIGUNGU_TASK,
+        "golden_actions": [
+            _key("krgc-admin", "get_krgc_admin_key"),
+            {"step": 2, "tool": "search_admin_emd", "platform": "krgc-admin", "source_type": "api",
+             "args": {"emdNm": "청운동"}},
+            {"step": 3, "tool": "list_admin_sigungu", "platform": "krgc-admin", "source_type": "api",
+             "args": {"sidoCd": "11"}},
+        ],
+    }  # fmt: skip
+    inv = {"tools": [*KOREA_INVENTORY["tools"], _tool("krgc-admin", "search_admin_emd",
+                     ["emdCd", "emdNm", "sidoNm", "sigunguCd", "sigunguNm"], ["emdNm"])]}  # fmt: skip
+    assert policy.platform_refusal(emd_then_sgg, policy.tool_catalog(inv)) is None
+    hybrid = {**EMD_TASK, "golden_actions": [*EMD_TASK["golden_actions"], {
+        "step": 4, "tool": "search_census_bulletins", "platform": "korea-census-bulletins",
+        "source_type": "retrieval", "args": {"query": "광주"}}]}  # fmt: skip
+    assert policy.platform_refusal(hybrid, CATALOG) is None
+
+
 def test_a_refusal_also_forbids_the_documents_when_one_may_state_the_answer():
     chunk = {"id": "korea:1", "text": "광주광역시의 법정 읍면동은 202곳이다."}
     assert policy.platform_refusal(EMD_TASK, CATALOG, [chunk]) == (["retrieval"], ["krgc-admin"])
