@@ -226,10 +226,17 @@ def _domain_apis(catalog: Catalog) -> set[str]:
     return {str(c["platform"]) for c in catalog.values() if c["kind"] == "api"}
 
 
+def _covers(own: set[str], fields: Iterable[str]) -> bool:
+    """Whether a tool's output fields hold most of another tool's own fields (more than half: list_admin_sigungu
+    holds 3 of list_census_sigungu's 4, its English name aside; list_census_sigungu holds 2 of list_admin_emd's 4,
+    the 시·도 and 시군구 names every 읍면동 record repeats, but not the 읍면동's code and name)."""
+    return 2 * len(own & set(fields)) > len(own)
+
+
 def permitted_may_answer(task: Mapping[str, Any], banned: Iterable[str], catalog: Catalog) -> str | None:
     """How permitted API tools (of platforms not in `banned`) may give what the answer reads, or None when they
     cannot. The answer reads the golden path's last step; a permitted tool stands in for one of its calls when its
-    output fields cover the golden tool's own fields (those it outputs but is not sent: the records it lists):
+    output fields hold most of the golden tool's own fields (those it outputs but is not sent: `_covers`):
     list_census_sigungu for list_admin_sigungu (sigunguCd, sigunguNm), while nothing outside krgc-admin outputs a
     읍면동's emdCd, so 'the 법정동 of 종로구' has no permitted path. Earlier steps are not judged: a permitted tool
     may reach the same place by other fields (census's search_census_district finds 청운동's 시·도 by its admCd), so
@@ -255,7 +262,7 @@ def permitted_may_answer(task: Mapping[str, Any], banned: Iterable[str], catalog
         if c is None or not own:
             stand_ins.append(f"{a.get('tool')}: unknown")
             continue
-        found = next((n for n, u in permitted if own <= set(u["fields"])), None)
+        found = next((n for n, u in permitted if _covers(own, u["fields"])), None)
         if found is None:
             return None
         stand_ins.append(f"{a.get('tool')}: {found}")
@@ -293,7 +300,7 @@ def _could_answer(task: Mapping[str, Any], platform: str, catalog: Catalog) -> b
         if source_type(a) != "api" or c is None or c["key"]:
             continue
         own = set(c["fields"]) - set(c["params"])
-        if own and any(own <= set(u["fields"]) for u in tools):
+        if own and any(_covers(own, u["fields"]) for u in tools):
             return True
     return False
 

