@@ -204,7 +204,10 @@ def tool_catalog(inventory: Mapping[str, Any] | None) -> dict[str, dict[str, Any
     out: dict[str, dict[str, Any]] = {}
     for t in (inventory or {}).get("tools") or []:
         props = (t.get("input_schema") or {}).get("properties") or {}
+        g = t.get("generic_params") or {}
+        generic = {g.get("key"), g.get("page"), g.get("page_size"), *(g.get("format") or [])}
         out[str(t.get("name"))] = {
+            "semantic": set(props) - generic,  # what a call is about (keys, paging and format aside)
             "platform": str(t.get("platform")),
             "kind": "retrieval" if (t.get("source") or {}).get("kind") == "retrieval" else "api",
             "fields": set(t.get("output_fields") or {}),
@@ -241,6 +244,7 @@ def permitted_may_answer(task: Mapping[str, Any], banned: Iterable[str], catalog
     읍면동's emdCd, so 'the 법정동 of 종로구' has no permitted path. Earlier steps are not judged: a permitted tool
     may reach the same place by other fields (census's search_census_district finds 청운동's 시·도 by its admCd), so
     only what the answer reads decides. Every call of the last step needs a stand-in (a compare needs both arms);
+    and a permitted tool that takes a parameter a last-step call is sent (by name) may be asked about the same entity;
     a golden tool the catalog does not know, or whose records have no field of their own, counts as replaceable."""
     banned = set(banned)
     permitted = sorted(
@@ -250,6 +254,18 @@ def permitted_may_answer(task: Mapping[str, Any], banned: Iterable[str], catalog
     if not golden:
         return "no golden call but keys"
     last = max(int(a.get("step") or 0) for a in golden)
+    # a permitted tool sent what a last-step call is sent (a carrier, a tail number) may be asked about the same
+    # entity: flight-ops' list_flights(carrier) counts what airline-registry's get_airline(carrier) states
+    sent = {
+        p
+        for a in golden
+        if int(a.get("step") or 0) == last
+        for p in (a.get("args") or {})
+        if p in (catalog.get(str(a.get("tool"))) or {}).get("semantic", set())
+    }
+    for n, u in permitted:
+        if shared := sent & set(u.get("semantic") or ()):
+            return f"{n} takes {sorted(shared)[0]} too"
     stand_ins: list[str] = []
     for a in golden:
         if int(a.get("step") or 0) != last:

@@ -129,9 +129,9 @@ def test_a_refusal_forbids_the_platform_the_task_needs_while_a_permitted_platfor
 def test_no_platform_refusal_where_a_permitted_platform_lists_the_same_records(tmp_path):
     """list_census_sigungu outputs what list_admin_sigungu lists (sigunguCd, sigunguNm): banning krgc-admin alone
     would publish a wrong refusal, so the refusal (if any) forbids every API."""
-    assert (
-        policy.permitted_may_answer(SIGUNGU_TASK, ["krgc-admin"], CATALOG) == "list_admin_sigungu: list_census_sigungu"
-    )
+    assert policy.permitted_may_answer(SIGUNGU_TASK, ["krgc-admin"], CATALOG) is not None
+    own = CATALOG["list_admin_sigungu"]["fields"] - CATALOG["list_admin_sigungu"]["params"]
+    assert policy._covers(own, CATALOG["list_census_sigungu"]["fields"])
     assert policy.platform_refusal(SIGUNGU_TASK, CATALOG) is None
     assert policy.permitted_may_answer(EMD_TASK, ["krgc-admin"], CATALOG) is None
     [task], _ = policy.assign_policies([SIGUNGU_TASK], _cfg(tmp_path, REFUSE), inventories={"korea": KOREA_INVENTORY})
@@ -265,8 +265,30 @@ def test_a_listing_with_a_field_more_still_has_its_stand_in():
         "golden_actions": [
             _key("kostat-census", "get_kostat_census_key"),
             {"step": 2, "tool": "list_census_sigungu", "platform": "kostat-census", "source_type": "api",
-             "args": {"sidoCd": "11"}},
+             "args": {}},
         ],
     }  # fmt: skip
     assert str(policy.permitted_may_answer(census_sgg, ["kostat-census"], CATALOG)).startswith("list_census_sigungu: ")
     assert policy.platform_refusal(census_sgg, CATALOG) is None
+
+
+def test_a_permitted_tool_sent_the_same_argument_may_answer():
+    """Banning airline-registry for 'how many flights did UA fly in 2013' (get_airline(carrier)) leaves flight-ops'
+    list_flights(carrier), which counts them: no platform refusal."""
+    inv = {
+        "tools": [
+            _tool("airline-registry", "get_airline", ["carrier", "name", "flights_2013"], ["carrier"]),
+            _tool(
+                "flight-ops", "list_flights", ["flight_id", "dep_time", "arr_time", "carrier"], ["carrier", "origin"]
+            ),
+        ]
+    }
+    task = {
+        "id": "sha256:ua", "domain": "aviation", "language": "en", "query": "How many flights did UA fly in 2013?",
+        "answer": {"type": "number", "value": 58665},
+        "golden_actions": [{"step": 1, "tool": "get_airline", "platform": "airline-registry", "source_type": "api",
+                            "args": {"carrier": "UA"}}],
+    }  # fmt: skip
+    catalog = policy.tool_catalog(inv)
+    assert policy.permitted_may_answer(task, ["airline-registry"], catalog) == "list_flights takes carrier too"
+    assert policy.platform_refusal(task, catalog) is None
