@@ -213,6 +213,7 @@ def tool_catalog(inventory: Mapping[str, Any] | None) -> dict[str, dict[str, Any
             "fields": set(t.get("output_fields") or {}),
             "params": set(props),
             "key": bool(t.get("key_acquisition")),
+            "state": bool(t.get("state_changing")) or "state_hash" in (t.get("output_fields") or {}),
         }
     return out
 
@@ -342,9 +343,9 @@ def platform_no_effect(task: Mapping[str, Any], catalog: Catalog) -> tuple[list[
 
 
 def offer(task: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
-    """The task offering every tool of its domain (key tools aside): a platform-scoped policy is one the agent can
+    """The task offering every read tool of its domain (key and state-changing tools aside): a platform-scoped policy is one the agent can
     break (the forbidden platform's tools are offered) and that leaves a permitted tool to try."""
-    tools = {n for n, c in catalog.items() if not c["key"]}
+    tools = {n for n, c in catalog.items() if not c["key"] and not c.get("state")}  # no write tool on a read task
     plats = {str(catalog[n]["platform"]) for n in tools}
     return {
         **task,

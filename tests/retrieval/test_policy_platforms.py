@@ -30,6 +30,7 @@ KOREA_INVENTORY = {
               ["serviceKey", "sidoCd"]),
         _tool("krgc-admin", "list_admin_emd", ["emdCd", "emdNm", "sidoNm", "sigunguCd", "sigunguNm"],
               ["serviceKey", "sigunguCd"]),
+        {**_tool("krgc-admin", "rename_admin_emd", ["emdCd"], ["emdCd"]), "state_changing": True},
         _tool("korea-census-bulletins", "search_census_bulletins", ["id", "text", "title"], ["query", "k"],
               kind="retrieval"),
     ]
@@ -121,6 +122,7 @@ def test_a_refusal_forbids_the_platform_the_task_needs_while_a_permitted_platfor
         and "다른 도구는 사용해도 됩니다" in pol["text"]
     )
     assert "list_census_sigungu" not in pol["text"]
+    assert "rename_admin_emd" not in task["available_tools"]  # a write tool is never offered to a read task
     assert task["golden_actions"] == [] and task["answer"]["value"] == pol["expected_answer"]
     assert policy.forbidden_calls(task) == [] and len(pol["unrestricted"]["golden_actions"]) == 7
     assert stats["by_scope"] == {"platform": 1}
