@@ -42,7 +42,9 @@ def dataset_splits(
     missing = sorted(set(cfg.domain_names) - set(judged_queries))
     if missing:
         context.log.warning(f"judged_queries is not materialized for {missing}; those domains are not in the splits")
-    judged, policies = policy.with_policies(judged_queries, cfg, retrieval_corpus)  # tool-use policies (issue 17)
+    judged, policies = policy.with_policies(
+        judged_queries, cfg, retrieval_corpus, tool_inventory
+    )  # tool-use policies (issue 17)
     value, meta = build.build_dataset_splits(
         judged,
         tool_inventory,

@@ -38,7 +38,9 @@ def main() -> None:
     ]
     problems: Counter[str] = Counter()
     examples: dict[str, list[str]] = {}
-    counts: dict[str, Counter[str]] = {k: Counter() for k in ("domain", "category", "language", "hop", "policy")}
+    counts: dict[str, Counter[str]] = {
+        k: Counter() for k in ("domain", "category", "language", "hop", "policy", "policy_scope")
+    }
     combo: Counter[str] = Counter()
     answers: Counter[str] = Counter()
     for t in tasks:
@@ -70,9 +72,19 @@ def main() -> None:
                 problems["key_tool_not_offered"] += 1
                 break
         forbidden = set(pol.get("forbidden_sources") or [])
-        if cat == "changes_answer" and any((g.get("source_type") or "api") in forbidden for g in golden):
+        banned = set(pol.get("forbidden_platforms") or [])  # a platform-scoped policy (any category)
+        paths = [golden] + [p.get("actions") or [] for p in t.get("alternative_paths") or []]
+        if any(
+            (g.get("source_type") or "api") in forbidden
+            and cat == "changes_answer"
+            or ((g.get("source_type") or "api") == "api" and g.get("platform") in banned)
+            for p in paths
+            for g in p
+        ):
             problems["forbidden_golden_call"] += 1
             examples.setdefault("forbidden_golden_call", []).append(t["id"][:15])
+        if pol:
+            counts["policy_scope"][f"{t.get('language')}:{cat}:{pol.get('scope') or 'source'}"] += 1
         if hop != "API":
             answers[f"{t['domain']}:{t['answer']['value']}"] += 1
     rep = {

@@ -242,6 +242,13 @@ class RetrievalConfig(_Frozen):
         "tasks carry a policy. A task the drawn category cannot apply to gets none.",
     )
     policy_seed: int = Field(default=0, description="Seed of the per-task policy draw (a hash of seed and task id).")
+    policy_min_per_language: dict[str, int] = Field(
+        default_factory=dict,
+        description="Least number of tasks per language of each policy category ({changes_answer: 2, no_effect: "
+        "2}): after the draw, tasks that drew none (or could not take the drawn category) are given the category, in "
+        "the order of a second hash of their ids, until each language has that many (fewer when too few tasks can "
+        "take it). Empty: the draw alone.",
+    )
     # --- ragphrase (issue 17): how many API+RAG chains (factory/synthesis/multisource.py)
     multisource_per_hop: int | None = Field(
         default=None,
@@ -256,6 +263,16 @@ class RetrievalConfig(_Frozen):
         "(the district topping every census year: 송파구 answered four questions, and readers notice repeats); "
         "more are rejected `repeated_answer`. Unset: no cap.",
     )
+
+    @field_validator("policy_min_per_language")
+    @classmethod
+    def _policy_minimum(cls, v: dict[str, int]) -> dict[str, int]:
+        bad = sorted(set(v) - {"changes_answer", "no_effect"})
+        if bad or any(n < 0 for n in v.values()):
+            raise ValueError(
+                f"retrieval.policy_min_per_language takes changes_answer / no_effect → a count ≥ 0, got {v}"
+            )
+        return v
 
     @field_validator("policy_shares")
     @classmethod

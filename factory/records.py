@@ -192,8 +192,9 @@ class Task(_Row):
     )
     policy: dict[str, Any] | None = Field(
         default=None,
-        description="Tool-use policy (factory.retrieval.policy): category changes_answer | no_effect | none, text, "
-        "forbidden_sources, expected_answer (the unanswerable sentence when the policy changes the answer).",
+        description="Tool-use policy (factory.retrieval.policy): category changes_answer | no_effect | none, scope "
+        "(source | platform), text, forbidden_sources, forbidden_platforms (API platforms forbidden one by one), "
+        "expected_answer (the unanswerable sentence when the policy changes the answer).",
     )
     lineage: Lineage
 

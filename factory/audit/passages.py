@@ -312,8 +312,14 @@ def check_policy(task: Mapping[str, Any], index: PassageIndex | None = None) -> 
     unknown = [s for s in forbidden if s not in SOURCE_TYPES]
     if unknown:
         return "wrong", f"policy forbids unknown source type(s) {unknown}"
+    platforms = [str(p) for p in pol.get("forbidden_platforms") or []]  # API platforms forbidden one by one
     paths = [task.get("golden_actions") or []] + [p.get("actions") or [] for p in task.get("alternative_paths") or []]
-    used = [{str(a.get("source_type") or "api") for a in p} for p in paths]
+    used = [
+        {str(a.get("source_type") or "api") for a in p}
+        | {f"api:{a.get('platform')}" for a in p if str(a.get("source_type") or "api") == "api"}
+        for p in paths
+    ]
+    forbidden = forbidden + [f"api:{p}" for p in platforms]
     if cat == "changes_answer":
         if not forbidden:
             return "wrong", "a changes_answer policy that forbids no source"
@@ -323,10 +329,10 @@ def check_policy(task: Mapping[str, Any], index: PassageIndex | None = None) -> 
         lang = str(task.get("language") or "en")
         if norm_name(UNANSWERABLE.get(lang, UNANSWERABLE["en"])) not in expected:
             return "wrong", f"expected answer {pol.get('expected_answer')!r} does not say no permitted tool can answer"
-        if forbidden == ["api"]:
+        if "retrieval" not in forbidden:  # the documents stay permitted: none may state the answer
             found = documents_answer(task, index)
             if found:
-                return "wrong", f"the APIs are forbidden but a served passage answers: {found}"
+                return "wrong", f"the documents are permitted and a served passage answers: {found}"
     elif cat == "no_effect" and any(s in used[0] for s in forbidden):
         return "wrong", f"a no_effect policy forbids {forbidden}, which the golden path uses"
     return None

@@ -518,10 +518,17 @@ def _policy_calls(task: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
     if not isinstance(pol, Mapping):
         return dict(task), None
     forbidden = set(pol.get("forbidden_sources") or [])
+    platforms = set(pol.get("forbidden_platforms") or [])  # a platform-scoped policy: those API platforms only
     paths = [task.get("golden_actions") or []] + [p.get("actions") or [] for p in task.get("alternative_paths") or []]
-    bad = [f"{a.get('tool')}" for p in paths for a in p if str(a.get("source_type") or "api") in forbidden]
+
+    def banned(a: Mapping[str, Any]) -> bool:
+        st = str(a.get("source_type") or "api")
+        return st in forbidden or (st == "api" and str(a.get("platform")) in platforms)
+
+    bad = [f"{a.get('tool')}" for p in paths for a in p if banned(a)]
     problem = None
-    if bad and pol.get("category") == "changes_answer":
+    if bad and pol.get("category") in ("changes_answer", "no_effect"):
+        # a refusal publishes no forbidden call; a no_effect task's published paths are the permitted ones
         problem = f"golden call(s) {', '.join(sorted(set(bad)))} use a source the policy forbids"
     kept = pol.get("unrestricted")
     if not isinstance(kept, Mapping):

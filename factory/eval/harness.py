@@ -413,6 +413,13 @@ def _source_of(ctx: "_Context", tools: TaskTools) -> Callable[[str], str | None]
     return kinds.get
 
 
+def _platform_of(tools: TaskTools) -> Callable[[str], str | None]:
+    """Tool name (as offered, key tools included) → its platform (a platform-scoped policy's stage 3)."""
+    platforms = {t.name: t.spec.platform for t in tools.offered if t.spec is not None}
+    platforms.update({s.name: s.platform for s in tools.key_specs})
+    return platforms.get
+
+
 def _context_entries(system_state: Mapping[str, Any]) -> dict[str, Any]:
     """Static system-state entries shown in the system prompt (PredefinedSystemState, App. B.1)."""
     return {k: v for k, v in system_state.items() if k != "api_key" and isinstance(v, str | int | float | bool)}
@@ -512,6 +519,7 @@ async def run_episode(ctx: _Context, task: Task, run: int) -> tuple[dict[str, An
             answer=episode["final_answer"],
             response=response,
             source_of=_source_of(ctx, tools),
+            platform_of=_platform_of(tools),
         )
     row = {
         "task_id": task.id,

@@ -16,7 +16,8 @@ A waterfall: each stage gates the next and a failure is attributed to the earlie
    responses); (ii) correctness: the RESPONSE score of `factory.eval.scoring`, or, for a task whose policy
    changes the answer, that the reply says no permitted tool can answer and does not state the answer the
    forbidden source would give.
-3. ``policy`` — `factory.retrieval.policy.adherence`: no call of a forbidden source type, independent of
+3. ``policy`` — `factory.retrieval.policy.adherence`: no call of a forbidden source type (or of a forbidden API
+   platform, a platform-scoped policy), independent of
    the answer (a right answer through a forbidden source fails here).
 
 Scores: a task passes when all three stages pass; the weighted score gives multi-source tasks
@@ -208,6 +209,7 @@ def score(
     response: Mapping[str, Any] | None,
     source_of: Callable[[str], str | None],
     partial: float = 0.8,
+    platform_of: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
     """All three stages of one episode, the waterfall and the task's weight.
 
@@ -216,7 +218,7 @@ def score(
     ran = [c for c in predicted if c.get("status", "executed") == "executed"]
     s1 = tool_responses(gt_paths if expected_answer(task) is None else [], ran, partial=partial)
     s2 = final_response(task, answer, ran, response, s1["passed"])
-    s3 = adherence(task.get("policy"), predicted, source_of)
+    s3 = adherence(task.get("policy"), predicted, source_of, platform_of)
     stages = {"tool_responses": s1, "final_response": s2, "policy": s3}
     alive, first, waterfall = True, None, {}
     for st in STAGES:

@@ -482,7 +482,8 @@ def render_task_lineage(r: Mapping[str, Any]) -> list[str]:
     """Text lines of `task_lineage` for `factory lineage`."""
     pol = r.get("policy") or {}
     lines = [f"retrieval   hop type {r['hop_type']}   policy {pol.get('category') or 'none'}"
-             + (f" (forbids {', '.join(pol.get('forbidden_sources') or [])})" if pol.get("forbidden_sources") else "")]  # fmt: skip
+             + (f" (forbids {', '.join([*(pol.get('forbidden_sources') or []), *(pol.get('forbidden_platforms') or [])])})"
+                if pol.get("forbidden_sources") or pol.get("forbidden_platforms") else "")]  # fmt: skip
     if pol.get("text"):
         lines.append(f"  policy text  {pol['text']}")
     ix = r.get("index")

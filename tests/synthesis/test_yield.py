@@ -146,6 +146,21 @@ def test_a_count_capped_even_at_the_largest_limit_is_rejected(maximum, n, count_
     assert e.value.reason == "capped_count" and "limit" in e.value.detail
 
 
+def test_a_documented_default_the_question_states_is_sent_by_the_golden_call():
+    """Blind read s11 (conversations #20): 'within 100 km' was asked, but the golden airports_near call left the
+    radius to the tool's default. The default that shapes the result is sent (the cap `limit` is not: no one states
+    it)."""
+    spec = _near()
+    props = {**spec.input_schema["properties"], "radius_km": {"type": "number", "default": 100.0}}
+    spec = spec.model_copy(update={"input_schema": {**spec.input_schema, "properties": props}})
+    ex = _Near(7)
+    f = asyncio.run(execute.fetch(ex, spec, "aviation/geo-mcp/airports_near", {"iata": "EWR"}, 500))
+    assert ex.sent == [{"iata": "EWR", "radius_km": 100.0}] and f.args["radius_km"] == 100.0
+    ex = _Near(7)  # a radius the call sends is kept
+    asyncio.run(execute.fetch(ex, spec, "aviation/geo-mcp/airports_near", {"iata": "EWR", "radius_km": 50}, 500))
+    assert ex.sent[0]["radius_km"] == 50
+
+
 def test_count_only_does_not_trust_a_full_capped_page():
     assert asyncio.run(execute.count_only(_Near(23), _near(), {"iata": "JFK"}, 500)) is None
     assert asyncio.run(execute.count_only(_Near(23, True), _near(), {"iata": "JFK"}, 500)) is None
