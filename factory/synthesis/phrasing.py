@@ -226,13 +226,26 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
 _ORG_NAME = re.compile(r"\b(?:Inc|Corp|Corporation|Co|Ltd|LLC|GmbH|Airlines|Airways|Air Lines)\b\.?$")
 
 
+# a country or place name that takes 'the' in English ('from the Czech Republic', not 'from Czech Republic')
+_THE_NAME = re.compile(
+    r"\b(?:Republic|Kingdom|States|Emirates|Islands|Federation|Union|Netherlands|Philippines|Bahamas|Gambia|Maldives)\b"
+)
+
+
+def the_name(name: str) -> str:
+    """`name` with the article English gives it: 'the Czech Republic', 'the Netherlands', but 'Germany'."""
+    if not name or name.lower().startswith("the ") or not _THE_NAME.search(name):
+        return name
+    return f"the {name}"
+
+
 def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -> str:
     slot = frame["params"].get(p) or {}
     role = slot.get("role") or ""
     val = _display_value(frame, v, lang)
     cite = _cite(slot, lang)
-    if cite:
-        return cite.format(v=val, noun=ent_noun)
+    if cite:  # '{the_v}': a place name with the article it takes ('the Czech Republic', 'Germany')
+        return cite.format(v=val, noun=ent_noun, the_v=the_name(val) if lang != "ko" else val)
     if lang == "ko":
         if _HANGUL.search(val):
             return val
@@ -630,7 +643,9 @@ _REGIONS_KO = ("시도", "시군구", "법정 읍면동", "읍면동", "리", "�
 _PLACE_KINDS_KO = "동읍면리구시군도"  # the last syllable of a Korean place name says what kind of place it is
 
 
-def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: str | None = None) -> Ref:
+def _hop(
+    up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: str | None = None, seen_one: bool = False
+) -> Ref:
     """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
     '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'. `form`: the field's
     reviewed wording for one record ('the album with {up}': 'the album with the track …', not 'the album of the
@@ -652,6 +667,9 @@ def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: 
         return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text,
                    meta={**hop, "hop_form": form or ""})  # fmt: skip
     on = re.match(rf"^the {re.escape(up.plural)} on (?![\d'])(.+)$", up.text) if up.plural else None
+    if seen_one and on:  # every record on it references one record: 'the album on the playlist X' (blind read s11:
+        text = f"the {noun} on {on.group(1)}"  # 'the albums on the playlist' for one album)
+        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
     text = f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {up.text}"
     return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
 
@@ -750,11 +768,11 @@ def _circular(up: Ref, fname: str, up_frame: Mapping[str, Any], entity: str) -> 
 def link(
     up: Ref, up_frame: Mapping[str, Any], from_fields: Sequence[str], spec: ToolSpec, frame: Mapping[str, Any],
     to_params: Sequence[str], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
-    unique: bool = False, agreed: Mapping[str, Any] | None = None,
+    unique: bool = False, agreed: Mapping[str, Any] | None = None, seen_one: bool = False,
 ) -> Ref:  # fmt: skip
     """The records of `spec` called with the `from_fields` of `up` as `to_params` (`unique`: every such call
     returned at most one record; `agreed`: the arguments every call of `spec` was sent alike, for a wording by a
-    value; `sent` when not given)."""
+    value; `sent` when not given; `seen_one`: `spec` was called once, so the records `up` references are one)."""
     sing, pl = _noun(frame, lang, sent)
     counter = pl if lang == "ko" else "개"
     if lang == "ko":
@@ -778,7 +796,7 @@ def link(
             if up.meta.get("named_under") == e:  # '광주광역시 동구가 속한 시도' is 광주광역시, named already
                 raise Unphraseable(f"the {e} of {up.text!r} is named in it", "circular")
             form = ((((up_frame.get("fields") or {}).get(from_fields[0]) or {}).get("hop")) or {}).get(lang)
-            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person")), form), e
+            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person")), form, seen_one), e
             moved.meta["person"] = fr.is_person(e)  # 'Take the artist of …. How many albums do they have?'
         key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
         if key and target == up_ent and kinds[0] == "reference":  # a listing around it: 'the airports near …'
@@ -994,8 +1012,13 @@ def chain_refs(
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
                  if a.get("tool_id") == tids[k + 1]]  # fmt: skip
         unique = bool(calls) and all(a.get("records", 0) <= 1 for a in calls)
+        # the junction passed one value (one call of the next tool): what the records reference is one record
+        gold = {
+            repr(sorted((a.get("args") or {}).items())) for a in t["golden_actions"] if a.get("tool_id") == tids[k + 1]
+        }
+        seen_one = len(gold) == 1 and int(j.get("width") or 0) <= 1 and not t.get("counterfactual_actions")
         ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1], specs=specs), _sent(t, tids[k + 1]), lang,
-                   unique, _agreed(t, tids[k + 1]))  # fmt: skip
+                   unique, _agreed(t, tids[k + 1]), seen_one)  # fmt: skip
     return ref
 
 
@@ -1113,6 +1136,12 @@ def chain_realization(
             raise Unphraseable(
                 f"{d['field']} is the same on nearly every record: the pick makes no difference", "redundant"
             )
+        value = (t.get("answer") or {}).get("value")
+        if not ref.one and value is not None and not isinstance(value, list | dict):
+            # 'each of the albums of the artist of the album containing 'X'' answered by one value: the records were
+            # one (the artist's only album, the one named already), so 'each of' presupposes what the data deny
+            # (blind read s11 r2en #24)
+            raise Unphraseable(f"a value of each of {ref.text!r} is one value: {value!r}", "degenerate")
         parts = _value_parts(ref, last, d["field"], lang, _record(t, tids[-1]))
     else:
         total = bool(junctions) and junctions[-1]["width"] > 1
