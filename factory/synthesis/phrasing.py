@@ -623,6 +623,10 @@ def _select(ref: Ref, node: Mapping[str, Any], frame: Mapping[str, Any], lang: s
             text = f"the {ref.sing}{rest} {'that has' if ' with ' in rest or ' whose ' in rest else 'with'} {pick}"
         return replace(ref, text=text, one=True, owner=None, bare=re.sub(r"^the ", "", text), steps=ref.steps + 1,
                        lead=plural_ref)  # fmt: skip
+    if lang != "ko" and op_text.startswith("{ref} dated "):
+        # the date said of the records, not of their owner: 'the customer Bjørn Hansen's invoices dated on or after
+        # …' (not 'the invoices of the customer Bjørn Hansen dated on or after …': blind read s11, whose date?)
+        plural_ref = _possessive_of(plural_ref, ref.plural)
     if lang != "ko" and op_text.startswith("{ref} ") and re.search(r"\b(whose|dated|among)\b", plural_ref):
         # a second condition after a nested one reads as the nested one's: the kept records come first
         op_text = "the {plural} " + op_text[len("{ref} ") :] + " among {ref}"
@@ -632,6 +636,16 @@ def _select(ref: Ref, node: Mapping[str, Any], frame: Mapping[str, Any], lang: s
     )  # fmt: skip
     return replace(ref, text=text, one=op not in _MULTI, owner=None, bare=re.sub(r"^the ", "", text),
                    steps=ref.steps + 1, lead=plural_ref)  # fmt: skip
+
+
+def _possessive_of(text: str, plural_noun: str) -> str:
+    """'the invoices of the customer Bjørn Hansen' → "the customer Bjørn Hansen's invoices" where the owner is one
+    named record (no nested relation in it); `text` otherwise."""
+    m = re.match(rf"^the {re.escape(plural_noun)} of (.+)$", text) if plural_noun else None
+    if not m or re.search(r"\b(of|whose|dated|among|with|within|as|on|from|in)\b|'", m.group(1)):
+        return text
+    owner = m.group(1)
+    return f"{owner}{chr(39) if owner.endswith('s') else chr(39) + 's'} {plural_noun}"
 
 
 def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str]:
@@ -670,7 +684,11 @@ def _hop(
     if seen_one and on:  # every record on it references one record: 'the album on the playlist X' (blind read s11:
         text = f"the {noun} on {on.group(1)}"  # 'the albums on the playlist' for one album)
         return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
-    text = f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {up.text}"
+    # one 'of' less where the records belong to one named record: 'the origin airports of ExpressJet Airlines Inc.'s
+    # routes' (not 'the origin airports of the routes of ExpressJet Airlines Inc.': blind read s11, 'of … of … of')
+    text = (
+        f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {_possessive_of(up.text, up.plural)}"
+    )
     return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
 
 
@@ -844,6 +862,10 @@ def link(
     same_tpl = _by_value(same_entry, agreed if agreed is not None else sent, lang) or same_entry.get(lang)
     if same and same_tpl:  # of a compared record: 'the airports in the same state or province'
         text = str(same_tpl).replace(" as {up}", "") if up.pronoun else str(same_tpl)
+        if not up.pronoun and not up.one and agreed is not None and any(p not in agreed for p in to_params):
+            # the records lie in several places (the calls were sent several): 'in the states of the origin airports
+            # of …', not 'in the same state as …', which says there is one (blind read s11 r2en #1: NY and NJ)
+            text = _several_places(text)
         text = text.format(plural=pl, sing=sing, filt=filt, up=up.text)
         one = up.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
@@ -886,6 +908,20 @@ def link(
 
 
 # --------------------------------------------------------------------------- whole trajectories
+
+
+_SAME_PLACE = re.compile(r"\bin the same ([a-z]+(?: [a-z]+)*?) as \{up\}")
+
+
+def _several_places(tpl: str) -> str:
+    """A reviewed 'in the same <place> as {up}' for records in several places: 'in the <places> of {up}' ('in the
+    same province or metropolitan city as {up}' → 'in the provinces or metropolitan cities of {up}')."""
+
+    def many(m: re.Match[str]) -> str:
+        kinds = [" ".join([*k.split()[:-1], plural(k.split()[-1])]) for k in m.group(1).split(" or ")]
+        return f"in the {' or '.join(kinds)} of {{up}}"
+
+    return _SAME_PLACE.sub(many, tpl)
 
 
 def _ends(j: Mapping[str, Any]) -> tuple[list[str], list[str]]:

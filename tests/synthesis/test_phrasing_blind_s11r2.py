@@ -92,3 +92,44 @@ def test_one_more_is_said_in_the_singular():
     assert text.startswith("There is 1 more airport with an IATA code within 100 km of ISW"), text
     text = answer_text({"type": "number", "value": 2, "counts": [9, 7]}, "en", frame)
     assert text.startswith("There are 2 more airports"), text
+
+
+def _b6_states(specs, states):
+    j = [{"from": "list_routes.origin", "to": "get_airport_by_iata.iata", "type": "FAN", "n": 3, "width": 3,
+          "process": None},
+         {"from": "get_airport_by_iata.country+subdivision", "to": "list_airports_by_country.country+subdivision",
+          "type": "FAN", "n": 3, "width": len(states), "process": None}]  # fmt: skip
+    acts = [
+        {**_action(specs, "list_routes", {"carrier": "B6"}, 1), "records": 55},
+        *[_action(specs, "get_airport_by_iata", {"iata": c}, 2) for c in ("JFK", "LGA", "EWR")],
+        *[_action(specs, "list_airports_by_country", {"country": "US", "subdivision": s}, 3) for s in states],
+    ]
+    return _traj(
+        specs, "chain", ["list_routes", "get_airport_by_iata", "list_airports_by_country"], j,
+        [("list_routes", "carrier", "B6")], acts, {"ask": "count", "tool_id": _tid(specs, "list_airports_by_country")},
+        {"type": "number", "value": 405, "fields": []},
+    )  # fmt: skip
+
+
+def test_records_in_several_places_are_not_said_to_share_one(specs):
+    # r2en #1 (Nat 3): 'airports … in the same state as the origin airports of the routes flown by B6' (NY and NJ)
+    q = _query(_b6_states(specs, ["New York", "New Jersey"]), specs, "en")
+    assert "same state" not in q and "in the states of the origin airports" in q, q
+    one = _query(_b6_states(specs, ["New York"]), specs, "en")
+    assert "in the same state as the origin airports" in one, one
+    assert phrasing._several_places("the {plural}{filt} in the same province or metropolitan city as {up}") == (
+        "the {plural}{filt} in the provinces or metropolitan cities of {up}"
+    )
+
+
+def test_a_date_cut_off_is_said_of_the_records_it_dates():
+    # s11 (Nat 3): 'line items on the invoices of the customer Bjørn Hansen dated on or after 2007-04-07'
+    assert phrasing._possessive_of("the invoices of the customer Bjørn Hansen", "invoices") == (
+        "the customer Bjørn Hansen's invoices"
+    )
+    assert phrasing._possessive_of("the invoices of the customer Luís Gonçalves", "invoices") == (
+        "the customer Luís Gonçalves' invoices"
+    )
+    # a nested owner stays as it is
+    nested = "the invoices of the customers from the same country as X"
+    assert phrasing._possessive_of(nested, "invoices") == nested
