@@ -133,3 +133,23 @@ def test_a_date_cut_off_is_said_of_the_records_it_dates():
     # a nested owner stays as it is
     nested = "the invoices of the customers from the same country as X"
     assert phrasing._possessive_of(nested, "invoices") == nested
+
+
+def test_a_distance_record_is_the_trip_between_two_airports(specs):
+    # s12 demo (Nat 1): 'What are the great-circle distances of the distances with IATA code of the destination airport
+    # GMP of the airports with an IATA code within 100 km of KUV?'
+    j = [{"from": "airports_near.iata", "to": "great_circle_distance.origin_iata", "type": "FAN", "n": 2, "width": 2,
+          "process": None}]  # fmt: skip
+    acts = [
+        {**_action(specs, "airports_near", {"iata": "KUV"}, 1), "records": 2},
+        *[_action(specs, "great_circle_distance", {"origin_iata": c, "dest_iata": "GMP"}, 2) for c in ("GMP", "CJU")],
+    ]
+    t = _traj(
+        specs, "chain", ["airports_near", "great_circle_distance"], j, [("airports_near", "iata", "KUV")], acts,
+        {"ask": "value", "field": "km", "tool_id": _tid(specs, "great_circle_distance")},
+        {"type": "judge", "value": [168.0, 61.4], "fields": ["km"]},
+    )  # fmt: skip
+    t["seeds"].append({"tool_id": _tid(specs, "great_circle_distance"), "param": "dest_iata", "value": "GMP"})
+    q = _query(t, specs, "en")
+    assert "the trips from the airports with an IATA code within 100 km of KUV to airport GMP" in q, q
+    assert "distances of the distances" not in q and "with IATA code of" not in q, q
