@@ -153,3 +153,19 @@ def test_a_distance_record_is_the_trip_between_two_airports(specs):
     q = _query(t, specs, "en")
     assert "the trips from the airports with an IATA code within 100 km of KUV to airport GMP" in q, q
     assert "distances of the distances" not in q and "with IATA code of" not in q, q
+
+
+def test_a_second_value_of_the_same_record_is_asked_as_a_clause(specs):
+    # s12 demo: 'Could you tell me how many airports … within 100 km of SSN and its longitude?' (read as one more thing
+    # within 100 km); the indirect forms ask 'what its … is'
+    sem = _traj(
+        specs, "SEM", None, [], [("list_customer_invoices", "customer_id", 36)],
+        [_action(specs, "list_customer_invoices", {"customer_id": 36}), _action(specs, "get_customer", {"customer_id": 36})],
+        {"parts": [{"ask": "count", "tool_id": _tid(specs, "list_customer_invoices")},
+                   {"ask": "value", "field": "city", "tool_id": _tid(specs, "get_customer")}],
+         "shared": {"param": "customer_id", "value": 36}},
+        {"type": "judge", "value": [7, "Montréal"], "fields": ["total_count", "city"]},
+    )  # fmt: skip
+    forms = [_query(sem, specs, "en", v) for v in range(4)]
+    assert "Could you tell me how many invoices customer 36 has and what their city is?" in forms, forms
+    assert not any(q.endswith(("and their city?", "and also their city.")) for q in forms), forms
