@@ -225,6 +225,12 @@ def compute(
     return go(spec)
 
 
+def _is_number(v: Any) -> bool:
+    if isinstance(v, str):
+        return bool(re.fullmatch(r"\d+(?:\.\d+)?", v))
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
 def _fmt(v: Any) -> str:
     if isinstance(v, float):
         return str(int(v)) if v.is_integer() else f"{v:g}"
@@ -333,7 +339,8 @@ def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mappi
     there = c.get("mode") == "there"
     if pattern == "DIFF":
         if there:
-            return f"There are {_fmt(d)} more {what} {full[0]} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
+            be = "is" if d == 1 else "are"  # 'There is 1 more airport …' (blind read s11 r2en #13: 'There are 1 more')
+            return f"There {be} {_fmt(d)} more {what} {full[0]} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
         return f"{front}{full[0] if front else _cap(full[0])} {verb} {_fmt(d)} more {what} than {subj[1]}: {_fmt(hi)} against {_fmt(lo)}."
     more = str(frame.get("qualifier") or "more") == "more"
     w, cw, cl = (0, hi, lo) if more else (1, lo, hi)
@@ -418,9 +425,18 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         owner = str((short.get("then") or {}).get("owner") or "")
         qual_en = str(frame.get("qualifier") or "")
         if said and holds and not ko and qual_en and owner.startswith("those ") and said.startswith(owner + " "):
-            # the condition that held said, then what its records have: 'Yes: there are at least 4 customers from
-            # Brazil, and they have 35 invoices.' (not 'Yes: those customers have 35 invoices.')
-            return f"Yes: {qual_en}, and they {said[len(owner) + 1 :]}."
+            # the condition that held said, then what its records have: 'There are at least 4 customers from Brazil,
+            # and they have 35 invoices.', 'The artist Audioslave has at least 2 albums, and those albums have 40
+            # tracks.' (not 'Yes: those customers have 35 invoices.'); no 'Yes:' — the question may be an 'if …,
+            # how many …?' or a '…, assuming …' (prompts/query_writer/rules.en.j2, IF)
+            who = "they" if qual_en.startswith("there ") else owner
+            return f"{_cap(qual_en)}, and {who} {said[len(owner) + 1 :]}."
+        thr = str((short.get("else") or {}).get("threshold") or "")
+        if said and not holds and not ko and _is_number(v) and _is_number(thr) and 0 < float(v) < float(thr):
+            # the count below the threshold, said as such: the question asks only the branch that held ('Are there
+            # at least 5 customers from Norway? If so, …' → 'There is only 1 customer from Norway, fewer than 5.')
+            said = re.sub(rf"\b(is|are|has|have) {re.escape(_fmt(v))} ", rf"\1 only {_fmt(v)} ", said, count=1)
+            return f"{_cap(said)}, fewer than {_fmt(thr)}."
         if said:  # a yes/no, then the value with what it counts: 'Yes: there are 37 tracks.'
             return f"{'네' if holds else '아니요'}, {said}." if ko else f"{'Yes' if holds else 'No'}: {said}."
         if not holds and frame.get("otherwise_counter"):

@@ -226,13 +226,26 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
 _ORG_NAME = re.compile(r"\b(?:Inc|Corp|Corporation|Co|Ltd|LLC|GmbH|Airlines|Airways|Air Lines)\b\.?$")
 
 
+# a country or place name that takes 'the' in English ('from the Czech Republic', not 'from Czech Republic')
+_THE_NAME = re.compile(
+    r"\b(?:Republic|Kingdom|States|Emirates|Islands|Federation|Union|Netherlands|Philippines|Bahamas|Gambia|Maldives)\b"
+)
+
+
+def the_name(name: str) -> str:
+    """`name` with the article English gives it: 'the Czech Republic', 'the Netherlands', but 'Germany'."""
+    if not name or name.lower().startswith("the ") or not _THE_NAME.search(name):
+        return name
+    return f"the {name}"
+
+
 def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -> str:
     slot = frame["params"].get(p) or {}
     role = slot.get("role") or ""
     val = _display_value(frame, v, lang)
     cite = _cite(slot, lang)
-    if cite:
-        return cite.format(v=val, noun=ent_noun)
+    if cite:  # '{the_v}': a place name with the article it takes ('the Czech Republic', 'Germany')
+        return cite.format(v=val, noun=ent_noun, the_v=the_name(val) if lang != "ko" else val)
     if lang == "ko":
         if _HANGUL.search(val):
             return val
@@ -610,6 +623,10 @@ def _select(ref: Ref, node: Mapping[str, Any], frame: Mapping[str, Any], lang: s
             text = f"the {ref.sing}{rest} {'that has' if ' with ' in rest or ' whose ' in rest else 'with'} {pick}"
         return replace(ref, text=text, one=True, owner=None, bare=re.sub(r"^the ", "", text), steps=ref.steps + 1,
                        lead=plural_ref)  # fmt: skip
+    if lang != "ko" and op_text.startswith("{ref} dated "):
+        # the date said of the records, not of their owner: 'the customer Bjørn Hansen's invoices dated on or after
+        # …' (not 'the invoices of the customer Bjørn Hansen dated on or after …': blind read s11, whose date?)
+        plural_ref = _possessive_of(plural_ref, ref.plural)
     if lang != "ko" and op_text.startswith("{ref} ") and re.search(r"\b(whose|dated|among)\b", plural_ref):
         # a second condition after a nested one reads as the nested one's: the kept records come first
         op_text = "the {plural} " + op_text[len("{ref} ") :] + " among {ref}"
@@ -621,6 +638,16 @@ def _select(ref: Ref, node: Mapping[str, Any], frame: Mapping[str, Any], lang: s
                    steps=ref.steps + 1, lead=plural_ref)  # fmt: skip
 
 
+def _possessive_of(text: str, plural_noun: str) -> str:
+    """'the invoices of the customer Bjørn Hansen' → "the customer Bjørn Hansen's invoices" where the owner is one
+    named record (no nested relation in it); `text` otherwise."""
+    m = re.match(rf"^the {re.escape(plural_noun)} of (.+)$", text) if plural_noun else None
+    if not m or re.search(r"\b(of|whose|dated|among|with|within|as|on|from|in)\b|'", m.group(1)):
+        return text
+    owner = m.group(1)
+    return f"{owner}{chr(39) if owner.endswith('s') else chr(39) + 's'} {plural_noun}"
+
+
 def _field_entity(frame: Mapping[str, Any], fname: str) -> tuple[str | None, str]:
     slot = (frame.get("fields") or {}).get(fname) or {}
     return slot.get("entity"), slot.get("kind") or "attribute"
@@ -630,7 +657,9 @@ _REGIONS_KO = ("시도", "시군구", "법정 읍면동", "읍면동", "리", "�
 _PLACE_KINDS_KO = "동읍면리구시군도"  # the last syllable of a Korean place name says what kind of place it is
 
 
-def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: str | None = None) -> Ref:
+def _hop(
+    up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: str | None = None, seen_one: bool = False
+) -> Ref:
     """The records `up` references over a field: 'the artist of the track …', 'the albums of the tracks …',
     '파장동의 시군구'; of a compared record: 'its country' / 'their country', '각각의 시도'. `form`: the field's
     reviewed wording for one record ('the album with {up}': 'the album with the track …', not 'the album of the
@@ -652,7 +681,14 @@ def _hop(up: Ref, noun: str, lang: str, steps: int, person: bool = False, form: 
         return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text,
                    meta={**hop, "hop_form": form or ""})  # fmt: skip
     on = re.match(rf"^the {re.escape(up.plural)} on (?![\d'])(.+)$", up.text) if up.plural else None
-    text = f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {up.text}"
+    if seen_one and on:  # every record on it references one record: 'the album on the playlist X' (blind read s11:
+        text = f"the {noun} on {on.group(1)}"  # 'the albums on the playlist' for one album)
+        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+    # one 'of' less where the records belong to one named record: 'the origin airports of ExpressJet Airlines Inc.'s
+    # routes' (not 'the origin airports of the routes of ExpressJet Airlines Inc.': blind read s11, 'of … of … of')
+    text = (
+        f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {_possessive_of(up.text, up.plural)}"
+    )
     return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
 
 
@@ -750,11 +786,11 @@ def _circular(up: Ref, fname: str, up_frame: Mapping[str, Any], entity: str) -> 
 def link(
     up: Ref, up_frame: Mapping[str, Any], from_fields: Sequence[str], spec: ToolSpec, frame: Mapping[str, Any],
     to_params: Sequence[str], values: Sequence[tuple[str, Any]], sent: Mapping[str, Any], lang: str,
-    unique: bool = False, agreed: Mapping[str, Any] | None = None,
+    unique: bool = False, agreed: Mapping[str, Any] | None = None, seen_one: bool = False,
 ) -> Ref:  # fmt: skip
     """The records of `spec` called with the `from_fields` of `up` as `to_params` (`unique`: every such call
     returned at most one record; `agreed`: the arguments every call of `spec` was sent alike, for a wording by a
-    value; `sent` when not given)."""
+    value; `sent` when not given; `seen_one`: `spec` was called once, so the records `up` references are one)."""
     sing, pl = _noun(frame, lang, sent)
     counter = pl if lang == "ko" else "개"
     if lang == "ko":
@@ -778,7 +814,7 @@ def link(
             if up.meta.get("named_under") == e:  # '광주광역시 동구가 속한 시도' is 광주광역시, named already
                 raise Unphraseable(f"the {e} of {up.text!r} is named in it", "circular")
             form = ((((up_frame.get("fields") or {}).get(from_fields[0]) or {}).get("hop")) or {}).get(lang)
-            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person")), form), e
+            moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person")), form, seen_one), e
             moved.meta["person"] = fr.is_person(e)  # 'Take the artist of …. How many albums do they have?'
         key = (kind in ("display", "key") or moved is not up) and pents[0] == up_ent
         if key and target == up_ent and kinds[0] == "reference":  # a listing around it: 'the airports near …'
@@ -826,6 +862,10 @@ def link(
     same_tpl = _by_value(same_entry, agreed if agreed is not None else sent, lang) or same_entry.get(lang)
     if same and same_tpl:  # of a compared record: 'the airports in the same state or province'
         text = str(same_tpl).replace(" as {up}", "") if up.pronoun else str(same_tpl)
+        if not up.pronoun and not up.one and agreed is not None and any(p not in agreed for p in to_params):
+            # the records lie in several places (the calls were sent several): 'in the states of the origin airports
+            # of …', not 'in the same state as …', which says there is one (blind read s11 r2en #1: NY and NJ)
+            text = _several_places(text)
         text = text.format(plural=pl, sing=sing, filt=filt, up=up.text)
         one = up.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
@@ -868,6 +908,20 @@ def link(
 
 
 # --------------------------------------------------------------------------- whole trajectories
+
+
+_SAME_PLACE = re.compile(r"\bin the same ([a-z]+(?: [a-z]+)*?) as \{up\}")
+
+
+def _several_places(tpl: str) -> str:
+    """A reviewed 'in the same <place> as {up}' for records in several places: 'in the <places> of {up}' ('in the
+    same province or metropolitan city as {up}' → 'in the provinces or metropolitan cities of {up}')."""
+
+    def many(m: re.Match[str]) -> str:
+        kinds = [" ".join([*k.split()[:-1], plural(k.split()[-1])]) for k in m.group(1).split(" or ")]
+        return f"in the {' or '.join(kinds)} of {{up}}"
+
+    return _SAME_PLACE.sub(many, tpl)
 
 
 def _ends(j: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -994,8 +1048,13 @@ def chain_refs(
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
                  if a.get("tool_id") == tids[k + 1]]  # fmt: skip
         unique = bool(calls) and all(a.get("records", 0) <= 1 for a in calls)
+        # the junction passed one value (one call of the next tool): what the records reference is one record
+        gold = {
+            repr(sorted((a.get("args") or {}).items())) for a in t["golden_actions"] if a.get("tool_id") == tids[k + 1]
+        }
+        seen_one = len(gold) == 1 and int(j.get("width") or 0) <= 1 and not t.get("counterfactual_actions")
         ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1], specs=specs), _sent(t, tids[k + 1]), lang,
-                   unique, _agreed(t, tids[k + 1]))  # fmt: skip
+                   unique, _agreed(t, tids[k + 1]), seen_one)  # fmt: skip
     return ref
 
 
@@ -1113,6 +1172,12 @@ def chain_realization(
             raise Unphraseable(
                 f"{d['field']} is the same on nearly every record: the pick makes no difference", "redundant"
             )
+        value = (t.get("answer") or {}).get("value")
+        if not ref.one and value is not None and not isinstance(value, list | dict):
+            # 'each of the albums of the artist of the album containing 'X'' answered by one value: the records were
+            # one (the artist's only album, the one named already), so 'each of' presupposes what the data deny
+            # (blind read s11 r2en #24)
+            raise Unphraseable(f"a value of each of {ref.text!r} is one value: {value!r}", "degenerate")
         parts = _value_parts(ref, last, d["field"], lang, _record(t, tids[-1]))
     else:
         total = bool(junctions) and junctions[-1]["width"] > 1

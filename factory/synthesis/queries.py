@@ -268,7 +268,15 @@ def short_frame(pattern: str, parts: Mapping[str, Any]) -> dict[str, Any]:
     if pattern in ("COND", "IF"):
         return {
             "then": short_frame("PATH", parts.get("then") or {}),
-            "else": short_frame("PATH", parts.get("cond") or {}),
+            # the threshold, for the answer of the other branch ('only 1 customer from Norway, fewer than 5')
+            "else": {
+                **short_frame("PATH", parts.get("cond") or {}),
+                **(
+                    {"threshold": str((parts.get("cond") or {})["threshold"])}
+                    if (parts.get("cond") or {}).get("threshold") is not None
+                    else {}
+                ),
+            },
         }
     if parts.get("ask") == "value":
         subject = str(parts.get("subject") or "")

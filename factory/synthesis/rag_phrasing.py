@@ -410,7 +410,9 @@ def document_via(
     if same_record or not hop_noun:
         text = _plain_name(up)
     elif form.hop.get(lang):
-        text = fill(form.hop[lang], {**parts, **words_, "up": up.text}, form.kind)
+        # {named}: the record by its quoted title alone ("the artist who recorded 'X'", not "… recorded the track 'X'")
+        text = fill(form.hop[lang], {**parts, **words_, "up": up.text, "named": ph.quoted_name(up.text, up.sing)},
+                    form.kind)  # fmt: skip
         if form.found.get(lang):
             answer_name = fill(form.found[lang], {**parts, **words_, "up": up.text}, form.kind)
     else:

@@ -431,10 +431,7 @@ def test_cond_and_sem_are_asked_the_way_people_ask(specs):
         {"type": "number", "value": 30, "fields": []}, counterfactual_junctions=j,
     )  # fmt: skip
     q = _query(t, specs, "en")
-    assert (
-        q
-        == "Does artist 142 have at least 3 albums? If so, how many tracks do those albums have in total? If not, how many albums do they have?"
-    ), q  # noqa: E501
+    assert q == "Does artist 142 have at least 3 albums? If so, how many tracks do those albums have in total?", q  # noqa: E501
     sem = _traj(
         specs, "SEM", None, [], [("list_customer_invoices", "customer_id", 36)],
         [_action(specs, "list_customer_invoices", {"customer_id": 36}), _action(specs, "get_customer", {"customer_id": 36})],

@@ -145,4 +145,9 @@ def test_a_listing_is_plural_however_many_records_came_back(specs):
         {"type": "string", "value": "Revelations", "fields": []},
     )  # fmt: skip
     q = _query(t, specs, "en")
-    assert "the albums on the playlist Music Videos" in q and "the track of" not in q, q
+    # s12 (blind read s11 r2en #10): one get_album call, so the tracks on it reference one album: said in the singular
+    assert "the album on the playlist Music Videos" in q and "the track of" not in q, q
+    # two albums looked up: the plural
+    two = {**t, "golden_actions": [*acts, _action(specs, "get_album", {"album_id": 2})]}
+    two["answer"] = {"type": "judge", "value": ["Revelations", "Out Of Exile"], "fields": []}
+    assert "the albums on the playlist Music Videos" in _query(two, specs, "en")
