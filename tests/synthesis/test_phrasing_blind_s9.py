@@ -289,4 +289,3 @@ def test_a_comparison_of_referenced_records_uses_the_fields_hop_wording():
     assert phrasing.compared_forms("tracks of its album", options, "track")["subj"][0] == (
         "the album of the track 'Wet My Bed'"
     )  # no reviewed wording: the plain 'of'
-
