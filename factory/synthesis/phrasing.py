@@ -331,16 +331,28 @@ def capped_calls(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[st
     return out
 
 
+def _is_default(sent: Any, default: Any) -> bool:
+    """Whether a sent argument is the documented default (100 and 100.0 alike)."""
+    if isinstance(default, int | float) and not isinstance(default, bool):
+        try:
+            return float(sent) == float(default)
+        except (TypeError, ValueError):
+            return False
+    return str(sent) == str(default)
+
+
 def stated_defaults(spec: ToolSpec, sent: Mapping[str, Any]) -> dict[str, Any]:
     """Documented defaults of the tool's task parameters that the call did not send: they shape the result
     (a search radius), so the question states them; a cap on the number of results is never stated (a question
-    whose answer the cap decides is rejected: `capped_calls`)."""
+    whose answer the cap decides is rejected: `capped_calls`). A default the call sent explicitly (the executor
+    sends them: `execute.fetch`) still counts: it is the question's to state (s12 demo: 'how many airports with an
+    IATA code does ASX have' once the golden call carried radius_km 100)."""
     generic = spec.generic_params.names()
     return {
         p: s["default"]
         for p, s in spec.params.items()
         if "default" in s
-        and p not in sent
+        and (p not in sent or _is_default(sent[p], s["default"]))
         and p not in generic
         and s["default"] not in (None, "")
         and not is_cap(spec, p)

@@ -214,6 +214,13 @@ def test_stage_2_groundedness_and_the_unanswerable_answer():
     assert evaluate.final_response(task, "No permitted tool can answer this question.", [], None, True)["passed"]
     leaked = evaluate.final_response(task, "I cannot answer by policy, but it is 312.", [], None, True)
     assert not leaked["passed"] and leaked["states_forbidden_answer"]
+    # as published: the answer is the refusal sentence and the unrestricted task is lineage (s12 oracle failures)
+    refusal = "No permitted tool can answer this question."
+    pub = {**task, "answer": {"type": "string", "value": refusal, "text": refusal, "fields": []},
+           "policy": {**task["policy"], "unrestricted": {"answer": RAG_API_TASK["answer"]}}}  # fmt: skip
+    assert evaluate.final_response(pub, "The answer is " + refusal, [], None, True)["passed"]
+    gold = RAG_API_TASK["answer"]["value"]
+    assert not evaluate.final_response(pub, f"I may not say, but it is {gold}.", [], None, True)["passed"]
     out = evaluate.score(task, gt_paths=GT_RAG_API, predicted=[], answer="No permitted tool can answer this question.",
                          response=None, source_of=SOURCES.get)  # fmt: skip
     assert out["passed"] and out["stages"]["tool_responses"]["method"] == "no_ground_truth_calls"

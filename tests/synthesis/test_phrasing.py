@@ -202,6 +202,11 @@ def test_the_documented_defaults_that_shape_a_result_are_stated(specs):
     assert q == "What are the time zones of the airports with an IATA code within 100 km of SLK?", q
     # before: '... within 100 km of airport SLK (at most 10)?'
     assert "at most" not in q and "10" not in q.replace("100", ""), q
+    # s12: the executor sends the default radius (execute.fetch); a sent default is still the question's to state
+    # (before: 'What are the time zones of the airports with an IATA code of SLK?')
+    sent = [_action(specs, "airports_near", {"iata": "SLK", "radius_km": 100.0}), *actions[1:]]
+    t2 = {**t, "golden_actions": sent}
+    assert _query(t2, specs, "en") == q
 
 
 def test_routes_are_origin_destination_pairs(specs):
