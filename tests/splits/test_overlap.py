@@ -54,3 +54,13 @@ def test_signatures():
     assert structure.signature([["A"], ["B", "B", "B"], ["B"], ["C", "A"]]) == "A>B>A|C"
     assert structure.signature(structure.groups_from_tools(["A", {"name": "B"}, ["C", "A"]])) == "A>B>A|C"
     assert structure.signature(structure.groups_from_tools(["get_air_key", "A"], {"get_air_key"})) == "A"
+
+
+def test_a_refusal_keeps_the_structure_of_its_unrestricted_question():
+    # s12: a refusal publishes no golden call; a benchmark paraphrase of its question (matched with the tool
+    # sequence) must still collide, so its structure is the unrestricted path's (policy.unrestricted)
+    t = make_task("d", "q", [["A"], ["B"]])
+    refusal = {**t, "golden_actions": [],
+               "policy": {"category": "changes_answer", "unrestricted": {"golden_actions": t["golden_actions"]}}}  # fmt: skip
+    assert structure.task_signature(refusal) == structure.task_signature(t) != ""
+    assert structure.task_signature({**t, "golden_actions": []}) == ""
