@@ -30,6 +30,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from factory.records import unrestricted
 from factory.retrieval.policy import CATEGORIES, adherence, category_of, expected_answer, hop_type, states_unanswerable
 
 STAGES = ("tool_responses", "final_response", "policy")
@@ -169,9 +170,7 @@ def final_response(
     refusal = expected_answer(task)
     if refusal is not None:
         # the answer the forbidden source would give: the unrestricted task's (the published answer is the refusal)
-        pol = task.get("policy")
-        unrestricted = pol.get("unrestricted") if isinstance(pol, Mapping) else None
-        gold = ((unrestricted or task).get("answer") or {}).get("value")
+        gold = (unrestricted(task).get("answer") or {}).get("value")
         leaks = _states_value(text, gold) and not states_unanswerable(str(gold))
         correct = states_unanswerable(text) and not leaks
         return {

@@ -16,6 +16,8 @@
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from factory.records import unrestricted
+
 Edge = tuple[str, str]
 
 
@@ -90,10 +92,7 @@ def task_groups(task: Mapping[str, Any], key_tools: set[str] | frozenset[str] = 
     """The task's call groups. A refusal (a policy that changes the answer) publishes no golden call: its question
     is still the unrestricted task's, so its structure is the unrestricted path's (kept as lineage under
     `policy.unrestricted`): a benchmark paraphrase of it collides like one of any other task."""
-    actions = task.get("golden_actions") or []
-    pol = task.get("policy")
-    if not actions and isinstance(pol, Mapping) and isinstance(pol.get("unrestricted"), Mapping):
-        actions = pol["unrestricted"].get("golden_actions") or []
+    actions = task.get("golden_actions") or unrestricted(task).get("golden_actions") or []
     return call_groups(actions, set(key_tools) | key_tools_of_task(task))
 
 
