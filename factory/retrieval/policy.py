@@ -175,10 +175,7 @@ def build_policy(
         sources=forbidden,
         apis=_platforms(task, "api", available, api_platforms=api_platforms) if "api" in forbidden else [],
         collections=_platforms(task, "retrieval", available, search_tools) if "retrieval" in forbidden else [],
-        platforms=[
-            {"name": p, "tools": sorted(t for t in available if (catalog or {}).get(t, {}).get("platform") == p)}
-            for p in platforms
-        ],
+        platforms=[{"name": p, "tools": platform_tools(p, available, catalog)} for p in platforms],
         topic=topic,
     )
     expected = prompts.render(UNANSWERABLE_TEMPLATE.format(lang=lang)) if category == "changes_answer" else None
@@ -191,6 +188,16 @@ def build_policy(
         "expected_answer": expected,
         "template": FORBID_TEMPLATE.format(lang=lang),
     }
+
+
+def platform_tools(platform: str, available: Iterable[str], catalog: "Catalog | None") -> list[str]:
+    """The tools a ban of `platform` names: every tool of the platform in the catalog (its key tool and write tools
+    too), so one platform's ban reads the same in every task (blind read s12 pol: the chinook-store ban listed
+    get_chinook_store_key and create_playlist in one task and not in five others); without a catalog, the offered
+    tools of the platform."""
+    if catalog:
+        return sorted(n for n, c in catalog.items() if c.get("platform") == platform)
+    return sorted(t for t in available if (catalog or {}).get(t, {}).get("platform") == platform)
 
 
 # --------------------------------------------------------------------------- platform-scoped policies
@@ -208,6 +215,7 @@ def tool_catalog(inventory: Mapping[str, Any] | None) -> dict[str, dict[str, Any
         generic = {g.get("key"), g.get("page"), g.get("page_size"), *(g.get("format") or [])}
         out[str(t.get("name"))] = {
             "semantic": set(props) - generic,  # what a call is about (keys, paging and format aside)
+            "required": set((t.get("input_schema") or {}).get("required") or []) - generic,
             "platform": str(t.get("platform")),
             "kind": "retrieval" if (t.get("source") or {}).get("kind") == "retrieval" else "api",
             "fields": set(t.get("output_fields") or {}),
@@ -322,30 +330,93 @@ def _could_answer(task: Mapping[str, Any], platform: str, catalog: Catalog) -> b
     return False
 
 
+def platform_serves(task: Mapping[str, Any], platform: str, catalog: Catalog) -> str | None:
+    """Why a read tool of API `platform` could serve (part of) the task, so that a plausible agent might call it, or
+    None (VAKRA's no-effect policy bans a source that could serve the question while a permitted one still answers;
+    blind read s12 pol: 7 of 10 no_effect bans named a platform the question would never touch, "do not use the store
+    API" on an albums-by-artist question). Either an alternative sufficient path uses the platform, or one of its
+    read tools stands in for a golden API call (any hop): its output fields hold most of that call's own fields
+    (`_covers`) and it can be called with what the path knows there (its required parameters are among those the
+    golden call is sent or earlier golden calls output: airport_coordinates(iata) holds search_airports' fields but
+    cannot turn 'LaGuardia' into a code)."""
+    for p in _alternatives(task):
+        # a key call alone is no use of the platform (an 'original' path that fetched the store's key and never
+        # called the store: blind read s12 pol #3, #8)
+        if platform in _api_platforms(a for a in p if not (catalog.get(str(a.get("tool"))) or {}).get("key")):
+            return f"an alternative path uses {platform}"
+    tools = sorted(
+        (n, c)
+        for n, c in catalog.items()
+        if c["platform"] == platform and c["kind"] == "api" and not c["key"] and not c.get("state")
+    )
+    golden = [
+        a
+        for a in task.get("golden_actions") or []
+        if source_type(a) == "api" and not (catalog.get(str(a.get("tool"))) or {}).get("key")
+    ]
+    known: set[str] = set()
+    for step in sorted({int(a.get("step") or 0) for a in golden}):
+        here = [a for a in golden if int(a.get("step") or 0) == step]
+        for a in here:
+            c = catalog.get(str(a.get("tool")))
+            if c is None:
+                continue
+            own = set(c["fields"]) - set(c["params"])
+            have = known | {str(k) for k in (a.get("args") or {})}
+            for n, u in tools:
+                if own and _covers(own, u["fields"]) and set(u.get("required") or ()) <= have:
+                    return f"{n} stands in for {a.get('tool')}"
+        known |= {f for a in here for f in (catalog.get(str(a.get("tool"))) or {}).get("fields", set())}
+    return None
+
+
 def platform_no_effect(task: Mapping[str, Any], catalog: Catalog) -> tuple[list[str], list[str]] | None:
     """(source types, platforms) of a no_effect policy that forbids one API platform of the domain the golden path
-    does not use, or None. Preferred: a platform an alternative path uses (the ban removes a real way to the
-    answer), then one whose tools could serve a golden call too (list_census_sigungu beside list_admin_sigungu: the
-    agent must pick the permitted source), then one whose tools the task already offers; a hash of the task's
-    trajectory and the platform orders ties."""
+    does not use, or None. Only a platform that could serve the task (`platform_serves`) is banned: one an
+    alternative path uses first (the ban removes a real way to the answer), then one whose tools stand in for a golden
+    call (list_census_sigungu beside list_admin_sigungu: the agent must pick the permitted source); a hash of the
+    task's trajectory and the platform orders ties. A platform no tool of which could serve the task makes a vacuous
+    ban (nothing to break): None, and the caller falls back to the documents when one is about the task, else to
+    no policy."""
     used = _api_platforms(task.get("golden_actions") or [])
-    unused = sorted(_domain_apis(catalog) - used)
-    if not unused:
+    why = {p: platform_serves(task, p, catalog) for p in sorted(_domain_apis(catalog) - used)}
+    serving = [p for p, w in why.items() if w is not None]
+    if not serving:
         return None
-    alt = set().union(*(_api_platforms(p) for p in _alternatives(task))) if _alternatives(task) else set()
-    offered = {str(catalog[t]["platform"]) for t in task.get("available_tools") or [] if t in catalog}
     tid = draw_key(task)
-    best = min(
-        unused,
-        key=lambda p: (p not in alt, not _could_answer(task, p, catalog), p not in offered, _draw(f"{tid}:{p}", 0)),
-    )
+    best = min(serving, key=lambda p: (not str(why[p]).startswith("an alternative"), _draw(f"{tid}:{p}", 0)))
     return [], [best]
 
 
+def no_effect_tests(
+    task: Mapping[str, Any],
+    pol: Mapping[str, Any] | None,
+    catalog: Catalog | None,
+    chunks: Sequence[Mapping[str, Any]] = (),
+) -> str | None:
+    """What a no_effect policy `pol` tests on the task as judged (before `restrict` drops the paths it forbids): why an
+    agent might break it (a banned platform that could serve the task: `platform_serves`; banned documents, one of
+    which is about something the task names: `documents_may_answer`; banned APIs that may compute the passage's fact:
+    `apis_may_answer`), or None when the ban is vacuous (the PolTest column of the blind policy reads)."""
+    if not isinstance(pol, Mapping) or pol.get("category") != "no_effect":
+        return None
+    for p in pol.get("forbidden_platforms") or []:
+        if catalog and (why := platform_serves(task, str(p), catalog)) is not None:
+            return why
+    sources = set(pol.get("forbidden_sources") or [])
+    if "retrieval" in sources and (cid := documents_may_answer(task, chunks)) is not None:
+        return f"document {cid} is about the task"
+    if "api" in sources and apis_may_answer(task):
+        return "the APIs may compute the passage's fact"
+    return None
+
+
 def offer(task: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
-    """The task offering every read tool of its domain (key and state-changing tools aside): a platform-scoped policy is one the agent can
-    break (the forbidden platform's tools are offered) and that leaves a permitted tool to try."""
-    tools = {n for n, c in catalog.items() if not c["key"] and not c.get("state")}  # no write tool on a read task
+    """The task offering every read tool of its domain and the key tools they need (state-changing tools aside): a
+    platform-scoped policy is one the agent can break (the forbidden platform's tools are offered, with its key) and
+    that leaves a permitted tool to try (a permitted platform's read tools are of no use without its key tool: blind
+    read s12 pol, a refusal offered the catalogue's tools but not get_chinook_catalog_key)."""
+    tools = {n for n, c in catalog.items() if not c.get("state")}  # no write tool on a read task
     plats = {str(catalog[n]["platform"]) for n in tools}
     return {
         **task,
@@ -489,7 +560,9 @@ def _source_policy_applies(
 ) -> list[str] | None:
     """The source types a whole-source policy of `category` forbids, or None when it cannot apply (forbidding the
     APIs, when a document of the domain's corpus may state the answer; forbidding the documents, when the APIs may
-    compute what the passage states: `apis_may_answer`)."""
+    compute what the passage states: `apis_may_answer`). A no_effect policy applies only where the source it forbids
+    could serve the task, so that an agent might break it (VAKRA's no-effect policy; blind read s12 pol): the
+    documents when one is about something the task names, the APIs when they may compute the passage's fact."""
     forbidden = forbidden_for(task, category)
     if forbidden is None or (
         category == "changes_answer"
@@ -499,6 +572,11 @@ def _source_policy_applies(
         )
     ):
         return None
+    if category == "no_effect" and (
+        (forbidden == ["retrieval"] and documents_may_answer(task, chunks) is None)
+        or (forbidden == ["api"] and not apis_may_answer(task))
+    ):
+        return None  # a vacuous ban: nothing the agent would reach for
     return forbidden
 
 
@@ -580,10 +658,11 @@ def assign_policies(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Every task with its `policy` (tasks that already carry one keep it) and the distribution:
     {"by_category": {category: n}, "by_scope": {scope: n}, "by_language": {lang: {category: n}},
-    "drawn_but_ineligible": n, "topped_up": {lang: {category: n}}, "by_hop_type": {hop: {category: n}}}.
+    "drawn_but_ineligible": n, "no_effect_vacuous": n (drew no_effect, but only a vacuous ban was left: none), "topped_up": {lang: {category: n}}, "by_hop_type": {hop: {category: n}}}.
     `inventories` (tool_inventory per domain) enable the platform-scoped policies."""
     topics: dict[str, str] = {}
     ineligible = 0
+    vacuous: list[str] = []  # drew no_effect, but no source the task leaves unused could serve it: no policy
     placed: list[tuple[dict[str, Any], dict[str, Any] | None, bool]] = []  # (task, policy, kept as it came)
 
     def context(d: str) -> tuple[list[str] | None, list[str] | None, list[Mapping[str, Any]], Catalog | None]:
@@ -608,6 +687,8 @@ def assign_policies(
         drawn = draw_category(draw_key(t), cfg.retrieval)
         t2, pol = _assigned(t, cfg.retrieval, topics[d], coll, chunks, apis, catalog)
         ineligible += int(drawn != "none" and pol is None)
+        if drawn == "no_effect" and pol is None:
+            vacuous.append(str(t.get("id")))
         placed.append((t2 if pol is not None else dict(t), pol, False))
     # top up: each language gets at least `policy_min_per_language[category]` tasks of each category, from the
     # tasks that drew none (or could not take the drawn one), in the order of a second hash of their ids
@@ -653,6 +734,7 @@ def assign_policies(
         "by_scope": dict(sorted(scopes.items())),
         "by_language": {lg: {c: n.get(c, 0) for c in CATEGORIES} for lg, n in sorted(by_lang.items())},
         "drawn_but_ineligible": ineligible,
+        "no_effect_vacuous": len(vacuous),
         "topped_up": {lg: dict(sorted(n.items())) for lg, n in sorted(topped.items())},
         "by_hop_type": {h: {c: n.get(c, 0) for c in CATEGORIES} for h, n in sorted(by_hop.items())},
     }

@@ -289,7 +289,9 @@ def test_no_effect_policy_offers_and_names_the_search_tool_it_forbids(tmp_path):
     }  # fmt: skip
     cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp_path)
     bare = {**API_TASK, "available_tools": ["get_plane", "get_airline"]}
-    [task], stats = policy.assign_policies([bare], cfg)
+    # a bulletin about the plane: the documents could serve the question, so banning them tests something
+    corpora = {"aviation": {"chunks": [{"id": "b1", "text": "N14228 was de-iced at EWR on 2013-01-05."}]}}
+    [task], stats = policy.assign_policies([bare], cfg, corpora)
     assert task["policy"]["category"] == "no_effect" and task["policy"]["forbidden_sources"] == ["retrieval"]
     assert "search_weather_bulletins" in task["available_tools"]
     assert "(search_weather_bulletins)" in task["policy"]["text"]

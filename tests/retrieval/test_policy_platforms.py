@@ -205,19 +205,22 @@ def test_each_language_gets_its_minimum_of_each_category_from_a_stable_draw(tmp_
     tasks in another order get the same policies."""
     en = [{"id": f"sha256:en{i}", "domain": "aviation", "language": "en", "query": "Which airline flies N1?",
            "answer": {"type": "string", "value": "X"}, "available_tools": ["get_plane"],
-           "golden_actions": [{"step": 1, "tool": "get_plane", "platform": "faa", "args": {"tailnum": f"N{i}"}}]}
+           "golden_actions": [{"step": 1, "tool": "get_plane", "platform": "faa", "args": {"tailnum": f"N10{i}"}}]}
           for i in range(4)]  # fmt: skip
     ko = [{**t, "id": f"{t['id']}-{i}"} for i in range(2) for t in (EMD_TASK, CENSUS_TASK)]
     cfg = _cfg(tmp_path, NONE, {"changes_answer": 1, "no_effect": 1})
     tasks = en + ko
-    out, stats = policy.assign_policies(tasks, cfg, inventories={"korea": KOREA_INVENTORY})
+    # a no_effect ban of the documents needs a document about the task (else it is vacuous), a refusal none: one
+    # document about N100 and N101
+    corpora = {"aviation": {"chunks": [{"id": "c1", "text": "Planes N100 and N101 fly for ExpressJet."}]}}
+    out, stats = policy.assign_policies(tasks, cfg, corpora, inventories={"korea": KOREA_INVENTORY})
     for lang in ("en", "ko"):
         assert stats["by_language"][lang]["changes_answer"] == 1 and stats["by_language"][lang]["no_effect"] == 1
     assert stats["topped_up"] == {
         "en": {"changes_answer": 1, "no_effect": 1},
         "ko": {"changes_answer": 1, "no_effect": 1},
     }
-    again, _ = policy.assign_policies(list(reversed(tasks)), cfg, inventories={"korea": KOREA_INVENTORY})
+    again, _ = policy.assign_policies(list(reversed(tasks)), cfg, corpora, inventories={"korea": KOREA_INVENTORY})
     by_id = {t["id"]: t["policy"] for t in again}
     assert all(by_id[t["id"]] == t["policy"] for t in out)
     assert policy.assign_policies(tasks, _cfg(tmp_path, NONE), inventories={"korea": KOREA_INVENTORY})[1][
