@@ -44,9 +44,9 @@ def _poltest(tasks: list[dict], judged: dict, corpora: dict, inventories: dict) 
             m = re.search(
                 rf"{re.escape(p)} API \(([^)]*)\)|{re.escape(p)} API[^(]*\(해당 도구: ([^)]*)\)", pol.get("text") or ""
             )
-            named = (
-                tuple(sorted(x.strip() for x in (m.group(1) or m.group(2) or "").split(",") if x.strip())) if m else ()
-            )
+            listed = [x.strip() for x in (m.group(1) or m.group(2) or "").split(",") if x.strip()] if m else []
+            # the Korean sentence lists every banned tool in one bracket (documents too): keep this platform's
+            named = tuple(sorted(x for x in listed if (cat.get(x) or {}).get("platform", p) == p))
             lists.setdefault(p, set()).add(named)
         if pol.get("forbidden_platforms"):
             banned = set(pol["forbidden_platforms"])

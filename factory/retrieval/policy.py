@@ -11,7 +11,9 @@ Every task gets one of three categories, drawn deterministically from its id
   makes this true: rule (a) keeps API answers out of the index, rule (b) drops RAG tasks the APIs answer.
 - ``no_effect``: the policy forbids a source type the golden path does not use (retrieval for an
   API-only task, the APIs for a RAG-only task); the answer is unchanged. A task whose golden path
-  uses both source types cannot have one and gets no policy.
+  uses both source types cannot have one and gets no policy. The forbidden source must be one that could serve
+  the task (a document about something it names; APIs that may compute the passage's fact), so that an agent
+  might break the policy; a vacuous ban gives no policy (blind read s12 pol: 7 of 10 tested nothing).
 - ``none``: no policy.
 
 Both categories also come scoped to API *platforms* (``scope: "platform"``, VAKRA's policies that forbid one
@@ -23,9 +25,9 @@ construction, and every no_effect policy banned a document search the task never
   answer reads (`permitted_may_answer`: a tool whose output fields cover a last-step golden tool's own fields,
   those not sent to it, may stand in for it); the documents are forbidden too when one may state the answer
   (`documents_may_answer`);
-- a platform no_effect policy forbids an API platform of the domain that the golden path does not use (one an
-  alternative path uses first: the ban then removes a real way to the answer), its tools offered, so the agent
-  can break it while the permitted path still answers.
+- a platform no_effect policy forbids an API platform of the domain that the golden path does not use and that
+  could serve the task (`platform_serves`: an alternative path calls it, first, or one of its read tools stands in
+  for a golden hop), its tools offered, so the agent can break it while the permitted path still answers.
 
 Which scope a drawn category gets: the platform scope when it applies, else the whole source type. A stable
 draw (a hash of `retrieval.policy_seed` and the task's trajectory id, `draw_key`: rewording a question keeps its
