@@ -35,7 +35,9 @@ def _poltest(tasks: list[dict], judged: dict, corpora: dict, inventories: dict) 
     """PolTest over the no_effect policies, and the consistency of platform bans (see the module docstring)."""
     originals = {str(t.get("id")): t for v in judged.values() for t in v.get("kept") or []}
     catalogs = {d: policy.tool_catalog(inv) for d, inv in inventories.items()}
-    rows, lists, missing_offer = [], {}, []
+    rows: list[dict] = []
+    lists: dict[str, set[tuple[str, ...]]] = {}
+    missing_offer: list[dict] = []
     for t in tasks:
         pol = t.get("policy") or {}
         d = str(t.get("domain"))
@@ -95,7 +97,7 @@ def main() -> None:
     if a.published or a.tasks:
         files = [a.tasks] if a.tasks else sorted((data / "dataset_splits").glob("*.jsonl"))
         tasks = [json.loads(line) for f in files for line in f.open()]
-        stats = {"read": len(tasks)}
+        stats: dict = {"read": len(tasks)}
     else:
         out, stats = policy.with_policies(judged, cfg, corpora, inventories)
         tasks = [t for v in out.values() for t in v.get("kept") or []]
