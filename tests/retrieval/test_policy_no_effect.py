@@ -165,3 +165,18 @@ def test_a_platform_ban_names_every_tool_of_the_platform_the_same_way_in_every_t
     assert texts[0] == texts[1]
     assert ("chinook-store API (create_playlist, get_chinook_store_key, list_customer_invoices, list_playlist_tracks)"
             in texts[0])  # fmt: skip
+
+
+def test_a_refusal_is_built_only_on_a_task_the_cascade_kept(tmp_path):
+    """Blind read s12 pol #1, #11: refusals read as degenerate questions. A policy is drawn only for tasks the judged
+    cascade kept (the degenerate, naturalness and duplicate checks of any published task): a rejected task never gets a
+    refusal, and its question is not published under one."""
+    cfg = _cfg(tmp_path, {"changes_answer": 1.0, "no_effect": 0.0, "none": 0.0})
+    fast = {**JOBIM, "id": "sha256:fast", "query": "How many albums does the artist of 'Fast As a Shark' have?"}
+    judged = {"music": {"kept": [fast], "rejected": [{**JOBIM, "reason": "degenerate"}]}}
+    out, stats = policy.with_policies(judged, cfg, {"music": {"chunks": []}}, {"music": {"tools": []}})
+    assert [t["id"] for t in out["music"]["kept"]] == ["sha256:fast"]
+    assert out["music"]["rejected"][0].get("policy") is None
+    assert stats["by_category"]["changes_answer"] == 1
+    refusal = out["music"]["kept"][0]["policy"]
+    assert refusal["unrestricted"]["answer"] == JOBIM["answer"] and out["music"]["kept"][0]["golden_actions"] == []
