@@ -12,7 +12,7 @@ Every task gets one of three categories, drawn deterministically from its id
 - ``no_effect``: the policy forbids a source type the golden path does not use (retrieval for an
   API-only task, the APIs for a RAG-only task); the answer is unchanged. A task whose golden path
   uses both source types cannot have one and gets no policy. The forbidden source must be one that could serve
-  the task (a document about something it names; APIs that may compute the passage's fact), so that an agent
+  the task (a document headed by a name it reaches; APIs that may compute the passage's fact), so that an agent
   might break the policy; a vacuous ban gives no policy (blind read s12 pol: 7 of 10 tested nothing).
 - ``none``: no policy.
 
@@ -397,8 +397,8 @@ def no_effect_tests(
     chunks: Sequence[Mapping[str, Any]] = (),
 ) -> str | None:
     """What a no_effect policy `pol` tests on the task as judged (before `restrict` drops the paths it forbids): why an
-    agent might break it (a banned platform that could serve the task: `platform_serves`; banned documents, one of
-    which is about something the task names: `documents_may_answer`; banned APIs that may compute the passage's fact:
+    agent might break it (a banned platform that could serve the task: `platform_serves`; banned documents, one
+    headed by a name the task reaches: `documents_about`; banned APIs that may compute the passage's fact:
     `apis_may_answer`), or None when the ban is vacuous (the PolTest column of the blind policy reads)."""
     if not isinstance(pol, Mapping) or pol.get("category") != "no_effect":
         return None
@@ -406,7 +406,7 @@ def no_effect_tests(
         if catalog and (why := platform_serves(task, str(p), catalog)) is not None:
             return why
     sources = set(pol.get("forbidden_sources") or [])
-    if "retrieval" in sources and (cid := documents_may_answer(task, chunks)) is not None:
+    if "retrieval" in sources and (cid := documents_about(task, chunks)) is not None:
         return f"document {cid} is about the task"
     if "api" in sources and apis_may_answer(task):
         return "the APIs may compute the passage's fact"
@@ -523,6 +523,32 @@ def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, 
     playlists of its album)."""
     if not chunks:
         return None
+    pats = _name_patterns(task)
+    if not pats:
+        return None
+    for c in chunks:
+        low = str(c.get("text") or "").lower()
+        if any(p.search(low) for p in pats):
+            return str(c.get("id"))
+    return None
+
+
+def documents_about(task: Mapping[str, Any], chunks: Sequence[Mapping[str, Any]]) -> str | None:
+    """The id of a corpus chunk whose heading (its first line) names something the task names (what its calls send,
+    its answer, the names the question states), or None: a document an agent asked the question might plausibly
+    search, so a no_effect ban of the documents tests something. Stricter than `documents_may_answer` (any mention
+    anywhere, which keeps refusals safe): 'most units: Germany' in an album's note is no document about Germany's
+    customers, and a bulletin on 서울특별시 that mentions its 중구 is none about 부산광역시 중구."""
+    pats = _name_patterns(task)
+    for c in chunks:
+        head = str(c.get("text") or "").strip().split("\n", 1)[0][:200].lower()
+        if pats and any(p.search(head) for p in pats):
+            return str(c.get("id"))
+    return None
+
+
+def _name_patterns(task: Mapping[str, Any]) -> list[re.Pattern[str]]:
+    """Patterns of the names a task reaches: string arguments its API calls send, its answer, the question's names."""
     answer = (task.get("answer") or {}).get("value")
     values = [answer] if not isinstance(answer, list) else answer
     names = {
@@ -534,18 +560,11 @@ def documents_may_answer(task: Mapping[str, Any], chunks: Sequence[Mapping[str, 
     } | {str(v).strip().lower() for v in values if isinstance(v, str)}
     names |= {n.lower() for n in query_names(str(task.get("query") or ""))}
     # a Korean name may carry a particle ('서울특별시의'): only its start is bounded
-    pats = [
+    return [
         re.compile(rf"(?<![\w]){re.escape(n)}" + ("" if _HANGUL.search(n[-1:]) else r"(?![\w])"))
         for n in names
         if len(n) >= 3 or _HANGUL.search(n)
     ]
-    if not pats:
-        return None
-    for c in chunks:
-        low = str(c.get("text") or "").lower()
-        if any(p.search(low) for p in pats):
-            return str(c.get("id"))
-    return None
 
 
 def apis_may_answer(task: Mapping[str, Any]) -> bool:
@@ -575,7 +594,7 @@ def _source_policy_applies(
     ):
         return None
     if category == "no_effect" and (
-        (forbidden == ["retrieval"] and documents_may_answer(task, chunks) is None)
+        (forbidden == ["retrieval"] and documents_about(task, chunks) is None)
         or (forbidden == ["api"] and not apis_may_answer(task))
     ):
         return None  # a vacuous ban: nothing the agent would reach for

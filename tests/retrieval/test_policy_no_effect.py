@@ -180,3 +180,23 @@ def test_a_refusal_is_built_only_on_a_task_the_cascade_kept(tmp_path):
     assert stats["by_category"]["changes_answer"] == 1
     refusal = out["music"]["kept"][0]["policy"]
     assert refusal["unrestricted"]["answer"] == JOBIM["answer"] and out["music"]["kept"][0]["golden_actions"] == []
+
+
+def test_a_document_banned_by_a_no_effect_policy_is_one_headed_by_a_name_the_task_reaches():
+    """Planted (s12 demo data): 'most units: Germany' inside an album's note made a ban of the notes look relevant to
+    'how many invoices do Germany's customers have'; a bulletin on 서울특별시 mentioning its 중구 to a question on
+    부산광역시 중구. Only a document whose heading names what the task reaches counts."""
+    germany = {"query": "If there are at least 3 customers from Germany, how many invoices do they have in total?",
+               "golden_actions": [_act(1, "chinook-store", "search_customers", country="Germany")]}  # fmt: skip
+    sabbath = {"id": "music:bs", "text": "Album note: Black Sabbath Vol. 4 by Black Sabbath.\n\nBuyers came from 4 "
+               "countries (most units: Germany, 3)."}  # fmt: skip
+    assert policy.documents_may_answer(germany, [sabbath]) == "music:bs"  # the refusal's loose check still fires
+    assert policy.documents_about(germany, [sabbath]) is None
+    busan = {"query": "부산광역시 중구의 법정동 수를 알려 주세요.", "golden_actions": []}
+    seoul = {
+        "id": "korea:s",
+        "text": "[보도자료] 2010년 인구주택총조사 서울특별시 결과\n\n중구가 11만 5,387명으로 가장 적었다.",
+    }
+    assert policy.documents_about(busan, [seoul]) is None
+    assert policy.documents_about(busan, [{"id": "korea:b", "text": "[보도자료] 부산광역시 결과\n\n..."}]) == "korea:b"
+    assert policy.documents_about(JOBIM, [NOTE]) == "music:n1"
