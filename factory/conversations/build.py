@@ -381,7 +381,8 @@ def _name_found(
     elif conv["language"] == "en" and len(names) == 1:
         text = _named_subject(conv["answer"]["text"], noun, names[0]) or text
     elif conv["language"] == "ko" and len(names) == 1:
-        text = _korean_named(conv["answer"]["text"], noun, names[0], answer_values(conv), episode) or text
+        values = conv["answer"].get("values") or answer_values(conv)
+        text = _korean_named(conv["answer"]["text"], noun, names[0], values, episode) or text
     conv["answer"] = {**conv["answer"], "text": text, "found": names}
     messages[final] = {**messages[final], "content": text}
     return {**episode, "messages": messages}
@@ -394,14 +395,16 @@ def _named_subject(text: str, noun: str, name: str) -> str | None:
     Revelations, has 14 tracks.' (blind read s11 r2 #8: '… has 2 albums. The artist is Accept.' read awkwardly);
     None otherwise."""
     m = re.match(
-        rf"The ({re.escape(noun)}s?) (of|on|in|by|from|with|who|that|which) (.+?) (has|have|had|is|are|was|were)\b",
+        rf"The ({re.escape(noun)}s?) (of|on|in|by|from|with|who|that|which|containing) (.+?) (has|have|had|is|are|was|were)\b",
         text,
     )
     if m is None or name in text:
         return None
     verb = {"have": "has", "are": "is", "were": "was"}.get(m.group(4), m.group(4))
     rest = text[m.end() :]
-    if m.group(2) in ("of", "who", "that", "which") and m.group(1) == noun:  # 'Guns N' Roses, the artist who …'
+    if (
+        m.group(2) in ("of", "who", "that", "which", "containing") and m.group(1) == noun
+    ):  # 'Guns N' Roses, the artist who …'
         return f"{name}, the {noun} {m.group(2)} {m.group(3)}, {verb}{rest}"
     return f"The {noun} {m.group(2)} {m.group(3)}, {name}, {verb}{rest}"
 

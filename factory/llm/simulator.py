@@ -117,7 +117,7 @@ _KO_COUNTER = r"(?:개월|곳|개|명|건|곡|장|편|번|년|시간|분|초|원
 def echo(said: str, values: Sequence[Any], language: str) -> str:
     """The answer as the agent said it, for the user to say back when closing ('18 playlists', '87곳', 'Revelations');
     '' when there is not exactly one answer value, or it is a bare number with no unit or counter after it ('1' in
-    'ISW has 1 more airport' says nothing on its own), or a Korean name that does not end in Hangul (a particle after
+    'ISW has 1 more airport' says nothing on its own), a quoted title (it names the thing asked about), or a Korean name that does not end in Hangul (a particle after
     'Yeoncheon-gun' would be a guess)."""
     if len(values) != 1 or isinstance(values[0], bool):
         return ""
@@ -128,8 +128,8 @@ def echo(said: str, values: Sequence[Any], language: str) -> str:
             return f"{value}{m.group(1)}" if m else ""
         m = re.search(rf"(?<![\w.]){re.escape(value)}\s+([a-z][a-z-]*)\b", said)
         return f"{value} {m.group(1)}" if m and m.group(1) not in _EN_NOT_UNIT else ""
-    if len(value) > 40 or not mentions_value(said, value):
-        return ""
+    if len(value) > 40 or not mentions_value(said, value) or re.search(rf"['\"‘“]{re.escape(value)}['\"’”]", said):
+        return ""  # a quoted title says which thing, not what was learned ('Oh nice, Fast As a Shark.')
     if language == "ko" and not ("가" <= value[-1:] <= "힣"):
         return ""
     return value

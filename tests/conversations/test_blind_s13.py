@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from factory import prompts
-from factory.conversations.build import _korean_named
+from factory.conversations.build import _korean_named, _named_subject
 from factory.conversations.episode import OracleAgent
 from factory.conversations.recovery import recovery_variants
 from factory.llm.schemas import SimulatorInput
@@ -168,3 +168,29 @@ def test_a_recovery_slip_is_made_before_the_lookup_not_after_it() -> None:
         [("search_artists", {"name": "Accept"})],
         [("list_artist_albums", {"artist_id": 2})],
     ], order
+
+
+def test_own_read_s13_stilted_forms() -> None:
+    # a quoted title is no answer said back: "Oh nice, Fast As a Shark. Cheers!"
+    said = "The artist who recorded 'Fast As a Shark' has more albums, by 1: 2 against 1."
+    assert echo(said, ["Fast As a Shark"], "en") == ""
+    # "Hello there. I'd like to ask something. Please book a table …": a request is not announced as a question
+    novice = {"register": "formal", "style": "relaxed", "digital_literacy": "low", "age_group": "50s"}
+    for v in range(24):
+        assert "ask" not in opening("en", novice, "Please book a table for two.", variant=v)
+    # "… 법정동 수를 알려 주세요. 부탁드려요.": a request already asked politely is not asked for again
+    hurried = {"격식": "존댓말", "스타일": "급함"}
+    for v in range(24):
+        assert not opening("ko", hurried, "동구의 법정동 수를 알려 주세요.", variant=v).endswith("부탁드려요.")
+    assert any(
+        opening("ko", hurried, "동구의 법정동은 몇 곳인가요?", variant=v).endswith("부탁드려요.") for v in range(24)
+    )
+    # "The album containing 'Lavadeira' has 14 tracks. The album is Axé Bahia 2001."
+    assert (
+        _named_subject("The album containing 'Lavadeira' has 14 tracks.", "album", "Axé Bahia 2001")
+        == "Axé Bahia 2001, the album containing 'Lavadeira', has 14 tracks."
+    )
+    # "It is 343719 milliseconds." for the length of a track
+    reply = prompts.render("conversations/reply.en", values=[343719], unit="milliseconds", counter="", pattern="",
+                           description="", variant=3).strip()  # fmt: skip
+    assert reply == "It is 5 minutes 44 seconds (343719 milliseconds)."
