@@ -256,7 +256,7 @@ def test_a_short_reply_keeps_the_unit_of_its_value() -> None:
     task["answer"] = {"type": "number", "value": 343719, "text": "The length of the longest track on the album "
                       "'For Those About To Rock We Salute You' by AC/DC is 343719 milliseconds."}  # fmt: skip
     for variant in range(4):
-        assert answer_reply(task, variant).endswith("343719 milliseconds.")
+        assert answer_reply(task, variant).endswith("(343719 milliseconds).")  # s13: said in minutes too
     assert plain_noun("subdivision") == "state or province"
 
 
