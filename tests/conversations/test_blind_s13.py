@@ -194,3 +194,21 @@ def test_own_read_s13_stilted_forms() -> None:
     reply = prompts.render("conversations/reply.en", values=[343719], unit="milliseconds", counter="", pattern="",
                            description="", variant=3).strip()  # fmt: skip
     assert reply == "It is 5 minutes 44 seconds (343719 milliseconds)."
+
+
+def test_korean_closes_and_reveals_fit_the_speaker() -> None:
+    # own read s13: "땡큐." from a 50대 user; "중구지." as the answer to "어느 구인지 여쭤봐도 될까요?"
+    for age in ("40대", "50대", "60대 이상"):
+        for style in ("급함", "느긋함"):
+            persona = {"격식": "반말", "스타일": style, "연령대": age}
+            for i in range(30):
+                said = _close("ko", persona, "동구의 법정동은 34곳입니다.", [34], f"t{i}")
+                assert not any(w in said for w in ("땡큐", "ㅇㅋ", "오케이")), (age, said)
+    young = {_close("ko", {"격식": "반말", "스타일": "급함", "연령대": "20대"}, "34곳입니다.", [34], f"t{i}")
+             for i in range(30)}  # fmt: skip
+    assert any("땡큐" in s or "ㅇㅋ" in s or "오케이" in s for s in young)
+    for i in range(30):
+        inp = SimulatorInput(language="ko", persona={"격식": "반말"}, task=f"t{i}", hidden_info={"구": "중구"},
+                             transcript=[{"role": "user", "content": "q"},
+                                         {"role": "assistant", "content": "어느 구인지 여쭤봐도 될까요?"}])  # fmt: skip
+        assert user_simulator(inp).message != "중구지."
