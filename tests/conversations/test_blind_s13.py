@@ -11,6 +11,7 @@ from factory import prompts
 from factory.conversations.build import _korean_named, _named_subject
 from factory.conversations.episode import OracleAgent
 from factory.conversations.recovery import recovery_variants
+from factory.conversations.wording import styled_english
 from factory.llm.schemas import SimulatorInput
 from factory.llm.simulator import echo, opening, user_simulator
 
@@ -212,3 +213,14 @@ def test_korean_closes_and_reveals_fit_the_speaker() -> None:
                              transcript=[{"role": "user", "content": "q"},
                                          {"role": "assistant", "content": "어느 구인지 여쭤봐도 될까요?"}])  # fmt: skip
         assert user_simulator(inp).message != "중구지."
+
+
+def test_a_hurried_user_asks_straight() -> None:
+    # own read s13: "Please tell me how many tracks the album containing 'Lavadeira' has." from a hurried user
+    hurried = {"style": "hurried", "register": "casual"}
+    said = styled_english("Please tell me how many tracks the album containing 'Lavadeira' has.", hurried)
+    assert said == "How many tracks does the album containing 'Lavadeira' have?"
+    said = styled_english("I wonder how many albums Brazil's customers have.", hurried)
+    assert said == "How many albums do Brazil's customers have?"
+    relaxed = "I wonder how many albums the artist who recorded 'Right Next Door to Hell' has."
+    assert styled_english(relaxed, {"style": "relaxed"}) == relaxed  # an unhurried user keeps the preamble
