@@ -122,6 +122,8 @@ def echo(said: str, values: Sequence[Any], language: str) -> str:
     if len(values) != 1 or isinstance(values[0], bool):
         return ""
     value = prompts.environment().filters["value"](values[0])
+    if re.search(rf"\(\s*{re.escape(value)}", said):
+        return ""  # the figure in brackets is the exact one beside the said form ('5 minutes 44 seconds (343719 …)')
     if isinstance(values[0], int | float):
         if language == "ko":
             m = re.search(rf"(?<![\d.]){re.escape(value)}\s?({_KO_COUNTER})", said)

@@ -175,6 +175,8 @@ def test_own_read_s13_stilted_forms() -> None:
     # a quoted title is no answer said back: "Oh nice, Fast As a Shark. Cheers!"
     said = "The artist who recorded 'Fast As a Shark' has more albums, by 1: 2 against 1."
     assert echo(said, ["Fast As a Shark"], "en") == ""
+    # nor the exact figure in brackets: "Oh nice, 343719 milliseconds. Cheers!"
+    assert echo("It is 5 minutes 44 seconds (343719 milliseconds).", [343719], "en") == ""
     # "Hello there. I'd like to ask something. Please book a table …": a request is not announced as a question
     novice = {"register": "formal", "style": "relaxed", "digital_literacy": "low", "age_group": "50s"}
     for v in range(24):
