@@ -226,3 +226,11 @@ def test_a_hurried_user_asks_straight() -> None:
     assert said == "How many albums do Brazil's customers have?"
     relaxed = "I wonder how many albums the artist who recorded 'Right Next Door to Hell' has."
     assert styled_english(relaxed, {"style": "relaxed"}) == relaxed  # an unhurried user keeps the preamble
+
+
+def test_a_dollar_amount_is_written_as_a_person_writes_it() -> None:
+    # own read s13: "It is 15.84 USD."
+    for v in range(4):
+        reply = prompts.render("conversations/reply.en", values=[15.84], unit="USD", counter="", pattern="",
+                               description="", variant=v).strip()  # fmt: skip
+        assert "$15.84" in reply and "USD" not in reply, reply
