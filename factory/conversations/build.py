@@ -26,7 +26,7 @@ from factory.conversations.episode import (
     run_conversation,
     score_episode,
 )
-from factory.conversations.found import found_names, found_sentence
+from factory.conversations.found import found_names, found_sentence, results_by_call
 from factory.conversations.persona import register_consistent
 from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variants
 from factory.conversations.recovery import verified as recovery_verified
@@ -36,6 +36,7 @@ from factory.conversations.tasks import (
     SEARCH_SEP,
     ConversationTaskError,
     about_catalogue,
+    answer_values,
     capabilities,
     conversation_tasks,
     count_singles,
@@ -379,6 +380,9 @@ def _name_found(
         text = f"{conv['answer']['text'][: inline.end()]} ({names[0]}){conv['answer']['text'][inline.end() :]}"
     elif conv["language"] == "en" and len(names) == 1:
         text = _named_subject(conv["answer"]["text"], noun, names[0]) or text
+    elif conv["language"] == "ko" and len(names) == 1:
+        values = conv["answer"].get("values") or answer_values(conv)
+        text = _korean_named(conv["answer"]["text"], noun, names[0], values, episode) or text
     conv["answer"] = {**conv["answer"], "text": text, "found": names}
     messages[final] = {**messages[final], "content": text}
     return {**episode, "messages": messages}
@@ -391,16 +395,38 @@ def _named_subject(text: str, noun: str, name: str) -> str | None:
     Revelations, has 14 tracks.' (blind read s11 r2 #8: '… has 2 albums. The artist is Accept.' read awkwardly);
     None otherwise."""
     m = re.match(
-        rf"The ({re.escape(noun)}s?) (of|on|in|by|from|with|who|that|which) (.+?) (has|have|had|is|are|was|were)\b",
+        rf"The ({re.escape(noun)}s?) (of|on|in|by|from|with|who|that|which|containing) (.+?) (has|have|had|is|are|was|were)\b",
         text,
     )
     if m is None or name in text:
         return None
     verb = {"have": "has", "are": "is", "were": "was"}.get(m.group(4), m.group(4))
     rest = text[m.end() :]
-    if m.group(2) in ("of", "who", "that", "which") and m.group(1) == noun:  # 'Guns N' Roses, the artist who …'
+    if (
+        m.group(2) in ("of", "who", "that", "which", "containing") and m.group(1) == noun
+    ):  # 'Guns N' Roses, the artist who …'
         return f"{name}, the {noun} {m.group(2)} {m.group(3)}, {verb}{rest}"
     return f"The {noun} {m.group(2)} {m.group(3)}, {name}, {verb}{rest}"
+
+
+def _korean_named(text: str, noun: str, name: str, values: Sequence[Any], episode: Mapping[str, Any]) -> str | None:
+    """A Korean answer that says the found name in its own sentence instead of appending '해당 <noun>는 <name>입니다.'
+    (blind read s12 #5, #16: the answer first, then what it was about, read back to front): the noun said once
+    before 의/에 takes the name ('궁정동이 속한 시군구의 법정 읍면동은 87곳입니다.' → '궁정동이 속한 종로구의 법정 읍면동은
+    87곳입니다.'); an answer that is another spelling of the found thing (a value in the same record as the name, not
+    in Hangul: 'Yeoncheon-gun') is said after the name ('연천군(Yeoncheon-gun)입니다.'); None otherwise."""
+    if name in text:
+        return None
+    said = list(re.finditer(rf"{re.escape(noun)}(?=의 |에 |에서 )", text))
+    if len(said) == 1 and text.count(noun) == 1:
+        return text[: said[0].start()] + name + text[said[0].end() :]
+    if len(values) == 1 and isinstance(values[0], str) and values[0] in text and not re.search(r"[가-힣]$", values[0]):
+        together = any(
+            {name, values[0]} <= {str(x) for x in r.values()} for rs in results_by_call(episode).values() for r in rs
+        )
+        if together:
+            return text.replace(values[0], f"{name}({values[0]})", 1)
+    return None
 
 
 # '… the same <noun> as <code or name>': the found name said in its place ('The state is New York.' appended after

@@ -7,7 +7,10 @@ The wrong call is taken, in this order, from
 - `unconverted`: the value the user gave passed straight to a later call that needs what an earlier call looks
   up from it (the ICAO code 'KLGA' where the weather tool takes the IATA 'LGA', '대구광역시' where a 시도 code goes):
   the agent skips the lookup, the tool refuses, the agent looks it up and calls again (the wrong call comes first);
-- `wrong_type`: an integer id given as the name the user said (the name where the id goes, as agents often do);
+- `wrong_type`: an integer id given as the name the user said (the name where the id goes, as agents often do),
+  tried before the lookup that gives the id: once the agent has the id (search_artists said artist_id 2), passing
+  'Accept' is no slip a capable model makes (blind read s12 #10), so the wrong call comes first and the
+  corrected calls use what the lookup returned;
 - `missing_argument`: a required argument of a golden call of several arguments left out (a structural error
   the tool's schema check reports; a call left with no argument at all is no slip an agent makes).
 
@@ -114,6 +117,8 @@ def recovery_variants(
                 found["wrong_type"] = _with(
                     conv, index, {**call["args"], k: name}, "wrong_type", f"{k}: {v!r} → {name!r}"
                 )
+                if any(c.get("step", 0) < call.get("step", 0) for c in calls):  # the id is looked up first
+                    found["wrong_type"]["recovery"]["first"] = True  # the slip is made before the lookup, not after
         for k in required.get(call["name"], []):
             rest = [b for a, b in call["args"].items() if a != k]  # what is left names something ('k': 5 does not)
             if k in subset and any(isinstance(b, str) for b in rest) and "missing_argument" not in found:

@@ -213,6 +213,11 @@ _EMBEDDED = re.compile(
     r"^(?:Could you find out|Can you count|Could you count|Do you know|Can you tell me|Could you tell me) "
     r"how many ([a-z]+(?: [a-z]+)?) there (are|is)\b(.*)$"
 )
+# "Please tell me how many tracks the album containing 'Lavadeira' has." → "How many tracks does the album … have?"
+_EMBEDDED_HAS = re.compile(
+    r"^(?:Please tell me|Tell me|Could you tell me|Can you tell me|Do you know|Could you find out|I wonder|"
+    r"I'd like to know) how many ([a-z]+(?: (?!(?:the|a|an|this|that|my|our|their|its)\b)[a-z]+)?) (.+?) (has|have)[.?]$"
+)
 _PREAMBLE = re.compile(r"^(?:I'm curious: |I'm curious, |I was wondering: |Two things: )")
 _CONTRACTIONS = (("What is ", "What's "), ("Who is ", "Who's "), ("How many are there", "How many are there"),
                  ("I would ", "I'd "), (" do not ", " don't "), (" does not ", " doesn't "))  # fmt: skip
@@ -227,6 +232,9 @@ def styled_english(text: str, persona: Mapping[str, str]) -> str:
         m = _EMBEDDED.match(out)
         if m is not None:
             out = f"How many {m.group(1)} {m.group(2)} there{m.group(3)}"
+        h = _EMBEDDED_HAS.match(out)
+        if h is not None:  # asked straight, as a hurried person types it (own read s13)
+            out = f"How many {h.group(1)} {'does' if h.group(3) == 'has' else 'do'} {h.group(2)} have?"
         out = out[:1].upper() + out[1:]
     if persona.get("register") == "casual":
         for formal, casual in _CONTRACTIONS:

@@ -108,7 +108,38 @@ def declined(text: str, language: str) -> bool:
     return bool((_KO_DECLINE if language == "ko" else _EN_DECLINE).search(text or ""))
 
 
+_EN_NOT_UNIT = frozenset(
+    "and or against more fewer less than for in of from to as at on by with is are was were".split()
+)
+_KO_COUNTER = r"(?:개월|곳|개|명|건|곡|장|편|번|년|시간|분|초|원|달러|센티미터|킬로미터|미터|킬로그램|도)"
+
+
+def echo(said: str, values: Sequence[Any], language: str) -> str:
+    """The answer as the agent said it, for the user to say back when closing ('18 playlists', '87곳', 'Revelations');
+    '' when there is not exactly one answer value, or it is a bare number with no unit or counter after it ('1' in
+    'ISW has 1 more airport' says nothing on its own), a quoted title (it names the thing asked about), or a Korean name that does not end in Hangul (a particle after
+    'Yeoncheon-gun' would be a guess)."""
+    if len(values) != 1 or isinstance(values[0], bool):
+        return ""
+    value = prompts.environment().filters["value"](values[0])
+    if re.search(rf"\(\s*{re.escape(value)}", said):
+        return ""  # the figure in brackets is the exact one beside the said form ('5 minutes 44 seconds (343719 …)')
+    if isinstance(values[0], int | float):
+        if language == "ko":
+            m = re.search(rf"(?<![\d.]){re.escape(value)}\s?({_KO_COUNTER})", said)
+            return f"{value}{m.group(1)}" if m else ""
+        m = re.search(rf"(?<![\w.]){re.escape(value)}\s+([a-z][a-z-]*)\b", said)
+        return f"{value} {m.group(1)}" if m and m.group(1) not in _EN_NOT_UNIT else ""
+    if len(value) > 40 or not mentions_value(said, value) or re.search(rf"['\"‘“]{re.escape(value)}['\"’”]", said):
+        return ""  # a quoted title says which thing, not what was learned ('Oh nice, Fast As a Shark.')
+    if language == "ko" and not ("가" <= value[-1:] <= "힣"):
+        return ""
+    return value
+
+
 def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = (), *, refused: bool = False) -> str:
+    last = inp.transcript[-1]
+    said = str(last.get("content") or "") if last.get("role") == "assistant" else ""
     text = prompts.render(
         RULES_TEMPLATE.format(lang=inp.language),
         kind=kind,
@@ -117,6 +148,7 @@ def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = (
         text="",
         variant=_variant(inp) if kind != "nudge" else 0,
         declined=refused,
+        echo=echo(said, inp.answer_values, inp.language) if kind == "thanks" and not refused else "",
     )
     return " ".join(text.split())
 

@@ -44,10 +44,8 @@ def test_a_refusal_is_taken_in_not_thanked_for() -> None:
         said = _last_user("ko", f"택시 호출은 할 수 없어요 ({i}).", {"격식": "반말", "연령대": "20대"})
         assert "고마워" not in said and "땡큐" not in said and register_consistent([said], {"격식": "반말"})
     # an answer is still thanked for
-    assert _last_user("en", "Three and a half hours is 210 minutes.", {"register": "formal"}) in {
-        "Thank you, that is all I needed.", "Thank you very much.", "That's helpful, thank you.",
-        "Thanks, that answers it.", "Wonderful, thank you.", "Thank you, that's clear.",
-    }  # fmt: skip
+    thanked = _last_user("en", "Three and a half hours is 210 minutes.", {"register": "formal"})
+    assert "thank" in thanked.lower() and not declined(thanked, "en"), thanked
 
 
 def test_a_no_call_conversation_ends_without_thanks_for_a_refusal() -> None:
@@ -258,7 +256,7 @@ def test_a_short_reply_keeps_the_unit_of_its_value() -> None:
     task["answer"] = {"type": "number", "value": 343719, "text": "The length of the longest track on the album "
                       "'For Those About To Rock We Salute You' by AC/DC is 343719 milliseconds."}  # fmt: skip
     for variant in range(4):
-        assert answer_reply(task, variant).endswith("343719 milliseconds.")
+        assert answer_reply(task, variant).endswith("(343719 milliseconds).")  # s13: said in minutes too
     assert plain_noun("subdivision") == "state or province"
 
 

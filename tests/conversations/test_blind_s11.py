@@ -32,9 +32,9 @@ def test_openings_fit_the_persona() -> None:
         ({"격식": "존댓말", "스타일": "급함"}, "ko"),
         ({"격식": "반말", "스타일": "급함"}, "ko"),
     ):
-        for v in range(8):
-            said = opening(lang, persona, "Q?", variant=v)
-            assert said != "Q?", (persona, v)  # every hurried opening shows the hurry
+        said = [opening(lang, persona, "Q?", variant=v) for v in range(24)]
+        # s12: the hurry is no stock prefix on every opening; a minority say so (test_blind_s13)
+        assert 0 < sum(s != "Q?" for s in said) <= len(said) / 2, (persona, said)
 
 
 def test_one_quoted_code_is_a_high_literacy_user() -> None:
