@@ -63,7 +63,11 @@ class Unphraseable(Exception):
       'X' named, but found through a search for one of its tracks' titles: no reader can make that call);
     - ``redundant``: the count asked is already a field of a record the path reads ('How many aircraft does FL
       have, and what is its name?': the airline record holds its fleet size; 'the aircraft with the most flights
-      … how many flights'): the listing that counts it again is no step a person takes."""
+      … how many flights'): the listing that counts it again is no step a person takes;
+    - ``presupposed``: a singular only the data make true ('the artist on the playlist X', 'the route flown by F9':
+      a person cannot know there is one; blind read s12 en2 #10, #12, #20);
+    - ``knife_edge``: a drawn search radius no person states (120.7 km), or one with a record within 1% of its
+      edge, where the distance model decides the count (blind read s12 en2 #11)."""
 
     def __init__(self, message: str, code: str = "label") -> None:
         super().__init__(message)
@@ -71,7 +75,7 @@ class Unphraseable(Exception):
 
 
 UNPHRASEABLE_CODES = ("label", "too_nested", "circular", "record_count", "tool_rows", "degenerate", "cap", "action",
-                      "long", "branch", "hidden_value", "redundant")  # fmt: skip
+                      "long", "branch", "hidden_value", "redundant", "presupposed", "knife_edge")  # fmt: skip
 
 
 def _josa(word: str, pair: str) -> str:
@@ -472,7 +476,7 @@ def seed_ref(
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, owner if plain else None, bare,
-                   meta={"filt": filt, "related": not plain, **person})  # fmt: skip
+                   meta={"filt": filt, "related": not plain, "owner_entity": owner.meta.get("entity"), **person})  # fmt: skip
     filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
@@ -484,6 +488,10 @@ def seed_ref(
         # the name alone, for a pick by the place it lies in ('대전광역시 중구', not '이름이 중구인 시군구 중 …')
         name = {"ko_name": named_ko} if named_ko and len(rest) == 1 else {}
         return Ref(text, one, sing, sing, counter, None, text, meta=name)
+    if one and spec.records_path is not None:
+        # a listing that returned one record: 'the route flown by F9' presupposes what only the data say (blind
+        # read s12 en2 #20); 'the routes flown by F9' denies it
+        raise Unphraseable(f"one {sing}{filt} only because the listing returned one", "presupposed")
     text = f"the {sing if one else pl}{filt}"
     return Ref(text, one, sing, pl, counter, None, f"{pl}{filt}", meta=person)
 
@@ -555,6 +563,9 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     if not node:
         return ref
     out = _select(ref, node, frame, lang)
+    around = ref.meta.get("around") or (ref.meta.get("owner_entity") or "") == frame.get("entity")
+    if lang != "ko" and node["operator"] == "eq" and around:  # among the airports near one: 'in Mosinee within …'
+        out = replace(out, meta={**out.meta, "eq_of_relation": True})  # `_not_chained`
     if lang != "ko" and kept == 1 and not out.one and node["operator"] == "eq":
         text = out.text
         if out.sing != out.plural and text.startswith(f"the {out.plural} "):
@@ -693,15 +704,19 @@ def _hop(
         return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text,
                    meta={**hop, "hop_form": form or ""})  # fmt: skip
     on = re.match(rf"^the {re.escape(up.plural)} on (?![\d'])(.+)$", up.text) if up.plural else None
-    if seen_one and on:  # every record on it references one record: 'the album on the playlist X' (blind read s11:
-        text = f"the {noun} on {on.group(1)}"  # 'the albums on the playlist' for one album)
-        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+    if seen_one and on:
+        # every record on it references one record, but only the data say so: 'the album on the playlist X'
+        # presupposes one (blind read s12 en2 #10, #12), and 'the albums on …' denies it (blind read s11)
+        raise Unphraseable(f"one {noun} on {on.group(1)!r} only because the data hold one", "presupposed")
     # one 'of' less where the records belong to one named record: 'the origin airports of ExpressJet Airlines Inc.'s
     # routes' (not 'the origin airports of the routes of ExpressJet Airlines Inc.': blind read s11, 'of … of … of')
     text = (
         f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {_possessive_of(up.text, up.plural)}"
     )
-    return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+    # a hop of a listing: linked once more it reads like a database query ('the airports in the states of the origin
+    # airports of the routes flown by B6': blind read s12 en2 #9), so `link` goes no further from it
+    return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text,
+               meta={"listing_hop": True})  # fmt: skip
 
 
 _COUNTER_KO = "개"
@@ -837,6 +852,11 @@ def link(
         moved, up_ent, key = _hop(up, noun, lang, steps), target, True
     elif target == up_ent and unique and any(k == "display" for _, k in ents):
         key = True  # the record looked up again by its names (one record each time): the same record
+    if lang != "ko" and not (key and target == up_ent and not moved.meta.get("around")):
+        # the same record looked up again keeps its name ('the cities of the origin airports of …'); a relation of
+        # it does not: 'within 100 km of the origin airports of …'
+        _not_chained(up)
+        _not_chained(moved)
     if key:
         if target == up_ent and not moved.meta.get("around"):  # the same record looked up again: it keeps its name
             filt = _filters(frame, extra, lang)
@@ -917,6 +937,18 @@ def link(
     if one:
         text = f"the {sing}" + text[len(f"the {pl}") :]
     return Ref(text, one, sing, pl, counter, None, text[4:], steps=steps, lead=up.text)
+
+
+def _not_chained(up: Ref) -> None:
+    """Unphraseable (``too_nested``) when `up` may not be related further in English: the records a listing's
+    records reference ('the origin airports of the routes flown by B6'), or a record picked by a value among the
+    records of a relation ('the airport in Mosinee within 100 km of ISW'): a relation of them spells the question
+    like a database query ('… in the states of the origin airports of the routes flown by B6', 'the trip from the
+    airport in Mosinee within 100 km of ISW to airport ICN': blind read s12 en2 #9, #15, Nat 2)."""
+    if up.meta.get("listing_hop"):
+        raise Unphraseable(f"a relation of {up.text!r}, the records a listing's records reference", "too_nested")
+    if up.meta.get("eq_of_relation"):
+        raise Unphraseable(f"a relation of {up.text!r}, picked by a value among a relation's records", "too_nested")
 
 
 # --------------------------------------------------------------------------- whole trajectories
