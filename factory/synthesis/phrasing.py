@@ -230,6 +230,16 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
 _ORG_NAME = re.compile(r"\b(?:Inc|Corp|Corporation|Co|Ltd|LLC|GmbH|Airlines|Airways|Air Lines)\b\.?$")
 
 
+_DESIGNATOR = re.compile(r",?\s+(?:Inc|Corp|Corporation|Co|Ltd|LLC|GmbH|S\.A|PLC)\.?$")
+
+
+def common_name(name: str) -> str:
+    """A company's name as people say it, without its legal designator: 'Endeavor Air Inc.' → 'Endeavor Air' (the
+    legal name pasted reads like a registry: blind read s12 en2 #6); a name that is only a designator stays."""
+    out = _DESIGNATOR.sub("", name).strip()
+    return out or name
+
+
 # a country or place name that takes 'the' in English ('from the Czech Republic', not 'from Czech Republic')
 _THE_NAME = re.compile(
     r"\b(?:Republic|Kingdom|States|Emirates|Islands|Federation|Union|Netherlands|Philippines|Bahamas|Gambia|Maldives)\b"
@@ -262,9 +272,11 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
     titled = (role == "title" or (role in ("name", "id") and frame.get("entity") in fr.TITLED)) and not val.isdigit()
     if titled:
         return f"the {ent_noun} '{val}'"
+    if role in ("name", "id") and fr.is_person(frame.get("entity")) and not val.isdigit():
+        return val  # a person or a band by the name alone: 'Eric Clapton' (not 'the artist Eric Clapton': s12 en2 #24)
     if role == "name" or (role == "id" and not val.isdigit() and not val.isupper()):  # a name standing for the id
         if _ORG_NAME.search(val):  # a company's name says what it is: 'Endeavor Air Inc.' (not 'the airline …')
-            return val
+            return common_name(val)
         return f"the {ent_noun} {val}"
     return f"{ent_noun} {val}"  # a code or an id: 'airport ICN', 'customer 36'
 
@@ -1163,16 +1175,25 @@ def _value_parts(
         f = f[len(ref.sing) + 1 :]  # "the airport's airport name" → 'name'
 
     unit = ((frame.get("fields") or {}).get(fname) or {}).get("unit")
+    in_unit = ""
+    if lang != "ko" and unit and slot.get("role") == "distance" and not re.search(r"\b(?:in|km|miles)\b", f):
+        # a distance is asked in its unit: a tool returns kilometres and miles alike, and an answer of 10177.2 to
+        # 'the great-circle distance' leaves the reader guessing which (blind read s12 en #17)
+        in_unit = f" in {_DISTANCE_UNITS.get(str(unit).lower(), unit)}"
     subject = ref.text if (ref.one or lang == "ko") else f"each of {ref.text}"
     m = re.match(r"^number of (.+)$", f) if lang != "ko" else None  # a count field: 'How many tracks does … have?'
-    out = {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
+    out = {"ask": "value", "field": f + in_unit, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
            "how_many": m.group(1) if m else ""}  # fmt: skip
     if lang != "ko" and ref.one and ref.meta.get("take"):  # 'Take <lead>. What was the <field> <take>?'
         out.update(lead=_checked(str(ref.meta["take_lead"]), lang), take=f"the {f} {ref.meta['take']}")
     if lang != "ko" and not ref.one and not m:  # several records: 'What are the titles of the albums of …?'
         words_ = f.split()
-        out.update(fields=" ".join([*words_[:-1], plural(words_[-1])]) if words_ else f, records=ref.text)
+        out.update(fields=(" ".join([*words_[:-1], plural(words_[-1])]) if words_ else f) + in_unit, records=ref.text)
     return out
+
+
+_DISTANCE_UNITS = {"km": "kilometres", "kilometers": "kilometres", "statute miles": "miles", "mi": "miles",
+                   "nm": "nautical miles"}  # fmt: skip
 
 
 @dataclass
@@ -1582,6 +1603,45 @@ def default_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[
     return out
 
 
+EDGE_MARGIN = 0.01  # a record this close to a radius (a share of it) lies on the edge: the distance model decides
+
+
+def round_radius(v: Any) -> bool:
+    """Whether a radius is one people state: a whole multiple of 5 (50, 75, 100, 150 km), not 120.7."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return True
+    return x.is_integer() and int(x) % 5 == 0
+
+
+def knife_edges(t: Mapping[str, Any], frames: Frames) -> list[str]:
+    """The search radii of `t`'s calls (a parameter whose role is a distance) that no person states (120.7 km), or
+    that have a returned record within `EDGE_MARGIN` of the edge (ICN at 120.66 km of a 120.7 km radius by haversine,
+    120.88 by ellipsoid: blind read s12 en2 #11): the distance model, not the data, decides such a count. Records
+    are checked where the stored sample holds them all."""
+    out: list[str] = []
+    for a in [*(t.get("golden_actions") or []), *(t.get("counterfactual_actions") or [])]:
+        frame = frames.get(str(a.get("tool_id") or "")) or {}
+        args = a.get("args") or {}
+        for p, slot in (frame.get("params") or {}).items():
+            if slot.get("role") != "distance" or p not in args or isinstance(args[p], bool):
+                continue
+            r = args[p]
+            if not round_radius(r):
+                out.append(f"{a.get('tool')} {p}={r} is no round radius")
+                continue
+            sample = a.get("sample") or []
+            if int(a.get("records") or 0) != len(sample):
+                continue
+            dist = [f for f, fs in (frame.get("fields") or {}).items() if fs.get("role") == "distance"]
+            near = [rec.get(f) for rec in sample if isinstance(rec, Mapping) for f in dist
+                    if isinstance(rec.get(f), int | float) and abs(float(r) - float(rec[f])) <= EDGE_MARGIN * float(r)]  # fmt: skip
+            if near:
+                out.append(f"{a.get('tool')} {p}={r} has a record at {near[0]}")
+    return out
+
+
 def realize(
     t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, junctions: Sequence[Mapping[str, Any]],
     counterfactual: Sequence[Mapping[str, Any]], lang: str,
@@ -1590,6 +1650,10 @@ def realize(
     capped = capped_calls(t, specs)
     if capped:
         raise Unphraseable(f"the tool's cap decides the answer ({'; '.join(capped)})", "cap")
+    edges = knife_edges(t, frames)
+    if edges:
+        raise Unphraseable(f"a search radius no one states or the distance model decides ({'; '.join(edges)})",
+                           "knife_edge")  # fmt: skip
     if t["template"] == "chain":
         r = chain_realization(t, specs, frames, junctions, lang)
     elif t["template"] == "COND":
