@@ -864,11 +864,6 @@ def link(
         moved, up_ent, key = _hop(up, noun, lang, steps), target, True
     elif target == up_ent and unique and any(k == "display" for _, k in ents):
         key = True  # the record looked up again by its names (one record each time): the same record
-    if lang != "ko" and not (key and target == up_ent and not moved.meta.get("around")):
-        # the same record looked up again keeps its name ('the cities of the origin airports of …'); a relation of
-        # it does not: 'within 100 km of the origin airports of …'
-        _not_chained(up)
-        _not_chained(moved)
     if key:
         if target == up_ent and not moved.meta.get("around"):  # the same record looked up again: it keeps its name
             filt = _filters(frame, extra, lang)
@@ -884,11 +879,19 @@ def link(
         if lang == "ko" and moved is up and up.one:  # what a place named by its name has: '종로구의 법정동'
             sing = pl = _owner_noun(frame, up.text, lang) or sing
         text, plain, filt = _relation(frame, _same_as(moved, lang), lang, sing, pl, extra)
+        if lang != "ko" and not plain:
+            # what they have is asked ('How many tracks do the albums on invoice 99 have?'); a reviewed relation of
+            # them is not: 'within 100 km of the origin airports of …', 'the trips from the origin airports of …'
+            _not_chained(up)
+            _not_chained(moved)
         one = moved.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, moved if plain else None, re.sub(r"^the ", "", text), steps=moved.steps + 1,
                    lead=moved.text, meta={"filt": filt, "related": not plain})  # fmt: skip
+    if lang != "ko":  # a place they share: 'in the states of the origin airports of …'
+        _not_chained(up)
+        _not_chained(moved)
     # attributes of the upstream records: say which values are shared
     filt = _filters(frame, extra, lang)
     ftypes = [((up_frame.get("fields") or {}).get(f) or {}).get("type") for f in from_fields]
