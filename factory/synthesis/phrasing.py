@@ -1102,6 +1102,7 @@ def chain_refs(
     for k, j in enumerate(junctions):
         up_spec, spec = specs[tids[k]], specs[tids[k + 1]]
         up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
+        _one_day_clock(j.get("process"), up_frame, _sent(t, tids[k]))
         ref = select(ref, j.get("process"), up_frame, lang, int(j.get("width") or 0))
         fields, params = _ends(j)
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
@@ -1115,6 +1116,19 @@ def chain_refs(
         ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1], specs=specs), _sent(t, tids[k + 1]), lang,
                    unique, _agreed(t, tids[k + 1]), seen_one)  # fmt: skip
     return ref
+
+
+def _one_day_clock(node: Mapping[str, Any] | None, frame: Mapping[str, Any], sent: Mapping[str, Any]) -> None:
+    """Unphraseable (``degenerate``) for the highest or lowest clock time among records of several days: 'the flight
+    of aircraft N201AA with the highest departure time' is the one that left closest to midnight on any day, which
+    no one asks (read as its last flight: blind read s12); among one day's records it is the last one that day."""
+    if not node or node.get("operator") not in ("max", "min"):
+        return
+    if ((frame.get("fields") or {}).get(node.get("field")) or {}).get("role") != "time":
+        return
+    dated = [p for p, s in (frame.get("params") or {}).items() if s.get("role") == "date" or p == "date"]
+    if not any(p in sent for p in dated):
+        raise Unphraseable(f"the {node['operator']} {node.get('field')} of records of several days", "degenerate")
 
 
 def _checked(text: str, lang: str) -> str:

@@ -165,3 +165,14 @@ def test_the_model_writer_is_told_cond_is_one_question():
                           qualifier="at least 4 albums", answer=answer, sub_questions=[], answer_text="2")  # fmt: skip
     assert "If the condition fails, it asks for" not in text and "the number of albums of Accept" not in text
     assert "Never ask what happens when it fails" in text and "assuming" in text
+
+
+def test_a_clock_time_is_picked_only_among_one_days_records():
+    # en2 (Nat 2): 'Look at the flight of aircraft N201AA with the highest departure time' (the flights of a year)
+    frame = {"fields": {"dep_time": {"role": "time"}}, "params": {"date": {"role": "date"}, "tailnum": {}}}
+    node = {"operator": "max", "field": "dep_time"}
+    with pytest.raises(phrasing.Unphraseable) as e:
+        phrasing._one_day_clock(node, frame, {"tailnum": "N201AA"})
+    assert e.value.code == "degenerate"
+    phrasing._one_day_clock(node, frame, {"origin": "EWR", "date": "2013-01-05"})  # that day's last departure
+    phrasing._one_day_clock({"operator": "ge", "field": "dep_time"}, frame, {"tailnum": "N201AA"})  # no pick
