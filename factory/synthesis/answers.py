@@ -326,6 +326,16 @@ def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -
     return None
 
 
+def _one_of(noun: str) -> str:
+    """A plural noun phrase in the singular: its first word that has a singular ('IATA-coded airports within 100 km'
+    → 'IATA-coded airport within 100 km', 'airports with an IATA code' → 'airport with an IATA code')."""
+    words_ = noun.split(" ")
+    for k, w in enumerate(words_):
+        if _singular(w) != w:
+            return " ".join([*words_[:k], _singular(w), *words_[k + 1 :]])
+    return noun
+
+
 def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mapping[str, Any]) -> str | None:
     """An English comparison answered with the winner first, each side named as the question names it (the frame's
     `compare`: the sides with more first, their full phrases, 'have' or 'there'): 'AC/DC has 1 more album than
@@ -342,7 +352,7 @@ def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mappi
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (hi, lo)) or hi == lo:
         return None
     d = abs(hi - lo)
-    what = _singular(noun.split()[0]) + noun[len(noun.split()[0]) :] if d == 1 else noun
+    what = _one_of(noun) if d == 1 else noun
     verb = "have" if c.get("plural") else "has"
     there = c.get("mode") == "there"
     if pattern == "DIFF":

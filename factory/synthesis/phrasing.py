@@ -23,7 +23,7 @@ it asks.
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -1102,8 +1102,8 @@ def chain_refs(
     for k, j in enumerate(junctions):
         up_spec, spec = specs[tids[k]], specs[tids[k + 1]]
         up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
-        _one_day_clock(j.get("process"), up_frame, _sent(t, tids[k]))
-        ref = select(ref, j.get("process"), up_frame, lang, int(j.get("width") or 0))
+        across = _one_day_clock(j.get("process"), up_frame, _sent(t, tids[k]), lang)
+        ref = across(ref) if across else select(ref, j.get("process"), up_frame, lang, int(j.get("width") or 0))
         fields, params = _ends(j)
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
                  if a.get("tool_id") == tids[k + 1]]  # fmt: skip
@@ -1118,17 +1118,36 @@ def chain_refs(
     return ref
 
 
-def _one_day_clock(node: Mapping[str, Any] | None, frame: Mapping[str, Any], sent: Mapping[str, Any]) -> None:
-    """Unphraseable (``degenerate``) for the highest or lowest clock time among records of several days: 'the flight
-    of aircraft N201AA with the highest departure time' is the one that left closest to midnight on any day, which
-    no one asks (read as its last flight: blind read s12); among one day's records it is the last one that day."""
+def _one_day_clock(
+    node: Mapping[str, Any] | None, frame: Mapping[str, Any], sent: Mapping[str, Any], lang: str
+) -> Callable[[Ref], Ref] | None:
+    """The highest or lowest clock time among records of several days ('the flight of aircraft N201AA with the
+    highest departure time': blind read s12, Nat 2; 'the last-departing flight' would read as its last flight) said
+    by the field's reviewed ``clock`` phrase ('the flight of aircraft N201AA that left last in the day'), as a
+    function of the records picked among; Unphraseable (``degenerate``) without one. None for any other pick, and
+    among one day's records (the superlative: 'the last-departing flight from EWR on 2013-01-05')."""
     if not node or node.get("operator") not in ("max", "min"):
-        return
-    if ((frame.get("fields") or {}).get(node.get("field")) or {}).get("role") != "time":
-        return
+        return None
+    slot = (frame.get("fields") or {}).get(node.get("field")) or {}
+    if slot.get("role") != "time":
+        return None
     dated = [p for p, s in (frame.get("params") or {}).items() if s.get("role") == "date" or p == "date"]
-    if not any(p in sent for p in dated):
+    if any(p in sent for p in dated):
+        return None
+    phrase = (((slot.get("clock") or {}).get(node["operator"])) or {}).get(lang) if lang != "ko" else None
+    if not phrase:
         raise Unphraseable(f"the {node['operator']} {node.get('field')} of records of several days", "degenerate")
+
+    def pick(ref: Ref) -> Ref:
+        plural_ref = ref.text
+        if ref.one and ref.sing != ref.plural and plural_ref.startswith(f"the {ref.sing}"):
+            plural_ref = f"the {ref.plural}" + plural_ref[len(f"the {ref.sing}") :]
+        rest = plural_ref[len(f"the {ref.plural}") :] if plural_ref.startswith(f"the {ref.plural}") else ""
+        text = f"the {ref.sing}{rest} {phrase}" if rest or plural_ref == f"the {ref.plural}" else (
+            f"the {ref.sing} {phrase} among {plural_ref}")  # fmt: skip
+        return replace(ref, text=text, one=True, owner=None, bare=text[4:], steps=ref.steps + 1, lead=plural_ref)
+
+    return pick
 
 
 def _checked(text: str, lang: str) -> str:

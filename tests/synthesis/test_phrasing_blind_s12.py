@@ -167,12 +167,35 @@ def test_the_model_writer_is_told_cond_is_one_question():
     assert "Never ask what happens when it fails" in text and "assuming" in text
 
 
-def test_a_clock_time_is_picked_only_among_one_days_records():
+def test_a_clock_time_is_picked_among_several_days_as_people_say_it():
     # en2 (Nat 2): 'Look at the flight of aircraft N201AA with the highest departure time' (the flights of a year)
     frame = {"fields": {"dep_time": {"role": "time"}}, "params": {"date": {"role": "date"}, "tailnum": {}}}
     node = {"operator": "max", "field": "dep_time"}
-    with pytest.raises(phrasing.Unphraseable) as e:
-        phrasing._one_day_clock(node, frame, {"tailnum": "N201AA"})
+    with pytest.raises(phrasing.Unphraseable) as e:  # no reviewed phrase: not said at all
+        phrasing._one_day_clock(node, frame, {"tailnum": "N201AA"}, "en")
     assert e.value.code == "degenerate"
-    phrasing._one_day_clock(node, frame, {"origin": "EWR", "date": "2013-01-05"})  # that day's last departure
-    phrasing._one_day_clock({"operator": "ge", "field": "dep_time"}, frame, {"tailnum": "N201AA"})  # no pick
+    frame["fields"]["dep_time"]["clock"] = {"max": {"en": "that left last in the day"}}
+    pick = phrasing._one_day_clock(node, frame, {"tailnum": "N201AA"}, "en")
+    flights = Ref("the flights of aircraft N201AA", False, "flight", "flights")
+    assert pick is not None and pick(flights).text == "the flight of aircraft N201AA that left last in the day"
+    # among one day's records the superlative says it ('the last-departing flight …'); no pick, nothing to say
+    assert phrasing._one_day_clock(node, frame, {"origin": "EWR", "date": "2013-01-05"}, "en") is None
+    assert phrasing._one_day_clock({"operator": "ge", "field": "dep_time"}, frame, {"tailnum": "N201AA"}, "en") is None
+    # the demo lexicon's departure time has both
+    from tests.synthesis.test_phrasing import demo_frames, shared_specs
+
+    specs = shared_specs()
+    slot = demo_frames(specs)[_tid(specs, "list_flights")]["fields"]["dep_time"]
+    assert slot["superlative"]["max"]["en"] == "last-departing" and "latest" not in str(slot), slot
+
+
+def test_one_more_of_a_modified_noun_is_said_in_the_singular():
+    # s13 after-run: 'There is 1 more IATA-coded airports within 100 km of QUN …'
+    from factory.synthesis.answers import answer_text
+
+    frame = {"pattern": "DIFF", "description": "airports", "options": ["QUN", "AMK"],
+             "compare": {"mode": "there", "noun": "IATA-coded airports",
+                         "subj": ["within 100 km of QUN", "within 100 km of AMK"],
+                         "full": ["within 100 km of QUN", "within 100 km of AMK"], "plural": False, "big": 0}}  # fmt: skip
+    text = answer_text({"type": "number", "value": 1, "counts": [6, 5]}, "en", frame)
+    assert text.startswith("There is 1 more IATA-coded airport within 100 km of QUN"), text
