@@ -319,6 +319,9 @@ def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -
             # a track's length as people say it: '5:44 (343719 milliseconds)', not '343719 milliseconds' alone
             sec = round(float(v) / 1000)
             amount = f"{sec // 60}:{sec % 60:02d} ({_fmt(v)} milliseconds)"
+        elif not ko and typ == "number" and unit.lower() == "bytes" and _is_whole(v) and v >= 1_000_000:
+            # a file size as people read it: '6290521 bytes (6.3 MB)'
+            amount = f"{_fmt(v)} bytes ({float(v) / 1e6:.1f} MB)"
         if ko:
             head = f"{subject}의 {field}" if subject else field
             return f"{josa(head, '은/는')} {amount}입니다"

@@ -104,6 +104,8 @@ def test_a_track_length_is_answered_in_minutes_and_seconds():
     short = {"kind": "value", "field": "length", "unit": "milliseconds", "subject": "the longest track"}
     text = short_statement(343719, "number", short, "en")
     assert text == "the length of the longest track is 5:44 (343719 milliseconds)", text
+    size = short_statement(6290521, "number", {**short, "field": "file size", "unit": "bytes"}, "en")
+    assert size == "the file size of the longest track is 6290521 bytes (6.3 MB)", size
 
 
 def test_people_and_companies_are_named_as_people_name_them():
