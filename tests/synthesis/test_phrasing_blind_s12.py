@@ -143,7 +143,7 @@ def test_no_template_word_outnumber_or_a_tacked_on_also():
         for v in range(2)
     }  # fmt: skip
     assert (
-        "What is the difference between the number of IATA-coded airports within 100 km of QUN and the number "
+        "Can you tell me the difference between the number of IATA-coded airports within 100 km of QUN and the number "
         "within 100 km of AMK?"
     ) in forms, forms
     assert not any("outnumber" in q for q in forms), forms
