@@ -578,6 +578,8 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     around = ref.meta.get("around") or (ref.meta.get("owner_entity") or "") == frame.get("entity")
     if lang != "ko" and node["operator"] == "eq" and around:  # among the airports near one: 'in Mosinee within …'
         out = replace(out, meta={**out.meta, "eq_of_relation": True})  # `_not_chained`
+    if lang != "ko" and node["operator"] == "most_frequent":  # 'the airports with the most common city among …'
+        out = replace(out, meta={**out.meta, "frequent_pick": True})  # `_not_chained`
     if lang != "ko" and kept == 1 and not out.one and node["operator"] == "eq":
         text = out.text
         if out.sing != out.plural and text.startswith(f"the {out.plural} "):
@@ -610,6 +612,8 @@ def _select(ref: Ref, node: Mapping[str, Any], frame: Mapping[str, Any], lang: s
     time = clock(node.get("threshold")) if fslot.get("role") == "time" else None
     if time is not None:  # a clock time stored as HHMM: '23:29 or later', not 'at least 2329'
         thr = time
+    elif lang != "ko" and fslot.get("role") == "distance" and fslot.get("unit") and op in ("ge", "le", "eq"):
+        thr = f"{thr} {fslot['unit']}"  # 'whose distance is at least 93.1 km' (not '… at least 93.1': which unit?)
     day = next_day(node.get("threshold")) if op == "date_after" else None
     if day is not None:  # the records strictly after a date the records hold: said inclusively from the next day
         thr = day
@@ -964,6 +968,8 @@ def _not_chained(up: Ref) -> None:
         raise Unphraseable(f"a relation of {up.text!r}, the records a listing's records reference", "too_nested")
     if up.meta.get("eq_of_relation"):
         raise Unphraseable(f"a relation of {up.text!r}, picked by a value among a relation's records", "too_nested")
+    if up.meta.get("frequent_pick"):  # 'within 100 km of the airports with the most common city served among …'
+        raise Unphraseable(f"a relation of {up.text!r}, the records sharing the most common value", "too_nested")
 
 
 # --------------------------------------------------------------------------- whole trajectories

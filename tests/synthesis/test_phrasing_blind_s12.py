@@ -48,6 +48,11 @@ def test_a_pick_by_value_among_an_airports_neighbours_is_not_related_further():
     frame = {"entity": "customer", "fields": {"city": {"label": {"en": "city"}}}}
     kept = phrasing.select(customers, {"operator": "eq", "field": "city", "threshold": "Edmonton"}, frame, "en", 1)
     phrasing._not_chained(kept)
+    # s13 preview: 'within 100 km of the airports with the most common city served among the airports in New York …'
+    state = Ref("the airports in New York in the United States", False, "airport", "airports")
+    common = phrasing.select(state, {"operator": "most_frequent", "field": "city"}, frame, "en")
+    with pytest.raises(phrasing.Unphraseable):
+        phrasing._not_chained(common)
 
 
 def test_a_singular_only_the_data_make_true_is_rejected(specs):
@@ -201,3 +206,12 @@ def test_one_more_of_a_modified_noun_is_said_in_the_singular():
                          "full": ["within 100 km of QUN", "within 100 km of AMK"], "plural": False, "big": 0}}  # fmt: skip
     text = answer_text({"type": "number", "value": 1, "counts": [6, 5]}, "en", frame)
     assert text.startswith("There is 1 more IATA-coded airport within 100 km of QUN"), text
+
+
+def test_a_distance_threshold_states_its_unit():
+    # s13 preview: 'the IATA-coded airports within 100 km of LGA whose distance is at least 93.1' (km or miles?)
+    near = Ref("the IATA-coded airports within 100 km of LGA", False, "IATA-coded airport", "IATA-coded airports")
+    frame = {"entity": "airport", "fields": {"distance_km": {"label": {"en": "distance in km"}, "role": "distance",
+                                                             "unit": "km"}}}  # fmt: skip
+    kept = phrasing.select(near, {"operator": "ge", "field": "distance_km", "threshold": 93.1}, frame, "en")
+    assert kept.text.endswith("whose distance is at least 93.1 km"), kept.text
