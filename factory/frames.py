@@ -20,6 +20,8 @@ Besides nouns, relations, labels, phrases and cite forms, a tool entry of the re
 speak of its records (factory.synthesis.phrasing reads them):
 
 - ``fields.<f>.superlative: {max: {en: northernmost}, min: {en: southernmost}}``: a pick by that field;
+- ``fields.<f>.clock: {max: {en: that left last in the day}}``: a pick by a clock time among several days' records
+  (``phrasing.chain_refs``; without it such a pick is unphraseable);
 - ``same: {"country+subdivision": {en: "the {plural}{filt} in the same state or province as {up}"}}``: records that
   share these parameters' values with another record;
 - ``count: false``: its records are never counted in a question (census rows: reason ``record_count``);

@@ -289,6 +289,10 @@ def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], lan
 _UNITS_SAID = {"usd": "USD", "eur": "EUR", "gbp": "GBP", "krw": "KRW", "jpy": "JPY", "mph": "mph", "km": "km"}
 
 
+def _is_whole(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and float(v).is_integer()
+
+
 def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -> str | None:
     """The value first, with what it counts or measures and the record it belongs to when that is one named record
     ('AC/DC has 2 albums', 'There are 202 읍면동' → '읍면동은 모두 202곳입니다', 'The latitude is 38.0189
@@ -311,11 +315,28 @@ def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -
         field, unit, subject = str(short["field"]), str(short.get("unit") or ""), str(short.get("subject") or "")
         unit = _UNITS_SAID.get(unit.lower(), unit) if not ko else unit  # '0.99 USD', not '0.99 usd'
         amount = f"{_fmt(v)}{(' ' + unit) if unit and typ == 'number' else ''}"
+        if not ko and typ == "number" and unit.lower() in ("milliseconds", "ms") and _is_whole(v) and v >= 60_000:
+            # a track's length as people say it: '5:44 (343719 milliseconds)', not '343719 milliseconds' alone
+            sec = round(float(v) / 1000)
+            amount = f"{sec // 60}:{sec % 60:02d} ({_fmt(v)} milliseconds)"
+        elif not ko and typ == "number" and unit.lower() == "bytes" and _is_whole(v) and v >= 1_000_000:
+            # a file size as people read it: '6290521 bytes (6.3 MB)'
+            amount = f"{_fmt(v)} bytes ({float(v) / 1e6:.1f} MB)"
         if ko:
             head = f"{subject}의 {field}" if subject else field
             return f"{josa(head, '은/는')} {amount}입니다"
         return f"the {field} of {subject} is {amount}" if subject else f"the {field} is {amount}"
     return None
+
+
+def _one_of(noun: str) -> str:
+    """A plural noun phrase in the singular: its first word that has a singular ('IATA-coded airports within 100 km'
+    → 'IATA-coded airport within 100 km', 'airports with an IATA code' → 'airport with an IATA code')."""
+    words_ = noun.split(" ")
+    for k, w in enumerate(words_):
+        if _singular(w) != w:
+            return " ".join([*words_[:k], _singular(w), *words_[k + 1 :]])
+    return noun
 
 
 def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mapping[str, Any]) -> str | None:
@@ -334,7 +355,7 @@ def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mappi
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (hi, lo)) or hi == lo:
         return None
     d = abs(hi - lo)
-    what = _singular(noun.split()[0]) + noun[len(noun.split()[0]) :] if d == 1 else noun
+    what = _one_of(noun) if d == 1 else noun
     verb = "have" if c.get("plural") else "has"
     there = c.get("mode") == "there"
     if pattern == "DIFF":

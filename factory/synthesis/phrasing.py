@@ -23,7 +23,7 @@ it asks.
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -63,7 +63,11 @@ class Unphraseable(Exception):
       'X' named, but found through a search for one of its tracks' titles: no reader can make that call);
     - ``redundant``: the count asked is already a field of a record the path reads ('How many aircraft does FL
       have, and what is its name?': the airline record holds its fleet size; 'the aircraft with the most flights
-      … how many flights'): the listing that counts it again is no step a person takes."""
+      … how many flights'): the listing that counts it again is no step a person takes;
+    - ``presupposed``: a singular only the data make true ('the artist on the playlist X', 'the route flown by F9':
+      a person cannot know there is one; blind read s12 en2 #10, #12, #20);
+    - ``knife_edge``: a drawn search radius no person states (120.7 km), or one with a record within 1% of its
+      edge, where the distance model decides the count (blind read s12 en2 #11)."""
 
     def __init__(self, message: str, code: str = "label") -> None:
         super().__init__(message)
@@ -71,7 +75,7 @@ class Unphraseable(Exception):
 
 
 UNPHRASEABLE_CODES = ("label", "too_nested", "circular", "record_count", "tool_rows", "degenerate", "cap", "action",
-                      "long", "branch", "hidden_value", "redundant")  # fmt: skip
+                      "long", "branch", "hidden_value", "redundant", "presupposed", "knife_edge")  # fmt: skip
 
 
 def _josa(word: str, pair: str) -> str:
@@ -226,6 +230,16 @@ def _named(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: str) -
 _ORG_NAME = re.compile(r"\b(?:Inc|Corp|Corporation|Co|Ltd|LLC|GmbH|Airlines|Airways|Air Lines)\b\.?$")
 
 
+_DESIGNATOR = re.compile(r",?\s+(?:Inc|Corp|Corporation|Co|Ltd|LLC|GmbH|S\.A|PLC)\.?$")
+
+
+def common_name(name: str) -> str:
+    """A company's name as people say it, without its legal designator: 'Endeavor Air Inc.' → 'Endeavor Air' (the
+    legal name pasted reads like a registry: blind read s12 en2 #6); a name that is only a designator stays."""
+    out = _DESIGNATOR.sub("", name).strip()
+    return out or name
+
+
 # a country or place name that takes 'the' in English ('from the Czech Republic', not 'from Czech Republic')
 _THE_NAME = re.compile(
     r"\b(?:Republic|Kingdom|States|Emirates|Islands|Federation|Union|Netherlands|Philippines|Bahamas|Gambia|Maldives)\b"
@@ -258,9 +272,11 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
     titled = (role == "title" or (role in ("name", "id") and frame.get("entity") in fr.TITLED)) and not val.isdigit()
     if titled:
         return f"the {ent_noun} '{val}'"
+    if role in ("name", "id") and fr.is_person(frame.get("entity")) and not val.isdigit():
+        return val  # a person or a band by the name alone: 'Eric Clapton' (not 'the artist Eric Clapton': s12 en2 #24)
     if role == "name" or (role == "id" and not val.isdigit() and not val.isupper()):  # a name standing for the id
         if _ORG_NAME.search(val):  # a company's name says what it is: 'Endeavor Air Inc.' (not 'the airline …')
-            return val
+            return common_name(val)
         return f"the {ent_noun} {val}"
     return f"{ent_noun} {val}"  # a code or an id: 'airport ICN', 'customer 36'
 
@@ -472,7 +488,7 @@ def seed_ref(
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, owner if plain else None, bare,
-                   meta={"filt": filt, "related": not plain, **person})  # fmt: skip
+                   meta={"filt": filt, "related": not plain, "owner_entity": owner.meta.get("entity"), **person})  # fmt: skip
     filt = _filters(frame, rest, lang, sing if lang == "ko" else "")
     if lang == "ko":
         text = f"{filt}{sing}"
@@ -484,6 +500,10 @@ def seed_ref(
         # the name alone, for a pick by the place it lies in ('대전광역시 중구', not '이름이 중구인 시군구 중 …')
         name = {"ko_name": named_ko} if named_ko and len(rest) == 1 else {}
         return Ref(text, one, sing, sing, counter, None, text, meta=name)
+    if one and spec.records_path is not None:
+        # a listing that returned one record: 'the route flown by F9' presupposes what only the data say (blind
+        # read s12 en2 #20); 'the routes flown by F9' denies it
+        raise Unphraseable(f"one {sing}{filt} only because the listing returned one", "presupposed")
     text = f"the {sing if one else pl}{filt}"
     return Ref(text, one, sing, pl, counter, None, f"{pl}{filt}", meta=person)
 
@@ -555,6 +575,11 @@ def select(ref: Ref, node: Mapping[str, Any] | None, frame: Mapping[str, Any], l
     if not node:
         return ref
     out = _select(ref, node, frame, lang)
+    around = ref.meta.get("around") or (ref.meta.get("owner_entity") or "") == frame.get("entity")
+    if lang != "ko" and node["operator"] == "eq" and around:  # among the airports near one: 'in Mosinee within …'
+        out = replace(out, meta={**out.meta, "eq_of_relation": True})  # `_not_chained`
+    if lang != "ko" and node["operator"] == "most_frequent":  # 'the airports with the most common city among …'
+        out = replace(out, meta={**out.meta, "frequent_pick": True})  # `_not_chained`
     if lang != "ko" and kept == 1 and not out.one and node["operator"] == "eq":
         text = out.text
         if out.sing != out.plural and text.startswith(f"the {out.plural} "):
@@ -587,6 +612,8 @@ def _select(ref: Ref, node: Mapping[str, Any], frame: Mapping[str, Any], lang: s
     time = clock(node.get("threshold")) if fslot.get("role") == "time" else None
     if time is not None:  # a clock time stored as HHMM: '23:29 or later', not 'at least 2329'
         thr = time
+    elif lang != "ko" and fslot.get("role") == "distance" and fslot.get("unit") and op in ("ge", "le", "eq"):
+        thr = f"{thr} {fslot['unit']}"  # 'whose distance is at least 93.1 km' (not '… at least 93.1': which unit?)
     day = next_day(node.get("threshold")) if op == "date_after" else None
     if day is not None:  # the records strictly after a date the records hold: said inclusively from the next day
         thr = day
@@ -693,15 +720,19 @@ def _hop(
         return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text,
                    meta={**hop, "hop_form": form or ""})  # fmt: skip
     on = re.match(rf"^the {re.escape(up.plural)} on (?![\d'])(.+)$", up.text) if up.plural else None
-    if seen_one and on:  # every record on it references one record: 'the album on the playlist X' (blind read s11:
-        text = f"the {noun} on {on.group(1)}"  # 'the albums on the playlist' for one album)
-        return Ref(text, True, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+    if seen_one and on:
+        # every record on it references one record, but only the data say so: 'the album on the playlist X'
+        # presupposes one (blind read s12 en2 #10, #12), and 'the albums on …' denies it (blind read s11)
+        raise Unphraseable(f"one {noun} on {on.group(1)!r} only because the data hold one", "presupposed")
     # one 'of' less where the records belong to one named record: 'the origin airports of ExpressJet Airlines Inc.'s
     # routes' (not 'the origin airports of the routes of ExpressJet Airlines Inc.': blind read s11, 'of … of … of')
     text = (
         f"the {plural(noun)} on {on.group(1)}" if on else f"the {plural(noun)} of {_possessive_of(up.text, up.plural)}"
     )
-    return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text)
+    # a hop of a listing: linked once more it reads like a database query ('the airports in the states of the origin
+    # airports of the routes flown by B6': blind read s12 en2 #9), so `link` goes no further from it
+    return Ref(text, False, noun, plural(noun), "개", None, text[4:], steps=steps, lead=up.text,
+               meta={"listing_hop": True})  # fmt: skip
 
 
 _COUNTER_KO = "개"
@@ -852,11 +883,19 @@ def link(
         if lang == "ko" and moved is up and up.one:  # what a place named by its name has: '종로구의 법정동'
             sing = pl = _owner_noun(frame, up.text, lang) or sing
         text, plain, filt = _relation(frame, _same_as(moved, lang), lang, sing, pl, extra)
+        if lang != "ko" and not plain:
+            # what they have is asked ('How many tracks do the albums on invoice 99 have?'); a reviewed relation of
+            # them is not: 'within 100 km of the origin airports of …', 'the trips from the origin airports of …'
+            _not_chained(up)
+            _not_chained(moved)
         one = moved.one and spec.records_path is None
         if lang != "ko" and one and text.startswith(f"the {pl}"):
             text = f"the {sing}" + text[len(f"the {pl}") :]
         return Ref(text, one, sing, pl, counter, moved if plain else None, re.sub(r"^the ", "", text), steps=moved.steps + 1,
                    lead=moved.text, meta={"filt": filt, "related": not plain})  # fmt: skip
+    if lang != "ko":  # a place they share: 'in the states of the origin airports of …'
+        _not_chained(up)
+        _not_chained(moved)
     # attributes of the upstream records: say which values are shared
     filt = _filters(frame, extra, lang)
     ftypes = [((up_frame.get("fields") or {}).get(f) or {}).get("type") for f in from_fields]
@@ -917,6 +956,20 @@ def link(
     if one:
         text = f"the {sing}" + text[len(f"the {pl}") :]
     return Ref(text, one, sing, pl, counter, None, text[4:], steps=steps, lead=up.text)
+
+
+def _not_chained(up: Ref) -> None:
+    """Unphraseable (``too_nested``) when `up` may not be related further in English: the records a listing's
+    records reference ('the origin airports of the routes flown by B6'), or a record picked by a value among the
+    records of a relation ('the airport in Mosinee within 100 km of ISW'): a relation of them spells the question
+    like a database query ('… in the states of the origin airports of the routes flown by B6', 'the trip from the
+    airport in Mosinee within 100 km of ISW to airport ICN': blind read s12 en2 #9, #15, Nat 2)."""
+    if up.meta.get("listing_hop"):
+        raise Unphraseable(f"a relation of {up.text!r}, the records a listing's records reference", "too_nested")
+    if up.meta.get("eq_of_relation"):
+        raise Unphraseable(f"a relation of {up.text!r}, picked by a value among a relation's records", "too_nested")
+    if up.meta.get("frequent_pick"):  # 'within 100 km of the airports with the most common city served among …'
+        raise Unphraseable(f"a relation of {up.text!r}, the records sharing the most common value", "too_nested")
 
 
 # --------------------------------------------------------------------------- whole trajectories
@@ -1055,7 +1108,8 @@ def chain_refs(
     for k, j in enumerate(junctions):
         up_spec, spec = specs[tids[k]], specs[tids[k + 1]]
         up_frame, frame = _frame(frames, up_spec, tids[k]), _frame(frames, spec, tids[k + 1])
-        ref = select(ref, j.get("process"), up_frame, lang, int(j.get("width") or 0))
+        across = _one_day_clock(j.get("process"), up_frame, _sent(t, tids[k]), lang)
+        ref = across(ref) if across else select(ref, j.get("process"), up_frame, lang, int(j.get("width") or 0))
         fields, params = _ends(j)
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
                  if a.get("tool_id") == tids[k + 1]]  # fmt: skip
@@ -1068,6 +1122,38 @@ def chain_refs(
         ref = link(ref, up_frame, fields, spec, frame, params, _seeds_of(t, tids[k + 1], specs=specs), _sent(t, tids[k + 1]), lang,
                    unique, _agreed(t, tids[k + 1]), seen_one)  # fmt: skip
     return ref
+
+
+def _one_day_clock(
+    node: Mapping[str, Any] | None, frame: Mapping[str, Any], sent: Mapping[str, Any], lang: str
+) -> Callable[[Ref], Ref] | None:
+    """The highest or lowest clock time among records of several days ('the flight of aircraft N201AA with the
+    highest departure time': blind read s12, Nat 2; 'the last-departing flight' would read as its last flight) said
+    by the field's reviewed ``clock`` phrase ('the flight of aircraft N201AA that left last in the day'), as a
+    function of the records picked among; Unphraseable (``degenerate``) without one. None for any other pick, and
+    among one day's records (the superlative: 'the last-departing flight from EWR on 2013-01-05')."""
+    if not node or node.get("operator") not in ("max", "min"):
+        return None
+    slot = (frame.get("fields") or {}).get(node.get("field")) or {}
+    if slot.get("role") != "time":
+        return None
+    dated = [p for p, s in (frame.get("params") or {}).items() if s.get("role") == "date" or p == "date"]
+    if any(p in sent for p in dated):
+        return None
+    phrase = (((slot.get("clock") or {}).get(node["operator"])) or {}).get(lang) if lang != "ko" else None
+    if not phrase:
+        raise Unphraseable(f"the {node['operator']} {node.get('field')} of records of several days", "degenerate")
+
+    def pick(ref: Ref) -> Ref:
+        plural_ref = ref.text
+        if ref.one and ref.sing != ref.plural and plural_ref.startswith(f"the {ref.sing}"):
+            plural_ref = f"the {ref.plural}" + plural_ref[len(f"the {ref.sing}") :]
+        rest = plural_ref[len(f"the {ref.plural}") :] if plural_ref.startswith(f"the {ref.plural}") else ""
+        text = f"the {ref.sing}{rest} {phrase}" if rest or plural_ref == f"the {ref.plural}" else (
+            f"the {ref.sing} {phrase} among {plural_ref}")  # fmt: skip
+        return replace(ref, text=text, one=True, owner=None, bare=text[4:], steps=ref.steps + 1, lead=plural_ref)
+
+    return pick
 
 
 def _checked(text: str, lang: str) -> str:
@@ -1131,16 +1217,25 @@ def _value_parts(
         f = f[len(ref.sing) + 1 :]  # "the airport's airport name" → 'name'
 
     unit = ((frame.get("fields") or {}).get(fname) or {}).get("unit")
+    in_unit = ""
+    if lang != "ko" and unit and slot.get("role") == "distance" and not re.search(r"\b(?:in|km|miles)\b", f):
+        # a distance is asked in its unit: a tool returns kilometres and miles alike, and an answer of 10177.2 to
+        # 'the great-circle distance' leaves the reader guessing which (blind read s12 en #17)
+        in_unit = f" in {_DISTANCE_UNITS.get(str(unit).lower(), unit)}"
     subject = ref.text if (ref.one or lang == "ko") else f"each of {ref.text}"
     m = re.match(r"^number of (.+)$", f) if lang != "ko" else None  # a count field: 'How many tracks does … have?'
-    out = {"ask": "value", "field": f, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
+    out = {"ask": "value", "field": f + in_unit, "unit": unit or "", "subject": _checked(subject, lang), "one": ref.one,
            "how_many": m.group(1) if m else ""}  # fmt: skip
     if lang != "ko" and ref.one and ref.meta.get("take"):  # 'Take <lead>. What was the <field> <take>?'
         out.update(lead=_checked(str(ref.meta["take_lead"]), lang), take=f"the {f} {ref.meta['take']}")
     if lang != "ko" and not ref.one and not m:  # several records: 'What are the titles of the albums of …?'
         words_ = f.split()
-        out.update(fields=" ".join([*words_[:-1], plural(words_[-1])]) if words_ else f, records=ref.text)
+        out.update(fields=(" ".join([*words_[:-1], plural(words_[-1])]) if words_ else f) + in_unit, records=ref.text)
     return out
+
+
+_DISTANCE_UNITS = {"km": "kilometres", "kilometers": "kilometres", "statute miles": "miles", "mi": "miles",
+                   "nm": "nautical miles"}  # fmt: skip
 
 
 @dataclass
@@ -1550,6 +1645,45 @@ def default_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[
     return out
 
 
+EDGE_MARGIN = 0.01  # a record this close to a radius (a share of it) lies on the edge: the distance model decides
+
+
+def round_radius(v: Any) -> bool:
+    """Whether a radius is one people state: a whole multiple of 5 (50, 75, 100, 150 km), not 120.7."""
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return True
+    return x.is_integer() and int(x) % 5 == 0
+
+
+def knife_edges(t: Mapping[str, Any], frames: Frames) -> list[str]:
+    """The search radii of `t`'s calls (a parameter whose role is a distance) that no person states (120.7 km), or
+    that have a returned record within `EDGE_MARGIN` of the edge (ICN at 120.66 km of a 120.7 km radius by haversine,
+    120.88 by ellipsoid: blind read s12 en2 #11): the distance model, not the data, decides such a count. Records
+    are checked where the stored sample holds them all."""
+    out: list[str] = []
+    for a in [*(t.get("golden_actions") or []), *(t.get("counterfactual_actions") or [])]:
+        frame = frames.get(str(a.get("tool_id") or "")) or {}
+        args = a.get("args") or {}
+        for p, slot in (frame.get("params") or {}).items():
+            if slot.get("role") != "distance" or p not in args or isinstance(args[p], bool):
+                continue
+            r = args[p]
+            if not round_radius(r):
+                out.append(f"{a.get('tool')} {p}={r} is no round radius")
+                continue
+            sample = a.get("sample") or []
+            if int(a.get("records") or 0) != len(sample):
+                continue
+            dist = [f for f, fs in (frame.get("fields") or {}).items() if fs.get("role") == "distance"]
+            near = [rec.get(f) for rec in sample if isinstance(rec, Mapping) for f in dist
+                    if isinstance(rec.get(f), int | float) and abs(float(r) - float(rec[f])) <= EDGE_MARGIN * float(r)]  # fmt: skip
+            if near:
+                out.append(f"{a.get('tool')} {p}={r} has a record at {near[0]}")
+    return out
+
+
 def realize(
     t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames: Frames, junctions: Sequence[Mapping[str, Any]],
     counterfactual: Sequence[Mapping[str, Any]], lang: str,
@@ -1558,6 +1692,10 @@ def realize(
     capped = capped_calls(t, specs)
     if capped:
         raise Unphraseable(f"the tool's cap decides the answer ({'; '.join(capped)})", "cap")
+    edges = knife_edges(t, frames)
+    if edges:
+        raise Unphraseable(f"a search radius no one states or the distance model decides ({'; '.join(edges)})",
+                           "knife_edge")  # fmt: skip
     if t["template"] == "chain":
         r = chain_realization(t, specs, frames, junctions, lang)
     elif t["template"] == "COND":

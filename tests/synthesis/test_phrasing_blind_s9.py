@@ -122,7 +122,7 @@ def test_a_lookup_the_question_never_states_is_unphraseable(specs):
     t = _chain(
         specs, ["search_tracks", "list_album_tracks"], [("album_id", "album_id")],
         [("list_album_tracks", "album_id", "For Those About To Rock We Salute You")], {"ask": "count"},
-        {"type": "number", "value": 10, "fields": []},
+        {"type": "number", "value": 10, "fields": []}, n=2,
     )  # fmt: skip
     t["seeds"][0]["via"] = {"param": "album_title", "picked": True, "tool_id": _tid(specs, "get_track")}
     t["lookups"] = [{"depth": 1, "name": "For Those About To Rock (We Salute You)", "param": "name", "target": None,
@@ -250,8 +250,8 @@ def test_two_settings_of_a_number_are_no_options(specs):
     tid = _tid(specs, "airports_near")
     t = _traj(
         specs, "CMP", None, [], [("airports_near", "iata", "ICN"), ("airports_near", "radius_km", 100),
-                                 ("airports_near", "radius_km", 120.7)],
-        [_action(specs, "airports_near", {"iata": "ICN", "radius_km": r}) for r in (100, 120.7)],
+                                 ("airports_near", "radius_km", 150)],
+        [_action(specs, "airports_near", {"iata": "ICN", "radius_km": r}) for r in (100, 150)],
         {"ask": "count", "tool_id": tid, "compare": {"param": "radius_km", "tool_id": tid}, "order": "more",
          "cmp": "difference"},
         {"type": "number", "value": 1, "counts": [5, 6], "fields": []},
