@@ -87,6 +87,12 @@ def hop_weights() -> dict[str, float]:
     return {"API-RAG": two / total / 2, "RAG-API": two / total / 2, "API-RAG-API": three / total}
 
 
+def kind_order(draw: str, have: Mapping[str, int], weights: Mapping[str, float]) -> list[str]:
+    """The hop types to try for one document: the drawn one first among those equally filled relative to their weight,
+    a type furthest below its share before it ('API-RAG-API' with none kept goes before a drawn 'API-RAG' with two)."""
+    return sorted([draw, *[h for h in HOP_TYPES if h != draw]], key=lambda h: have.get(h, 0) / weights[h])
+
+
 def _words(name: str) -> str:
     return re.sub(r"[_\s]+", " ", name).strip()
 
@@ -568,7 +574,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 # the drawn type first, then the others; a type furthest below its VAKRA share goes before the draw (a
                 # 3-hop chain is possible from few documents: one that allows it is not spent on a 2-hop question
                 # while the 3-hop type has none; s12 demo: API-RAG-API 0)
-                kinds = sorted([str(draw), *[h for h in HOP_TYPES if h != draw]], key=lambda h: have[h] / weights[h])
+                kinds = kind_order(str(draw), have, weights)
                 for kind in kinds:
                     if not want(kind):
                         continue
@@ -781,8 +787,10 @@ async def _rag_api_hop(
     smallest district where the largest was asked), else ``near_duplicate``."""
     assert ctx.passages is not None
     try:
+        # a reviewed fact's name; a two-syllable Korean one too ('중구', '서구': names, not fragments)
         names = [nf for nf in rp.name_facts(ctx.passages, doc, sents, ctx.language)
-                 if entity_like(nf.value) and nf.value != e and not states(e, nf.value)]  # fmt: skip
+                 if (entity_like(nf.value) or re.fullmatch(r"[가-힣]{2}", nf.value.strip()))
+                 and nf.value != e and not states(e, nf.value)]  # fmt: skip
     except rp.RagUnphraseable as x:
         return "unphraseable", f"{x.code}: {x}", x.code
     fresh = [nf for nf in names if nf.value.strip().casefold() not in used]
