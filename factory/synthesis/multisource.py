@@ -125,9 +125,7 @@ def spells(stated: str, value: str) -> bool:
     """A code the question states spells `value` (another code of the same record): one token that starts or ends with
     it ('KJFK' spells 'JFK'). A lookup from the one to the other is no hop: the value is read off the question."""
     a, b = str(stated).strip().casefold(), str(value).strip().casefold()
-    return (
-        len(b) >= 3 and a != b and not re.search(r"\s", a + b) and (a.startswith(b) or a.endswith(b))
-    )
+    return len(b) >= 3 and a != b and not re.search(r"\s", a + b) and (a.startswith(b) or a.endswith(b))
 
 
 def entity_like(v: Any) -> bool:

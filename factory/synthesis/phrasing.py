@@ -1387,7 +1387,11 @@ def cmp_realization(
         # 광진구와 남동구 중' (blind read s12 ko #18: '법정 읍면동' of two 구, which have only 동)
         cframe = _frame(frames, specs[tids[-1]], tids[-1])
         owned = {_owner_noun(cframe, o, lang) for o in options}
-        if len(owned) == 1 and None not in owned and counted == ((cframe.get("noun") or {}).get("ko") or {}).get("noun"):
+        if (
+            len(owned) == 1
+            and None not in owned
+            and counted == ((cframe.get("noun") or {}).get("ko") or {}).get("noun")
+        ):
             counted = str(owned.pop())
     slot = frame["params"].get(param) or {}
     o_ent = slot.get("entity") or frame.get("entity")

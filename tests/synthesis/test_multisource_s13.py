@@ -44,7 +44,9 @@ class _Krgc:
         self.sent.append(dict(args))
         rows = [{"sidoNm": s, "sigunguNm": "중구", "sigunguCd": f"{11 + i}140", "sidoCd": str(11 + i)}
                 for i, s in enumerate(_SIDOS)]  # fmt: skip
-        rows = [r for r in rows if r["sigunguNm"] == args["sigunguNm"] and args.get("sidoNm", r["sidoNm"]) == r["sidoNm"]]
+        rows = [
+            r for r in rows if r["sigunguNm"] == args["sigunguNm"] and args.get("sidoNm", r["sidoNm"]) == r["sidoNm"]
+        ]
         return NS(outcome=NS(is_success=True, group="success"), records=rows)
 
 
