@@ -633,7 +633,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         actions0 = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
                         step = 3
                     frame2 = ctx.frames.get(ctx.tid(spec2.name)) or {}
-                    fields = _answer_field(res2.records, passages, v, param, frame2)
+                    fields = [x for x in _answer_field(res2.records, passages, v, param, frame2)
+                              if x not in nf.fact.states]  # fmt: skip
                     if not fields:
                         reject(kind, "answer_in_documents", f"{spec2.name}({param}={v!r})")
                         continue

@@ -146,3 +146,20 @@ def test_a_district_stored_without_its_space_finds_its_bulletin():
     assert multisource._golds_of(ctx, records, "수원시장") == []
     assert _contains_name(title, "수원시장안구") and not _contains_name(title, "시장안구")
     assert not _contains_name("경기도 수원시 장안구청 안내", "수원시장안구")
+
+
+def test_a_field_the_naming_sentence_already_states_is_not_asked_after_it(tmp_path):
+    """s13 run: 'What is the length of the longest track on the album containing …?' (343719 milliseconds) while the
+    album note says '(5 min 44 s)'. The reviewed fact says which fields of the named record its sentence states."""
+    import pytest
+
+    lex = rp.load_passage_lexicon(ROOT / "lexicon" / "passages" / "music.yaml")
+    longest = next(f for f in lex.facts if f.is_name and f.type == "track.title")
+    assert longest.states == ("milliseconds",)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "documents:\n  - {kind: a, title: '^(?P<subject>.+)$', subject: [x.name], name: {en: '{subject}'}}\n"
+        "facts:\n  - {in: a, match: 'has (?P<n>\\d+)', ask: {en: q}, answer: {en: a}, states: [milliseconds]}\n"
+    )
+    with pytest.raises(rp.PassageLexiconError, match="states is for a name fact"):
+        rp.load_passage_lexicon(bad)
