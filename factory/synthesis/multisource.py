@@ -373,9 +373,18 @@ def _answer_field(
             continue
         if isinstance(v, str) and not entity_like(v) and not re.fullmatch(r"[\d.,]+", v):
             continue
-        if not states(text, v):
+        if not states(text, v) and not _items_stated(text, v):
             out.append(f)
     return out
+
+
+def _items_stated(text: str, v: Any) -> bool:
+    """A list written in one string ('Angus Young, Malcolm Young, Brian Johnson') whose every item the text states, in
+    any order ('Composers credited: Angus Young, Brian Johnson, Malcolm Young'): the passage gives it."""
+    if not isinstance(v, str):
+        return False
+    items = [x.strip() for x in re.split(r",|/|;|&| and ", v) if x.strip()]
+    return len(items) >= 2 and all(states(text, x) for x in items)
 
 
 def _seed(

@@ -163,3 +163,15 @@ def test_a_field_the_naming_sentence_already_states_is_not_asked_after_it(tmp_pa
     )
     with pytest.raises(rp.PassageLexiconError, match="states is for a name fact"):
         rp.load_passage_lexicon(bad)
+
+
+def test_a_list_the_passage_states_in_another_order_is_not_the_api_answer():
+    """s13 music re-run: 'Who is the composer of the longest track on the album containing …?' answered 'Angus Young,
+    Malcolm Young, Brian Johnson' while the album note credits 'Angus Young, Brian Johnson, Malcolm Young'."""
+    note = [{"title": "For Those About To Rock We Salute You (AC/DC)",
+             "text": "Composers credited: Angus Young, Brian Johnson, Malcolm Young."}]  # fmt: skip
+    rec = [{"name": "For Those About To Rock (We Salute You)", "composer": "Angus Young, Malcolm Young, Brian Johnson",
+            "bytes": 11170334}]  # fmt: skip
+    assert multisource._answer_field(rec, note, rec[0]["name"], "name") == ["bytes"]
+    other = [{**rec[0], "composer": "Angus Young, Bon Scott"}]  # one item the note does not state: asked
+    assert multisource._answer_field(other, note, rec[0]["name"], "name") == ["bytes", "composer"]
