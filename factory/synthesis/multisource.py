@@ -63,6 +63,8 @@ REJECTIONS = {
     "answer_in_documents": "the API answer is stated in the chain's passages (documents alone answer)",
     "answer_from_apis": "the passage number is in the chain's API records (the APIs alone answer)",
     "bridge_named_in_question": "the question states the value the passage should supply",
+    "api_hop_unneeded": "the first API call's output is spelled by the value it was sent (KJFK → JFK): the search "
+    "needs no API call, a reader reads the value off the question (blind read s12 en2 #4/#8)",
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
     "duplicate": "a task with the same golden calls was already kept",
     "repeated_answer": "retrieval.multisource_max_per_answer chains already share this answer or passage-picked entity",
@@ -83,6 +85,12 @@ def hop_weights() -> dict[str, float]:
     two, three = VAKRA_HOP_WEIGHTS[2], VAKRA_HOP_WEIGHTS[3]
     total = two + three
     return {"API-RAG": two / total / 2, "RAG-API": two / total / 2, "API-RAG-API": three / total}
+
+
+def kind_order(draw: str, have: Mapping[str, int], weights: Mapping[str, float]) -> list[str]:
+    """The hop types to try for one document: the drawn one first among those equally filled relative to their weight,
+    a type furthest below its share before it ('API-RAG-API' with none kept goes before a drawn 'API-RAG' with two)."""
+    return sorted([draw, *[h for h in HOP_TYPES if h != draw]], key=lambda h: have.get(h, 0) / weights[h])
 
 
 def _words(name: str) -> str:
@@ -111,6 +119,13 @@ def about(title: str, entity: str) -> bool:
     Rock (AC/DC)' is about the album, not about the genre Rock)."""
     t, e = title.strip().casefold(), entity.strip().casefold()
     return bool(e) and t.startswith(e) and (len(t) == len(e) or not t[len(e)].isalnum())
+
+
+def spells(stated: str, value: str) -> bool:
+    """A code the question states spells `value` (another code of the same record): one token that starts or ends with
+    it ('KJFK' spells 'JFK'). A lookup from the one to the other is no hop: the value is read off the question."""
+    a, b = str(stated).strip().casefold(), str(value).strip().casefold()
+    return len(b) >= 3 and a != b and not re.search(r"\s", a + b) and (a.startswith(b) or a.endswith(b))
 
 
 def entity_like(v: Any) -> bool:
@@ -358,9 +373,18 @@ def _answer_field(
             continue
         if isinstance(v, str) and not entity_like(v) and not re.fullmatch(r"[\d.,]+", v):
             continue
-        if not states(text, v):
+        if not states(text, v) and not _items_stated(text, v):
             out.append(f)
     return out
+
+
+def _items_stated(text: str, v: Any) -> bool:
+    """A list written in one string ('Angus Young, Malcolm Young, Brian Johnson') whose every item the text states, in
+    any order ('Composers credited: Angus Young, Brian Johnson, Malcolm Young'): the passage gives it."""
+    if not isinstance(v, str):
+        return False
+    items = [x.strip() for x in re.split(r",|/|;|&| and ", v) if x.strip()]
+    return len(items) >= 2 and all(states(text, x) for x in items)
 
 
 def _seed(
@@ -429,9 +453,14 @@ def _golds_of(ctx: _Context, records: Sequence[Mapping[str, Any]], e: str) -> li
                 out.append(p)
             continue
         found = ctx.passages.form_of(title)
-        if found and found[1].get("subject", "").strip().casefold() == e.strip().casefold():
+        if found and _spaceless(found[1].get("subject", "")) == _spaceless(e):
             out.append(p)
     return out
+
+
+def _spaceless(name: str) -> str:
+    """A name compared without its spacing: the code tables store '수원시장안구', the bulletins title '수원시 장안구'."""
+    return re.sub(r"\s+", "", str(name)).casefold()
 
 
 async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:
@@ -516,6 +545,10 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
             frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
             found: list[tuple[str, str, Mapping[str, Any], Any]] = []
             for f, e in _bridge_fields(ctx, spec1, res1.records[0], named)[:3]:
+                spelled = next((n for n in sorted(named) if spells(n, e)), None)
+                if spelled is not None:
+                    reject("API-RAG", "api_hop_unneeded", f"{f}={e!r} is spelled by the stated {spelled!r}")
+                    continue
                 ftype = str(((frame1.get("fields") or {}).get(f) or {}).get("type") or "")
                 # the documents about the entity: their title names it (a passage that merely mentions it is not);
                 # searched the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
@@ -550,7 +583,10 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                     sres = tres
                 api_values = _record_values(res1.records)
                 draw = rng.choice(list(weights), p=list(weights.values()))
-                kinds = [str(draw), *[h for h in HOP_TYPES if h != draw]]
+                # the drawn type first, then the others; a type furthest below its VAKRA share goes before the draw (a
+                # 3-hop chain is possible from few documents: one that allows it is not spent on a 2-hop question
+                # while the 3-hop type has none; s12 demo: API-RAG-API 0)
+                kinds = kind_order(str(draw), have, weights)
                 for kind in kinds:
                     if not want(kind):
                         continue
@@ -606,7 +642,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         actions0 = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
                         step = 3
                     frame2 = ctx.frames.get(ctx.tid(spec2.name)) or {}
-                    fields = _answer_field(res2.records, passages, v, param, frame2)
+                    fields = [x for x in _answer_field(res2.records, passages, v, param, frame2)
+                              if x not in nf.fact.states]  # fmt: skip
                     if not fields:
                         reject(kind, "answer_in_documents", f"{spec2.name}({param}={v!r})")
                         continue
@@ -715,6 +752,8 @@ async def _seeded_calls(
             for f, x in sorted(record.items()):
                 if f == p or not entity_like(x) or str(x).strip().casefold() == v.strip().casefold():
                     continue
+                if spells(str(x), v):  # 'KJFK' for JFK's bulletins: the question would spell the bridge
+                    continue
                 ftype = str((fields.get(f) or {}).get("type") or "")
                 if not ftype:
                     continue
@@ -761,8 +800,10 @@ async def _rag_api_hop(
     smallest district where the largest was asked), else ``near_duplicate``."""
     assert ctx.passages is not None
     try:
+        # a reviewed fact's name; a two-syllable Korean one too ('중구', '서구': names, not fragments)
         names = [nf for nf in rp.name_facts(ctx.passages, doc, sents, ctx.language)
-                 if entity_like(nf.value) and nf.value != e and not states(e, nf.value)]  # fmt: skip
+                 if (entity_like(nf.value) or re.fullmatch(r"[가-힣]{2}", nf.value.strip()))
+                 and nf.value != e and not states(e, nf.value)]  # fmt: skip
     except rp.RagUnphraseable as x:
         return "unphraseable", f"{x.code}: {x}", x.code
     fresh = [nf for nf in names if nf.value.strip().casefold() not in used]
@@ -779,6 +820,10 @@ async def _rag_api_hop(
         generic = set(spec2.generic_params.names())
         base = {k: x for k, x in ctx.base_args.get(tool, {}).items() if k in generic or k in spec2.required_params}
         res2 = await ex.call(spec2, {**base, param: nf.value})
+        if res2.outcome.is_success and len(res2.records) > 1:
+            # a name several records share ('중구': one in each of six 시도) is looked up with what the question states
+            # of the document (its 시도), sent to a parameter that narrows by it
+            res2 = await _narrowed(ctx, ex, spec2, {**base, param: nf.value}, param, res2, doc) or res2
         # one record back, and it is the value the passage states (the name or title field equals it)
         ok = (
             res2.outcome.is_success
@@ -790,6 +835,38 @@ async def _rag_api_hop(
         if ok:
             return spec2, param, nf, res2
     return "api_call_failed", f"{len(options)} name bindings, none resolved to one record", ""
+
+
+def stated_parts(doc: rp.DocRef) -> list[str]:
+    """The title parts of the document that its question phrase states (the 시도 of a district's bulletin; its subject
+    only where the document is named by itself)."""
+    return [v for k, v in sorted(doc.parts.items()) if v and (k != "subject" or states(doc.text, v))]
+
+
+async def _narrowed(
+    ctx: _Context, ex: Any, spec: ToolSpec, args: Mapping[str, Any], param: str, res: Any, doc: rp.DocRef
+) -> Any:
+    """The call of `spec` with `args` narrowed to one record by a value the question states (`stated_parts`), sent to
+    another parameter that takes it: a value observed for it (`ctx.known`), or the value of the field of the same
+    name in the records the broad call returned (each names its 시도 in `sidoNm`). None when no such call gives one
+    record holding the value."""
+    generic = set(spec.generic_params.names())
+    known = getattr(ctx, "known", {}) or {}
+    for p2 in sorted(spec.input_schema.get("properties") or {}):
+        if p2 in generic or p2 == param or p2 in args:
+            continue
+        held = {str(r.get(p2)).strip().casefold() for r in res.records if r.get(p2) not in (None, "")}
+        for v2 in stated_parts(doc):
+            if v2 not in known.get((spec.name, p2), set()) and v2.strip().casefold() not in held:
+                continue
+            res2 = await ex.call(spec, {**args, p2: v2})
+            if (
+                res2.outcome.is_success
+                and len(res2.records) == 1
+                and any(str(x).strip().casefold() == v2.strip().casefold() for x in res2.records[0].values())
+            ):
+                return res2
+    return None
 
 
 def build_multisource(

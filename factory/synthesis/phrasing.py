@@ -1478,6 +1478,16 @@ def cmp_realization(
         counted = re.sub(r"^their\s+", "", counted) if ref.owner is not None and ref.owner.pronoun else counted
     else:
         counted = re.sub(r"^(각각의|그것의)\s+", "", counted)
+        # what both compared places have, by their kind (the counted tool's `noun_by_owner`): '법정동이 더 많은 쪽은
+        # 광진구와 남동구 중' (blind read s12 ko #18: '법정 읍면동' of two 구, which have only 동)
+        cframe = _frame(frames, specs[tids[-1]], tids[-1])
+        owned = {_owner_noun(cframe, o, lang) for o in options}
+        if (
+            len(owned) == 1
+            and None not in owned
+            and counted == ((cframe.get("noun") or {}).get("ko") or {}).get("noun")
+        ):
+            counted = str(owned.pop())
     slot = frame["params"].get(param) or {}
     o_ent = slot.get("entity") or frame.get("entity")
     o_noun = ((slot.get("noun") or {}).get("en") or words(o_ent or "")) if kind == "reference" else sing

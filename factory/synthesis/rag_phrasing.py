@@ -128,6 +128,9 @@ class Fact:
     # qualifiers said ('시·군·구(일반구 단위)'); otherwise both readings name the same record and the qualifier is dropped
     # (the least populous 시군구 of 경기도 is 연천군 whether or not 수원시's 구 are counted one by one)
     qualify_if: re.Pattern[str] | None = None
+    # fields of the named record's API output that the sentence already states in other words ('the longest track is X
+    # (5 min 44 s)': its milliseconds): never the answer of the API hop after it (the passage would give it)
+    states: tuple[str, ...] = ()
 
     def applies(self, doc: "DocRef") -> bool:
         return self.subject is None or bool(self.subject.search(str(doc.parts.get("subject") or "")))
@@ -268,10 +271,13 @@ def load_passage_lexicon(path: str | Path, tables: Mapping[str, Any] | None = No
                     _flag(f.get("derivable", False), f"{where}.derivable"),
                     _regex(f["subject"], f"{where}.subject") if f.get("subject") else None,
                     _lang_map(f.get("negative"), f"{where}.negative"),
-                    _regex(f["qualify_if"], f"{where}.qualify_if") if f.get("qualify_if") else None)  # fmt: skip
+                    _regex(f["qualify_if"], f"{where}.qualify_if") if f.get("qualify_if") else None,
+                    tuple(str(x) for x in f.get("states") or []))  # fmt: skip
         for group in fact.negative:
             if group not in m.groupindex:
                 raise PassageLexiconError(f"{where}: negative names {group!r}, which the match does not capture")
+        if fact.states and not fact.is_name:
+            raise PassageLexiconError(f"{where}: states is for a name fact (group v)")
         if fact.qualify_if is not None and not fact.is_name:
             raise PassageLexiconError(f"{where}: qualify_if is for a name fact (group v)")
         if ("n" in m.groupindex) == fact.is_name:

@@ -161,8 +161,8 @@ def test_cross_source_filter_keeps_only_answers_the_other_source_lacks():
 
 def test_first_hops_are_seeded_from_the_corpus_subjects_through_another_name_of_the_record():
     """An airport code observed in the probes whose bulletins the search finds (EWR) is looked up once; the record's
-    other public code (its ICAO code) becomes a first hop that leads back to the bulletins; a code without documents
-    (ICN) seeds nothing."""
+    other public code (its ICAO code) becomes a first hop that leads back to the bulletins, unless it spells the
+    subject (KEWR spells EWR: blind read s12 en2 #4/#8, no hop); a code without documents (ICN) seeds nothing."""
     from pathlib import Path
     from types import SimpleNamespace as NS
 
@@ -205,10 +205,13 @@ def test_first_hops_are_seeded_from_the_corpus_subjects_through_another_name_of_
                 )
                 return NS(outcome=ok, records=[{"id": t, "title": t} for t in titles])
             iata = args["iata"]
-            return NS(outcome=ok, records=[{"iata": iata, "icao": "K" + iata if iata == "EWR" else "RKSI"}])
+            return NS(outcome=ok, records=[{"iata": iata, "icao": icao if iata == "EWR" else "RKSI"}])
 
+    icao = "KEWR"  # spells EWR: seeds nothing
+    assert asyncio.run(multisource._seeded_calls(ctx, Ex(), search, np.random.default_rng(0), set())) == []
+    icao, sent = "XEWQ", []  # another code of the record that does not spell it
     out = asyncio.run(multisource._seeded_calls(ctx, Ex(), search, np.random.default_rng(0), set()))
-    assert [(c["tool"], c["args"]) for c in out] == [("get_airport_by_icao", {"api_key": "<KEY>", "icao": "KEWR"})]
+    assert [(c["tool"], c["args"]) for c in out] == [("get_airport_by_icao", {"api_key": "<KEY>", "icao": "XEWQ"})]
     assert out[0]["seeded_from"] == "get_airport_by_iata(EWR)"
     # ICN was searched (no bulletin about it) but never looked up
     assert ("get_airport_by_iata", {"api_key": "<KEY>", "iata": "ICN"}) not in sent

@@ -122,7 +122,22 @@ def test_stored_korean_names_are_written_with_their_space(specs):
     t = _cmp_ko(specs, "search_admin_sigungu", "sigunguNm", ["수원시장안구", "성동구"], ("sigunguCd", "sigunguCd"),
                 "list_admin_emd")  # fmt: skip
     # before: '수원시장안구와 성동구 사이의 읍면동 수 차이는 얼마인가요?'
-    assert _query(t, specs, "ko", 1) == "수원시 장안구와 성동구의 법정 읍면동 수는 몇 곳 차이 나나요?"
+    # (s13: both are 구, which have only 동: the counted noun says 법정동)
+    assert _query(t, specs, "ko", 1) == "수원시 장안구와 성동구의 법정동 수는 몇 곳 차이 나나요?"
+
+
+def test_a_comparison_of_two_places_of_one_kind_counts_what_that_kind_has(specs):
+    """Blind read s12 ko #18: '법정 읍면동이 더 많은 쪽은 광진구와 남동구 중 …' (two 구: only 동). The counted noun follows
+    the lexicon's `noun_by_owner` when both compared places are of one kind; a 구 beside a 군 keeps '법정 읍면동'."""
+    t = _cmp_ko(specs, "search_admin_sigungu", "sigunguNm", ["광진구", "남동구"], ("sigunguCd", "sigunguCd"),
+                "list_admin_emd")  # fmt: skip
+    assert _query(t, specs, "ko", 1) == "광진구와 남동구의 법정동 수는 몇 곳 차이 나나요?"
+    t = _cmp_ko(specs, "search_admin_sigungu", "sigunguNm", ["기장군", "강화군"], ("sigunguCd", "sigunguCd"),
+                "list_admin_emd")  # fmt: skip
+    assert _query(t, specs, "ko", 1) == "기장군과 강화군의 읍·면 수는 몇 곳 차이 나나요?"
+    t = _cmp_ko(specs, "search_admin_sigungu", "sigunguNm", ["광진구", "강화군"], ("sigunguCd", "sigunguCd"),
+                "list_admin_emd")  # fmt: skip
+    assert _query(t, specs, "ko", 1) == "광진구와 강화군의 법정 읍면동 수는 몇 곳 차이 나나요?"
 
 
 def test_a_count_of_the_tools_own_catalogue_is_no_question(specs):
