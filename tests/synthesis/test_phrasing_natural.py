@@ -62,9 +62,7 @@ def test_a_listing_of_a_referenced_record_reads_as_what_is_shared_in_english(spe
     )  # fmt: skip
     forms = [_query(t, specs, "en", v) for v in range(5)]
     # before: 'Do you know how many customers from the country of customer Leonie Köhler there are?'
-    assert (
-        forms[2] == "Do you know how many customers there are from the same country as Leonie Köhler?"
-    ), forms
+    assert forms[2] == "Do you know how many customers there are from the same country as Leonie Köhler?", forms
     assert not any("the country of" in f for f in forms), forms
 
 
