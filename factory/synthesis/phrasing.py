@@ -23,6 +23,7 @@ it asks.
 """
 
 import re
+import zlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -1749,7 +1750,13 @@ __all__ = ["Realization", "Ref", "Unphraseable", "param_label", "realize", "usab
 # on (blind read s11 r2ko #2/#7): a person names the noun and says how to count once, as the condition the question
 # opens with ('일반구 단위로 보면 경기도와 인천광역시의 시·군·구 수는 몇 곳 차이 나나요?')
 _KO_QUALIFIER = re.compile(r"\(([가-힣·]+(?: [가-힣·]+)*?) (포함|단위|기준)\)(은|는|이|가|을|를|과|와|의)?")
-_KO_CONDITION = {"포함": "{x}도 포함하면", "단위": "{x} 단위로 보면", "기준": "{x} 기준으로 보면"}
+# several ways to say the condition, one chosen per question by a stable hash of the question: one fixed form opened
+# 17% of the Korean questions of the s13 demo ('일반구 단위로 보면 …')
+KO_CONDITIONS = {
+    "포함": ("{x}도 포함하면", "{x}까지 포함해서 보면"),
+    "단위": ("{x} 단위로 보면", "{x} 단위로 셀 때", "{x} 단위로 따지면"),
+    "기준": ("{x} 기준으로 보면", "{x} 기준으로 셀 때", "{x} 기준으로 따지면"),
+}
 _KO_PAIRS = {
     "은": "은/는",
     "는": "은/는",
@@ -1772,8 +1779,10 @@ def qualifiers_after(text: str, lang: str) -> str:
     first: list[str] = []
     out: list[str] = []
     pos = 0
+    pick = zlib.crc32(text.encode("utf-8"))
     for m in _KO_QUALIFIER.finditer(text):
-        said = _KO_CONDITION[m.group(2)].format(x=m.group(1))
+        forms = KO_CONDITIONS[m.group(2)]
+        said = forms[pick % len(forms)].format(x=m.group(1))
         if said not in first:
             first.append(said)
         noun = text[pos : m.start()]
