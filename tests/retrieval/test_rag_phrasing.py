@@ -195,7 +195,7 @@ def test_api_answer_is_asked_by_its_field_label_and_answered_in_a_sentence():
     )
     q, short = rp.value_question(subject, frame, "bytes", "en")
     assert q == f"What is the file size of {subject}?" and rp.value_answer(6290521, short, "en").endswith(
-        "is 6290521 bytes."
+        "is 6290521 bytes (6.3 MB)."
     )
     frame["fields"]["unit_price"] = {"kind": "measure", "label": {"en": "price in USD"}, "unit": "usd"}
     q, short = rp.value_question(subject, frame, "unit_price", "en")
