@@ -177,7 +177,7 @@ def build_policy(
         sources=forbidden,
         apis=_platforms(task, "api", available, api_platforms=api_platforms) if "api" in forbidden else [],
         collections=_platforms(task, "retrieval", available, search_tools) if "retrieval" in forbidden else [],
-        platforms=[{"name": p, "tools": platform_tools(p, available, catalog)} for p in platforms],
+        platforms=[{"name": p, "tools": platform_tools(p, catalog)} for p in platforms],
         topic=topic,
     )
     expected = prompts.render(UNANSWERABLE_TEMPLATE.format(lang=lang)) if category == "changes_answer" else None
@@ -192,14 +192,11 @@ def build_policy(
     }
 
 
-def platform_tools(platform: str, available: Iterable[str], catalog: "Catalog | None") -> list[str]:
+def platform_tools(platform: str, catalog: "Catalog | None") -> list[str]:
     """The tools a ban of `platform` names: every tool of the platform in the catalog (its key tool and write tools
     too), so one platform's ban reads the same in every task (blind read s12 pol: the chinook-store ban listed
-    get_chinook_store_key and create_playlist in one task and not in five others); without a catalog, the offered
-    tools of the platform."""
-    if catalog:
-        return sorted(n for n, c in catalog.items() if c.get("platform") == platform)
-    return sorted(t for t in available if (catalog or {}).get(t, {}).get("platform") == platform)
+    get_chinook_store_key and create_playlist in one task and not in five others); none without a catalog."""
+    return sorted(n for n, c in (catalog or {}).items() if c.get("platform") == platform)
 
 
 # --------------------------------------------------------------------------- platform-scoped policies
@@ -316,20 +313,6 @@ def platform_refusal(
     has_docs = any(c["kind"] == "retrieval" for c in catalog.values())
     docs = has_docs and documents_may_answer(task, chunks) is not None
     return (["retrieval"] if docs else []), sorted(banned)
-
-
-def _could_answer(task: Mapping[str, Any], platform: str, catalog: Catalog) -> bool:
-    """Whether a tool of `platform` outputs the own fields of a golden API call (`permitted_may_answer`'s stand-in
-    rule): the platform could serve the task too, so forbidding it tests the agent's choice of source."""
-    tools = [c for c in catalog.values() if c["platform"] == platform and c["kind"] == "api" and not c["key"]]
-    for a in task.get("golden_actions") or []:
-        c = catalog.get(str(a.get("tool")))
-        if source_type(a) != "api" or c is None or c["key"]:
-            continue
-        own = set(c["fields"]) - set(c["params"])
-        if own and any(_covers(own, u["fields"]) for u in tools):
-            return True
-    return False
 
 
 def platform_serves(task: Mapping[str, Any], platform: str, catalog: Catalog) -> str | None:

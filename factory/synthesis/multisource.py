@@ -851,13 +851,12 @@ async def _narrowed(
     name in the records the broad call returned (each names its 시도 in `sidoNm`). None when no such call gives one
     record holding the value."""
     generic = set(spec.generic_params.names())
-    known = getattr(ctx, "known", {}) or {}
     for p2 in sorted(spec.input_schema.get("properties") or {}):
         if p2 in generic or p2 == param or p2 in args:
             continue
         held = {str(r.get(p2)).strip().casefold() for r in res.records if r.get(p2) not in (None, "")}
         for v2 in stated_parts(doc):
-            if v2 not in known.get((spec.name, p2), set()) and v2.strip().casefold() not in held:
+            if v2 not in ctx.known.get((spec.name, p2), set()) and v2.strip().casefold() not in held:
                 continue
             res2 = await ex.call(spec, {**args, p2: v2})
             if (
