@@ -244,6 +244,15 @@ class ChatBackend:
 
     # ------------------------------------------------------------------ lifecycle
 
+    def _overflow_hint(self, body: str) -> str:
+        """A pointer to the setting to change when the server says the prompt does not fit its context."""
+        if "context_length_exceeded" not in body and "exceeds the available context" not in body:
+            return ""
+        n_ctx = getattr(self.cfg, "n_ctx", None)
+        if n_ctx is None:
+            return " (the prompt does not fit the model's context: offer fewer tools or use a longer-context model)"
+        return f" (the prompt does not fit the context of {n_ctx} tokens: raise models.backends.{self.name}.n_ctx)"
+
     def _api_key(self) -> str:
         env = getattr(self.cfg, "api_key_env", None)
         if env:
@@ -376,7 +385,8 @@ class ChatBackend:
             except openai.APIStatusError as e:
                 body = (e.response.text or "")[:500] if e.response is not None else ""
                 raise LLMError(
-                    f"LLM backend {self.name!r} at {self.url} answered HTTP {e.status_code} for role {role_name}: {body}"
+                    f"LLM backend {self.name!r} at {self.url} answered HTTP {e.status_code} for role {role_name}"
+                    f"{self._overflow_hint(body)}: {body}"
                 ) from e
         choice = resp.choices[0].message
         message: dict[str, Any] = {"content": choice.content}

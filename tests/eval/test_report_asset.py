@@ -99,7 +99,7 @@ def test_local_model_end_to_end(synth_world, tmp_path: Path) -> None:
     """SmolLM2-135M (llama.cpp, tools described in the prompt) on three demo tasks: mostly wrong, never a crash."""
     assert default_gguf().is_file()
     evaluated_tasks(synth_world)
-    local = {"kind": "local", "port": free_port(), "n_ctx": 4096, "max_tokens": 48, "max_connection_retries": 0}
+    local = {"kind": "local", "port": free_port(), "n_ctx": 8192, "max_tokens": 48, "max_connection_retries": 0}
     path = _project(synth_world, tmp_path, {"local": local}, backend="local", max_observation_chars=600)
     res = _materialize(
         synth_world,
@@ -120,7 +120,7 @@ def test_local_model_end_to_end(synth_world, tmp_path: Path) -> None:
     assert value["episodes"] == 3 and {g["domain"] for g in value["by_domain"]} == {"aviation", "music"}
     assert value["by_category"] and all(g["episodes"] >= 1 for g in value["by_category"])
     for row in value["episode_rows"]:
-        assert row["stop_reason"] in STOP_REASONS and row["turns"] >= 1
+        assert row["stop_reason"] in STOP_REASONS and row["turns"] >= 1, (row["task_id"], row.get("error"))
     meta = _meta(res)
     assert meta["model_requests"] >= 3
     assert "| aviation |" in meta["by_domain"] and "pass@1" in meta["by_category"]

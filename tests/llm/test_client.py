@@ -124,3 +124,21 @@ def test_call_goes_through_the_client_face(tmp_path: Path) -> None:
     assert r.implementation == "model"
     assert client.implementation("judge_answer_leakage") == {"backend": "b", "model": "m"}
     assert client.metadata()["llm/requests"] == 1
+
+
+def test_a_context_overflow_names_the_setting_to_change(tmp_path: Path) -> None:
+    body = {"error": {"code": "context_length_exceeded", "message": "request (5120 tokens) exceeds the context"}}
+
+    def overflow(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, json=body)
+
+    cfg = ModelsConfig(
+        backends={"b": OpenAIBackendConfig(model="m", base_url="http://mock/v1", api_key_env=None)},
+        roles={},
+        cache={"enabled": False},
+    )
+    llm = LLM(cfg, http_client_factory=lambda: httpx.AsyncClient(transport=httpx.MockTransport(overflow)))
+    with pytest.raises(LLMError) as e:
+        _ask(llm.chat_backend("b"), llm)
+    assert "HTTP 400" in str(e.value) and "does not fit the model's context" in str(e.value)
+    assert "context_length_exceeded" in str(e.value)  # the server's own words are kept
