@@ -19,7 +19,7 @@ GROUP = "synthesis"
     name="trajectories",
     partitions_def=domain_partitions,
     group_name=GROUP,
-    code_version=code_version(traj_core, multisource, resources=["expectations/trajectories.json"]),
+    code_version=code_version(traj_core, multisource, queries, resources=["expectations/trajectories.json"]),
     kinds={"python"},
     ins={
         "tool_inventory": all_partitions_in(),
@@ -43,8 +43,9 @@ def trajectories_asset(
     cfg = project.load()
     domain = context.partition_key
     with demo.serving(cfg, cfg.domain(domain)):
+        askable = queries.askability(tool_inventory, tool_lexicon, cfg.domain(domain).language)
         value, meta = traj_core.build_trajectories(
-            domain, connectivity_graph, tool_inventory, tool_probes, cfg, progress=context.log.info
+            domain, connectivity_graph, tool_inventory, tool_probes, cfg, progress=context.log.info, askable=askable
         )
         # API+RAG chains (issue 17) where the domain has a search tool; beside the API-only trajectories
         value["multisource"], ms_meta = multisource.build_multisource(

@@ -51,6 +51,7 @@ REJECTION_REASONS = (
     "name_search_count",  # a count of a search by its records' own name (how many artists are named U2)
     "answer_in_query",  # a text answer equal to a value the question states or a call was sent (known already)
     "uniform_list",  # a list answer whose values are all one value (the countries of five Korean airports)
+    "unaskable",  # no question can state it (queries.askability: phrasing.Unphraseable, an unstated argument)
     # degenerate tasks (checked before any query is written; trajectories.py, "Degeneracy")
     "uncoercible_value",  # an argument has no form of its parameter's JSON-Schema type
     "unique_key_count",  # a count over a lookup by a unique key: at most 1 record for every probe

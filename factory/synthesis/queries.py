@@ -19,7 +19,7 @@ Before any text is written a trajectory is rejected (recorded, with its reason) 
 import logging
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory import prompts
@@ -124,6 +124,28 @@ def writer_input(
         ),
         variant=variant,
     )
+
+
+def askability(
+    inventories: Mapping[str, Any], lexicon: Mapping[str, Any] | None, lang: str
+) -> Callable[[Mapping[str, Any]], str | None]:
+    """The check `build_trajectories` runs on a candidate before it takes a place of the quota: why the query
+    writer would reject it (an argument the question cannot state, `phrasing.Unphraseable`), or None. The same
+    checks as `generated_queries`, so the quota is filled by trajectories a question can be asked about."""
+    specs = ToolRegistry.from_inventories(inventories)
+    frames = ((lexicon or {}).get("nouns") or {}).get("tools") or frames_for(specs)
+
+    def why(t: Mapping[str, Any]) -> str | None:
+        unstated = unstated_arguments(t, specs)
+        if unstated:
+            return "unstated_argument: " + "; ".join(unstated)
+        try:
+            _realize(t, specs, lang, frames)
+        except phrasing.Unphraseable as e:
+            return f"{e.code}: {e}"
+        return None
+
+    return why
 
 
 class _RulesDraft:

@@ -1457,7 +1457,7 @@ def pick_seed(world: World, edges: Sequence[Edge], seeds: Sequence[dict[str, Any
 
 
 async def _synthesize(
-    world: World, progress: Callable[[str], None]
+    world: World, progress: Callable[[str], None], askable: Callable[[Mapping[str, Any]], str | None] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Ledger]:
     syn = world.cfg.synthesis
     quotas = {c: (syn.per_pattern if c in syn.patterns else 0) for c in CATEGORIES}
@@ -1607,6 +1607,9 @@ async def _synthesize(
                 raise Rejection("duplicate", "an identical trajectory is kept already")
             if have[t["category"]] >= quotas[t["category"]]:
                 raise Rejection("quota_full", f"{t['category']} has {quotas[t['category']]} already")
+            if askable is not None and (why := askable(t)) is not None:
+                # a trajectory no one could ask about takes no place of the quota (queries would drop it)
+                raise Rejection("unaskable", why)
             if rerun is not None:
                 await check_degeneracy(world, t, rerun, others, rrng, ledger)
             t.pop("shape", None)
@@ -1638,9 +1641,12 @@ def build_trajectories(
     probes: Mapping[str, Any],
     cfg: ProjectConfig,
     progress: Callable[[str], None] = log.info,
+    askable: Callable[[Mapping[str, Any]], str | None] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The domain's kept and rejected trajectories. `askable` (queries.askability): why no question can be asked
+    of a candidate (None when one can); such a candidate is rejected (``unaskable``) before it fills a quota."""
     world = World(domain, graph, inventories, probes, cfg)
-    kept, rejected, ledger = asyncio.run(_synthesize(world, progress))
+    kept, rejected, ledger = asyncio.run(_synthesize(world, progress, askable))
     value = {
         "domain": domain,
         "fingerprint": graph.get("fingerprint"),

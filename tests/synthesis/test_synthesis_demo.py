@@ -141,7 +141,7 @@ def test_bad_input_is_a_recorded_rejection(world):
                        "no_valid_pivot", "tie", "no_partner", "duplicate", "quota_full", "collapsed", "seed_unused",
                        "uncoercible_value", "unique_key_count", "always_one", "repeated_lookup", "constant_answer",
                        "cond_one_sided", "cond_branches_equal", "name_search_count", "answer_in_query",
-                       "uniform_list", *SOUNDNESS_REASONS, *lookup.REJECTIONS}  # fmt: skip
+                       "uniform_list", "unaskable", *SOUNDNESS_REASONS, *lookup.REJECTIONS}  # fmt: skip
 
 
 def test_same_seed_same_trajectories(world):
@@ -161,6 +161,47 @@ def test_same_seed_same_trajectories(world):
         ]
     a, b = ([(t["trajectory_id"], t["answer"], t["expected_state_hash"]) for t in r["trajectories"]] for r in runs)
     assert a == b and a
+
+
+def test_the_quota_is_filled_by_trajectories_a_question_can_be_asked_about(world):
+    """The trajectories stage runs the query writer's own checks (queries.askability) before a candidate takes a
+    place of the quota: generated_queries rejects none as unphraseable; a candidate the check refuses is
+    recorded as ``unaskable`` and others fill its pattern."""
+    from factory.synthesis.queries import askability
+    from factory.synthesis.trajectories import build_trajectories
+
+    cfg, staged, load, tmp = world
+    for d in cfg.domain_names:
+        q = load("generated_queries", d)
+        late = [r for r in q["rejected"] if r["reason"] in ("unphraseable", "unstated_argument")]
+        assert not late, (d, late[:3])
+    cfg = cfg.model_copy(update={"synthesis": cfg.synthesis.model_copy(update={"attempts": 40})})
+    inv = {d: load("tool_inventory", d) for d in cfg.domain_names}
+    probes = {d: load("tool_probes", d) for d in cfg.domain_names}
+    real = askability(inv, load("tool_lexicon", "music"), "en")
+    refused: list[str] = []
+
+    def first_three_refused(t):
+        if len(refused) < 3:
+            refused.append(t["trajectory_id"])
+            return "planted: refused"
+        return real(t)
+
+    with DemoService(cfg.demo, log_dir=tmp / "logs"):
+        value, meta = build_trajectories(
+            "music",
+            load("connectivity_graph", "music"),
+            inv,
+            probes,
+            cfg,
+            progress=lambda m: None,
+            askable=first_three_refused,
+        )
+    assert len(refused) == 3 and not {t["trajectory_id"] for t in value["trajectories"]} & set(refused)
+    unaskable = [r for r in value["rejected"] if r["reason"] == "unaskable"]
+    assert len(unaskable) >= 3 and meta["rejections_by_reason"]["unaskable"] == len(unaskable)
+    assert sum(r["detail"] == "planted: refused" for r in unaskable) == 3
+    assert value["trajectories"] and all(real(t) is None for t in value["trajectories"])
 
 
 def test_golden_paths_are_minimal_and_the_recorded_longer_paths_still_answer(world):
