@@ -429,7 +429,10 @@ def answer_reply(
     return " ".join(out.split()) or text
 
 
-_NOT_UNITS = frozenset("and or against for in of from to than as at on by with is are was were".split())
+_NOT_UNITS = frozenset(
+    "and or against for in of from to than as at on by with is are was were have has had do does did can could will "
+    "would been be being bought sold made took left there each per".split()
+)  # the verb after a counted noun is no unit ('6 countries have bought …' read 'It is 6 countries have.': blind s14)
 
 
 def _unit_after(text: str, value: Any) -> str:

@@ -140,6 +140,9 @@ def test_a_short_reply_keeps_a_currency_code() -> None:
     text = "Tracks by the artist who recorded the track 'Inject The Venom' have earned the store 15.84 USD."
     assert _unit_after(text, 15.84) == "USD"
     assert _unit_after("It lasts 343719 milliseconds.", 343719) == "milliseconds"
+    # blind s14: "It is 6 countries have." (the verb after the counted noun taken for a unit)
+    text = "Customers from 6 countries have bought tracks by the artist who recorded 'For Those About To Rock'."
+    assert _unit_after(text, 6) == "countries"
 
 
 def test_a_request_that_is_no_question_is_not_announced_as_one() -> None:

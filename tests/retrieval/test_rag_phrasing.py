@@ -189,17 +189,23 @@ def test_api_answer_is_asked_by_its_field_label_and_answered_in_a_sentence():
                         "bytes": {"kind": "measure", "label": {"en": "file size in bytes"}, "unit": "bytes"}}}  # fmt: skip
     subject = "the longest track on the album 'Restless and Wild' by Accept"
     q, short = rp.value_question(subject, frame, "composer", "en")
-    assert q == f"Who is the composer of {subject}?"
+    assert q in (f"Who is the composer of {subject}?", f"Can you tell me the composer of {subject}?",
+                 f"I'd like to know the composer of {subject}."), q  # fmt: skip
     assert rp.value_answer("Deaffy & R.A. Smith-Diesel", short, "en") == (
         f"The composer of {subject} is Deaffy & R.A. Smith-Diesel."
     )
     q, short = rp.value_question(subject, frame, "bytes", "en")
-    assert q == f"What is the file size of {subject}?" and rp.value_answer(6290521, short, "en").endswith(
-        "is 6290521 bytes (6.3 MB)."
-    )
+    assert q.endswith(f"the file size of {subject}?") or q.endswith(f"the file size of {subject}."), q
+    assert rp.value_answer(6290521, short, "en").endswith("is 6290521 bytes (6.3 MB).")
+    # one of several forms per question (s13: 'What is the file size of …' opened 11% of English questions)
+    subjects = [f"the longest track on the album '{a}'" for a in ("Restless and Wild", "Let There Be Rock", "Big Ones",
+                                                                   "Jagged Little Pill", "Facelift", "Audioslave")]  # fmt: skip
+    openings = {rp.value_question(x, frame, "bytes", "en")[0].split(" the file size")[0] for x in subjects}
+    assert len(openings) >= 2 and openings <= {"What is", "Can you tell me", "I'd like to know"}, openings
     frame["fields"]["unit_price"] = {"kind": "measure", "label": {"en": "price in USD"}, "unit": "usd"}
     q, short = rp.value_question(subject, frame, "unit_price", "en")
-    assert q == f"What is the price of {subject}?" and rp.value_answer(0.99, short, "en").endswith("is 0.99 USD.")
+    assert q.split(" the price of ")[1].rstrip("?.") == subject, q
+    assert rp.value_answer(0.99, short, "en").endswith("is 0.99 USD.")
     ko_frame = {"tool": "search_census_district", "noun": {"ko": {"noun": "행정구역", "counter": "곳"}},
                 "fields": {"admNmEn": {"kind": "display", "label": {"ko": "행정구역 영문명"}}}}  # fmt: skip
     q, short = rp.value_question("부산광역시의 시군구 가운데 인구가 가장 많은 곳", ko_frame, "admNmEn", "ko")

@@ -207,6 +207,12 @@ def test_the_documented_defaults_that_shape_a_result_are_stated(specs):
     sent = [_action(specs, "airports_near", {"iata": "SLK", "radius_km": 100.0}), *actions[1:]]
     t2 = {**t, "golden_actions": sent}
     assert _query(t2, specs, "en") == q
+    # s14: the cap sent at its documented maximum (100) is how an agent asks for every airport, not a fact the
+    # question must state (11 of aviation's trajectories were dropped for it); any other cap still is
+    at_max = [_action(specs, "airports_near", {"iata": "SLK", "limit": 100}), *actions[1:]]
+    assert unstated_arguments({**t, "golden_actions": at_max}, specs) == []
+    at_50 = [_action(specs, "airports_near", {"iata": "SLK", "limit": 50}), *actions[1:]]
+    assert unstated_arguments({**t, "golden_actions": at_50}, specs) == ["airports_near.limit=50"]
 
 
 def test_routes_are_origin_destination_pairs(specs):
