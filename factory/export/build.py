@@ -554,7 +554,10 @@ def export_metadata(
     by = Counter(f"{t['split']}/{t['domain']}" for t in tasks)
     if by:
         meta["tasks_by_split_domain"] = bar_plot(dict(sorted(by.items())), title="exported tasks per split/domain")
-    first = next((r[0] for r in chat_rows.values() if r), None)
+    rows = [x for r in chat_rows.values() for x in r]
+    # the preview shows a conversation with tool calls where there is one (a refusal shows no tool use)
+    called = (x for x in rows if any(m.get("tool_calls") for m in x.get("messages") or []))
+    first = next(called, rows[0] if rows else None)
     if first is not None:
         meta["preview"] = chat_preview(first)
     if manifest["dropped"]:
