@@ -282,6 +282,9 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
     return f"{ent_noun} {val}"  # a code or an id: 'airport ICN', 'customer 36'
 
 
+_KEY_LABEL = re.compile(r"\b(?:id|ids|identifier|key)\b", re.I)
+
+
 def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: str, noun: str = "") -> str:
     """EN ' with stat type economy and year 2015' (a reviewed `phrase` reads ' on 2013-01-05'); KO '통계 유형이
     경제이고 기준 연도가 2015인 ' (empty without values)."""
@@ -305,6 +308,8 @@ def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: 
             label = _short(label, noun)  # '이름이 중구인 행정구역', not '행정구역 이름이 중구인 행정구역'
             parts.append(f"{_josa(label, '이/가')} {val}")
         else:
+            if _KEY_LABEL.search(label):  # 'with track id Bell Bottom Blues': a key said as a condition (blind s14b)
+                raise Unphraseable(f"{label} {val}: a key said as a condition on the records", "label")
             parts.append(f"{label} {val}")
     if lang == "ko":
         head = "".join(f"{x} " for x in own)
@@ -442,7 +447,9 @@ def _owner(frame: Mapping[str, Any], refs: Sequence[tuple[str, Any]], lang: str)
     ents = {frame["params"][p].get("entity") for p, _ in refs}
     # what the owner is, for the circular-hop check of `link` ('남동구의 읍면동의 시군구' is 남동구 again)
     slots = {(p, str((frame["params"][p].get("noun") or {}).get("en") or "")) for p, _ in refs}
-    meta = {"person": person, "entity": ents.pop() if len(ents) == 1 else None, "slots": slots}
+    # every entity the values name ('서울특별시 종로구': the 시도 and the 시군구), for the same check
+    meta = {"person": person, "entities": sorted(e for e in ents if e), "entity": ents.pop() if len(ents) == 1 else None,
+            "slots": slots}  # fmt: skip
     return Ref(" ".join(names) if lang == "ko" else _join(names, lang), True, "", "", meta=meta)
 
 
@@ -472,7 +479,11 @@ def seed_ref(
         nm = [_named(frame, p, v, lang, sing) for p, v in own]
         filt = _filters(frame, rest, lang)
         # the record it is named under ('광주광역시 동구': 광주광역시), for the circular-hop check of `link`
-        under = {"named_under": owner.meta.get("entity")} if owner is not None else {}
+        under = (
+            {"named_under": owner.meta.get("entity"), "named_in": owner.meta.get("entities") or []}
+            if owner is not None
+            else {}
+        )
         if lang == "ko":
             text = filt + (owner.text + " " if owner else "") + " ".join(nm)
             return Ref(text, one, sing, sing, counter, None, text, meta=under)
@@ -855,7 +866,9 @@ def link(
         e, kind = ents[0]
         if kind == "reference" and e and e != up_ent:  # the record the field names: 'the artist of the album …'
             _circular(up, from_fields[0], up_frame, e)
-            if up.meta.get("named_under") == e:  # '광주광역시 동구가 속한 시도' is 광주광역시, named already
+            if up.meta.get("named_under") == e or e in (up.meta.get("named_in") or ()):
+                # '광주광역시 동구가 속한 시도' is 광주광역시, named already; '서울특별시 종로구 궁정동이 속한 시군구' is
+                # 종로구 (blind read s14b ko #10)
                 raise Unphraseable(f"the {e} of {up.text!r} is named in it", "circular")
             form = ((((up_frame.get("fields") or {}).get(from_fields[0]) or {}).get("hop")) or {}).get(lang)
             moved, up_ent = _hop(up, fl[0], lang, steps, bool(up_frame.get("person")), form, seen_one), e

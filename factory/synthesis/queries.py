@@ -198,7 +198,7 @@ def unstated_arguments(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> l
                 continue
             if "default" in spec.params.get(p, {}) and _canon(spec.params[p]["default"]) == _canon(v):
                 continue
-            if _all_records_cap(p, spec.params.get(p) or {}, v):
+            if _all_records_cap(spec, p, v):
                 continue
             if (a["tool_id"], p, _canon(v)) in seeds or _canon(v) in seed_values:
                 continue
@@ -206,18 +206,11 @@ def unstated_arguments(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> l
     return sorted(set(out))
 
 
-_CAP_NAME = re.compile(r"^(limit|max_?results|max_?records|max_?items|top|size|n)$", re.I)
-_CAP_DESC = re.compile(
-    r"\b(maximum|max\.?|at most|how many)\b.{0,40}\b(returned|to return|results|records|items)\b", re.I
-)
-
-
-def _all_records_cap(name: str, schema: Mapping[str, Any], value: Any) -> bool:
-    """A record cap sent at its documented maximum: how an agent asks for every record (the question asks about
-    all of them; a call that returned exactly the cap is rejected upstream as ``capped_count``)."""
-    if "maximum" not in schema or _canon(schema["maximum"]) != _canon(value):
-        return False
-    return bool(_CAP_NAME.match(name) or _CAP_DESC.search(str(schema.get("description") or "")))
+def _all_records_cap(spec: ToolSpec, name: str, value: Any) -> bool:
+    """A record cap (`phrasing.is_cap`) sent at its documented maximum: how an agent asks for every record (the
+    question asks about all of them; a call that returned exactly the cap is rejected upstream as ``capped_count``)."""
+    schema = spec.params.get(name) or {}
+    return "maximum" in schema and _canon(schema["maximum"]) == _canon(value) and phrasing.is_cap(spec, name)
 
 
 def _canon(v: Any) -> str:
