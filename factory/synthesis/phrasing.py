@@ -1128,6 +1128,8 @@ def chain_refs(
         calls = [a for a in [*t["golden_actions"], *(t.get("counterfactual_actions") or [])]
                  if a.get("tool_id") == tids[k + 1]]  # fmt: skip
         unique = bool(calls) and all(a.get("records", 0) <= 1 for a in calls)
+        if not calls and k + 1 < len(junctions):  # its calls pruned from the golden path: the next junction says
+            unique = int(junctions[k + 1].get("n") or 0) == 1  # how many values its records passed on (s14b ko #4)
         # the junction passed one value (one call of the next tool): what the records reference is one record
         gold = {
             repr(sorted((a.get("args") or {}).items())) for a in t["golden_actions"] if a.get("tool_id") == tids[k + 1]
