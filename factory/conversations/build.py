@@ -287,8 +287,8 @@ def build_conversations(
             episode = name_found(conv, episode, specs, noun_of, tool_noun)
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
             if conv["language"] == "ko":  # the user lives where the calls found the withheld place
-                found = [str(m.get("content") or "") for m in episode["messages"] if m.get("role") == "tool"]
-                conv["persona"] = fit_to_found(conv["persona"], str(conv["initial_message"]), found)
+                returned = [str(m.get("content") or "") for m in episode["messages"] if m.get("role") == "tool"]
+                conv["persona"] = fit_to_found(conv["persona"], str(conv["initial_message"]), returned)
             conv["tools"] = episode["tools"]
             if conv.get("recovery"):
                 failed = next(c for c in episode["calls"] if not c["ok"])
