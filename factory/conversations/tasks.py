@@ -240,7 +240,9 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     if i < 0:
         return None
     rest = request[i + len(placeholder) :]
-    owned = re.match(r"'s ([a-z]+)", rest) if language == "en" else None
+    # the owned noun phrase up to the next function word: "that airport's time zone and …" → "the time zone of my
+    # home airport and …", not "the time of my home airport zone" (own read s14)
+    owned = re.match(_EN_OWNED, rest) if language == "en" else None
     if owned is not None:  # "that track's artist" → "the artist of the song I'm listening to"
         phrase = own_phrase(language, persona, noun, variant)
         head = request[:i] + f"the {owned.group(1)} of "
@@ -251,6 +253,10 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     if language == "ko" and rest[:1].isalnum() and not _KO_PARTICLE_AT.match(rest):
         return None
     phrase = own_phrase(language, persona, noun, variant)
+    if language == "en":  # 'the airline I'm flying with with the most flights': a form whose last word is not next
+        nxt = rest.split()[:1]
+        forms = [own_phrase(language, persona, noun, variant + k) for k in range(4)]
+        phrase = next((f for f in forms if f.split()[-1:] != nxt), phrase)
     head = request[:i]
     if language == "ko" and head.endswith("에 있는 "):  # '광주광역시에 있는 그 구' → '광주광역시에서 제가 사는 구'
         region = head[: -len("에 있는 ")]
@@ -282,6 +288,12 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     return head + phrase + rest
 
 
+# '제가 사는 구가 속한 시도의 구 수': no one asks which 시도 their own 구 is in (own read s14)
+_KO_OWN_CONTAINER = re.compile(r"(?:사는|우리) \S+(?:이|가) (?:속한|있는) ")
+_EN_OWNED = re.compile(
+    r"'s ([a-z]+(?: [a-z]+)*?)(?=[,.?!;:]| (?:and|or|of|in|at|for|with|from|to|on|is|are|was|were|has|have|had|do|does"
+    r"|did|be|than|that|which|who)\b|$)"
+)
 _KO_SIDO_SUFFIX = re.compile(r"(?:특별시|광역시|특별자치시|특별자치도)$")
 _KO_PARTICLE_AT = re.compile(r"(?:으로|로|은|는|을|를|과|와|이|가|의|에)(?![가-힣])")
 
@@ -660,7 +672,11 @@ def conversation_tasks(
             text = _qualified(chat_wording(text, lang), lang)
             request, persona = _fitted_persona(lang, rng, text, level, withholds=True)
             owned = said_as_own(request, noun, lang, persona, variant)
-            if owned is None:
+            if owned is not None and lang == "ko" and _KO_OWN_CONTAINER.search(owned):
+                skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn",
+                                "reason": "asks which place holds the user's own (a person knows it)"})  # fmt: skip
+                masked = None
+            elif owned is None:
                 skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn",
                                 "reason": "the withheld thing cannot be said as the user's own"})  # fmt: skip
                 masked = None
@@ -827,6 +843,9 @@ def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, li
             words.append(w)
     if language == "ko":  # the administrative levels from the top down: '시도, 시군구, 읍면동, 리'
         words.sort(key=lambda w: _KO_LEVELS.index(w) if w in _KO_LEVELS else len(_KO_LEVELS))
+    # 'IATA-coded airports' beside 'airports', 'hourly weather records' beside 'weather records': the kind is said
+    # once, in its general word ('airports, IATA-coded airports and trips': own read s14)
+    words = [w for w in words if not any(v != w and re.search(rf"[\s-]{re.escape(v)}$", w) for v in words)]
     words = words[:limit]
     if not words:
         return ""

@@ -157,3 +157,42 @@ def test_english_from_how_many_is_asked_plainly_and_no_got_a_sec() -> None:
     )
     persona = {"register": "casual", "style": "relaxed", "digital_literacy": "high"}
     assert not any("got a sec" in opening("en", persona, "How many?", variant=v) for v in range(24))
+
+
+def test_own_read_s14_forms() -> None:
+    # the owned noun phrase is kept whole ('the time of my home airport zone' read garbled)
+    said = said_as_own("Could you tell me that airport's time zone and how many airports are near it?", "airport",
+                       "en", {}, 0)  # fmt: skip
+    assert said == "Could you tell me the time zone of my home airport and how many airports are near it?"
+    # no 'the airline I'm flying with with the most flights'
+    for v in range(4):
+        said = said_as_own("How many seats does the aircraft of that airline with the most flights have?", "airline",
+                           "en", {}, v)  # fmt: skip
+        assert said is not None and "with with" not in said
+    # a kind said once, in its general word ('airports, IATA-coded airports and trips')
+    n = {
+        "a": "airports",
+        "b": "IATA-coded airports",
+        "c": "trips",
+        "d": "weather records",
+        "e": "hourly weather records",
+    }
+    assert capabilities(list(n), lambda t, _l: {"plural": n[t]}, "en") == "airports, trips and weather records"
+    # a file size in bytes is said in MB too
+    from factory import prompts
+
+    out = prompts.render("conversations/reply.en", values=[6290521], unit="bytes", counter="", pattern="",
+                         description="", variant=0)  # fmt: skip
+    assert "6.3 MB (6290521 bytes)" in out
+
+
+def test_no_one_asks_which_place_holds_their_own() -> None:
+    src = {**source_task("ko"), "query": "성동구가 속한 시도의 구 수를 알려 주세요."}
+    src["golden_actions"][1]["args"]["name"] = "성동구"
+    traj = {"seeds": [{**trajectory("ko")["seeds"][0], "value": "성동구"}]}
+    made, skipped = conversation_tasks(src, {}, trajectory=traj, noun_of=lambda *_: "시군구", no_call_every=0)
+    assert not [t for t in made if t["case_pattern"] == "multi_turn"]
+    assert any("a person knows it" in s["reason"] for s in skipped)
+    src = {**src, "query": "성동구의 동 수를 알려 주세요."}  # the place itself is still asked about
+    made, _ = conversation_tasks(src, {}, trajectory=traj, noun_of=lambda *_: "시군구", no_call_every=0)
+    assert [t for t in made if t["case_pattern"] == "multi_turn"]
