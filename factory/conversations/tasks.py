@@ -244,7 +244,7 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     # home airport and …", not "the time of my home airport zone" (own read s14)
     owned = re.match(_EN_OWNED, rest) if language == "en" else None
     if owned is not None:  # "that track's artist" → "the artist of the song I'm listening to"
-        phrase = own_phrase(language, persona, noun, variant)
+        phrase = _own_before(persona, noun, variant, rest[owned.end() :])
         head = request[:i] + f"the {owned.group(1)} of "
         head = head[:1].upper() + head[1:] if i == 0 else head
         return head + phrase + rest[owned.end() :]
@@ -252,11 +252,9 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
         return None
     if language == "ko" and rest[:1].isalnum() and not _KO_PARTICLE_AT.match(rest):
         return None
-    phrase = own_phrase(language, persona, noun, variant)
-    if language == "en":  # 'the airline I'm flying with with the most flights': a form whose last word is not next
-        nxt = rest.split()[:1]
-        forms = [own_phrase(language, persona, noun, variant + k) for k in range(4)]
-        phrase = next((f for f in forms if f.split()[-1:] != nxt), phrase)
+    phrase = (
+        own_phrase(language, persona, noun, variant) if language == "ko" else _own_before(persona, noun, variant, rest)
+    )
     head = request[:i]
     if language == "ko" and head.endswith("에 있는 "):  # '광주광역시에 있는 그 구' → '광주광역시에서 제가 사는 구'
         region = head[: -len("에 있는 ")]
@@ -295,6 +293,16 @@ _EN_OWNED = re.compile(
     r"|did|be|than|that|which|who)\b|$)"
 )
 _KO_SIDO_SUFFIX = re.compile(r"(?:특별시|광역시|특별자치시|특별자치도)$")
+
+
+def _own_before(persona: Mapping[str, str], noun: str, variant: int, rest: str) -> str:
+    """The English `own_phrase` whose last word is not the next word of the request ('the airline I'm flying with
+    with the most flights' read garbled: own read s14)."""
+    nxt = rest.split()[:1]
+    forms = [own_phrase("en", persona, noun, variant + k) for k in range(4)]
+    return next((f for f in forms if f.split()[-1:] != nxt), forms[0])
+
+
 _KO_PARTICLE_AT = re.compile(r"(?:으로|로|은|는|을|를|과|와|이|가|의|에)(?![가-힣])")
 
 
@@ -856,7 +864,7 @@ def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, li
     if language == "ko":
         if len(words) == 2:  # '시도나 읍면동', '읍면동이나 리'
             return f"{prompts.josa(words[0], '이나/나')} {words[1]}"
-        return words[0] if len(words) == 1 else ", ".join(words[:2]) + " 같은"
+        return words[0] if len(words) == 1 else f"{prompts.josa(words[0], '이나/나')} {words[1]} 같은"
     if len(words) == 1:
         return ", ".join(words)
     return ", ".join(words[:-1]) + " and " + words[-1]

@@ -169,6 +169,9 @@ def test_own_read_s14_forms() -> None:
         said = said_as_own("How many seats does the aircraft of that airline with the most flights have?", "airline",
                            "en", {}, v)  # fmt: skip
         assert said is not None and "with with" not in said
+    said = said_as_own("How many seats does that airline's aircraft with the most flights have?", "airline", "en",
+                       {}, 0)  # fmt: skip
+    assert said is not None and "with with" not in said, said
     # a kind said once, in its general word ('airports, IATA-coded airports and trips')
     n = {
         "a": "airports",
