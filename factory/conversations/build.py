@@ -27,7 +27,7 @@ from factory.conversations.episode import (
     score_episode,
 )
 from factory.conversations.found import found_names, found_sentence, results_by_call
-from factory.conversations.persona import register_consistent
+from factory.conversations.persona import fit_to_found, register_consistent
 from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variants
 from factory.conversations.recovery import verified as recovery_verified
 from factory.conversations.stateful import stateful_tasks
@@ -286,6 +286,9 @@ def build_conversations(
         if score["goal_success"] and not score["sim_fault"]:
             episode = name_found(conv, episode, specs, noun_of, tool_noun)
             conv["golden_messages"] = episode["messages"]  # the oracle's conversation: the training rows
+            if conv["language"] == "ko":  # the user lives where the calls found the withheld place
+                returned = [str(m.get("content") or "") for m in episode["messages"] if m.get("role") == "tool"]
+                conv["persona"] = fit_to_found(conv["persona"], str(conv["initial_message"]), returned)
             conv["tools"] = episode["tools"]
             if conv.get("recovery"):
                 failed = next(c for c in episode["calls"] if not c["ok"])

@@ -22,7 +22,7 @@ KO_FIELDS: dict[str, tuple[str, ...]] = {
     "연령대": ("20대", "30대", "40대", "50대", "60대 이상"),
     "격식": ("반말", "존댓말"),
     "스타일": ("급함", "느긋함"),
-    "지역 맥락": ("서울 생활권", "부산·경남 생활권", "대전·충청 생활권", "광주·전라 생활권", "대구·경북 생활권"),
+    "지역 맥락": ("수도권", "부산·경남 생활권", "대전·충청 생활권", "광주·전라 생활권", "대구·경북 생활권"),
     "디지털 활용": ("높음", "낮음"),
 }
 REGISTER_KEY = {"en": "register", "ko": "격식"}
@@ -42,6 +42,17 @@ _BANMAL_ENDINGS: tuple[tuple[str, str], ...] = (
     ("궁금합니다", "궁금해"),
     ("인가요", "{N}"),
     ("입니까", "{N}"),
+    # '-나요' in 반말 is '-어/아' said to a person ('몇 곳 차이 나?'): '-니?' is how one asks a child (blind s14 #15)
+    ("차이 나나요", "차이 나"),
+    ("었나요", "었어"),
+    ("았나요", "았어"),
+    ("였나요", "였어"),
+    ("했나요", "했어"),
+    ("있나요", "있어"),
+    ("없나요", "없어"),
+    ("많나요", "많아"),
+    ("적나요", "적어"),
+    ("되나요", "돼"),
     ("나요", "니"),
     ("할까요", "할까"),
 )
@@ -84,6 +95,19 @@ def to_banmal(text: str) -> str | None:
     return "".join(out).strip()
 
 
+_KO_LEGAL_BASIS = re.compile(r"\s*법정동 기준으로요?\.?")
+
+
+def plain_for_novice(text: str, persona: dict[str, Any]) -> str:
+    """A Korean request in the words of a user not at ease with computers: no code-book term ('법정동' is '동',
+    '법정 읍면동' is '읍면동'), no counting basis said as an afterthought ('… 법정동 기준으로요.'): the assistant's
+    reply says how it counted (blind s14 #5, #7). Unchanged for any other persona."""
+    if persona.get("디지털 활용") != "낮음":
+        return text
+    out = _KO_LEGAL_BASIS.sub("", text)
+    return out.replace("법정 읍면동", "읍면동").replace("법정동", "동").strip()
+
+
 def korean_register(text: str, persona: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The request in the persona's register; a 반말 persona whose request cannot be rewritten turns 존댓말."""
     if persona.get("격식") != "반말":  # '무엇입니까' is a form's question: in a chat, '무엇인가요'
@@ -123,7 +147,7 @@ def register_consistent(messages: list[str], persona: dict[str, Any]) -> bool:
 
 # 시도 → the 생활권 a person asking about it most likely lives in (강원·제주 fit none of the drawn ones)
 _KO_REGION_OF = (
-    (("서울", "인천", "경기"), "서울 생활권"),
+    (("서울", "인천", "경기"), "수도권"),  # 인천·경기 사람은 '서울 생활권'이라 하지 않는다 (blind s14 #5)
     (("부산", "울산", "경상남도", "경남"), "부산·경남 생활권"),
     (("대전", "세종", "충청", "충북", "충남"), "대전·충청 생활권"),
     (("광주", "전라", "전북", "전남"), "광주·전라 생활권"),
@@ -136,18 +160,35 @@ _EN_JARGON = re.compile(r"\b(?:IATA|ICAO|FAA|code|codes|ID|id|identifier)\b|\b[A
 _KO_JARGON = re.compile(r"(?:코드|식별자|ICAO|IATA|\bID\b|(?<![A-Za-z])[A-Z]{3,4}(?![A-Za-z]))")
 
 
+def regions_named(text: str) -> set[str]:
+    """The 생활권 of every 시도 a Korean text names ('부산광역시 기장군' → {'부산·경남 생활권'}); JSON quotes count as
+    word ends, so a tool result's `"sidoNm": "부산광역시"` is read too."""
+    text = text.replace('"', " ")
+    return {
+        region
+        for m in _KO_SIDO.finditer(text)
+        for names, region in _KO_REGION_OF
+        if any(m.group(1).startswith(n) or m.group(0).startswith(n) for n in names)
+    }
+
+
+def fit_to_found(persona: dict[str, Any], request: str, found: list[str]) -> dict[str, Any]:
+    """A Korean persona whose request names no 시도 ('우리 군의 읍·면은 몇 곳인가요?', the 군 withheld) living where
+    the conversation's own tool results place it (every record says 부산광역시 → 부산·경남 생활권, not a 생활권 drawn at
+    random: blind s14 #11); unchanged when the request names the place or the results name several 시도."""
+    if regions_named(request):
+        return persona
+    regions = set().union(*(regions_named(t) for t in found)) if found else set()
+    return {**persona, "지역 맥락": regions.pop()} if len(regions) == 1 else persona
+
+
 def fit_to_request(persona: dict[str, Any], text: str, language: str) -> dict[str, Any]:
     """The persona made to fit what it asks: a Korean user asking about one 시도's places lives there (a 대전 중구
     question comes from the 대전·충청 생활권, not from 부산), and a question in code-system words (IATA codes,
     행정구역 코드) comes from a user at ease with computers."""
     out = dict(persona)
     if language == "ko":
-        regions = {
-            region
-            for m in _KO_SIDO.finditer(text)
-            for names, region in _KO_REGION_OF
-            if any(m.group(1).startswith(n) or m.group(0).startswith(n) for n in names)
-        }
+        regions = regions_named(text)
         if len(regions) == 1:
             out["지역 맥락"] = regions.pop()
         if _KO_JARGON.search(text):

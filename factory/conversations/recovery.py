@@ -93,15 +93,29 @@ def recovery_variants(
             for p, v in (c.get("args_subset") or {}).items()
             if isinstance(v, str) and v in said
         ]
-        given = [v for v, _, _ in given_at]
         for k, v in subset.items():
             if isinstance(v, int) and not _ID_PARAM.search(k):
                 continue  # a count or a size ('k': 5 results) is no value a lookup gives
+            # only what names the same thing as this parameter: '남동구' (a 시군구 the search took) where the 시군구
+            # code goes, never '인천광역시' (the 시도 said beside it) — with the 시도 there, the 시군구 is still the one
+            # value the lookup converted (the 시군구 name-for-code slip: blind s14 asked for a Korean recovery)
+            given = [g for g, c, p in given_at if same_thing(c, p, call, k)]
             # one value said and looked up: with two (the arms of a comparison) the wrong one could be the other arm's
             if len(set(given)) == 1 and not isinstance(v, bool) and str(v) not in said and "unconverted" not in found:
-                if given[0] != v and same_thing(given_at[0][1], given_at[0][2], call, k):
+                if given[0] != v:
                     wrong = {**call["args"], k: given[0]}
                     found["unconverted"] = _with(conv, index, wrong, "unconverted", f"{k}: {v!r} → {given[0]!r}")
+                    found["unconverted"]["recovery"]["first"] = True  # tried before the lookup
+        for k, v in subset.items():  # the name said for a code no earlier call took ('경기도' as the sidoCd)
+            if "unconverted" in found or not isinstance(v, str) or v in said:
+                continue
+            named = [n["value"] for n in conv.get("said_names") or [] if n["name"] == call["name"] and n["param"] == k]
+            alike = [i for i, c in enumerate(calls) if c["name"] == call["name"] and k in (c.get("args_subset") or {})]
+            if named and len(named) == len(alike):  # the names in the calls' order: the k-th call's name is k-th
+                name = named[alike.index(index)]
+                if name != v and name in said:
+                    wrong = {**call["args"], k: name}
+                    found["unconverted"] = _with(conv, index, wrong, "unconverted", f"{k}: {v!r} → {name!r}")
                     found["unconverted"]["recovery"]["first"] = True  # tried before the lookup
         names = [  # names the user said (not codes): what an agent puts where the id goes, and where they went
             (v, c, p)

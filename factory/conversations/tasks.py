@@ -31,11 +31,18 @@ from typing import Any
 
 from factory import prompts
 from factory.conversations.naturalness import SHORT, askability, fitted, plain_korean, plain_names, speakable
-from factory.conversations.persona import REGISTER_KEY, draw_persona, fit_to_request, korean_register
+from factory.conversations.persona import (
+    REGISTER_KEY,
+    draw_persona,
+    fit_to_request,
+    korean_register,
+    plain_for_novice,
+)
 from factory.conversations.wording import (
     chat_difference,
     clear_cutoffs,
     difference_reply,
+    from_how_many,
     named_reply,
     plain_terms,
     possessives,
@@ -169,6 +176,29 @@ def mask_english(query: str, value: str, *, first: str | None = None) -> tuple[s
     return out, noun
 
 
+def mask_english_named(query: str, value: str, noun: str) -> tuple[str, str] | None:
+    """The question with every mention of `value` said as 'that <noun>' when the question names the thing bare
+    ('How many albums does Iron Maiden have?', "the artist who recorded 'Fast As a Shark'"): `noun` is the
+    lexicon's word for the value's kind ('artist', 'track'), as Korean masks through `noun_of`. None when the noun
+    is no singular word, the value is not cited or is the thing counted ('how many Iron Maiden …'), or a mention
+    is left."""
+    if not re.fullmatch(r"[a-z]+", noun or "") or (noun.endswith("s") and not noun.endswith("ss")):
+        return None
+    pat = re.compile(rf"(?<![\w'])(?:(?:the|a|an) )?(?:{re.escape(noun)} )?'?{re.escape(value)}'?(?![\w])")
+    found = list(pat.finditer(query))
+    if not found:
+        return None
+    if any(query[: m.start()].split()[-1:] in (["many"], ["much"]) for m in found):
+        return None
+    out = query
+    for m in reversed(found):
+        lead = "That" if m.start() == 0 else "that"
+        out = out[: m.start()] + f"{lead} {noun}" + out[m.end() :]
+    if mentions_value(out, value):
+        return None
+    return out, noun
+
+
 _KO_PARTICLES = (("으로", "으로/로"), ("로", "으로/로"), ("은", "은/는"), ("는", "은/는"), ("을", "을/를"),
                  ("를", "을/를"), ("과", "과/와"), ("와", "과/와"), ("이", "이/가"), ("가", "이/가"))  # fmt: skip
 
@@ -210,9 +240,11 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     if i < 0:
         return None
     rest = request[i + len(placeholder) :]
-    owned = re.match(r"'s ([a-z]+)", rest) if language == "en" else None
+    # the owned noun phrase up to the next function word: "that airport's time zone and …" → "the time zone of my
+    # home airport and …", not "the time of my home airport zone" (own read s14)
+    owned = re.match(_EN_OWNED, rest) if language == "en" else None
     if owned is not None:  # "that track's artist" → "the artist of the song I'm listening to"
-        phrase = own_phrase(language, persona, noun, variant)
+        phrase = _own_before(persona, noun, variant, rest[owned.end() :])
         head = request[:i] + f"the {owned.group(1)} of "
         head = head[:1].upper() + head[1:] if i == 0 else head
         return head + phrase + rest[owned.end() :]
@@ -220,16 +252,26 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
         return None
     if language == "ko" and rest[:1].isalnum() and not _KO_PARTICLE_AT.match(rest):
         return None
-    phrase = own_phrase(language, persona, noun, variant)
+    phrase = (
+        own_phrase(language, persona, noun, variant) if language == "ko" else _own_before(persona, noun, variant, rest)
+    )
     head = request[:i]
     if language == "ko" and head.endswith("에 있는 "):  # '광주광역시에 있는 그 구' → '광주광역시에서 제가 사는 구'
         region = head[: -len("에 있는 ")]
         ours = [
             x for x in (own_phrase(language, persona, noun, variant + k) for k in range(4)) if x.startswith("우리 ")
         ]
-        if " " not in region.strip() and ours and variant % 2:  # '광주광역시에 사는데요, 우리 구의 …'
-            banmal = persona.get("격식") == "반말"
-            head, phrase = region + ("에 사는데, " if banmal else "에 사는데요, "), ours[0]
+        banmal = persona.get("격식") == "반말"
+        short = _KO_SIDO_SUFFIX.sub("", region.strip())  # '인천광역시' → '인천': how people say where they live
+        # several ways to say where one lives, so conversations do not share one opener (blind s14 #5, #14)
+        lives_in = [
+            region + ("에 사는데, " if banmal else "에 사는데요, "),
+            short + (" 사는데, " if banmal else " 사는데요, "),
+            ("나 " if banmal else "저는 ") + short + (" 살거든. " if banmal else " 살아요. "),
+            short + ("에 살고 있는데, " if banmal else "에 살고 있는데요, "),
+        ]
+        if " " not in region.strip() and ours and variant % 5:  # '광주광역시에 사는데요, 우리 구의 …'
+            head, phrase = lives_in[variant % 5 - 1], ours[0]
         else:
             head = region + "에서 "
             lives = [own_phrase(language, persona, noun, variant + k) for k in range(4)]
@@ -244,6 +286,23 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     return head + phrase + rest
 
 
+# '제가 사는 구가 속한 시도의 구 수': no one asks which 시도 their own 구 is in (own read s14)
+_KO_OWN_CONTAINER = re.compile(r"(?:사는|우리) \S+(?:이|가) (?:속한|있는) ")
+_EN_OWNED = re.compile(
+    r"'s ([a-z]+(?: [a-z]+)*?)(?=[,.?!;:]| (?:and|or|of|in|at|for|with|from|to|on|is|are|was|were|has|have|had|do|does"
+    r"|did|be|than|that|which|who)\b|$)"
+)
+_KO_SIDO_SUFFIX = re.compile(r"(?:특별시|광역시|특별자치시|특별자치도)$")
+
+
+def _own_before(persona: Mapping[str, str], noun: str, variant: int, rest: str) -> str:
+    """The English `own_phrase` whose last word is not the next word of the request ('the airline I'm flying with
+    with the most flights' read garbled: own read s14)."""
+    nxt = rest.split()[:1]
+    forms = [own_phrase("en", persona, noun, variant + k) for k in range(4)]
+    return next((f for f in forms if f.split()[-1:] != nxt), forms[0])
+
+
 _KO_PARTICLE_AT = re.compile(r"(?:으로|로|은|는|을|를|과|와|이|가|의|에)(?![가-힣])")
 
 
@@ -256,6 +315,17 @@ def _seed_of(traj: Mapping[str, Any] | None) -> dict[str, Any] | None:
     s = seeds[0]
     via = s.get("via") or {}
     return {"value": s["value"], "tool_id": via.get("tool_id") or s["tool_id"], "param": via.get("param") or s["param"]}
+
+
+def said_names(traj: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The names the question says for values a lookup converts, in the trajectory's order: a seed given `via`
+    another tool ('경기도' is the sidoCd of list_admin_sigungu, found by list_admin_sido's sidoNm) as {name: the
+    tool's bare name, param, value}. The recovery's name-for-code slip puts the name where the code goes."""
+    out: list[dict[str, Any]] = []
+    for s in (traj or {}).get("seeds") or []:
+        if s.get("via") and isinstance(s.get("value"), str):
+            out.append({"name": str(s["tool_id"]).rsplit("/", 1)[-1], "param": s["param"], "value": s["value"]})
+    return out
 
 
 def _child_seed(traj: Mapping[str, Any] | None, query: str) -> dict[str, Any] | None:
@@ -305,7 +375,7 @@ def chat_wording(
     diff = chat_difference(text, frame or {}, variant)
     if diff is not None:
         return plain_names(diff)
-    return there_are_last(possessives(plain_terms(plain_names(text))))
+    return from_how_many(there_are_last(possessives(plain_terms(plain_names(text)))))
 
 
 def _qualified(text: str, language: str) -> str:
@@ -352,6 +422,17 @@ def _in_region(query: str, value: str) -> str:
     return query[: m.start()] + f"{m.group(1)}에 있는 " + query[i:]
 
 
+def _basis_said(solved: dict[str, Any], request: str, language: str) -> dict[str, Any]:
+    """The solved conversation with a Korean reply that says it counted 법정동 when the request says only '동'
+    (`plain_for_novice`): the user asked plainly, the assistant is exact."""
+    text = str(solved["answer"]["text"])
+    if language != "ko" or "법정" in request or "법정" in text or "동" not in request:
+        return solved
+    if not any(w in str(solved.get("task") or "") for w in ("법정동", "법정 읍면동")):
+        return solved
+    return {**solved, "answer": {**solved["answer"], "text": f"{text} 법정동 기준으로 셌어요."}}
+
+
 def _fitted_persona(
     language: str, rng: random.Random, request: str, level: str, *, withholds: bool = False
 ) -> tuple[str, dict[str, str]]:
@@ -364,6 +445,7 @@ def _fitted_persona(
         persona[_STYLE_KEY[language]] = "느긋함" if language == "ko" else "relaxed"
     if language == "ko":
         request, persona = korean_register(request, persona)
+        request = plain_for_novice(request, persona)
     else:
         request = styled_english(request, persona)
     return request, persona
@@ -558,13 +640,14 @@ def conversation_tasks(
         split = which_then(_qualified(said, lang)) if lang == "ko" else None
         request, persona = _fitted_persona(lang, rng, split or _qualified(said, lang), level)
         base = _common(task, base_case(calls), "base", cfg_seed)
+        base["said_names"] = said_names(trajectory)
         if split is not None:  # asked 'which one' first: kept only when the reply names it (build.name_found)
             plain = korean_register(_qualified(said, lang), persona)[0]
             base["asks_which"] = opening(lang, persona, plain, variant=variant)
         out.append(
             {
                 **base,
-                **solved,
+                **_basis_said(solved, request, lang),
                 "task": said,
                 "initial_message": opening(lang, persona, request, variant=variant),
                 "persona": persona,
@@ -588,12 +671,20 @@ def conversation_tasks(
         elif withheld is not None:
             masked = mask_english(asked, withheld["value"], first="that")
             why = "some mention of the seed has no noun before it"
+            noun = noun_of(withheld["tool_id"], withheld["param"], lang) if noun_of else None
+            if masked is None and noun:  # 'Iron Maiden', not 'the artist Iron Maiden': the lexicon names its kind
+                masked = mask_english_named(asked, withheld["value"], noun)
+                why = "the seed is not cited as one thing of its kind"
         if masked is not None:
             text, noun = masked
             text = _qualified(chat_wording(text, lang), lang)
             request, persona = _fitted_persona(lang, rng, text, level, withholds=True)
             owned = said_as_own(request, noun, lang, persona, variant)
-            if owned is None:
+            if owned is not None and lang == "ko" and _KO_OWN_CONTAINER.search(owned):
+                skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn",
+                                "reason": "asks which place holds the user's own (a person knows it)"})  # fmt: skip
+                masked = None
+            elif owned is None:
                 skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn",
                                 "reason": "the withheld thing cannot be said as the user's own"})  # fmt: skip
                 masked = None
@@ -601,7 +692,7 @@ def conversation_tasks(
             out.append(
                 {
                     **_common(task, "multi_turn", "masked-seed", cfg_seed),
-                    **solved,
+                    **_basis_said(solved, owned or "", lang),
                     "task": said,
                     "initial_message": opening(lang, persona, owned, variant=variant, noun=noun),  # type: ignore[arg-type]
                     "persona": persona,
@@ -760,10 +851,21 @@ def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, li
             words.append(w)
     if language == "ko":  # the administrative levels from the top down: '시도, 시군구, 읍면동, 리'
         words.sort(key=lambda w: _KO_LEVELS.index(w) if w in _KO_LEVELS else len(_KO_LEVELS))
+    # 'IATA-coded airports' beside 'airports', 'hourly weather records' beside 'weather records': the kind is said
+    # once, in its general word ('airports, IATA-coded airports and trips': own read s14)
+    words = [w for w in words if not any(v != w and re.search(rf"[\s-]{re.escape(v)}$", w) for v in words)]
     words = words[:limit]
     if not words:
         return ""
-    if language == "ko" or len(words) == 1:
+    if language == "ko" and len(words) > 2 and all(w in _KO_LEVELS for w in words):
+        # a decline says in plain words what it looks up, not the code book's list of levels ('시도, 시군구, 법정
+        # 읍면동, 리 정보라면 …': blind s14 #3, #13)
+        return "시군구나 동네 같은 행정구역"
+    if language == "ko":
+        if len(words) == 2:  # '시도나 읍면동', '읍면동이나 리'
+            return f"{prompts.josa(words[0], '이나/나')} {words[1]}"
+        return words[0] if len(words) == 1 else f"{prompts.josa(words[0], '이나/나')} {words[1]} 같은"
+    if len(words) == 1:
         return ", ".join(words)
     return ", ".join(words[:-1]) + " and " + words[-1]
 

@@ -89,6 +89,20 @@ _THERE_ARE = re.compile(
 )
 
 
+_FROM_HOW_MANY = re.compile(r"^From how many ([a-z]+) (?:have|has|did) ([a-z]+) ([a-z]+) (.+)\?$")
+
+
+def from_how_many(text: str) -> str:
+    """'From how many countries have customers bought tracks by X?' (a fronted preposition: a form's wording, not a
+    chat's: blind s14 #18, #19) as people ask it: 'How many countries do customers who bought tracks by X come
+    from?'. Other questions stay as they are."""
+    m = _FROM_HOW_MANY.match(text.strip())
+    if m is None:
+        return text
+    things, who, did, rest = m.groups()
+    return f"How many {things} do {who} who {did} {rest} come from?"
+
+
 def there_are_last(text: str) -> str:
     """English: 'how many <noun> <modifier> there are' → 'how many <noun> there are <modifier>'."""
     return _THERE_ARE.sub(lambda m: f"{m.group(0)[:8]} {m.group(1)} there are {m.group(2)}", text)

@@ -83,12 +83,14 @@ def test_korean_multi_turn_masks_a_place_the_way_people_say_it() -> None:
     mt = next(t for t in made if t["case_pattern"] == "multi_turn")
     # the 구 is where the user lives ('대전광역시에서 제가 사는 구'), not one noted down (blind read s11 r2 #6)
     said = mt["initial_message"]
-    assert re.search("대전광역시(?:에서 (?:제가|내가) 사는|에 사는데요?, 우리) 구의 읍면동", said), said
+    lives = r"대전광역시에서 (?:제가|내가) 사는|대전(?:광역시)?에 사는데요?, 우리|대전 사는데요?, 우리|(?:저는|나) 대전 (?:살아요|살거든)\. 우리|대전에 살고 있는데요?, 우리"
+    assert re.search(rf"(?:{lives}) 구의 읍면동", said), said
     assert "중구" not in mt["initial_message"]
     assert mt["hidden_info"] == {"구": "중구"}
     assert capabilities(["a", "b", "c"], lambda t, _l: {"noun": {"a": "리", "b": "시도", "c": "읍면동"}[t]}, "ko") == (
-        "시도, 읍면동, 리"
+        "시군구나 동네 같은 행정구역"  # plain words, not the list of levels (blind s14)
     )
+    assert capabilities(["c", "b"], lambda t, _l: {"noun": {"b": "시도", "c": "읍면동"}[t]}, "ko") == "시도나 읍면동"
 
 
 def test_a_name_found_in_several_places_is_asked_and_answered_in_the_plural() -> None:
