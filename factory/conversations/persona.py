@@ -99,13 +99,14 @@ _KO_LEGAL_BASIS = re.compile(r"\s*법정동 기준으로요?\.?")
 
 
 def plain_for_novice(text: str, persona: dict[str, Any]) -> str:
-    """A Korean request in the words of a user not at ease with computers: no code-book term ('법정동' is '동',
-    '법정 읍면동' is '읍면동'), no counting basis said as an afterthought ('… 법정동 기준으로요.'): the assistant's
-    reply says how it counted (blind s14 #5, #7). Unchanged for any other persona."""
+    """A Korean request in the words of a user not at ease with computers: no counting basis said as an afterthought
+    ('… 법정동 기준으로요.') where the request names it already. The basis itself stays: '동 수' alone reads as 행정동
+    and flips the count (blind s14c #13 #16: 16 행정동 against 45 법정동), so '법정동' is never made '동'.
+    Unchanged for any other persona."""
     if persona.get("디지털 활용") != "낮음":
         return text
     out = _KO_LEGAL_BASIS.sub("", text)
-    return out.replace("법정 읍면동", "읍면동").replace("법정동", "동").strip()
+    return (out if "법정" in out else text).strip()
 
 
 def korean_register(text: str, persona: dict[str, Any]) -> tuple[str, dict[str, Any]]:

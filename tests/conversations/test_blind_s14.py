@@ -112,8 +112,13 @@ def test_korean_multi_turn_openers_vary_and_novices_say_dong() -> None:
     assert len(heads) >= 4, said  # not one '인천광역시에서 제가 사는 구의 …' template (blind s14 #5, #14)
     assert any(s.startswith("인천 ") for s in said)  # people say '인천 살아요', not '인천광역시에 살아요'
     novice = {"디지털 활용": "낮음"}
-    assert plain_for_novice("우리 구의 법정동 수를 알려 주세요.", novice) == "우리 구의 동 수를 알려 주세요."
-    assert plain_for_novice("읍면동은 몇 곳인가요? 법정동 기준으로요.", novice) == "읍면동은 몇 곳인가요?"
+    # s14c #13 #16: '동 수' reads as 행정동 (16) where the answer counts 법정동 (45): the basis is never dropped
+    assert plain_for_novice("우리 구의 법정동 수를 알려 주세요.", novice) == "우리 구의 법정동 수를 알려 주세요."
+    assert (
+        plain_for_novice("읍면동은 몇 곳인가요? 법정동 기준으로요.", novice)
+        == "읍면동은 몇 곳인가요? 법정동 기준으로요."
+    )
+    assert plain_for_novice("법정 읍면동은 몇 곳인가요? 법정동 기준으로요.", novice) == "법정 읍면동은 몇 곳인가요?"
     assert plain_for_novice("우리 구의 법정동 수를 알려 주세요.", {"디지털 활용": "높음"}).count("법정동") == 1
     src = {**source_task("ko"), "query": "대전광역시 중구의 법정동 수를 알려 주세요."}
     src["golden_actions"][1]["args"]["name"] = "중구"
