@@ -308,8 +308,10 @@ def _filters(frame: Mapping[str, Any], values: Sequence[tuple[str, Any]], lang: 
             label = _short(label, noun)  # '이름이 중구인 행정구역', not '행정구역 이름이 중구인 행정구역'
             parts.append(f"{_josa(label, '이/가')} {val}")
         else:
-            if _KEY_LABEL.search(label):  # 'with track id Bell Bottom Blues': a key said as a condition (blind s14b)
-                raise Unphraseable(f"{label} {val}: a key said as a condition on the records", "label")
+            if _KEY_LABEL.search(label) and not str(val).strip().isdigit():
+                # 'with track id Bell Bottom Blues': a name said where the key goes, as a condition (blind s14b); a key
+                # cited as itself ('resource ID 3' of a server whose records have no name) is the grounding's to judge
+                raise Unphraseable(f"{label} {val}: a name said as a key condition on the records", "label")
             parts.append(f"{label} {val}")
     if lang == "ko":
         head = "".join(f"{x} " for x in own)

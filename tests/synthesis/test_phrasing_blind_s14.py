@@ -20,6 +20,9 @@ def test_a_key_is_never_said_as_a_condition(specs):
     with pytest.raises(Unphraseable) as e:
         phrasing._filters(frame, [("track_id", "Bell Bottom Blues")], "en")
     assert e.value.code == "label" and "track id" in str(e.value)
+    # a key cited as itself stays sayable here (a third-party server's 'ID of the text resource to fetch 1': the
+    # everything MCP server's resources have no name; tests/realtools)
+    assert "track id 5" in phrasing._filters(frame, [("track_id", 5)], "en")
     # a plain attribute is still a condition
     flights = next(f for f in demo_frames(specs).values() if f["tool"] == "list_flights")
     assert phrasing._filters(flights, [("date", "2013-01-05")], "en") == " on 2013-01-05"
