@@ -126,24 +126,31 @@ def writer_input(
     )
 
 
+def unaskable(t: Mapping[str, Any], specs: ToolRegistry, lang: str, frames: Mapping[str, Any]) -> dict[str, str] | None:
+    """Why no question can be asked of trajectory `t` (its rejection record: ``unstated_argument``, an argument
+    the question cannot state, or ``unphraseable`` with the `phrasing.Unphraseable` code), or None."""
+    unstated = unstated_arguments(t, specs)
+    if unstated:
+        return {"reason": "unstated_argument", "detail": "; ".join(unstated)}
+    try:
+        _realize(t, specs, lang, frames)
+    except phrasing.Unphraseable as e:
+        return {"reason": "unphraseable", "code": e.code, "detail": f"{e.code}: {e}"}
+    return None
+
+
 def askability(
     inventories: Mapping[str, Any], lexicon: Mapping[str, Any] | None, lang: str
 ) -> Callable[[Mapping[str, Any]], str | None]:
-    """The check `build_trajectories` runs on a candidate before it takes a place of the quota: why the query
-    writer would reject it (an argument the question cannot state, `phrasing.Unphraseable`), or None. The same
-    checks as `generated_queries`, so the quota is filled by trajectories a question can be asked about."""
+    """The check `build_trajectories` runs on a candidate before it takes a place of the quota: `unaskable`, the
+    query writer's own check in `generated_queries`, so the quota is filled by trajectories a question can be asked
+    about."""
     specs = ToolRegistry.from_inventories(inventories)
     frames = ((lexicon or {}).get("nouns") or {}).get("tools") or frames_for(specs)
 
     def why(t: Mapping[str, Any]) -> str | None:
-        unstated = unstated_arguments(t, specs)
-        if unstated:
-            return "unstated_argument: " + "; ".join(unstated)
-        try:
-            _realize(t, specs, lang, frames)
-        except phrasing.Unphraseable as e:
-            return f"{e.code}: {e}"
-        return None
+        bad = unaskable(t, specs, lang, frames)
+        return None if bad is None else f"{bad['reason']}: {bad['detail']}"
 
     return why
 
@@ -169,12 +176,6 @@ class _RulesDraft:
 
 def rules_writer_result(inp: QueryWriterInput) -> _RulesDraft:
     return _RulesDraft(inp)
-
-
-class _Reject(Exception):
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason, self.detail = reason, detail
 
 
 def unstated_arguments(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[str]:
@@ -417,25 +418,10 @@ def build_queries(
     model_writes = model.uses_model("query_writer", lang)
     n_cand = 1 if model_writes else flu.candidates
     for i, t in enumerate(trajectories["trajectories"]):
-        try:
-            unstated = unstated_arguments(t, specs)
-            if unstated:
-                raise _Reject("unstated_argument", "; ".join(unstated))
-            groups.append([writer_input(t, specs, lang, i + k, frames) for k in range(n_cand)])
-        except phrasing.Unphraseable as e:
-            rejected.append(
-                {
-                    "trajectory_id": t["trajectory_id"],
-                    "reason": "unphraseable",
-                    "code": e.code,
-                    "detail": f"{e.code}: {e}",
-                    "query": "",
-                }  # fmt: skip
-            )
+        if (bad := unaskable(t, specs, lang, frames)) is not None:
+            rejected.append({"trajectory_id": t["trajectory_id"], **bad, "query": ""})
             continue
-        except _Reject as e:
-            rejected.append({"trajectory_id": t["trajectory_id"], "reason": e.reason, "detail": e.detail, "query": ""})
-            continue
+        groups.append([writer_input(t, specs, lang, i + k, frames) for k in range(n_cand)])
         trajs.append(t)
     # the templated candidates: the rules writer's variants (the role's rules implementation, also where a model
     # writes: the template is what goes out when the model's question fails its checks)

@@ -555,7 +555,7 @@ def value_question(subject: str, frame: Mapping[str, Any], fname: str, lang: str
     else:
         who = "Who" if slot.get("kind") == "reference" and ph.fr.is_person(slot.get("entity")) else "What"
         q = _VALUE_FORMS[zlib.crc32(f"{subject}|{fname}".encode()) % len(_VALUE_FORMS)].format(
-            who=who, w=who.lower(), f=f, subject=subject
+            who=who, f=f, subject=subject
         )
     short = {"kind": "value", "field": f, "unit": unit, "subject": subject}
     return q, short
