@@ -247,7 +247,7 @@ class RetrievalConfig(_Frozen):
         description="Least number of tasks per language of each policy category ({changes_answer: 2, no_effect: "
         "2}): after the draw, tasks that drew none (or could not take the drawn category) are given the category, in "
         "the order of a second hash of their ids, until each language has that many (fewer when too few tasks can "
-        "take it). Empty: the draw alone.",
+        "take it, and never so many that more than half a language's tasks carry a policy). Empty: the draw alone.",
     )
     # --- ragphrase (issue 17): how many API+RAG chains (factory/synthesis/multisource.py)
     multisource_per_hop: int | None = Field(

@@ -695,9 +695,16 @@ def assign_policies(
             vacuous.append(str(t.get("id")))
         placed.append((t2 if pol is not None else dict(t), pol, False))
     # top up: each language gets at least `policy_min_per_language[category]` tasks of each category, from the
-    # tasks that drew none (or could not take the drawn one), in the order of a second hash of their ids
+    # tasks that drew none (or could not take the drawn one), in the order of a second hash of their ids; a top-up
+    # never makes policies carried by more than half a language's tasks (3 tasks of a small domain would all
+    # become refusals under a minimum of 3)
     topped: dict[str, Counter[str]] = {}
     minimum = dict(cfg.retrieval.policy_min_per_language or {})
+
+    def room(lang: str) -> int:
+        of_lang = [p for t, p, _ in placed if str(t.get("language")) == lang]
+        return len(of_lang) // 2 - sum(p is not None for p in of_lang)
+
     for cat, need in sorted(minimum.items()):
         for lang in sorted({str(t.get("language")) for t, _, _ in placed}):
             have = sum(1 for t, p, _ in placed if str(t.get("language")) == lang and category_of({"policy": p}) == cat)
@@ -710,7 +717,7 @@ def assign_policies(
                 key=lambda i: _draw(draw_key(placed[i][0]), cfg.retrieval.policy_seed + 1),
             )
             for i in order:
-                if have >= need:
+                if have >= need or room(lang) <= 0:
                     break
                 t = placed[i][0]
                 d = str(t.get("domain"))

@@ -1444,15 +1444,18 @@ def pick_chain(chains: Sequence[list[Edge]], have: Mapping[str, int], quotas: Ma
 def pick_seed(world: World, edges: Sequence[Edge], seeds: Sequence[dict[str, Any]], types: set[str] | None, rng):
     """A seed of the chain's first tool whose observed record count types the first junction as one of `types`
     (1 → SEQ, 2..φ → FAN, more → DRV: the distinct values bridged are at most the records), when there are
-    such seeds; else any seed."""
+    such seeds; else any seed that was not observed empty (an empty answer bridges nothing); else any seed."""
     phi = world.cfg.synthesis.fan_out_budget
     tid = edges[0].source_tool_id
-    fit = []
+    fit, nonempty = [], []
     for s in seeds:
         n = world.seed_count(tid, s)
+        if n == 0:
+            continue
+        nonempty.append(s)
         if n is not None and types is not None and junction_type(n, phi) in types:
             fit.append(s)
-    pool = fit or list(seeds)
+    pool = fit or nonempty or list(seeds)
     return pool[int(rng.integers(len(pool)))]
 
 

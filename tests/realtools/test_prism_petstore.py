@@ -130,12 +130,15 @@ def test_probes_pass_the_gate(real_run: RealRun) -> None:
 
 
 def test_expected_edges(real_run: RealRun) -> None:
-    # a user looked up by name gives the username and password a login takes; pets found by status or tag, their ids.
-    # Which of the two pet listings gets a valid binding varies run to run (the embedded 135M model proposes them:
-    # 'no_valid_binding' for one listing or the other in 2 of 3 runs on this machine, session 10), so one is required
+    # a user looked up by name gives the username and password a login takes; pets found by status or tag, and an
+    # order's petId, are the ids get_pet_by_id takes. Which of them gets a binding varies run to run: the rules
+    # proposer binds id→petId on shared values, and the random mock's ids are shared only with the source whose ids
+    # the second probe round happened to send to get_pet_by_id (CI, session 14: neither listing in one run, the
+    # order's petId kept), so one of the three is required
     assert_edges(real_run, {("get_user_by_name", "login_user")})
-    listings = {("find_pets_by_status", "get_pet_by_id"), ("find_pets_by_tags", "get_pet_by_id")}
-    assert listings & kept_edges(real_run), f"no pet listing feeds get_pet_by_id: {sorted(kept_edges(real_run))}"
+    pet_ids = {("find_pets_by_status", "get_pet_by_id"), ("find_pets_by_tags", "get_pet_by_id"),
+               ("get_order_by_id", "get_pet_by_id")}  # fmt: skip
+    assert pet_ids & kept_edges(real_run), f"nothing feeds get_pet_by_id: {sorted(kept_edges(real_run))}"
 
 
 def test_values_the_document_offers_for_testing_reach_the_probes(real_run: RealRun) -> None:
@@ -191,7 +194,8 @@ def test_exports_ship_the_recordings_the_tasks_use(real_run: RealRun, tmp_path_f
 
     manifest = real_run.load("dataset_exports") or {}
     entry = (manifest.get("recordings") or {}).get("petstore")
-    assert entry and entry["rows"] > 0, manifest.get("replay")
+    # a task that a policy makes a refusal has no golden call; the policy minimum leaves half of them callable
+    assert entry and entry["rows"] > 0, (manifest.get("replay"), summary(real_run))
     assert manifest["replay"]["recorded calls without a recording"] == 0
     rows = [json.loads(line) for line in Path(entry["path"]).read_text(encoding="utf-8").splitlines()]
     inv = {t["name"]: t for t in real_run.load("tool_inventory", DOMAIN)["tools"]}

@@ -228,6 +228,22 @@ def test_each_language_gets_its_minimum_of_each_category_from_a_stable_draw(tmp_
     ]["none"] == len(tasks)  # no minimum: the draw alone
 
 
+def test_a_top_up_leaves_most_tasks_of_a_small_run_without_a_policy(tmp_path):
+    """CI, session 15: a Prism petstore run kept 3 tasks and a minimum of 3 refusals per language made every one
+    of them 'No permitted tool can answer this question.' A top-up stops when half a language's tasks carry a
+    policy."""
+    en = [{"id": f"sha256:en{i}", "domain": "aviation", "language": "en", "query": "Which airline flies N1?",
+           "answer": {"type": "string", "value": "X"}, "available_tools": ["get_plane"],
+           "golden_actions": [{"step": 1, "tool": "get_plane", "platform": "faa", "args": {"tailnum": f"N10{i}"}}]}
+          for i in range(3)]  # fmt: skip
+    cfg = _cfg(tmp_path, NONE, {"changes_answer": 3, "no_effect": 3})
+    corpora = {"aviation": {"chunks": [{"id": "c1", "text": "Planes N100, N101 and N102 fly for ExpressJet."}]}}
+    out, stats = policy.assign_policies(en, cfg, corpora)
+    assert sum(t["policy"] is not None for t in out) == 1
+    assert stats["by_language"]["en"]["none"] == 2
+    assert sum(stats["topped_up"]["en"].values()) == 1
+
+
 def test_the_policy_scope_covers_what_the_korean_domain_asks():
     """Blind read s11 pol #8: a ban on '시군구별 인구·가구·주택 통계' was claimed for an economy question."""
     from factory.config import load_config

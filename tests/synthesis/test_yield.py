@@ -91,6 +91,21 @@ def test_a_chain_seed_is_drawn_where_its_count_types_the_open_junction():
     assert {T.pick_seed(world, [edge], seeds, {DRV}, rng)["query"] for _ in range(40)} == {"Ada", "Bob"}
 
 
+def test_a_seed_observed_empty_is_drawn_only_when_every_seed_was():
+    """A listing that answered no records (Prism's random mock answers `[]` now and then) bridges no value:
+    it is never typed as a junction (it used to raise 'a junction needs at least one value' and lose the
+    attempt) and is drawn only when no other seed is left."""
+    world = _world([{"query": "Ada"}, {"query": "Bob"}], n=3)
+    world.observed["memory/memory/search_nodes"] = [('{"query": "Ada"}', 0, False), ('{"query": "Bob"}', 7, False)]
+    edge = world.edges[0]
+    seeds = world.drawable(edge.source_tool_id)
+    rng = np.random.default_rng(2)
+    for types in ({SEQ}, {FAN}, {DRV}, None):
+        assert {T.pick_seed(world, [edge], seeds, types, rng)["query"] for _ in range(20)} == {"Bob"}
+    world.observed["memory/memory/search_nodes"] = [('{"query": "Ada"}', 0, False), ('{"query": "Bob"}', 0, False)]
+    assert {T.pick_seed(world, [edge], seeds, {SEQ}, rng)["query"] for _ in range(40)} == {"Ada", "Bob"}
+
+
 # --------------------------------------------------------------------------- capped_count
 
 
