@@ -8,6 +8,7 @@ description yields nothing usable the identifier is split into words.
 
 import re
 
+from factory.tools.observed import OBSERVED_DESCRIPTION  # the placeholder of an inferred field: no label
 from factory.tools.spec import ToolSpec
 
 _PAREN = re.compile(r"\s*[\(（\[][^)）\]]*[\)）\]]")
@@ -58,7 +59,8 @@ def param_label(spec: ToolSpec, param: str) -> str:
 
 def field_label(spec: ToolSpec, field: str) -> str:
     f = spec.output_fields.get(field)
-    s = _LEAD_EN.sub("", _clause(f.description if f else "")).strip()
+    desc = f.description if f and f.description != OBSERVED_DESCRIPTION else ""
+    s = _LEAD_EN.sub("", _clause(desc)).strip()
     return _lower_first(s) if 0 < len(s) <= 40 else words(field)
 
 

@@ -42,6 +42,7 @@ _BAD_KO = re.compile(r"(조회|검색|합니다|입니다|제한|발급|만\b|�
 _IDENT = re.compile(r"[a-z][A-Z]|_")
 _VERB_START = re.compile(r"^(list|get|find|show|create|add|delete|update|set|return|remove)\b", re.IGNORECASE)
 _HANGUL = re.compile(r"[가-힣]")
+_UNNAMED = {"value", "result", "output", "response", "data"}  # a field name that says nothing of what it holds
 
 Frames = Mapping[str, Mapping[str, Any]]
 
@@ -182,7 +183,11 @@ def _ref_noun(frame: Mapping[str, Any], fname: str, lang: str) -> str | None:
 
 
 def _display_value(frame: Mapping[str, Any], v: Any, lang: str) -> str:
-    """An enum value as the reader knows it (the lexicon's `values`: economy → 경제)."""
+    """An enum value as the reader knows it (the lexicon's `values`: economy → 경제); a list sent for an array
+    parameter as its values ('available', not "['available']": the petstore's `status`)."""
+    if isinstance(v, list | tuple):
+        shown = [_display_value(frame, x, lang) for x in v]
+        return shown[0] if len(shown) == 1 else (" 또는 ".join(shown) if lang == "ko" else " or ".join(shown))
     tr = (frame.get("values") or {}).get(_value(v))
     if isinstance(tr, Mapping) and tr.get(lang):
         return str(tr[lang])
@@ -1229,6 +1234,10 @@ def _value_parts(
 ) -> dict[str, Any]:
     slot = (frame.get("fields") or {}).get(fname) or {}
     f = _by_value({"by": slot.get("label_by")}, record, lang) or _slot_label(frame, "fields", fname, lang)
+    if words(fname).lower() in _UNNAMED and (lang == "ko" or f.lower() in _UNNAMED):
+        # a bare answer the tool names nowhere (the petstore's login_user returns a string): 'What is the value of
+        # …' (s15: 'the observed in results of the user …') asks for nothing a person could name
+        raise Unphraseable(f"{frame.get('tool')}.{fname}: the tool does not say what its answer is", "label")
     if lang == "ko" and ref.sing and f.startswith(ref.sing + " ") and len(f) > len(ref.sing) + 1:
         f = f[len(ref.sing) + 1 :]  # '행정구역의 행정구역 영문명' → '행정구역의 영문명'
     elif lang != "ko" and ref.sing and f.lower().startswith(ref.sing.lower() + " "):
@@ -1523,7 +1532,19 @@ def cmp_realization(
         parts["big"] = 0 if counts[0] >= counts[1] else 1  # the option with more: 'How many more … does it have?'
     else:
         parts["big"] = None  # unknown: DIFF is asked without saying which has more
-    if lang != "ko":  # DIFF asks of the option with more first; WHICH keeps the options' order
+    attr = kind not in ("display", "key", "reference") and not isinstance(slot.get("phrase"), Mapping)
+    if lang != "ko" and attr:
+        # an attribute of the counted records compared ('status available or sold'): the records with each value
+        # ('How many more pets are there with status available than with status sold?', 'Which status has more
+        # pets, available or sold, …?'), not the value as an owner ('How many more pets does status available have')
+        label = _slot_label(frame, "params", param, lang)
+        shown = [_display_value(frame, v, lang) for v in values]
+        big = parts["big"] or 0
+        subj = [f"with {label} {shown[big]}", f"with {label} {shown[1 - big]}"]
+        parts.update({"mode": "there", "noun": counted, "subj": subj, "full": subj, "plural": False,
+                      "which": counted, "whose": "", "attr": label, "bare": shown})  # fmt: skip
+        options = shown
+    elif lang != "ko":  # DIFF asks of the option with more first; WHICH keeps the options' order
         big = parts["big"] or 0
         ends = _ends(arm[0])[0] if arm else []
         hop = (((frame.get("fields") or {}).get(ends[0]) or {}).get("hop") or {}) if len(ends) == 1 else {}

@@ -284,7 +284,7 @@ def answer_frame(inp: QueryWriterInput) -> dict[str, Any]:
         # a comparison's sides as the question names them (the one with more first): the answer names the winner
         "compare": {
             k: (a.parts or {})[k]
-            for k in ("mode", "noun", "subj", "full", "plural", "big", "front")
+            for k in ("mode", "noun", "subj", "full", "plural", "big", "front", "attr")
             if k in (a.parts or {})
         }
         if not ko

@@ -105,13 +105,18 @@ def infer_records_path(schema: dict[str, Any]) -> str | None:
     Prefers the data.go.kr envelope ``response.body.items.item``; otherwise the
     unique array-of-objects property (searched without entering arrays); among
     several, the unique shallowest one.  A top-level array gives None (the body
-    itself is the list of records).
+    itself is the list of records), and so does an object with an ``id`` of its own:
+    it is the record (the petstore's Pet holds ``tags``, an array of objects; counting
+    them answered "how many pets" with the number of tags).
     """
     s = non_null_schema(schema)
     if not s or schema_type(s) == "array":
         return None
     if schema_at(s, ENVELOPE_RECORDS_PATH) is not None:
         return ENVELOPE_RECORDS_PATH
+    own = {k.lower(): non_null_schema(v) for k, v in (s.get("properties") or {}).items()}
+    if "id" in own and schema_type(own["id"]) in ("integer", "string", "number"):
+        return None
     found: list[str] = []
 
     def walk(node: dict[str, Any], prefix: str, depth: int) -> None:

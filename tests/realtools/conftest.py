@@ -96,7 +96,9 @@ def run_project(tmp: Path, domain: dict[str, Any], **overrides: Any) -> RealRun:
     base = load_config().model_dump(mode="json")
     graph = {**base["graph"], "iterations": 3, "paths_per_iteration": 20, "eval_trials_per_edge": 0}
     synthesis = {**base["synthesis"], "per_pattern": 2, "attempts": 40}
-    settings: dict[str, Any] = {"graph": graph, "synthesis": synthesis, **overrides}
+    settings: dict[str, Any] = {"graph": graph, "synthesis": synthesis}
+    for k, v in overrides.items():  # a section given in part keeps the rest of it
+        settings[k] = {**settings[k], **v} if isinstance(v, dict) and isinstance(settings.get(k), dict) else v
     path = write_config(tmp, domains=[domain], **settings)
     cfg = load_config(path)
     defs = build_definitions(str(path))
