@@ -367,8 +367,10 @@ def compared_statement(v: Any, counts: Sequence[Any], pattern: str, frame: Mappi
     w, cw, cl = (0, hi, lo) if more else (1, lo, hi)
     q = "more" if more else "fewer"
     opts = [str(x) for x in frame.get("options") or []]
-    if there and len(opts) == 2 and not c.get("attr"):  # the winner named, what lies around it said of it: 'APA has more airports within
-        name = opts[big if w == 0 else 1 - big]  # 100 km of it', 'WJU has more airports in its province'
+    # the winner named, what lies around it said of it: 'APA has more airports within 100 km of it', 'WJU has more
+    # airports in its province' (an attribute compared is no place: 'There are fewer pets with status sold')
+    if there and len(opts) == 2 and not c.get("attr"):
+        name = opts[big if w == 0 else 1 - big]
         around = full[w].replace(f"{name}'s ", "its ").replace(f"{name}' ", "its ")
         around = re.sub(rf"(?<![\w']){re.escape(name)}(?![\w'])", "it", around)
         return f"{_cap(name)} has {q} {noun} {around}, by {_fmt(d)}: {_fmt(cw)} against {_fmt(cl)}."
