@@ -1,0 +1,24 @@
+"""Wordings fixed after the blind reads of session 14 (round 3, `benchmarks/results/blind_audit_s14c_*`), each a
+before/after case realized against the demo tool surfaces and the reviewed lexicon files."""
+
+import pytest
+
+from tests.synthesis.test_phrasing import _action, _query, _tid, _traj, shared_specs
+
+
+@pytest.fixture(scope="module")
+def specs():
+    return shared_specs()
+
+
+def test_an_airlines_aircraft_are_those_of_its_fleet(specs):
+    # s14c en2 #1 (Nat 3): 'the aircraft of airline AS with the most flights' parsed two ways
+    j = [{"from": "list_airline_fleet.tailnum", "to": "get_plane.tailnum", "type": "DRV", "n": 50, "width": 1,
+          "process": {"field": "flights", "operator": "max"}}]  # fmt: skip
+    acts = [{**_action(specs, "list_airline_fleet", {"carrier": "AS"}), "records": 50},
+            _action(specs, "get_plane", {"tailnum": "N403AS"}, 2)]  # fmt: skip
+    t = _traj(specs, "chain", ["list_airline_fleet", "get_plane"], j, [("list_airline_fleet", "carrier", "AS")], acts,
+              {"ask": "value", "field": "seats", "tool_id": _tid(specs, "get_plane")},
+              {"type": "number", "value": 222, "fields": ["seats"]})  # fmt: skip
+    q = _query(t, specs, "en")
+    assert q == "How many seats does the aircraft in the fleet of airline AS with the most flights have?", q
