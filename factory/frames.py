@@ -40,7 +40,8 @@ speak of its records (factory.synthesis.phrasing reads them):
   entry with ``pattern: true`` keys its wordings by regular expressions searched in the value.
 - ``fields.<f>.uniform: true``: nearly every record has the same value (a track's price): never asked of a record
   picked by another field (the longest track's price), by an API chain or a document fact.
-- ``fields.<f>.asked: false``: a field no person asks for of one record (a province code on a district's record);
+- ``fields.<f>.asked: false``: a field no person asks for of one record (a province code on a district's record), by
+  an API chain or a document fact;
   ``fields.<f>.ask: {ko: "{subject_eun} 어디이고, … 무엇인가요?"}`` and ``answer: {ko: "… {v}입니다."}``: how a person
   asks for it of a record a document names, and the answer sentence ({subject}, {bridge}: the name the document gave,
   {v}: the value; `factory.synthesis.rag_phrasing.value_question`).

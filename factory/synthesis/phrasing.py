@@ -1234,6 +1234,8 @@ def _value_parts(
 ) -> dict[str, Any]:
     slot = (frame.get("fields") or {}).get(fname) or {}
     f = _by_value({"by": slot.get("label_by")}, record, lang) or _slot_label(frame, "fields", fname, lang)
+    if slot.get("asked") is False:  # the lexicon's `asked: false`: the longitudes of the airports near KUV
+        raise Unphraseable(f"{frame.get('tool')}.{fname}: a value no person asks for", "label")
     if words(fname).lower() in _UNNAMED and (lang == "ko" or f.lower() in _UNNAMED):
         # a bare answer the tool names nowhere (the petstore's login_user returns a string): 'What is the value of
         # …' (s15: 'the observed in results of the user …') asks for nothing a person could name

@@ -45,8 +45,10 @@ def test_a_cond_never_asks_the_count_it_just_checked(specs):
         assert "of them" not in q, q
     # s14c en1 #19: '…, assuming there are at least 3 albums?' read as a premise, not a check (Nat 3)
     assert not any("assuming" in q for q in owner), owner
-    assert "Does artist 142 have at least 3 albums? If it does, I'd also like to know how many tracks those albums " \
-        "have." in owner, owner
+    assert (
+        "Does artist 142 have at least 3 albums? If it does, I'd also like to know how many tracks those albums "
+        "have." in owner
+    ), owner
 
 
 def test_a_cond_answer_says_the_count_fell_short_or_what_the_records_have(specs):

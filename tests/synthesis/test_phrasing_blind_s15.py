@@ -22,3 +22,16 @@ def test_an_airlines_aircraft_are_those_of_its_fleet(specs):
               {"type": "number", "value": 222, "fields": ["seats"]})  # fmt: skip
     q = _query(t, specs, "en")
     assert q == "How many seats does the aircraft in the fleet of airline AS with the most flights have?", q
+
+
+def test_a_value_the_lexicon_marks_unasked_is_not_asked_of_an_api_chain(specs):
+    # the lexicon's `asked: false` held for document facts only: '종로구의 행정안전부 시도 코드는 무엇인가요?' was still asked
+    # of an API lookup (korea.yaml: the 시도 code of a district is no one's question)
+    from factory.synthesis import phrasing
+    from tests.synthesis.test_phrasing import demo_frames
+
+    frame = demo_frames(specs)[_tid(specs, "search_admin_sigungu")]
+    ref = phrasing.Ref("종로구", True, "구", "구")
+    with pytest.raises(phrasing.Unphraseable, match="no person asks for"):
+        phrasing._value_parts(ref, frame, "sidoCd", "ko")
+    assert phrasing._value_parts(ref, frame, "sigunguCd", "ko")["field"] == "행정안전부 시군구 코드"
