@@ -40,6 +40,8 @@ speak of its records (factory.synthesis.phrasing reads them):
   entry with ``pattern: true`` keys its wordings by regular expressions searched in the value.
 - ``fields.<f>.uniform: true``: nearly every record has the same value (a track's price): never asked of a record
   picked by another field (the longest track's price), by an API chain or a document fact.
+- ``lead: {en: ["I'm flying into {v} soon.", …]}``: why a person asks two things of the record a value names (a SEM
+  question opens with one of them, picked by a stable hash of the question's record; ``{v}``: the value as cited);
 - ``fields.<f>.asked: false``: a field no person asks for of one record (a province code on a district's record), by
   an API chain or a document fact;
   ``fields.<f>.ask: {ko: "{subject_eun} 어디이고, … 무엇인가요?"}`` and ``answer: {ko: "… {v}입니다."}``: how a person
@@ -416,7 +418,7 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
         out["overridden"].append("relation")
     # shared-value phrases ('in the same state as …'); whether its records are counted; why they are never named;
     # whether a question about its records is one a person brings to a chat (`chat: false`: the tools' own catalogue)
-    for key in ("same", "count", "unphraseable", "noun_by", "noun_by_owner", "chat"):
+    for key in ("same", "count", "unphraseable", "noun_by", "noun_by_owner", "chat", "lead"):
         if key in tool:
             out[key] = tool[key]
             out["overridden"].append(key)

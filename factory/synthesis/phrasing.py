@@ -1678,7 +1678,18 @@ def sem_realization(t: Mapping[str, Any], specs: Mapping[str, ToolSpec], frames:
         _frame(frames, specs[p["tool_id"]], p["tool_id"]).get("person") for p in d["parts"] if p.get("ask") == "value"
     )
     pron = {"subject": "they", "possessive": "their"} if person else {"subject": "it", "possessive": "its"}
-    return Realization("BOTH", _join(descs, lang), {"ask": "both", "parts": out, "same": same, "pron": pron})
+    parts = {"ask": "both", "parts": out, "same": same, "pron": pron}
+    # why someone wants both facts (the lexicon's `lead`): two unrelated facts of one airport read as a quiz (blind
+    # read s14c en1 #7 #18 #23: 'Joins two unrelated facts', Nat 3) where a traveller's reason ties them together
+    leads = [((_frame(frames, specs[p["tool_id"]], p["tool_id"]).get("lead") or {}).get(lang)) for p in d["parts"]]
+    forms = next((x for x in leads if x), None)
+    if forms:
+        forms = [forms] if isinstance(forms, str) else list(forms)
+        pick = forms[zlib.crc32(f"{shared}|{len(forms)}".encode()) % len(forms)]
+        parts["lead"] = pick.format(v=_value(shared))
+        # the lead names the record: the first part says 'its time zone', not 'the time zone of AMK' again
+        parts["lead_it"] = out[0].get("ask") == "value" and out[0].get("subject") == _value(shared)
+    return Realization("BOTH", _join(descs, lang), parts)
 
 
 def default_values(t: Mapping[str, Any], specs: Mapping[str, ToolSpec]) -> list[Any]:

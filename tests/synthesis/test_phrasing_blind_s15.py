@@ -35,3 +35,25 @@ def test_a_value_the_lexicon_marks_unasked_is_not_asked_of_an_api_chain(specs):
     with pytest.raises(phrasing.Unphraseable, match="no person asks for"):
         phrasing._value_parts(ref, frame, "sidoCd", "ko")
     assert phrasing._value_parts(ref, frame, "sigunguCd", "ko")["field"] == "행정안전부 시군구 코드"
+
+
+def _sem(specs, code: str) -> dict:
+    return _traj(
+        specs, "SEM", None, [], [("airport_timezone", "iata", code), ("airports_near", "iata", code)],
+        [_action(specs, "airport_timezone", {"iata": code}, 1),
+         {**_action(specs, "airports_near", {"iata": code, "radius_km": 100}, 1), "records": 5}],
+        {"ask": "both", "shared": {"param": "iata", "value": code},
+         "parts": [{"tool_id": _tid(specs, "airport_timezone"), "ask": "value", "field": "tz"},
+                   {"tool_id": _tid(specs, "airports_near"), "ask": "count"}]},
+        {"type": "judge", "value": ["America/Denver", 5], "fields": ["tz", "total_count"]},
+    )  # fmt: skip
+
+
+def test_two_facts_of_one_airport_come_with_a_travellers_reason(specs):
+    # s14c en1 #7 #18 #23 (Nat 3, 'joins two unrelated facts'): 'What is the time zone of AMK, and how many IATA-coded
+    # airports are there within 100 km of it?'; the lead names the airport, so the first part says 'its'
+    q = _query(_sem(specs, "AMK"), specs, "en")
+    assert q == "I'm flying into AMK soon. What is its time zone, and how many IATA-coded airports are there within " \
+        "100 km of it?", q  # fmt: skip
+    leads = {_query(_sem(specs, c), specs, "en").split(".")[0] for c in ("AMK", "KUV", "SLK", "JFK", "GMP", "ISW")}
+    assert len(leads) >= 2, leads  # the lead varies with the airport (a stable hash)
