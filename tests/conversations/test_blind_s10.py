@@ -271,7 +271,8 @@ def test_no_call_requests_come_in_ten_forms_per_kind_and_a_refusal_is_recognised
                 assert declined(conv["answer"]["text"], lang), conv["answer"]["text"]
             else:
                 assert not declined(conv["answer"]["text"], lang)
-        per = 10 if lang == "en" else 20  # Korean: each form in 반말 and in 존댓말
+        # Korean: each of 10 forms in 반말 and in 존댓말; English: 16 (s14c: 'set an alarm for 7' asked twice)
+        per = 16 if lang == "en" else 20
         assert all(len(v) == per for v in seen.values()), {k: len(v) for k, v in seen.items()}
 
 
