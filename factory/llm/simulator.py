@@ -134,7 +134,21 @@ def echo(said: str, values: Sequence[Any], language: str) -> str:
         return ""  # a quoted title says which thing, not what was learned ('Oh nice, Fast As a Shark.')
     if language == "ko" and not ("가" <= value[-1:] <= "힣"):
         return ""
-    return value
+    return spoken_place(value) if language == "ko" else value
+
+
+_KO_SHORT = ((re.compile(r"^(.+?)(?:특별시|광역시|특별자치시)$"), r"\1"), (re.compile(r"^강원특별자치도$"), "강원도"),
+             (re.compile(r"^(.+?)특별자치도$"), r"\1"))  # fmt: skip
+
+
+def spoken_place(name: str) -> str:
+    """A 시도's official name as people say it back in conversation: '서울특별시' → '서울', '부산광역시' → '부산',
+    '제주특별자치도' → '제주', '강원특별자치도' → '강원도' (blind read s14c conversations: '서울특별시구나' read as a form
+    letter); any other name as it is."""
+    for pattern, short in _KO_SHORT:
+        if pattern.match(name):
+            return pattern.sub(short, name)
+    return name
 
 
 def _render(inp: SimulatorInput, kind: str, facts: Sequence[tuple[str, Any]] = (), *, refused: bool = False) -> str:
