@@ -551,6 +551,14 @@ class SynthesisConfig(_Frozen):
         "this share of a domain's kept trajectories; the other CMP tasks ask for the difference of the "
         "two counts (a number).",
     )
+    max_tool_share: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        description="A tool (key acquisition aside) takes part in at most this share of a domain's kept trajectories "
+        "(once per_pattern of them use it): a domain whose one tool chains with everything is not asked about that "
+        "tool over and over (the demo's aviation: airports_near in 16 of 31). Unset: no cap.",
+    )
     distractors: int = Field(default=4, ge=0, description="Extra tools of the chain's platforms in available_tools.")
     headroom: float = Field(
         default=2.5, ge=1.0, description="max_allowed_calls = ceil(golden calls × headroom) (paper: ~2.45)."

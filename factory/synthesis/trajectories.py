@@ -713,9 +713,8 @@ def _finish(
     if mp.moved:
         describe = {**describe, "answer_from": mp.moved}
     tools = sorted({a["tool_id"] for a in actions})
-    ident = dumps([world.domain, [(a["step"], a["tool"], a["args"]) for a in actions]])
     return {
-        "trajectory_id": "sha256:" + hashlib.sha256(ident.encode()).hexdigest(),
+        "trajectory_id": trajectory_id(world.domain, template, actions, describe),
         "domain": world.domain,
         "template": template,
         "pattern": pattern,
@@ -1441,6 +1440,33 @@ def pick_chain(chains: Sequence[list[Edge]], have: Mapping[str, int], quotas: Ma
     return of_n[int(rng.integers(len(of_n)))]
 
 
+def trajectory_id(domain: str, template: str, actions: Sequence[Mapping[str, Any]], describe: Mapping[str, Any]) -> str:
+    """A trajectory's identity: its domain and calls in order; a SEM's calls and facts in any order (the same two
+    facts asked the other way round are the same task: the s15 demo asked EWR's time zone and neighbours twice)."""
+    ident = dumps([domain, [(a["step"], a["tool"], a["args"]) for a in actions]])
+    if template == "SEM":
+        facts = sorted(dumps([p.get("tool_id"), p.get("ask"), p.get("field")]) for p in describe.get("parts") or [])
+        ident = dumps([domain, "SEM", sorted(dumps([a["tool"], a["args"]]) for a in actions), facts])
+    return "sha256:" + hashlib.sha256(ident.encode()).hexdigest()
+
+
+def overused_tool(world: World, t: Mapping[str, Any], kept: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why `t` would give one tool more than `synthesis.max_tool_share` of the kept trajectories (key acquisition
+    tools aside; below per_pattern uses there is no cap), or None."""
+    syn = world.cfg.synthesis
+    if syn.max_tool_share is None:
+        return None
+    cap = max(syn.per_pattern, int(syn.max_tool_share * (len(kept) + 1)))
+    for tid in sorted({a["tool_id"] for a in t["golden_actions"]}):
+        spec = world.specs.get(tid)
+        if spec is None or spec.key_acquisition:
+            continue
+        n = sum(1 for k in kept if any(a["tool_id"] == tid for a in k["golden_actions"]))
+        if n + 1 > cap:
+            return f"{spec.name} is in {n} of {len(kept)} kept trajectories (at most {syn.max_tool_share:.0%})"
+    return None
+
+
 def pick_seed(world: World, edges: Sequence[Edge], seeds: Sequence[dict[str, Any]], types: set[str] | None, rng):
     """A seed of the chain's first tool whose observed record count types the first junction as one of `types`
     (1 → SEQ, 2..φ → FAN, more → DRV: the distinct values bridged are at most the records), when there are
@@ -1610,6 +1636,8 @@ async def _synthesize(
                 raise Rejection("duplicate", "an identical trajectory is kept already")
             if have[t["category"]] >= quotas[t["category"]]:
                 raise Rejection("quota_full", f"{t['category']} has {quotas[t['category']]} already")
+            if (heavy := overused_tool(world, t, kept)) is not None:
+                raise Rejection("tool_share", heavy)
             if askable is not None and (why := askable(t)) is not None:
                 # a trajectory no one could ask about takes no place of the quota (queries would drop it)
                 raise Rejection("unaskable", why)

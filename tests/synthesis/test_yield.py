@@ -234,3 +234,43 @@ def test_a_paged_apis_reported_total_is_trusted():
 
     f = asyncio.run(execute.fetch(_Paged(), spec, "music/chinook-catalog/list_tracks", {}, 500))
     assert f.total == 100 and f.args["per_page"] == 100
+
+
+def test_one_tool_takes_at_most_its_share_of_the_kept_trajectories():
+    """s15 demo: airports_near was in 16 of aviation's 31 trajectories (every SEM, most CMP): its stilted set noun
+    read over and over. `max_tool_share` caps a tool once per_pattern trajectories use it; key tools are exempt."""
+    from types import SimpleNamespace as NS
+
+    from factory.config import SynthesisConfig
+
+    specs = {"d/p/near": NS(name="near", key_acquisition=None), "d/p/key": NS(name="key", key_acquisition={"x": 1}),
+             "d/p/tz": NS(name="tz", key_acquisition=None)}  # fmt: skip
+
+    def traj(*names):
+        return {"golden_actions": [{"tool_id": f"d/p/{n}"} for n in names]}
+
+    world = NS(cfg=NS(synthesis=SynthesisConfig(per_pattern=2, max_tool_share=0.3)), specs=specs)
+    kept = [traj("key", "near"), traj("key", "near")] + [traj("key", "tz") for _ in range(5)]
+    assert T.overused_tool(world, traj("key", "near"), kept[:2]) is not None  # a third of 2 kept: over 2 (the floor)
+    # 7 kept, 2 with near: a third one is 3 of 8, at most 0.3 × 8 = 2.4 → rejected; 10 kept: 3 of 11 ≤ 3.3 → kept
+    assert "near is in 2 of 7" in (T.overused_tool(world, traj("key", "near"), kept) or "")
+    assert T.overused_tool(world, traj("key", "near"), kept + [traj("key", "tz")] * 3) is None
+    # the key tool is in every one and never capped; without the setting nothing is
+    assert T.overused_tool(world, traj("key"), kept) is None
+    world.cfg = NS(synthesis=SynthesisConfig(per_pattern=2))
+    assert T.overused_tool(world, traj("key", "near"), kept[:2]) is None
+
+
+def test_the_same_two_facts_asked_in_the_other_order_are_one_sem_task():
+    tz = {"tool": "tz", "args": {"iata": "EWR"}}
+    near = {"tool": "near", "args": {"iata": "EWR", "radius_km": 100}}
+    parts = [{"tool_id": "d/p/tz", "ask": "value", "field": "tz"}, {"tool_id": "d/p/near", "ask": "count"}]
+    a = T.trajectory_id("d", "SEM", [{**tz, "step": 1}, {**near, "step": 2}], {"parts": parts})
+    b = T.trajectory_id("d", "SEM", [{**near, "step": 1}, {**tz, "step": 2}], {"parts": parts[::-1]})
+    assert a == b
+    other = [{**parts[0], "field": "lat"}, parts[1]]
+    assert T.trajectory_id("d", "SEM", [{**tz, "step": 1}, {**near, "step": 2}], {"parts": other}) != a
+    # a chain's order is its meaning
+    assert T.trajectory_id("d", "chain", [{**tz, "step": 1}, {**near, "step": 2}], {}) != T.trajectory_id(
+        "d", "chain", [{**near, "step": 1}, {**tz, "step": 2}], {}
+    )
