@@ -57,3 +57,17 @@ def test_two_facts_of_one_airport_come_with_a_travellers_reason(specs):
         "100 km of it?", q  # fmt: skip
     leads = {_query(_sem(specs, c), specs, "en").split(".")[0] for c in ("AMK", "KUV", "SLK", "JFK", "GMP", "ISW")}
     assert len(leads) >= 2, leads  # the lead varies with the airport (a stable hash)
+
+
+def test_the_flights_of_a_route_are_those_between_its_two_airports(specs):
+    # s14c en2 #13 (Nat 2): 'How many flights are there with the same destination airport and origin airport as the
+    # shortest route flown by DL from LGA?'
+    j = [{"from": "list_routes.dest+origin", "to": "list_flights.dest+origin", "type": "DRV", "n": 40, "width": 1,
+          "process": {"field": "distance", "operator": "min"}}]  # fmt: skip
+    acts = [{**_action(specs, "list_routes", {"carrier": "DL", "origin": "LGA"}), "records": 40},
+            {**_action(specs, "list_flights", {"origin": "LGA", "dest": "PWM"}, 2), "records": 278}]  # fmt: skip
+    t = _traj(specs, "chain", ["list_routes", "list_flights"], j,
+              [("list_routes", "carrier", "DL"), ("list_routes", "origin", "LGA")], acts,
+              {"ask": "count", "tool_id": _tid(specs, "list_flights")}, {"type": "number", "value": 278, "fields": []})  # fmt: skip
+    q = _query(t, specs, "en")
+    assert q == "How many flights are there between the same two airports as the shortest route flown by DL from LGA?"
