@@ -851,9 +851,12 @@ def capabilities(tool_ids: Sequence[str], tool_noun: ToolNoun, language: str, li
             words.append(w)
     if language == "ko":  # the administrative levels from the top down: '시도, 시군구, 읍면동, 리'
         words.sort(key=lambda w: _KO_LEVELS.index(w) if w in _KO_LEVELS else len(_KO_LEVELS))
-    # 'IATA-coded airports' beside 'airports', 'hourly weather records' beside 'weather records': the kind is said
-    # once, in its general word ('airports, IATA-coded airports and trips': own read s14)
-    words = [w for w in words if not any(v != w and re.search(rf"[\s-]{re.escape(v)}$", w) for v in words)]
+    # 'airports with an IATA code' beside 'airports', 'hourly weather records' beside 'weather records': the kind is
+    # said once, in its general word ('airports, IATA-coded airports and trips': own read s14)
+    words = [
+        w for w in words
+        if not any(v != w and (re.search(rf"[\s-]{re.escape(v)}$", w) or w.startswith(v + " ")) for v in words)
+    ]  # fmt: skip
     words = words[:limit]
     if not words:
         return ""

@@ -330,8 +330,8 @@ def short_statement(v: Any, typ: str, short: Mapping[str, Any], language: str) -
 
 
 def _one_of(noun: str) -> str:
-    """A plural noun phrase in the singular: its first word that has a singular ('IATA-coded airports within 100 km'
-    → 'IATA-coded airport within 100 km', 'airports with an IATA code' → 'airport with an IATA code')."""
+    """A plural noun phrase in the singular: its first word that has a singular ('hourly weather records' → 'hourly
+    weather record', 'airports with an IATA code' → 'airport with an IATA code')."""
     words_ = noun.split(" ")
     for k, w in enumerate(words_):
         if _singular(w) != w:

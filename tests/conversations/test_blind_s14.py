@@ -177,10 +177,10 @@ def test_own_read_s14_forms() -> None:
     said = said_as_own("How many seats does that airline's aircraft with the most flights have?", "airline", "en",
                        {}, 0)  # fmt: skip
     assert said is not None and "with with" not in said, said
-    # a kind said once, in its general word ('airports, IATA-coded airports and trips')
+    # a kind said once, in its general word ('airports, airports with an IATA code and trips')
     n = {
         "a": "airports",
-        "b": "IATA-coded airports",
+        "b": "airports with an IATA code",
         "c": "trips",
         "d": "weather records",
         "e": "hourly weather records",

@@ -199,7 +199,7 @@ def test_the_documented_defaults_that_shape_a_result_are_stated(specs):
         {"type": "judge", "value": ["America/New_York"] * 4 + ["America/Toronto"], "fields": ["tz"]},
     )  # fmt: skip
     q = _query(t, specs, "en")
-    assert q == "What are the time zones of the IATA-coded airports within 100 km of SLK?", q
+    assert q == "What are the time zones of the airports with an IATA code within 100 km of SLK?", q
     # before: '... within 100 km of airport SLK (at most 10)?'
     assert "at most" not in q and "10" not in q.replace("100", ""), q
     # s12: the executor sends the default radius (execute.fetch); a sent default is still the question's to state

@@ -39,11 +39,11 @@ def _lone_rock(specs, kept=1):
 def test_a_filter_by_a_field_value_is_said_as_a_place_and_one_kept_record_is_singular(specs):
     # s10 en2 #1 (Nat 2): 'What are the latitudes of the airports within 100 km of VOK whose city served is Lone Rock?'
     forms = [_query(_lone_rock(specs), specs, "en", v) for v in range(5)]
-    assert "What is the latitude of the IATA-coded airport in Lone Rock within 100 km of VOK?" in forms, forms
+    assert "What is the latitude of the airport with an IATA code in Lone Rock within 100 km of VOK?" in forms, forms
     assert not any("city served" in q or "whose" in q or "latitudes" in q for q in forms), forms
     # two airports kept: the plural stays ('each of' / 'the latitudes of'), the place is still said as a place
     two = _query(_lone_rock(specs, kept=2), specs, "en")
-    assert "the IATA-coded airports in Lone Rock within 100 km of VOK" in two and "city served" not in two, two
+    assert "the airports with an IATA code in Lone Rock within 100 km of VOK" in two and "city served" not in two, two
 
 
 def _same_region(specs, codes, countries, subdivisions):

@@ -162,7 +162,7 @@ def test_a_distance_record_is_the_trip_between_two_airports(specs):
     )  # fmt: skip
     t["seeds"].append({"tool_id": _tid(specs, "great_circle_distance"), "param": "dest_iata", "value": "GMP"})
     q = _query(t, specs, "en")
-    assert "the trips from the IATA-coded airports within 100 km of KUV to GMP" in q, q
+    assert "the trips from the airports with an IATA code within 100 km of KUV to GMP" in q, q
     assert "distances of the distances" not in q and "with IATA code of" not in q, q
 
 

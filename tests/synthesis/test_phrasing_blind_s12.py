@@ -131,7 +131,7 @@ def test_an_iata_listing_is_said_as_a_kind_of_airport(specs):
 
     frames = demo_frames(specs)
     noun = frames[_tid(specs, "airports_near")]["noun"]["en"]
-    assert noun["plural"] == "IATA-coded airports", noun
+    assert noun["plural"] == "airports with an IATA code", noun
 
 
 def _writer_answer(parts, pattern="DIFF"):
@@ -140,7 +140,7 @@ def _writer_answer(parts, pattern="DIFF"):
 
 def test_no_template_word_outnumber_or_a_tacked_on_also():
     # en2 #17 'By how many do the airports … outnumber those …?'; #5 '…, and also what its time zone is'
-    parts = {"big": 0, "mode": "there", "noun": "IATA-coded airports",
+    parts = {"big": 0, "mode": "there", "noun": "airports with an IATA code",
              "subj": ["within 100 km of QUN", "within 100 km of AMK"]}  # fmt: skip
     forms = {
         " ".join(prompts.render("query_writer/rules.en", pattern="DIFF", answer=_writer_answer(parts), variant=v,
@@ -148,18 +148,19 @@ def test_no_template_word_outnumber_or_a_tacked_on_also():
         for v in range(2)
     }  # fmt: skip
     assert (
-        "Can you tell me the difference between the number of IATA-coded airports within 100 km of QUN and the number "
+        "Can you tell me the difference between the number of airports with an IATA code within 100 km of QUN and the number "
         "within 100 km of AMK?"
     ) in forms, forms
     assert not any("outnumber" in q for q in forms), forms
-    count = {"ask": "count", "noun": "IATA-coded airports", "np": "IATA-coded airports within 100 km of KUV",
+    count = {"ask": "count", "noun": "airports with an IATA code", "np": "airports with an IATA code within 100 km of KUV",
              "owner": "", "owner_one": True, "filt": "", "rest": "within 100 km of KUV"}  # fmt: skip
     value = {"ask": "value", "field": "time zone", "subject": "KUV", "one": True}
     both = {"parts": [count, value], "same": True, "pron": None}
     q = " ".join(prompts.render("query_writer/rules.en", pattern="BOTH", answer=_writer_answer(both), variant=2,
                                 seeds={}, qualifier="", steps=[]).split())  # fmt: skip
     assert (
-        q == "I'd like to know how many IATA-coded airports there are within 100 km of KUV, and what its time zone is."
+        q
+        == "I'd like to know how many airports with an IATA code there are within 100 km of KUV, and what its time zone is."
     ), q
 
 
@@ -197,20 +198,25 @@ def test_a_clock_time_is_picked_among_several_days_as_people_say_it():
 
 
 def test_one_more_of_a_modified_noun_is_said_in_the_singular():
-    # s13 after-run: 'There is 1 more IATA-coded airports within 100 km of QUN …'
+    # s13 after-run: 'There is 1 more airports with an IATA code within 100 km of QUN …'
     from factory.synthesis.answers import answer_text
 
     frame = {"pattern": "DIFF", "description": "airports", "options": ["QUN", "AMK"],
-             "compare": {"mode": "there", "noun": "IATA-coded airports",
+             "compare": {"mode": "there", "noun": "airports with an IATA code",
                          "subj": ["within 100 km of QUN", "within 100 km of AMK"],
                          "full": ["within 100 km of QUN", "within 100 km of AMK"], "plural": False, "big": 0}}  # fmt: skip
     text = answer_text({"type": "number", "value": 1, "counts": [6, 5]}, "en", frame)
-    assert text.startswith("There is 1 more IATA-coded airport within 100 km of QUN"), text
+    assert text.startswith("There is 1 more airport with an IATA code within 100 km of QUN"), text
 
 
 def test_a_distance_threshold_states_its_unit():
-    # s13 preview: 'the IATA-coded airports within 100 km of LGA whose distance is at least 93.1' (km or miles?)
-    near = Ref("the IATA-coded airports within 100 km of LGA", False, "IATA-coded airport", "IATA-coded airports")
+    # s13 preview: 'the airports with an IATA code within 100 km of LGA whose distance is at least 93.1' (km or miles?)
+    near = Ref(
+        "the airports with an IATA code within 100 km of LGA",
+        False,
+        "airport with an IATA code",
+        "airports with an IATA code",
+    )
     frame = {"entity": "airport", "fields": {"distance_km": {"label": {"en": "distance in km"}, "role": "distance",
                                                              "unit": "km"}}}  # fmt: skip
     kept = phrasing.select(near, {"operator": "ge", "field": "distance_km", "threshold": 93.1}, frame, "en")

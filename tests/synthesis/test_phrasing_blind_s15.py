@@ -53,7 +53,7 @@ def test_two_facts_of_one_airport_come_with_a_travellers_reason(specs):
     # s14c en1 #7 #18 #23 (Nat 3, 'joins two unrelated facts'): 'What is the time zone of AMK, and how many IATA-coded
     # airports are there within 100 km of it?'; the lead names the airport, so the first part says 'its'
     q = _query(_sem(specs, "AMK"), specs, "en")
-    assert q == "I'm flying into AMK soon. What is its time zone, and how many IATA-coded airports are there within " \
+    assert q == "I'm flying into AMK soon. What is its time zone, and how many airports with an IATA code are there within " \
         "100 km of it?", q  # fmt: skip
     leads = {_query(_sem(specs, c), specs, "en").split(".")[0] for c in ("AMK", "KUV", "SLK", "JFK", "GMP", "ISW")}
     assert len(leads) >= 2, leads  # the lead varies with the airport (a stable hash)

@@ -39,7 +39,7 @@ def test_a_tool_cap_is_never_stated_and_a_binding_cap_is_not_asked(specs):
     assert phrasing.is_cap(near, "limit") and not phrasing.is_cap(near, "radius_km")
     # before: 'What is the IANA time zone name of each of the airports within 100 km of airport SLK (at most 10)?'
     q = _query(_near(specs, 5), specs, "en")
-    assert q == "What are the time zones of the IATA-coded airports within 100 km of SLK?", q
+    assert q == "What are the time zones of the airports with an IATA code within 100 km of SLK?", q
     # 10 airports returned with a cap of 10: the cap, not the data, decides which (JFK has 23 within 100 km)
     capped = _near(specs, 10)
     assert phrasing.capped_calls(capped, specs) == ["airports_near: 10 records, at most 10"]
