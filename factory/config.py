@@ -556,7 +556,7 @@ class SynthesisConfig(_Frozen):
         gt=0,
         le=1,
         description="A tool (key acquisition aside) takes part in at most this share of a domain's kept trajectories "
-        "(once per_pattern of them use it): a domain whose one tool chains with everything is not asked about that "
+        "(once 4 of them use it): a domain whose one tool chains with everything is not asked about that "
         "tool over and over (the demo's aviation: airports_near in 16 of 31). Unset: no cap.",
     )
     distractors: int = Field(default=4, ge=0, description="Extra tools of the chain's platforms in available_tools.")

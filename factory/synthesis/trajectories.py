@@ -1450,13 +1450,16 @@ def trajectory_id(domain: str, template: str, actions: Sequence[Mapping[str, Any
     return "sha256:" + hashlib.sha256(ident.encode()).hexdigest()
 
 
+TOOL_SHARE_FLOOR = 4  # trajectories a tool may take part in whatever synthesis.max_tool_share says
+
+
 def overused_tool(world: World, t: Mapping[str, Any], kept: Sequence[Mapping[str, Any]]) -> str | None:
     """Why `t` would give one tool more than `synthesis.max_tool_share` of the kept trajectories (key acquisition
-    tools aside; below per_pattern uses there is no cap), or None."""
+    tools aside; below TOOL_SHARE_FLOOR uses there is no cap), or None."""
     syn = world.cfg.synthesis
     if syn.max_tool_share is None:
         return None
-    cap = max(syn.per_pattern, int(syn.max_tool_share * (len(kept) + 1)))
+    cap = max(TOOL_SHARE_FLOOR, int(syn.max_tool_share * (len(kept) + 1)))
     for tid in sorted({a["tool_id"] for a in t["golden_actions"]}):
         spec = world.specs.get(tid)
         if spec is None or spec.key_acquisition:

@@ -238,7 +238,7 @@ def test_a_paged_apis_reported_total_is_trusted():
 
 def test_one_tool_takes_at_most_its_share_of_the_kept_trajectories():
     """s15 demo: airports_near was in 16 of aviation's 31 trajectories (every SEM, most CMP): its stilted set noun
-    read over and over. `max_tool_share` caps a tool once per_pattern trajectories use it; key tools are exempt."""
+    read over and over. `max_tool_share` caps a tool once 4 trajectories use it; key tools are exempt."""
     from types import SimpleNamespace as NS
 
     from factory.config import SynthesisConfig
@@ -249,16 +249,18 @@ def test_one_tool_takes_at_most_its_share_of_the_kept_trajectories():
     def traj(*names):
         return {"golden_actions": [{"tool_id": f"d/p/{n}"} for n in names]}
 
-    world = NS(cfg=NS(synthesis=SynthesisConfig(per_pattern=2, max_tool_share=0.3)), specs=specs)
-    kept = [traj("key", "near"), traj("key", "near")] + [traj("key", "tz") for _ in range(5)]
-    assert T.overused_tool(world, traj("key", "near"), kept[:2]) is not None  # a third of 2 kept: over 2 (the floor)
-    # 7 kept, 2 with near: a third one is 3 of 8, at most 0.3 × 8 = 2.4 → rejected; 10 kept: 3 of 11 ≤ 3.3 → kept
-    assert "near is in 2 of 7" in (T.overused_tool(world, traj("key", "near"), kept) or "")
-    assert T.overused_tool(world, traj("key", "near"), kept + [traj("key", "tz")] * 3) is None
+    world = NS(cfg=NS(synthesis=SynthesisConfig(per_pattern=10, max_tool_share=0.3)), specs=specs)
+    assert T.TOOL_SHARE_FLOOR == 4
+    kept = [traj("key", "near") for _ in range(4)] + [traj("key", "tz") for _ in range(6)]
+    assert T.overused_tool(world, traj("key", "near"), kept[:3]) is None  # 4 of 4: the floor
+    assert T.overused_tool(world, traj("key", "near"), kept[:4]) is not None  # a fifth of 5
+    # 10 kept, 4 with near: a fifth is 5 of 11, at most int(0.3 × 11) = 3 → over; 16 kept: 5 of 17 ≤ 5 → kept
+    assert "near is in 4 of 10" in (T.overused_tool(world, traj("key", "near"), kept) or "")
+    assert T.overused_tool(world, traj("key", "near"), kept + [traj("key", "tz")] * 6) is None
     # the key tool is in every one and never capped; without the setting nothing is
     assert T.overused_tool(world, traj("key"), kept) is None
-    world.cfg = NS(synthesis=SynthesisConfig(per_pattern=2))
-    assert T.overused_tool(world, traj("key", "near"), kept[:2]) is None
+    world.cfg = NS(synthesis=SynthesisConfig(per_pattern=10))
+    assert T.overused_tool(world, traj("key", "near"), kept) is None
 
 
 def test_the_same_two_facts_asked_in_the_other_order_are_one_sem_task():
