@@ -555,9 +555,9 @@ class SynthesisConfig(_Frozen):
         default=None,
         gt=0,
         le=1,
-        description="A tool (key acquisition aside) takes part in at most this share of a domain's kept trajectories "
-        "(once 4 of them use it): a domain whose one tool chains with everything is not asked about that "
-        "tool over and over (the demo's aviation: airports_near in 16 of 31). Unset: no cap.",
+        description="A tool (key acquisition aside) takes part in at most this share of a domain's quota of "
+        "trajectories (per_pattern × patterns; never fewer than 4): a domain whose one tool chains with everything "
+        "is not asked about that tool over and over (the demo's aviation: airports_near in 16 of 31). Unset: no cap.",
     )
     distractors: int = Field(default=4, ge=0, description="Extra tools of the chain's platforms in available_tools.")
     headroom: float = Field(

@@ -1441,32 +1441,38 @@ def pick_chain(chains: Sequence[list[Edge]], have: Mapping[str, int], quotas: Ma
 
 
 def trajectory_id(domain: str, template: str, actions: Sequence[Mapping[str, Any]], describe: Mapping[str, Any]) -> str:
-    """A trajectory's identity: its domain and calls in order; a SEM's calls and facts in any order (the same two
-    facts asked the other way round are the same task: the s15 demo asked EWR's time zone and neighbours twice)."""
+    """A trajectory's identity: its domain and calls in order; a SEM's shared value and facts in any order (the same
+    two facts asked the other way round, or read from another tool, are the same question: the s15 demo asked EWR's
+    time zone and neighbours twice)."""
     ident = dumps([domain, [(a["step"], a["tool"], a["args"]) for a in actions]])
-    if template == "SEM":
-        facts = sorted(dumps([p.get("tool_id"), p.get("ask"), p.get("field")]) for p in describe.get("parts") or [])
-        ident = dumps([domain, "SEM", sorted(dumps([a["tool"], a["args"]]) for a in actions), facts])
+    if template == "SEM":  # a value part is its field whichever tool reads it (EWR's tz from two directories)
+        facts = sorted(
+            dumps([p.get("ask"), p.get("field")] if p.get("ask") == "value" else [p.get("ask"), p.get("tool_id")])
+            for p in describe.get("parts") or []
+        )
+        ident = dumps([domain, "SEM", dumps((describe.get("shared") or {}).get("value")), facts])
     return "sha256:" + hashlib.sha256(ident.encode()).hexdigest()
 
 
 TOOL_SHARE_FLOOR = 4  # trajectories a tool may take part in whatever synthesis.max_tool_share says
 
 
-def overused_tool(world: World, t: Mapping[str, Any], kept: Sequence[Mapping[str, Any]]) -> str | None:
-    """Why `t` would give one tool more than `synthesis.max_tool_share` of the kept trajectories (key acquisition
-    tools aside; below TOOL_SHARE_FLOOR uses there is no cap), or None."""
+def overused_tool(world: World, t: Mapping[str, Any], kept: Sequence[Mapping[str, Any]], quota: int) -> str | None:
+    """Why `t` would give one tool more than `synthesis.max_tool_share` of the domain's quota of trajectories
+    (`quota`: the patterns' quotas together; key acquisition tools aside; below TOOL_SHARE_FLOOR uses there is no
+    cap), or None. The cap is a share of the quota, not of the trajectories kept so far: capped by what it has
+    kept, a domain with three prolific tools stalled at 11 trajectories (s15 demo)."""
     syn = world.cfg.synthesis
     if syn.max_tool_share is None:
         return None
-    cap = max(TOOL_SHARE_FLOOR, int(syn.max_tool_share * (len(kept) + 1)))
+    cap = max(TOOL_SHARE_FLOOR, int(syn.max_tool_share * quota))
     for tid in sorted({a["tool_id"] for a in t["golden_actions"]}):
         spec = world.specs.get(tid)
         if spec is None or spec.key_acquisition:
             continue
         n = sum(1 for k in kept if any(a["tool_id"] == tid for a in k["golden_actions"]))
         if n + 1 > cap:
-            return f"{spec.name} is in {n} of {len(kept)} kept trajectories (at most {syn.max_tool_share:.0%})"
+            return f"{spec.name} is in {n} of the {len(kept)} kept trajectories (at most {cap}: {syn.max_tool_share:.0%} of {quota})"
     return None
 
 
@@ -1639,7 +1645,7 @@ async def _synthesize(
                 raise Rejection("duplicate", "an identical trajectory is kept already")
             if have[t["category"]] >= quotas[t["category"]]:
                 raise Rejection("quota_full", f"{t['category']} has {quotas[t['category']]} already")
-            if (heavy := overused_tool(world, t, kept)) is not None:
+            if (heavy := overused_tool(world, t, kept, sum(quotas.values()))) is not None:
                 raise Rejection("tool_share", heavy)
             if askable is not None and (why := askable(t)) is not None:
                 # a trajectory no one could ask about takes no place of the quota (queries would drop it)

@@ -238,7 +238,7 @@ def test_a_paged_apis_reported_total_is_trusted():
 
 def test_one_tool_takes_at_most_its_share_of_the_kept_trajectories():
     """s15 demo: airports_near was in 16 of aviation's 31 trajectories (every SEM, most CMP): its stilted set noun
-    read over and over. `max_tool_share` caps a tool once 4 trajectories use it; key tools are exempt."""
+    read over and over. `max_tool_share` caps a tool's share of the quota (never below 4); key tools are exempt."""
     from types import SimpleNamespace as NS
 
     from factory.config import SynthesisConfig
@@ -249,29 +249,38 @@ def test_one_tool_takes_at_most_its_share_of_the_kept_trajectories():
     def traj(*names):
         return {"golden_actions": [{"tool_id": f"d/p/{n}"} for n in names]}
 
-    world = NS(cfg=NS(synthesis=SynthesisConfig(per_pattern=10, max_tool_share=0.3)), specs=specs)
+    world = NS(cfg=NS(synthesis=SynthesisConfig(per_pattern=10, max_tool_share=0.15)), specs=specs)
     assert T.TOOL_SHARE_FLOOR == 4
-    kept = [traj("key", "near") for _ in range(4)] + [traj("key", "tz") for _ in range(6)]
-    assert T.overused_tool(world, traj("key", "near"), kept[:3]) is None  # 4 of 4: the floor
-    assert T.overused_tool(world, traj("key", "near"), kept[:4]) is not None  # a fifth of 5
-    # 10 kept, 4 with near: a fifth is 5 of 11, at most int(0.3 × 11) = 3 → over; 16 kept: 5 of 17 ≤ 5 → kept
-    assert "near is in 4 of 10" in (T.overused_tool(world, traj("key", "near"), kept) or "")
-    assert T.overused_tool(world, traj("key", "near"), kept + [traj("key", "tz")] * 6) is None
+    near = [traj("key", "near") for _ in range(10)]
+    # a quota of 70: at most int(0.15 × 70) = 10, whatever has been kept so far (10 kept, all with near: over)
+    assert T.overused_tool(world, traj("key", "near"), near[:9], 70) is None
+    assert "near is in 10 of the 10 kept" in (T.overused_tool(world, traj("key", "near"), near, 70) or "")
+    # a small quota: the floor of 4
+    assert T.overused_tool(world, traj("key", "near"), near[:3], 14) is None
+    assert T.overused_tool(world, traj("key", "near"), near[:4], 14) is not None
     # the key tool is in every one and never capped; without the setting nothing is
-    assert T.overused_tool(world, traj("key"), kept) is None
+    assert T.overused_tool(world, traj("key", "tz"), near, 70) is None
     world.cfg = NS(synthesis=SynthesisConfig(per_pattern=10))
-    assert T.overused_tool(world, traj("key", "near"), kept) is None
+    assert T.overused_tool(world, traj("key", "near"), near, 70) is None
 
 
 def test_the_same_two_facts_asked_in_the_other_order_are_one_sem_task():
     tz = {"tool": "tz", "args": {"iata": "EWR"}}
     near = {"tool": "near", "args": {"iata": "EWR", "radius_km": 100}}
     parts = [{"tool_id": "d/p/tz", "ask": "value", "field": "tz"}, {"tool_id": "d/p/near", "ask": "count"}]
-    a = T.trajectory_id("d", "SEM", [{**tz, "step": 1}, {**near, "step": 2}], {"parts": parts})
-    b = T.trajectory_id("d", "SEM", [{**near, "step": 1}, {**tz, "step": 2}], {"parts": parts[::-1]})
+    shared = {"param": "iata", "value": "EWR"}
+    a = T.trajectory_id("d", "SEM", [{**tz, "step": 1}, {**near, "step": 2}], {"parts": parts, "shared": shared})
+    b = T.trajectory_id("d", "SEM", [{**near, "step": 1}, {**tz, "step": 2}], {"parts": parts[::-1], "shared": shared})
     assert a == b
+    # the time zone read from another directory: the same question (s15 demo: EWR asked twice)
+    via = [{**parts[0], "tool_id": "d/q/airport"}, parts[1]]
+    assert T.trajectory_id("d", "SEM", [{"tool": "airport", "args": {"iata": "EWR"}, "step": 1}, {**near, "step": 2}],
+                           {"parts": via, "shared": shared}) == a  # fmt: skip
     other = [{**parts[0], "field": "lat"}, parts[1]]
-    assert T.trajectory_id("d", "SEM", [{**tz, "step": 1}, {**near, "step": 2}], {"parts": other}) != a
+    assert (
+        T.trajectory_id("d", "SEM", [{**tz, "step": 1}, {**near, "step": 2}], {"parts": other, "shared": shared}) != a
+    )
+    assert T.trajectory_id("d", "SEM", [], {"parts": parts, "shared": {**shared, "value": "JFK"}}) != a
     # a chain's order is its meaning
     assert T.trajectory_id("d", "chain", [{**tz, "step": 1}, {**near, "step": 2}], {}) != T.trajectory_id(
         "d", "chain", [{**near, "step": 1}, {**tz, "step": 2}], {}
