@@ -37,6 +37,9 @@ def write_config(tmp: Path, *, domains: list[dict] | None = None, search_tools: 
     # the demo gives tasks tool-use policies (VAKRA's shares); tests that are not about policies keep the library
     # default (none), so their answers and exports stay the gold ones (tests/retrieval/test_policy_* set their own)
     data["retrieval"].pop("policy_shares", None)
+    # the demo caps one tool's share of a domain's trajectories (a share of a 70-trajectory quota); the small test
+    # worlds (per_pattern 2 to 4) keep the library default (no cap): tests/synthesis/test_yield.py tests the cap
+    data["synthesis"].pop("max_tool_share", None)
     if domains is not None:
         data["domains"] = domains
     for d in data["domains"]:

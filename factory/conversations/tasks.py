@@ -72,7 +72,7 @@ NounOf = Callable[[str, str, str], str | None]
 
 _EN_NOT_NOUNS = frozenset(
     "a an the of and or with between at in on for to from by is are was were do does did than as that this "
-    "its their his her my your our".split()
+    "its their his her my your our into through via near over under about".split()  # 'flying into AMK': no noun (s15)
 )
 
 

@@ -10,3 +10,15 @@ def test_a_korean_user_says_a_province_back_as_people_say_it():
     assert [spoken_place(x) for x in ("부산광역시", "세종특별자치시", "제주특별자치도", "강원특별자치도", "경기도", "종로구")] == [
         "부산", "세종", "제주", "강원도", "경기도", "종로구"]  # fmt: skip
     assert echo("It is in Seoul.", ["Seoul"], "en") == "Seoul"
+
+
+def test_a_preposition_before_the_withheld_value_is_no_noun():
+    # s15 conversations #8: "I'm flying the into I have in mind soon." / "Which into is it?" (the SEM lead's 'into')
+    from factory.conversations.tasks import mask_english
+
+    q = "I'm flying into KWJ soon. What is its longitude, and how many airports are there within 100 km of KWJ?"
+    assert mask_english(q, "KWJ", first="that") is None
+    assert mask_english("How many routes does airport KWJ have?", "KWJ", first="that") == (
+        "How many routes does that airport have?",
+        "airport",
+    )
