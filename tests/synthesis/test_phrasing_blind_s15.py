@@ -71,3 +71,18 @@ def test_the_flights_of_a_route_are_those_between_its_two_airports(specs):
               {"ask": "count", "tool_id": _tid(specs, "list_flights")}, {"type": "number", "value": 278, "fields": []})  # fmt: skip
     q = _query(t, specs, "en")
     assert q == "How many flights are there between the same two airports as the shortest route flown by DL from LGA?"
+
+
+def test_flights_are_said_by_where_they_go(specs):
+    # s15 en2 #4 (Nat 1): 'the flights of airport JFK, airline B6, airport AUS and aircraft N274JB'
+    args = {"origin": "JFK", "dest": "AUS"}
+    t = _traj(specs, "chain", ["list_flights"], [], [("list_flights", k, v) for k, v in args.items()],
+              [{**_action(specs, "list_flights", args, 1), "records": 4}],
+              {"ask": "count", "tool_id": _tid(specs, "list_flights")}, {"type": "number", "value": 4, "fields": []})  # fmt: skip
+    assert _query(t, specs, "en") == "How many flights are there from JFK to AUS?"
+    args = {"origin": "JFK", "carrier": "B6", "dest": "AUS", "tailnum": "N274JB"}
+    t = _traj(specs, "chain", ["list_flights"], [], [("list_flights", k, v) for k, v in args.items()],
+              [{**_action(specs, "list_flights", args, 1), "records": 4}],
+              {"ask": "count", "tool_id": _tid(specs, "list_flights")}, {"type": "number", "value": 4, "fields": []})  # fmt: skip
+    q = _query(t, specs, "en")
+    assert "from JFK to AUS" in q and "airport JFK" not in q, q
