@@ -1407,6 +1407,9 @@ def cond_realization(
     then = _count_parts(then_ref, total, lang)
     cond = _count_parts(base, False, lang)
     cond["threshold"] = _value(d["threshold"])
+    # 'Does Antônio Carlos Jobim have at least 3 albums? If they do, …' (blind read s15 en1 #17: 'If it does')
+    seeded = [p for p, _ in _seeds_of(t, cid, specs=specs)]
+    cond["person"] = any(fr.is_person((cframe["params"].get(p) or {}).get("entity")) for p in seeded)
     parts = {"ask": "cond", "cond": cond, "then": then}
     then_d, other_d = _description(then, lang), _description(cond, lang)
     if then_d == other_d:

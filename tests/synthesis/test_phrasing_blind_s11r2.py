@@ -43,10 +43,10 @@ def test_a_cond_never_asks_the_count_it_just_checked(specs):
     # s12 en #1: '…, assuming there are at least 4 of them?' read as 4 tracks or 4 albums: the hedge names its noun
     for q in owner:
         assert "of them" not in q, q
-    # s14c en1 #19: '…, assuming there are at least 3 albums?' read as a premise, not a check (Nat 3)
+    # s14c en1 #19: '…, assuming there are at least 3 albums?' read as a premise, not a check (Nat 3); s15 en1 #17: a person is "they"
     assert not any("assuming" in q for q in owner), owner
     assert (
-        "Does artist 142 have at least 3 albums? If it does, I'd also like to know how many tracks those albums "
+        "Does artist 142 have at least 3 albums? If they do, I'd also like to know how many tracks those albums "
         "have." in owner
     ), owner
 
