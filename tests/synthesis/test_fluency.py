@@ -161,7 +161,22 @@ def test_near_equal_candidates_vary_the_opening():
     from factory.synthesis.fluency import choose
 
     texts = ["What is the number of albums of AC/DC?", "How many albums does AC/DC have?"]
-    used = {"what is the": 5}
+    used = {"what is the": 5, "could you tell": 30, "do you know": 30}  # 5 of 65: not crowded (fluency.crowded)
     assert choose(texts, [-3.0, -3.2], [[], []], -6.0).index == 0  # no variety asked: the best score
     assert choose(texts, [-3.0, -3.2], [[], []], -6.0, used=used, margin=0.5).index == 1
     assert choose(texts, [-3.0, -4.0], [[], []], -6.0, used=used, margin=0.5).index == 0  # outside the margin
+
+
+def test_a_crowded_opening_gives_way_to_any_fluent_form():
+    """s15 demo: 'What's the difference …' opened 5 of 45 English questions (issue 15's bar: no opening above 10%),
+    the model scoring it best beyond the margin each time."""
+    cands = ["What's the difference in the number of routes between EWR and LGA?",
+             "How many more routes does EWR have than LGA?", "Far too garbled a question to keep at all?"]  # fmt: skip
+    scores = [-2.0, -3.5, -9.0]
+    used = {"what's the difference": 1, "how many more": 1, "could you tell": 8}
+    assert fluency.choose(cands, scores, [[], [], []], -6.0, used=used, margin=0.5).index == 0
+    used["what's the difference"] = 2  # 2 of 11: crowded (at least 2 and 8%)
+    assert fluency.crowded("what's the difference", used)
+    assert fluency.choose(cands, scores, [[], [], []], -6.0, used=used, margin=0.5).index == 1
+    # the other form below the threshold: the crowded one stays
+    assert fluency.choose(cands, [-2.0, -7.0, -9.0], [[], [], []], -6.0, used=used, margin=0.5).index == 0
