@@ -58,7 +58,7 @@ from factory.eval.oracle import coerce
 from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_compare_args
 from factory.io import dumps
 from factory.llm.agent import hidden_params
-from factory.llm.simulator import mentions_value, opening
+from factory.llm.simulator import mentions_value, opening, spoken_place
 from factory.tools.executor import KEY_PLACEHOLDER
 from factory.tools.spec import ToolSpec
 
@@ -262,7 +262,7 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
             x for x in (own_phrase(language, persona, noun, variant + k) for k in range(4)) if x.startswith("우리 ")
         ]
         banmal = persona.get("격식") == "반말"
-        short = _KO_SIDO_SUFFIX.sub("", region.strip())  # '인천광역시' → '인천': how people say where they live
+        short = spoken_place(region.strip())  # '인천광역시' → '인천': how people say where they live
         # several ways to say where one lives, so conversations do not share one opener (blind s14 #5, #14)
         lives_in = [
             region + ("에 사는데, " if banmal else "에 사는데요, "),
@@ -292,7 +292,6 @@ _EN_OWNED = re.compile(
     r"'s ([a-z]+(?: [a-z]+)*?)(?=[,.?!;:]| (?:and|or|of|in|at|for|with|from|to|on|is|are|was|were|has|have|had|do|does"
     r"|did|be|than|that|which|who)\b|$)"
 )
-_KO_SIDO_SUFFIX = re.compile(r"(?:특별시|광역시|특별자치시|특별자치도)$")
 
 
 def _own_before(persona: Mapping[str, str], noun: str, variant: int, rest: str) -> str:

@@ -1445,9 +1445,15 @@ def trajectory_id(domain: str, template: str, actions: Sequence[Mapping[str, Any
     two facts asked the other way round, or read from another tool, are the same question: the s15 demo asked EWR's
     time zone and neighbours twice)."""
     ident = dumps([domain, [(a["step"], a["tool"], a["args"]) for a in actions]])
-    if template == "SEM":  # a value part is its field whichever tool reads it (EWR's tz from two directories)
+    if template == "SEM":  # a value part is its field whichever tool reads it (EWR's tz from two directories); a
+        # counted part is its tool and what it was sent (the airports within 100 km are not those within 50)
+        sent = {a.get("tool_id"): a.get("args") for a in actions}
         facts = sorted(
-            dumps([p.get("ask"), p.get("field")] if p.get("ask") == "value" else [p.get("ask"), p.get("tool_id")])
+            dumps(
+                [p.get("ask"), p.get("field")]
+                if p.get("ask") == "value"
+                else [p.get("ask"), p.get("tool_id"), sent.get(p.get("tool_id"))]
+            )
             for p in describe.get("parts") or []
         )
         ident = dumps([domain, "SEM", dumps((describe.get("shared") or {}).get("value")), facts])

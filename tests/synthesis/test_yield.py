@@ -281,6 +281,13 @@ def test_the_same_two_facts_asked_in_the_other_order_are_one_sem_task():
         T.trajectory_id("d", "SEM", [{**tz, "step": 1}, {**near, "step": 2}], {"parts": other, "shared": shared}) != a
     )
     assert T.trajectory_id("d", "SEM", [], {"parts": parts, "shared": {**shared, "value": "JFK"}}) != a
+    # the count of another radius is another fact
+    near50 = {"tool": "near", "tool_id": "d/p/near", "args": {"iata": "EWR", "radius_km": 50}, "step": 2}
+    near100 = {**near50, "args": {"iata": "EWR", "radius_km": 100}}
+    tz_ = {**tz, "tool_id": "d/p/tz", "step": 1}
+    assert T.trajectory_id("d", "SEM", [tz_, near50], {"parts": parts, "shared": shared}) != T.trajectory_id(
+        "d", "SEM", [tz_, near100], {"parts": parts, "shared": shared}
+    )
     # a chain's order is its meaning
     assert T.trajectory_id("d", "chain", [{**tz, "step": 1}, {**near, "step": 2}], {}) != T.trajectory_id(
         "d", "chain", [{**near, "step": 1}, {**tz, "step": 2}], {}
