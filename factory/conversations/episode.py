@@ -188,7 +188,8 @@ def _matches(required: Mapping[str, Any], call: Mapping[str, Any]) -> bool:
 
 def goal_success(task: Mapping[str, Any], episode: Mapping[str, Any]) -> dict[str, Any]:
     """kotraj goal_success: required calls in order with matching argument subsets, the terminal state, no
-    call for no_call; a truncated episode fails whatever it did."""
+    call for no_call; a truncated episode fails whatever it did. An `optional` required call (one that only finds
+    arguments a later call sends) may be left out or replaced by another way to them; made, it keeps its order."""
     crit = task["success_criteria"]
     calls = list(episode["calls"])
     if episode["stop_reason"] in TRUNCATIONS:
@@ -208,6 +209,8 @@ def goal_success(task: Mapping[str, Any], episode: Mapping[str, Any]) -> dict[st
         earliest = max((position[p] for p in before.get(i, []) if p in position), default=-1)
         hits = [c["index"] for c in calls if c["index"] not in used and _matches(required[i], c)]
         after = [h for h in hits if h > earliest]
+        if not after and required[i].get("optional"):
+            continue  # a lookup of the way: the later calls' arguments show it was found another way
         if not after:
             name = required[i]["name"]
             if hits:

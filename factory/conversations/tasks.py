@@ -19,7 +19,8 @@ requests are rewritten to the persona's 반말/존댓말); the gold reply gives 
 (`answer_reply`). `build.select` keeps one conversation per underlying question and split.
 
 `success_criteria`: `required_calls` (tool name + `args_subset`, the compared arguments of each golden call:
-key, paging and format parameters left out), `ordering` ([i, j]: required call i before j, from the golden
+key, paging and format parameters left out; `optional` when the call only finds arguments a later call sends, so
+another way to them passes: `_finds_only`), `ordering` ([i, j]: required call i before j, from the golden
 steps), `terminal_state` (platform → state hash the environment must end in), `no_call`.
 """
 
@@ -59,6 +60,7 @@ from factory.eval.scoring import is_key_action, key_tool_names, spec_of, value_c
 from factory.io import dumps
 from factory.llm.agent import hidden_params
 from factory.llm.simulator import mentions_value, opening, spoken_place
+from factory.synthesis import answers
 from factory.tools.executor import KEY_PLACEHOLDER
 from factory.tools.spec import ToolSpec
 
@@ -92,7 +94,11 @@ def required_calls(task: Mapping[str, Any], specs: Specs) -> tuple[list[dict[str
     pairs [i, j] (every call of a step before every call of the next step)."""
     keys = key_tool_names(task.get("system_state") or {})
     calls: list[dict[str, Any]] = []
-    for a in task["golden_actions"]:
+    try:
+        read = answers.positions(task.get("answer_spec") or {}, task["golden_actions"])
+    except answers.SpecError:
+        read = None  # an answer nobody can locate: every call stays required
+    for pos, a in enumerate(task["golden_actions"]):
         if is_key_action(a, specs, keys):
             continue
         spec = spec_of(specs, a)
@@ -107,9 +113,14 @@ def required_calls(task: Mapping[str, Any], specs: Specs) -> tuple[list[dict[str
             k: coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k not in hide and v != KEY_PLACEHOLDER
         }
         calls.append(
-            {"name": a["tool"], "platform": a["platform"], "step": a["step"], "args_subset": subset, "args": arguments}
-        )
+            {
+                "name": a["tool"], "platform": a["platform"], "step": a["step"], "args_subset": subset,
+                "args": arguments, "position": pos, "writes": bool(spec is not None and spec.state_changing),
+            }
+        )  # fmt: skip
     steps = sorted({c["step"] for c in calls})
+    for c in calls:
+        c["optional"] = _finds_only(c, calls, read, steps)
     ordering = [
         [i, j]
         for s, nxt in zip(steps, steps[1:], strict=False)
@@ -119,6 +130,20 @@ def required_calls(task: Mapping[str, Any], specs: Specs) -> tuple[list[dict[str
         if d["step"] == nxt
     ]
     return calls, ordering
+
+
+def _finds_only(
+    call: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], read: set[int] | None, steps: Sequence[int]
+) -> bool:
+    """Whether a golden call only finds arguments of later calls (a lookup of the way: 인천광역시 동구 → its code),
+    so another way to the same arguments passes (blind read s15 conversations #6, #14: `search_admin_sigungu` finds
+    the code `list_admin_sido` → `list_admin_sigungu` did). It is none of: a call the answer reads, a write, a
+    call of the last step, or one followed by a call that sends nothing to compare (then only the lookup shows
+    the way was taken)."""
+    if read is None or call["position"] in read or call["writes"] or call["step"] == steps[-1]:
+        return False
+    later = [d for d in calls if d["step"] > call["step"]]
+    return bool(later) and all(d["args_subset"] for d in later)
 
 
 def base_case(calls: Sequence[Mapping[str, Any]]) -> str:
@@ -595,7 +620,7 @@ def conversation_tasks(
     out: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     criteria = {
-        "required_calls": [{k: c[k] for k in ("name", "args_subset", "step")} for c in calls],
+        "required_calls": [{k: c[k] for k in ("name", "args_subset", "step", "optional")} for c in calls],
         "ordering": ordering,
         "terminal_state": dict(task.get("expected_state_hash") or {}),
         "no_call": False,

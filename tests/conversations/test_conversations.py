@@ -112,6 +112,27 @@ def test_required_calls_out_of_order_fail_goal_success() -> None:
     assert sim_faults(task, ep) == []  # the agent's failure, not the simulator's
 
 
+def test_a_lookup_of_the_way_may_be_taken_another_way() -> None:
+    """The search only finds the id count_items sends, so it is optional: an agent that reaches id 90 by another
+    way passes, one that sends another id fails (blind read s15 conversations #6, #14)."""
+    task = _tasks()["sequential"]
+    assert [c["optional"] for c in task["success_criteria"]["required_calls"]] == [True, False]
+
+    def direct(parent_id: int) -> Any:
+        class Direct:
+            async def respond(self, task: dict[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+                if not any(m.get("role") == "tool" for m in messages):
+                    fn = {"name": "count_items", "arguments": json.dumps({"parent_id": parent_id})}
+                    return {"content": None, "tool_calls": [{"id": "c0", "type": "function", "function": fn}]}
+                return {"content": "The artist has 21 albums."}
+
+        return Direct()
+
+    assert goal_success(task, _run(task, direct(90)))["success"]
+    g = goal_success(task, _run(task, direct(91)))
+    assert not g["success"] and "count_items" in g["reason"]
+
+
 def test_a_no_call_task_answered_with_a_tool_call_fails() -> None:
     task = _tasks()["no_call"]
     sequential = _tasks()["sequential"]
