@@ -626,7 +626,7 @@ def no_call_share(
     """The conversations with at most one no_call per `every` tool-calling conversations in each (domain,
     language) (at least one where there is one), so that a language whose tasks are seldom askable does not end up
     mostly no_call (blind read s11 r2: 5 of 10 Korean conversations). The kept ones say different requests where
-    they can. Returns the kept conversations (in input order) and the dropped no_calls as skip rows."""
+    they can, within a domain and across the domains of a language. Returns the kept conversations (in input order) and the dropped no_calls as skip rows."""
     if every <= 0:
         return list(convs), []
     keep: set[str] = set()
@@ -639,18 +639,22 @@ def no_call_share(
             groups.setdefault(key, []).append(c)
         else:
             tools[key] += 1
-    for key, cands in groups.items():
+    said: dict[str, set[str]] = {}  # language → requests kept in another domain
+    for key, cands in sorted(groups.items()):
         allowed = max(1, round(tools[key] / every))
         order = sorted(
             cands, key=lambda c: hashlib.sha256(dumps([seed, c["id"], "no_call share"]).encode()).hexdigest()
         )
         first: dict[str, dict[str, Any]] = {}
-        for c in order:  # one per request first
-            first.setdefault(c["task"], c)
-        rest = [c for c in order if first[c["task"]] is not c]
-        for i, c in enumerate([*first.values(), *rest]):
+        for c in order:  # one per request first, and a request no other domain says ('turn the heating up' in
+            first.setdefault(c["task"], c)  # music and aviation: blind read s15 conversations #3, #19)
+        elsewhere = said.setdefault(key[1], set())
+        fresh = [c for c in first.values() if c["task"] not in elsewhere]
+        rest = [c for c in order if c not in fresh]
+        for i, c in enumerate([*fresh, *rest]):
             if i < allowed:
                 keep.add(c["id"])
+                elsewhere.add(c["task"])
             else:
                 dropped.append({"source_task_id": c["source_task_id"], "case_pattern": "no_call",
                                 "reason": f"no_call share: {allowed} per {tools[key]} tool-calling conversations "

@@ -132,6 +132,20 @@ def required_calls(task: Mapping[str, Any], specs: Specs) -> tuple[list[dict[str
     return calls, ordering
 
 
+# a user who asks for the figure alone ('숫자만 알려 주시면 돼요', 'Just the number pls.')
+_ASKS_BRIEF = re.compile(r"숫자만|간단히 답해|\bjust the (?:number|figure)\b|\ba short answer\b", re.IGNORECASE)
+_ASIDE = re.compile(r"\s*\([^()]*\)")
+
+
+def _briefly(solved: dict[str, Any], initial_message: str) -> dict[str, Any]:
+    """The solved task with its reply's asides dropped ('5곳 차이입니다(광주광역시 5곳, 인천광역시 10곳).' → '5곳
+    차이입니다.') when the user asked for the figure alone (blind read s15 conversations #9)."""
+    if not _ASKS_BRIEF.search(initial_message):
+        return solved
+    text = _ASIDE.sub("", str(solved["answer"]["text"])).strip()
+    return {**solved, "answer": {**solved["answer"], "text": text}} if text else solved
+
+
 def _finds_only(
     call: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], read: set[int] | None, steps: Sequence[int]
 ) -> bool:
@@ -668,12 +682,13 @@ def conversation_tasks(
         if split is not None:  # asked 'which one' first: kept only when the reply names it (build.name_found)
             plain = korean_register(_qualified(said, lang), persona)[0]
             base["asks_which"] = opening(lang, persona, plain, variant=variant)
+        first = opening(lang, persona, request, variant=variant)
         out.append(
             {
                 **base,
-                **_basis_said(solved, request, lang),
+                **_basis_said(_briefly(solved, first), request, lang),
                 "task": said,
-                "initial_message": opening(lang, persona, request, variant=variant),
+                "initial_message": first,
                 "persona": persona,
                 "hidden_info": {},
                 "success_criteria": criteria,

@@ -1,0 +1,53 @@
+"""Conversation wordings fixed after the blind read of session 15
+(`benchmarks/results/blind_audit_s15_conversations_2026-12-03.md`)."""
+
+from collections import Counter
+from typing import Any
+
+from factory.conversations.build import no_call_share
+from factory.conversations.tasks import _briefly
+from factory.llm.simulator import opening
+
+_HURRIED_BANMAL = {"격식": "반말", "스타일": "급함", "디지털 활용": "높음"}
+_HURRIED_EN = {"register": "casual", "style": "hurried", "digital_literacy": "high"}
+
+
+def test_an_idle_question_is_not_rushed():
+    # s15 #6: "급한데, 인천광역시 동구의 법정동이 몇 곳인지 궁금해." (urgency pasted onto a calm '궁금해')
+    curious = "인천광역시 동구의 법정동이 몇 곳인지 궁금해."
+    said = {opening("ko", _HURRIED_BANMAL, curious, variant=v) for v in range(24)}
+    assert all(x.endswith("궁금해.") for x in said)
+    assert not any(w in x for x in said for w in ("급", "바빠", "빨리", "나가야")), said
+    asked = {opening("ko", _HURRIED_BANMAL, "인천광역시 동구의 법정동은 몇 곳이야?", variant=v) for v in range(24)}
+    assert any("급" in x or "바빠" in x for x in asked)  # a plain question may still be rushed
+    en = {opening("en", _HURRIED_EN, "I'm curious how many albums Accept has.", variant=v) for v in range(24)}
+    assert not any("rush" in x.lower() or "gotta run" in x.lower() for x in en), en
+
+
+def test_a_user_who_asks_for_the_figure_alone_gets_it_alone():
+    # s15 #9: "… 숫자만 알려 주시면 돼요." answered "5곳 차이입니다(광주광역시 5곳, 인천광역시 10곳)."
+    solved = {"answer": {"text": "5곳 차이입니다(광주광역시 5곳, 인천광역시 10곳).", "values": [5]}}
+    brief = _briefly(solved, "광주광역시와 인천광역시는 구·군이 몇 곳 차이 나나요? 숫자만 알려 주시면 돼요.")
+    assert brief["answer"]["text"] == "5곳 차이입니다." and brief["answer"]["values"] == [5]
+    assert _briefly(solved, "광주광역시와 인천광역시는 구·군이 몇 곳 차이 나나요?") is solved
+    en = {"answer": {"text": "It's about 6.3 MB (6290521 bytes).", "values": [6290521]}}
+    assert _briefly(en, "How big is the file? Just the number pls.")["answer"]["text"] == "It's about 6.3 MB."
+
+
+def _nc(i: int, domain: str, task: str, case: str = "no_call") -> dict[str, Any]:
+    return {"id": f"{domain}-{case}-{i}", "source_task_id": f"{domain}{i}", "domain": domain, "language": "en",
+            "case_pattern": case, "task": task}  # fmt: skip
+
+
+def test_no_call_requests_differ_across_the_domains_of_a_language():
+    # s15 #3, #19: "Please turn the heating up a couple of degrees." in music and in aviation
+    heat, alarm, song = "Please turn the heating up.", "Set an alarm for 7.", "Sing me a song."
+    convs = [
+        *(_nc(i, "aviation", t) for i, t in enumerate([heat, heat])),
+        *(_nc(i, "music", t) for i, t in enumerate([heat, alarm, heat])),
+        *(_nc(i, "korea", t) for i, t in enumerate([heat, song])),
+        *(_nc(i, d, "", "single") for d in ("aviation", "music", "korea") for i in range(3)),
+    ]
+    kept, _ = no_call_share(convs, 3, 0)
+    said = Counter(c["task"] for c in kept if c["case_pattern"] == "no_call")
+    assert sorted(said) == sorted([heat, alarm, song]) and set(said.values()) == {1}
