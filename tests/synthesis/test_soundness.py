@@ -31,7 +31,8 @@ from tests.conftest import free_port, write_config
 from tests.synthesis.test_degeneracy import _run, _up, _world
 
 NEW = ("repeated_call", "substring_bridge", "ambiguous_pick", "unbridged_records", "cond_subject", "mixed_units",
-       "entity_level", "circular_hop", "capped_count", "homonym_fan", "cross_platform_detour")  # fmt: skip
+       "entity_level", "circular_hop", "capped_count", "homonym_fan", "cross_platform_detour",
+       "rival_registers")  # fmt: skip
 
 ARTIST_TYPES = {
     "music/chinook-catalog/search_artists": {
