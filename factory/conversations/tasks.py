@@ -664,7 +664,10 @@ def conversation_tasks(
     }
     basis = counting_basis(str(task.get("query") or "")) if lang == "ko" else None
     if basis and basis not in solved["answer"]["text"]:  # the request leaves the basis out; the reply says it
-        solved["answer"] = {**solved["answer"], "text": f"{solved['answer']['text']} {basis} 단위로 셌어요."}
+        how = (
+            "구가 있는 시는 구별로 셌어요." if basis == "일반구" else f"{basis} 단위로 셌어요."
+        )  # said as it means (s15)
+        solved["answer"] = {**solved["answer"], "text": f"{solved['answer']['text']} {how}"}
     level, how = askability(task)
     if level is None:
         for case in (base_case(calls), "multi_turn"):

@@ -1811,6 +1811,15 @@ KO_CONDITIONS = {
     "단위": ("{x} 단위로 보면", "{x} 단위로 셀 때", "{x} 단위로 따지면"),
     "기준": ("{x} 기준으로 보면", "{x} 기준으로 셀 때", "{x} 기준으로 따지면"),
 }
+# a code-book word a person does not use is said as what it means (blind read s15 ko #1, #4, #6, #15: '일반구 단위로
+# 셀 때' read technical): a tool that lists a city's 일반구 in place of the city counts each 구 of a city that has them
+KO_CONDITIONS_SAID = {
+    ("일반구", "단위"): (
+        "구가 있는 시는 구별로 세면,",
+        "시에 속한 구를 하나씩 따로 세면,",
+        "구가 있는 시는 구마다 따로 셀 때,",
+    ),
+}
 _KO_PAIRS = {
     "은": "은/는",
     "는": "은/는",
@@ -1835,7 +1844,7 @@ def qualifiers_after(text: str, lang: str) -> str:
     pos = 0
     pick = zlib.crc32(text.encode("utf-8"))
     for m in _KO_QUALIFIER.finditer(text):
-        forms = KO_CONDITIONS[m.group(2)]
+        forms = KO_CONDITIONS_SAID.get((m.group(1), m.group(2))) or KO_CONDITIONS[m.group(2)]
         said = forms[pick % len(forms)].format(x=m.group(1))
         if said not in first:
             first.append(said)

@@ -175,7 +175,9 @@ def test_a_korean_counting_basis_is_said_by_the_assistant_not_the_user() -> None
     task = {**source_task("ko"), "query": "철마면의 시군구의 읍면동 수를 알려 주세요. 일반구 단위로 봐 주세요."}
     made, _ = conversation_tasks(task, {}, trajectory=trajectory("ko"), noun_of=noun_of, no_call_every=0)
     base = next(c for c in made if c["case_pattern"] == "sequential")
-    assert "단위로 봐" not in base["initial_message"] and base["answer"]["text"].endswith("일반구 단위로 셌어요.")
+    assert "단위로 봐" not in base["initial_message"] and base["answer"]["text"].endswith(
+        "구가 있는 시는 구별로 셌어요."
+    )
 
 
 def _nc(i: int, lang: str, case: str = "no_call", task: str = "") -> dict[str, Any]:

@@ -2,7 +2,7 @@
 ('시·군·구(일반구 단위)') reads like a database note; said as a request after the question it read tacked on (s11
 r2ko #2/#7): the question names the noun and says how to count once, as the condition it opens with."""
 
-from factory.synthesis.phrasing import KO_CONDITIONS, qualifiers_after
+from factory.synthesis.phrasing import KO_CONDITIONS, KO_CONDITIONS_SAID, qualifiers_after
 
 
 def test_a_parenthetical_qualifier_is_said_as_the_condition_the_question_opens_with():
@@ -16,7 +16,7 @@ def test_a_parenthetical_qualifier_is_said_as_the_condition_the_question_opens_w
     )
     after = qualifiers_after(q, "ko")
     assert "(" not in after and "시·군·구는 어디인가요? 그곳의" in after, after
-    assert any(after.startswith(f.format(x="일반구") + " 경기도에서 2020년") for f in KO_CONDITIONS["단위"]), after
+    assert any(after.startswith(f.format(x="일반구") + " 경기도에서 2020년") for f in _forms("단위", "일반구")), after
     assert after.endswith("코드도 알려 주세요.") and "봐 주세요" not in after, after
 
 
@@ -38,14 +38,20 @@ def test_other_parentheses_and_languages_stay_as_they_are():
 
 def said(kind: str, x: str, body: str) -> set[str]:
     """Every way the question may open with the condition, then its body."""
-    return {f.format(x=x) + " " + body for f in KO_CONDITIONS[kind]}
+    return {f.format(x=x) + " " + body for f in _forms(kind, x)}
+
+
+def _forms(kind: str, x: str) -> tuple[str, ...]:
+    return KO_CONDITIONS_SAID.get((x, kind)) or KO_CONDITIONS[kind]
 
 
 def test_the_condition_is_said_in_several_ways_across_questions():
     # s13 demo: one fixed '일반구 단위로 보면' opened 17% of the Korean questions
     places = ["경기도", "인천광역시", "서울특별시", "부산광역시", "대구광역시", "경상남도", "충청북도", "전라북도"]
     qs = [f"{a}와 {b}의 시·군·구(일반구 단위) 수는 몇 곳 차이 나나요?" for a in places for b in places if a != b]
-    openings = {" ".join(qualifiers_after(q, "ko").split()[:3]) for q in qs}
-    assert len(openings) == len(KO_CONDITIONS["단위"]), openings
+    openings = {qualifiers_after(q, "ko").split(",")[0] for q in qs}
+    # '일반구' is said as what it means (s15 ko: '일반구 단위로 셀 때' read technical)
+    assert openings == {f.rstrip(",") for f in KO_CONDITIONS_SAID[("일반구", "단위")]}, openings
+    assert not any("일반구" in qualifiers_after(q, "ko") for q in qs)
     # the same question always gets the same form
     assert qualifiers_after(qs[0], "ko") == qualifiers_after(qs[0], "ko")
