@@ -70,7 +70,9 @@ def test_the_flights_of_a_route_are_those_between_its_two_airports(specs):
               [("list_routes", "carrier", "DL"), ("list_routes", "origin", "LGA")], acts,
               {"ask": "count", "tool_id": _tid(specs, "list_flights")}, {"type": "number", "value": 278, "fields": []})  # fmt: skip
     q = _query(t, specs, "en")
-    assert q == "How many flights are there between the same two airports as the shortest route flown by DL from LGA?"
+    assert q == (
+        "How many flights are there between the same two airports as the shortest route flown by airline DL from LGA?"
+    )
 
 
 def test_flights_are_said_by_where_they_go(specs):
