@@ -51,3 +51,13 @@ def test_no_call_requests_differ_across_the_domains_of_a_language():
     kept, _ = no_call_share(convs, 3, 0)
     said = Counter(c["task"] for c in kept if c["case_pattern"] == "no_call")
     assert sorted(said) == sorted([heat, alarm, song]) and set(said.values()) == {1}
+
+
+def test_a_reply_never_says_the_answer_is():
+    # s15 #16: "The answer is 5 copies." read robotic
+    from factory.conversations.tasks import answer_reply
+
+    words = " ".join(f"word{i}" for i in range(40))
+    task = {"language": "en", "answer": {"text": f"There are 5 copies of {words}.", "value": 5}}
+    said = {answer_reply(task, variant) for variant in range(8)}
+    assert all("5" in x and "answer is" not in x.lower() for x in said), said
