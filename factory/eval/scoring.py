@@ -270,6 +270,10 @@ def score_response(
         ok = normalize_text(cand) in {normalize_text(v) for v in values}
         if not ok:
             ok, method = _states_string(cand, values[:1], question), "sentence"
+        margin = (answer.get("frame") or {}).get("margin")
+        if ok and margin is not None and not _contains_value(final, margin, rel_tol):
+            # 'Which has fewer routes, and by how many?': the side without the margin is half the answer
+            return {"passed": False, "method": "no_margin", "extracted": cand[:200], "decided": True}
         return {"passed": ok, "method": method, "extracted": cand[:200], "decided": ok}
     # judge answers: no pattern extraction (App. B.2); containment until a judge decides
     values = gold if isinstance(gold, list) else [gold]

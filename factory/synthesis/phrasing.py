@@ -1535,6 +1535,7 @@ def cmp_realization(
         if d.get("cmp") == "difference" and counts[0] == counts[1]:
             raise Unphraseable("both options count the same: 'how many more' has no answer", "degenerate")
         parts["big"] = 0 if counts[0] >= counts[1] else 1  # the option with more: 'How many more … does it have?'
+        parts["margin"] = abs(counts[0] - counts[1])  # a choice of two asks 'and by how many' too (`answer_frame`)
     else:
         parts["big"] = None  # unknown: DIFF is asked without saying which has more
     attr = kind not in ("display", "key", "reference") and not isinstance(slot.get("phrase"), Mapping)

@@ -281,6 +281,9 @@ def answer_frame(inp: QueryWriterInput) -> dict[str, Any]:
         "otherwise_counter": str(((a.parts or {}).get("cond") or {}).get("counter") or "") if ko else "",
         # what the answer sentence names instead of the question's chain (`answers.short_statement`)
         "short": short_frame(main_pattern(inp.pattern), a.parts or {}),
+        # a choice of two ('Which has more …, and by how many?') is answered by the side and the margin: a reply
+        # that names the side alone is not the answer (`eval.scoring.score_response`; blind read s15 en2 #16)
+        "margin": (a.parts or {}).get("margin") if main_pattern(inp.pattern) == "WHICH" else None,
         # a comparison's sides as the question names them (the one with more first): the answer names the winner
         "compare": {
             k: (a.parts or {})[k]

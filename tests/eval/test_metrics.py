@@ -319,3 +319,19 @@ def test_an_alternative_path_taken_without_the_golden_calls_is_correct() -> None
     without = dict(task, alternative_paths=[])
     s = score_episode(without, {"calls": calls}, {}, response={"passed": True}, environment=None, hard_failure=False)
     assert s["action"]["correctness"] == 0.0 and s["waterfall"]["first_failure"] == "tool_names"
+
+
+def test_a_choice_of_two_is_answered_with_its_margin():
+    # s15 en2 #16: 'Between UA and 9E, which one has fewer routes, and by how many?' held 'UA' alone
+    from factory.eval.scoring import score_response
+
+    answer = {"type": "string", "value": "UA", "text": "UA has fewer routes, by 24: 53 against 77.",
+              "frame": {"pattern": "WHICH", "margin": 24}}  # fmt: skip
+    q = "Between UA and 9E, which one has fewer routes, and by how many?"
+    assert score_response(answer, "UA has fewer, by 24 routes.", question=q)["passed"]
+    alone = score_response(answer, "UA has fewer routes.", question=q)
+    assert not alone["passed"] and alone["method"] == "no_margin"
+    assert not score_response(answer, "UA, by 20.", question=q)["passed"]
+    assert not score_response(answer, "9E has fewer, by 24.", question=q)["passed"]
+    no_margin = {**answer, "frame": {"pattern": "WHICH"}}  # a task made before the margin was kept
+    assert score_response(no_margin, "UA has fewer routes.", question=q)["passed"]

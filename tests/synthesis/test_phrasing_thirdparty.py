@@ -98,3 +98,12 @@ def test_a_bare_answer_the_tool_does_not_name_is_not_asked(petstore):
     }  # fmt: skip
     with pytest.raises(Unphraseable, match="does not say what its answer is"):
         writer_input(t, specs, "en", 0, frames_for(specs))
+
+
+def test_a_choice_of_two_keeps_its_margin_for_the_grader(petstore):
+    # s15 en2 #16: 'which one has fewer routes, and by how many?' was graded on the side alone
+    specs, frames = petstore
+    frame = answer_frame(writer_input(_cmp(specs, "winner", "fewer", ["sold"]), specs, "en", 0, frames))
+    assert frame["pattern"] == "WHICH" and frame["margin"] == 4
+    frame = answer_frame(writer_input(_cmp(specs, "difference", "more", 4), specs, "en", 0, frames))
+    assert frame["margin"] is None  # the difference is the value itself
