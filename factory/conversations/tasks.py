@@ -283,7 +283,7 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     # home airport and …", not "the time of my home airport zone" (own read s14)
     owned = re.match(_EN_OWNED, rest) if language == "en" else None
     if owned is not None:  # "that track's artist" → "the artist of the song I'm listening to"
-        phrase = _own_before(persona, noun, variant, rest[owned.end() :])
+        phrase = _own_before(persona, noun, variant, rest[owned.end() :], request[:i])
         head = request[:i] + f"the {owned.group(1)} of "
         head = head[:1].upper() + head[1:] if i == 0 else head
         return head + phrase + rest[owned.end() :]
@@ -292,7 +292,9 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     if language == "ko" and rest[:1].isalnum() and not _KO_PARTICLE_AT.match(rest):
         return None
     phrase = (
-        own_phrase(language, persona, noun, variant) if language == "ko" else _own_before(persona, noun, variant, rest)
+        own_phrase(language, persona, noun, variant)
+        if language == "ko"
+        else _own_before(persona, noun, variant, rest, request[:i])
     )
     head = request[:i]
     if language == "ko" and head.endswith("에 있는 "):  # '광주광역시에 있는 그 구' → '광주광역시에서 제가 사는 구'
@@ -333,12 +335,15 @@ _EN_OWNED = re.compile(
 )
 
 
-def _own_before(persona: Mapping[str, str], noun: str, variant: int, rest: str) -> str:
+def _own_before(persona: Mapping[str, str], noun: str, variant: int, rest: str, head: str = "") -> str:
     """The English `own_phrase` whose last word is not the next word of the request ('the airline I'm flying with
-    with the most flights' read garbled: own read s14)."""
+    with the most flights' read garbled: own read s14), nor saying again what the request already does ("I'm flying
+    into the airport I'm flying out of soon")."""
     nxt = rest.split()[:1]
+    doing = {w for w in re.findall(r"[a-z]+ing\b", head.lower()) if len(w) > 4}
     forms = [own_phrase("en", persona, noun, variant + k) for k in range(4)]
-    return next((f for f in forms if f.split()[-1:] != nxt), forms[0])
+    fit = [f for f in forms if not doing & set(re.findall(r"[a-z]+", f.lower()))] or forms
+    return next((f for f in fit if f.split()[-1:] != nxt), fit[0])
 
 
 _KO_PARTICLE_AT = re.compile(r"(?:으로|로|은|는|을|를|과|와|이|가|의|에)(?![가-힣])")
@@ -657,7 +662,8 @@ def conversation_tasks(
         "golden_calls": calls,
         "golden_actions": list(task["golden_actions"]),
         "answer": {
-            "text": answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)),
+            # days as the request says them ('on or after April 7, 2007', not '2007-04-07': s16 scaled run)
+            "text": spoken_dates(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang),
             "values": answer_values(task),
         },
         "task": task["query"],

@@ -61,3 +61,26 @@ def test_a_reply_never_says_the_answer_is():
     task = {"language": "en", "answer": {"text": f"There are 5 copies of {words}.", "value": 5}}
     said = {answer_reply(task, variant) for variant in range(8)}
     assert all("5" in x and "answer is" not in x.lower() for x in said), said
+
+
+def test_the_users_own_thing_does_not_repeat_what_the_request_says():
+    # s16 scaled run: "I'm flying into my home airport soon" is fine; "flying into the airport I'm flying out of" is not
+    from factory.conversations.tasks import said_as_own
+
+    persona = {"register": "formal", "style": "relaxed", "digital_literacy": "high"}
+    req = "I'm flying into that airport soon. What is its latitude?"
+    said = {said_as_own(req, "airport", "en", persona, v) for v in range(8)}
+    assert all(x and x.startswith("I'm flying into ") and x.count("flying") == 1 for x in said), said
+
+
+def test_the_reply_says_days_as_the_request_does():
+    # s16 scaled run: asked 'on or after April 7, 2007', answered '… dated on or after 2007-04-07.'
+    from factory.conversations.tasks import conversation_tasks
+    from tests.conversations.helpers import noun_of, source_task, trajectory
+
+    task = source_task("en")
+    task = {**task, "query": "How many invoices are there dated on or after 2007-04-07?",
+            "answer": {**task["answer"], "text": "There are 28 invoices dated on or after 2007-04-07."}}  # fmt: skip
+    made, _ = conversation_tasks(task, {}, trajectory=trajectory("en"), noun_of=noun_of, no_call_every=0)
+    assert made and all("April 7, 2007" in c["answer"]["text"] for c in made), [c["answer"]["text"] for c in made]
+    assert all("2007-04-07" not in c["initial_message"] + c["answer"]["text"] for c in made)
