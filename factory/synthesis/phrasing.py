@@ -1815,10 +1815,12 @@ KO_CONDITIONS = {
 # a code-book word a person does not use is said as what it means (blind read s15 ko #1, #4, #6, #15: '일반구 단위로
 # 셀 때' read technical): a tool that lists a city's 일반구 in place of the city counts each 구 of a city that has them
 KO_CONDITIONS_SAID = {
+    # four forms, each opening with its own words: two sharing '구가 있는 시는' opened 11.5% of the s16 demo's Korean
     ("일반구", "단위"): (
         "구가 있는 시는 구별로 세면,",
         "시에 속한 구를 하나씩 따로 세면,",
-        "구가 있는 시는 구마다 따로 셀 때,",
+        "구로 나뉜 시는 구마다 따로 셀 때,",
+        "시 안의 구를 각각 한 곳으로 치면,",
     ),
 }
 _KO_PAIRS = {

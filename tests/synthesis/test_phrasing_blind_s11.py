@@ -53,5 +53,8 @@ def test_the_condition_is_said_in_several_ways_across_questions():
     # '일반구' is said as what it means (s15 ko: '일반구 단위로 셀 때' read technical)
     assert openings == {f.rstrip(",") for f in KO_CONDITIONS_SAID[("일반구", "단위")]}, openings
     assert not any("일반구" in qualifiers_after(q, "ko") for q in qs)
+    # no two forms open with the same three words (s16 demo: '구가 있는 시는' opened 11.5% of the Korean questions)
+    firsts = [" ".join(f.split()[:3]) for f in KO_CONDITIONS_SAID[("일반구", "단위")]]
+    assert len(set(firsts)) == len(firsts), firsts
     # the same question always gets the same form
     assert qualifiers_after(qs[0], "ko") == qualifiers_after(qs[0], "ko")
