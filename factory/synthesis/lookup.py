@@ -9,7 +9,8 @@ the key.  Value types say which arguments are keys (`key_kind`):
 - ``internal``: an ``<entity>.id@<platform>`` value (a surrogate integer): resolved by a lookup, or the seed
   is not used (``internal_seed``);
 - ``code``: an ``<entity>.code@<platform>`` value (KOSTAT/admin codes): borderline public identifiers,
-  resolved when a lookup exists and picks one record, kept as they are otherwise;
+  resolved when a lookup exists and picks one record, kept as they are otherwise when short (a 2-digit 시도 code;
+  a longer one is ``unnamed_code``: no one asks about '읍면동 코드 26710250');
 - public standards (IATA, ICAO, tail numbers) and every other type: cited as they are.
 
 A lookup is an edge of G* into the seed tool that binds the key parameter from a field of the lookup tool's
@@ -51,8 +52,10 @@ INTERNAL, CODE = "internal", "code"
 REJECTIONS = {
     "internal_seed": "a seed is an internal surrogate key (artist id 142) and no lookup resolves it from a name",
     "ambiguous_name": "the display name of a key picks no record or several of its lookup (two playlists 'Music')",
+    "unnamed_code": "a seed is a long platform code (읍면동 코드 26710250) no lookup names: no one cites it",
 }
 DISPLAY_ROLES = ("name", "title")
+MAX_CITED_CODE = 2  # characters of a platform code a question may cite when no lookup names it (`_keep_code`)
 COMPOSED = ("first_name", "last_name")  # a person's name from two fields: 'Luís Gonçalves'
 MAX_AMBIGUITY_CHECKS = 3  # other records a name search found whose own listing is checked (`_unambiguous`)
 DESCRIBE_TOOLS = 3  # tools called at most to read a key's display value
@@ -371,7 +374,7 @@ class Grounder:
                 if isinstance(v, list) or not self.plans(tid, p):
                     if kind == INTERNAL:
                         raise Rejection("internal_seed", self.groundable(tid, {p: v}) or f"{name}.{p}={v!r}")
-                    g.kept_codes.append(f"{name}.{p}={v}")
+                    self._keep_code(g, name, p, v)
                     continue
                 try:
                     steps = await self._resolve(ex, tid, p, v, self.depth, calls)
@@ -380,7 +383,7 @@ class Grounder:
                         if r.reason in REJECTIONS:  # a property of the value, not of this attempt: not drawn again
                             self.unnameable.add((tid, p, _canon(v)))
                         raise
-                    g.kept_codes.append(f"{name}.{p}={v}")
+                    self._keep_code(g, name, p, v)
                     continue
                 g.steps += steps
                 done[(ktype, _canon(v))] = steps[-1]
@@ -388,6 +391,15 @@ class Grounder:
                 g.to[(i, p)] = steps[-1].junction["to"]
                 g.args[i][p] = self._typed(tid, p, steps[-1].key)
         return g
+
+    @staticmethod
+    def _keep_code(g: Grounding, name: str, p: str, v: Any) -> None:
+        """A platform's code no lookup names is cited as it is when it is short (a 2-digit 시도 code); a long one
+        is no question anyone asks (blind read s16: '행정안전부 읍면동 코드 26710250과 …
+        26710330의 리 수는 몇 곳 차이 나나요?'): Rejection('unnamed_code')."""
+        if len(str(v)) > MAX_CITED_CODE:
+            raise Rejection("unnamed_code", f"{name}.{p}={v!r} is a code no lookup names, too long to cite")
+        g.kept_codes.append(f"{name}.{p}={v}")
 
     def _typed(self, tid: str, p: str, v: Any) -> Any:
         try:

@@ -11,3 +11,18 @@ def test_a_listed_answer_says_each_value_once():
     ko = answers._statement("출발 공항의 주", ["뉴욕", "뉴저지", "뉴욕"], "judge", {}, "ko")
     assert ko == "출발 공항의 주는 뉴욕, 뉴저지입니다"
     assert answers._statement("the counts", [3, 4], "judge", {}, "en") == "the counts: 3 and 4"
+
+
+def test_a_long_platform_code_no_lookup_names_is_not_cited():
+    # s16 demo: '행정안전부 읍면동 코드 26710250과 행정안전부 읍면동 코드 26710320의 리 수는 몇 곳 차이 나나요?'
+    import pytest
+
+    from factory.synthesis import lookup
+    from factory.synthesis.junctions import Rejection
+
+    g = lookup.Grounding(args=[{}])
+    lookup.Grounder._keep_code(g, "list_admin_sigungu", "sidoCd", "26")  # a 시도 code may be cited
+    assert g.kept_codes == ["list_admin_sigungu.sidoCd=26"]
+    with pytest.raises(Rejection) as e:
+        lookup.Grounder._keep_code(g, "list_admin_ri", "emdCd", "26710250")
+    assert e.value.reason == "unnamed_code" and "unnamed_code" in lookup.REJECTIONS

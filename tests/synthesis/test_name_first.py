@@ -296,5 +296,5 @@ def test_grounding_counts_in_metadata():
     g = T.trajectory_metadata(value)["name_first"]
     assert g["seeds_resolved_by_lookup"] == 1 and g["nested_lookups"] == 1 and g["trajectories_with_lookup"] == 1
     assert g["lookup_share"] == 0.5 and g["seeds_dropped_internal"] == 7
-    assert g["rejected"] == {"internal_seed": 2, "ambiguous_name": 2}
+    assert g["rejected"] == {"internal_seed": 2, "ambiguous_name": 2, "unnamed_code": 0}
     assert T.trajectory_metadata(value)["rejections_by_reason"]["ambiguous_name"] == 2
