@@ -1859,4 +1859,10 @@ def qualifiers_after(text: str, lang: str) -> str:
         pos = m.end()
     out.append(text[pos:])
     body = "".join(out).strip()
+    if first and (m := _KO_BY_COUNT.match(body)):  # one condition, not two ('… 세면, 시·군·구 수로 보면 …': s16)
+        body = f"{m['pair']}의 {m['noun']} 수는 {m['rest']}"
     return " ".join([", ".join(first), body]) if first else body
+
+
+# a comparison that opens with what it counts ('시·군·구 수로 보면 경기도와 인천광역시는 몇 곳 차이 나나요?')
+_KO_BY_COUNT = re.compile(r"^(?P<noun>\S+) 수로 보면 (?P<pair>\S+(?:과|와) \S+?)(?:은|는) (?P<rest>몇 .+)$")

@@ -26,3 +26,13 @@ def test_a_long_platform_code_no_lookup_names_is_not_cited():
     with pytest.raises(Rejection) as e:
         lookup.Grounder._keep_code(g, "list_admin_ri", "emdCd", "26710250")
     assert e.value.reason == "unnamed_code" and "unnamed_code" in lookup.REJECTIONS
+
+
+def test_a_counting_condition_is_said_once():
+    # s16 demo: '시에 속한 구를 하나씩 따로 세면, 시·군·구 수로 보면 경기도와 인천광역시는 몇 곳 차이 나나요?'
+    from factory.synthesis.phrasing import qualifiers_after
+
+    q = qualifiers_after("시·군·구(일반구 단위) 수로 보면 경기도와 인천광역시는 몇 곳 차이 나나요?", "ko")
+    assert q.endswith(", 경기도와 인천광역시의 시·군·구 수는 몇 곳 차이 나나요?") and "보면" not in q, q
+    plain = "리 수로 보면 기장읍과 장안읍은 몇 곳 차이 나나요?"  # no qualifier: one condition already
+    assert qualifiers_after(plain, "ko") == plain
