@@ -55,8 +55,14 @@ def _name_for(record: Mapping[str, Any], key: str) -> str | None:
     for k in own:
         v = record.get(k)
         if isinstance(v, str) and v.strip():
-            return v.strip()
+            last = next((record[x] for x in record if _LAST_NAME.fullmatch(x) and isinstance(record[x], str)), "")
+            # a person by their whole name ('The customer is Bjørn Hansen.', not '… is Bjørn.': s16 scaled run)
+            return f"{v.strip()} {last.strip()}".strip() if _FIRST_NAME.fullmatch(k) else v.strip()
     return None
+
+
+_FIRST_NAME = re.compile(r"first_?name", re.IGNORECASE)
+_LAST_NAME = re.compile(r"last_?name", re.IGNORECASE)
 
 
 def found_names(

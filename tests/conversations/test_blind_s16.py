@@ -84,3 +84,12 @@ def test_the_reply_says_days_as_the_request_does():
     made, _ = conversation_tasks(task, {}, trajectory=trajectory("en"), noun_of=noun_of, no_call_every=0)
     assert made and all("April 7, 2007" in c["answer"]["text"] for c in made), [c["answer"]["text"] for c in made]
     assert all("2007-04-07" not in c["initial_message"] + c["answer"]["text"] for c in made)
+
+
+def test_a_person_found_along_the_way_is_named_in_full():
+    # s16 scaled run: '… dated on or after April 7, 2007. The customer is Bjørn.'
+    from factory.conversations.found import _name_for
+
+    rec = {"customer_id": 4, "first_name": "Bjørn", "last_name": "Hansen", "country": "Norway"}
+    assert _name_for(rec, "customer_id") == "Bjørn Hansen"
+    assert _name_for({"sigunguCd": "11110", "sigunguNm": "종로구"}, "sigunguCd") == "종로구"
