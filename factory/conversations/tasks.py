@@ -61,6 +61,7 @@ from factory.io import dumps
 from factory.llm.agent import hidden_params
 from factory.llm.simulator import mentions_value, opening, spoken_place
 from factory.synthesis import answers
+from factory.synthesis.phrasing import KO_CONDITIONS_SAID
 from factory.tools.executor import KEY_PLACEHOLDER
 from factory.tools.spec import ToolSpec
 
@@ -130,6 +131,17 @@ def required_calls(task: Mapping[str, Any], specs: Specs) -> tuple[list[dict[str
         if d["step"] == nxt
     ]
     return calls, ordering
+
+
+_AGAINST = re.compile(r"(\d[\d,.]*) against (\d)")
+_VERSUS = (" against ", " to ", " versus ")
+
+
+def _versus(text: str, variant: int) -> str:
+    """Two compared counts said in one of several ways ('41 against 37', '41 to 37', '41 versus 37'): 'against'
+    closed 6 of 10 English conversations of the s16 read."""
+    word = _VERSUS[variant % len(_VERSUS)]
+    return _AGAINST.sub(lambda m: m.group(1) + word + m.group(2), text)
 
 
 # a user who asks for the figure alone ('숫자만 알려 주시면 돼요', 'Just the number pls.')
@@ -343,6 +355,9 @@ def _own_before(persona: Mapping[str, str], noun: str, variant: int, rest: str, 
     doing = {w for w in re.findall(r"[a-z]+ing\b", head.lower()) if len(w) > 4}
     forms = [own_phrase("en", persona, noun, variant + k) for k in range(4)]
     fit = [f for f in forms if not doing & set(re.findall(r"[a-z]+", f.lower()))] or forms
+    if re.search(r"\bI(?:'m)?\b", head):  # a request already about the user's trip: no second clause of theirs
+        fit = [f for f in fit if not re.search(r"\bI(?:'m)?\b", f)] or fit  # ('a trip through the airport I'm
+        # flying out of': blind read s16 conversations #3)
     return next((f for f in fit if f.split()[-1:] != nxt), fit[0])
 
 
@@ -423,9 +438,28 @@ def chat_wording(
 
 def _qualified(text: str, language: str) -> str:
     """A request with its days as people write them ('June 13, 2008') and, in Korean, its code-book qualifiers
-    said after the question ('… 몇 곳인가요? 법정동 기준으로요.')."""
+    said after the question ('… 몇 곳인가요? 법정동 기준으로요.'); a counting rule the question opens with is left to
+    the reply ('구가 있는 시는 구별로 세면, …' pasted into a chat read garbled: blind read s16 conversations #11)."""
     text = spoken_dates(text, language)
-    return _KO_UNIT.sub("", spoken_korean_qualifiers(text)).strip() if language == "ko" else text
+    if language != "ko":
+        return text
+    text = _leading_basis(text)[1]
+    return _KO_UNIT.sub("", spoken_korean_qualifiers(text)).strip()
+
+
+# the counting conditions a Korean question may open with (phrasing.qualifiers_after), by the unit they count by
+_KO_SAID_BASIS = {f: word for (word, _), forms in KO_CONDITIONS_SAID.items() for f in forms}
+_KO_LEADING_UNIT = re.compile(r"^(\S+) (?:단위|기준)(?:으로|로) (?:보면|셀 때|따지면),? ")
+
+
+def _leading_basis(text: str) -> tuple[str | None, str]:
+    """(the unit a Korean question's opening condition counts by, the question without it)."""
+    body = text.lstrip()
+    for said, word in _KO_SAID_BASIS.items():
+        if body.startswith(said):
+            return word, body[len(said) :].lstrip()
+    m = _KO_LEADING_UNIT.match(body)
+    return (m.group(1), body[m.end() :].lstrip()) if m else (None, text)
 
 
 # '… 몇 곳 차이 나나요? 일반구 단위로 봐 주세요.': a counting basis no user adds (blind read s11 r2 #7); the request
@@ -436,7 +470,7 @@ _KO_UNIT = re.compile(r"\s*(\S+) 단위로 (?:봐 주세요|세서요|세어 주
 def counting_basis(text: str) -> str | None:
     """The unit a Korean request's afterthought counts by ('일반구' of '… 일반구 단위로 봐 주세요.'), None if none."""
     m = _KO_UNIT.search(spoken_korean_qualifiers(text))
-    return m.group(1) if m else None
+    return m.group(1) if m else _leading_basis(text)[0]
 
 
 _KO_WHERE_ONE = re.compile(r"(\S+(?:이|가) (?:있는|속한) (?:시군구|시도))의 ")
@@ -663,7 +697,9 @@ def conversation_tasks(
         "golden_actions": list(task["golden_actions"]),
         "answer": {
             # days as the request says them ('on or after April 7, 2007', not '2007-04-07': s16 scaled run)
-            "text": spoken_dates(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang),
+            "text": _versus(
+                spoken_dates(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang), variant
+            ),
             "values": answer_values(task),
         },
         "task": task["query"],

@@ -419,7 +419,14 @@ def answer_text(ans: Mapping[str, Any], language: str, frame: Mapping[str, Any] 
         unit = _counter(frame, desc) if ko else ""
         if pattern == "DIFF":
             opts = list(frame.get("options") or [])
-            if ko and len(opts) == 2:  # the difference first, then each side by name
+            if ko and len(opts) == 2 and a != b:  # which has more and by how many, then each side by name: the
+                # answer to '몇 곳 더 많나요?' and to '몇 곳 차이 나나요?' alike ('20곳 차이입니다' answered '더 많아?': s16)
+                big, small = (opts[0], opts[1]) if a > b else (opts[1], opts[0])
+                return (
+                    f"{josa(big, '이/가')} {small}보다 {_fmt(v)}{unit} 더 많습니다"
+                    f"({opts[0]} {_fmt(a)}{unit}, {opts[1]} {_fmt(b)}{unit})."
+                )
+            if ko and len(opts) == 2:
                 return f"{_fmt(v)}{unit} 차이입니다({opts[0]} {_fmt(a)}{unit}, {opts[1]} {_fmt(b)}{unit})."
             if ko:
                 return f"{desc}의 차이는 {_fmt(v)}{unit}입니다({_fmt(a)}{unit} 대 {_fmt(b)}{unit})."

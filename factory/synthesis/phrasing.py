@@ -1859,8 +1859,9 @@ def qualifiers_after(text: str, lang: str) -> str:
         pos = m.end()
     out.append(text[pos:])
     body = "".join(out).strip()
-    if first and (m := _KO_BY_COUNT.match(body)):  # one condition, not two ('… 세면, 시·군·구 수로 보면 …': s16)
-        body = f"{m['pair']}의 {m['noun']} 수는 {m['rest']}"
+    by_count = _KO_BY_COUNT.match(body) if first else None
+    if by_count is not None:  # one condition, not two ('… 세면, 시·군·구 수로 보면 …': s16)
+        body = f"{by_count['pair']}의 {by_count['noun']} 수는 {by_count['rest']}"
     return " ".join([", ".join(first), body]) if first else body
 
 

@@ -93,3 +93,42 @@ def test_a_person_found_along_the_way_is_named_in_full():
     rec = {"customer_id": 4, "first_name": "Bjørn", "last_name": "Hansen", "country": "Norway"}
     assert _name_for(rec, "customer_id") == "Bjørn Hansen"
     assert _name_for({"sigunguCd": "11110", "sigunguNm": "종로구"}, "sigunguCd") == "종로구"
+
+
+def test_a_counting_rule_the_question_opens_with_is_left_to_the_reply():
+    # s16 conversations #11: "안녕! 구가 있는 시는 구별로 세면, 시군구 수로 보면 경기도와 인천광역시는 몇 곳 차이 나?"
+    from factory.conversations.tasks import conversation_tasks
+    from tests.conversations.helpers import noun_of, source_task, trajectory
+
+    q = "시에 속한 구를 하나씩 따로 세면, 경기도와 인천광역시의 시·군·구 수는 몇 곳 차이 나나요?"
+    task = {**source_task("ko"), "query": q}
+    made, _ = conversation_tasks(task, {}, trajectory=trajectory("ko"), noun_of=noun_of, no_call_every=0)
+    base = next(c for c in made if c["case_pattern"] in ("sequential", "parallel", "single"))
+    assert "세면" not in base["initial_message"] and "경기도와 인천광역시" in base["initial_message"]
+    assert base["answer"]["text"].endswith("구가 있는 시는 구별로 셌어요."), base["answer"]["text"]
+
+
+def test_a_korean_difference_says_which_has_more():
+    # s16 conversations #15: asked '…보다 구가 몇 곳 더 많아?', answered '20곳 차이입니다(…)'
+    from factory.synthesis.answers import answer_text
+
+    frame = {"pattern": "DIFF", "options": ["광주광역시", "서울특별시"], "counter": "곳", "description": "구 수"}
+    said = answer_text({"type": "number", "value": 20, "counts": [5, 25]}, "ko", frame)
+    assert said == "서울특별시가 광주광역시보다 20곳 더 많습니다(광주광역시 5곳, 서울특별시 25곳).", said
+
+
+def test_a_trip_the_request_states_takes_no_second_clause_of_the_user():
+    # s16 conversations #3: "I'm planning a trip through the airport I'm flying out of."
+    from factory.conversations.tasks import said_as_own
+
+    persona = {"register": "formal", "style": "relaxed", "digital_literacy": "high"}
+    req = "I'm planning a trip through that airport. What is its time zone?"
+    said = {said_as_own(req, "airport", "en", persona, v) for v in range(8)}
+    assert all(x and x.count("I'm") == 1 for x in said), said
+
+
+def test_compared_counts_are_said_in_several_ways():
+    from factory.conversations.tasks import _versus
+
+    said = {_versus("AC/DC has 6 more tracks: 18 against 12.", v) for v in range(6)}
+    assert said == {f"AC/DC has 6 more tracks: 18 {w} 12." for w in ("against", "to", "versus")}
