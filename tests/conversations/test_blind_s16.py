@@ -132,3 +132,22 @@ def test_compared_counts_are_said_in_several_ways():
 
     said = {_versus("AC/DC has 6 more tracks: 18 against 12.", v) for v in range(6)}
     assert said == {f"AC/DC has 6 more tracks: 18 {w} 12." for w in ("against", "to", "versus")}
+
+
+def test_a_count_reply_says_what_there_are():
+    # s16 r2 #20: "It is 6 countries." / #18: "I looked it up: 5 copies."
+    from factory.conversations.tasks import answer_reply
+
+    words = " ".join(f"word{i}" for i in range(30))
+    task = {"language": "en", "answer": {"text": f"Customers from 6 countries have bought {words}.", "value": 6}}
+    said = {answer_reply(task, variant) for variant in range(8)}
+    assert all("6 countries" in x and not x.startswith(("It is", "It's")) for x in said), said
+    short = {
+        "language": "en",
+        "answer": {
+            "text": "Customers from 6 countries have bought tracks by the artist who "
+            "recorded 'For Those About To Rock (We Salute You)'.",
+            "value": 6,
+        },
+    }
+    assert answer_reply(short, 0) == short["answer"]["text"]  # 17 words: said as it is
