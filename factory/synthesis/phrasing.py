@@ -1472,6 +1472,10 @@ def cmp_realization(
         raise Unphraseable(f"{len(values)} compared values of {param}")
     options = [_bare(_option(spec, frame, param, v, lang), v, lang) for v in values]
     bare = all(o == str(v) for o, v in zip(options, values, strict=True))  # 'Which airline …, B6 or UA?'
+    if lang != "ko" and "{the_v}" in (_cite(frame["params"].get(param) or {}, lang) or ""):
+        # a place name with its article where the lexicon cites it so ('Compared with the Czech Republic', not
+        # 'Compared with Czech Republic': blind read s16 conversations r2 #2)
+        options = [the_name(o) if o == str(v) else o for o, v in zip(options, values, strict=True)]
     if options[0] == options[1]:
         raise Unphraseable(f"both options read {options[0]!r}", "degenerate")
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])

@@ -36,3 +36,21 @@ def test_a_counting_condition_is_said_once():
     assert q.endswith(", 경기도와 인천광역시의 시·군·구 수는 몇 곳 차이 나나요?") and "보면" not in q, q
     plain = "리 수로 보면 기장읍과 장안읍은 몇 곳 차이 나나요?"  # no qualifier: one condition already
     assert qualifiers_after(plain, "ko") == plain
+
+
+def test_a_compared_place_keeps_its_article():
+    # s16 conversations r2 #2: "Compared with Czech Republic, how many more customers does Canada have?"
+    from tests.synthesis.test_phrasing import _action, _query, _tid, _traj, shared_specs
+
+    specs = shared_specs()
+    tid = _tid(specs, "search_customers")
+    acts = [{**_action(specs, "search_customers", {"country": c}), "records": n}
+            for c, n in (("Canada", 8), ("Czech Republic", 2))]  # fmt: skip
+    t = _traj(
+        specs, "CMP", None, [], [("search_customers", "country", "Canada"), ("search_customers", "country", "Czech Republic")],
+        acts, {"ask": "count", "tool_id": tid, "compare": {"param": "country", "tool_id": tid}, "order": "more",
+               "cmp": "difference"},
+        {"type": "number", "value": 6, "fields": [], "counts": [8, 2]},
+    )  # fmt: skip
+    forms = {_query(t, specs, "en", v) for v in range(4)}
+    assert all("the Czech Republic" in q and "the Canada" not in q for q in forms), forms
