@@ -171,4 +171,5 @@ def test_the_answer_sentence_says_the_qualifier_as_the_question_does():
 
 def _opens_with_unit_condition(text: str, rest: str) -> bool:
     """The text opens with one of the ways to say '일반구 단위' as a condition, then `rest`."""
-    return any(text.startswith(f.format(x="일반구") + " " + rest) for f in phrasing.KO_CONDITIONS["단위"])
+    forms = phrasing.KO_CONDITIONS_SAID.get(("일반구", "단위")) or phrasing.KO_CONDITIONS["단위"]
+    return any(text.startswith(f.format(x="일반구") + " " + rest) for f in forms)
