@@ -146,7 +146,7 @@ def _versus(text: str, variant: int) -> str:
 
 # a user who asks for the figure alone ('숫자만 알려 주시면 돼요', 'Just the number pls.')
 _ASKS_BRIEF = re.compile(r"숫자만|간단히 답해|\bjust the (?:number|figure)\b|\ba short answer\b", re.IGNORECASE)
-_ASIDE = re.compile(r"\s*\([^()]*\)")
+_ASIDE = re.compile(r"\s*\([^()]*\d[^()]*\)")  # a breakdown holds figures; a name's '(Classic)' stays
 
 
 def _briefly(solved: dict[str, Any], initial_message: str) -> dict[str, Any]:

@@ -264,8 +264,9 @@ def _counter(frame: Mapping[str, Any], description: str) -> str:
 def _statement(description: str, v: Any, typ: str, frame: Mapping[str, Any], language: str) -> str:
     """'<description> is <value>' as a clause of the query's language (no final period). A list says each value
     once ('the states of the origin airports …: New York and New Jersey', not 'New York, New Jersey and New York':
-    blind read s15 en1 #8); the typed value keeps one entry per record."""
-    if isinstance(v, list) and all(isinstance(x, str | int | float) for x in v):
+    blind read s15 en1 #8); numbers keep one per record (the flights of each route: 3, 3 and 5), and the typed value
+    keeps one entry per record."""
+    if isinstance(v, list) and v and all(isinstance(x, str) for x in v):
         v = list(dict.fromkeys(v))
     if language == "ko":
         if isinstance(v, list):

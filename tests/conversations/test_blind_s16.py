@@ -32,6 +32,9 @@ def test_a_user_who_asks_for_the_figure_alone_gets_it_alone():
     assert _briefly(solved, "광주광역시와 인천광역시는 구·군이 몇 곳 차이 나나요?") is solved
     en = {"answer": {"text": "It's about 6.3 MB (6290521 bytes).", "values": [6290521]}}
     assert _briefly(en, "How big is the file? Just the number pls.")["answer"]["text"] == "It's about 6.3 MB."
+    named = {"answer": {"text": "Battlestar Galactica (Classic) has 1 album (AC/DC 2).", "values": [1]}}
+    said = _briefly(named, "Which has fewer albums? Just the number pls.")["answer"]["text"]
+    assert said == "Battlestar Galactica (Classic) has 1 album.", said
 
 
 def _nc(i: int, domain: str, task: str, case: str = "no_call") -> dict[str, Any]:

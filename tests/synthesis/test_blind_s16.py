@@ -10,7 +10,7 @@ def test_a_listed_answer_says_each_value_once():
     assert said == "the states of the origin airports: New York and New Jersey"
     ko = answers._statement("출발 공항의 주", ["뉴욕", "뉴저지", "뉴욕"], "judge", {}, "ko")
     assert ko == "출발 공항의 주는 뉴욕, 뉴저지입니다"
-    assert answers._statement("the counts", [3, 4], "judge", {}, "en") == "the counts: 3 and 4"
+    assert answers._statement("the counts", [3, 3, 4], "judge", {}, "en") == "the counts: 3, 3 and 4"  # per record
 
 
 def test_a_long_platform_code_no_lookup_names_is_not_cited():
