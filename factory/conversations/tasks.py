@@ -95,6 +95,7 @@ def required_calls(task: Mapping[str, Any], specs: Specs) -> tuple[list[dict[str
     pairs [i, j] (every call of a step before every call of the next step)."""
     keys = key_tool_names(task.get("system_state") or {})
     calls: list[dict[str, Any]] = []
+    needed: list[bool] = []
     try:
         read = answers.positions(task.get("answer_spec") or {}, task["golden_actions"])
     except answers.SpecError:
@@ -114,14 +115,13 @@ def required_calls(task: Mapping[str, Any], specs: Specs) -> tuple[list[dict[str
             k: coerce(v, props.get(k) or {}) for k, v in a["args"].items() if k not in hide and v != KEY_PLACEHOLDER
         }
         calls.append(
-            {
-                "name": a["tool"], "platform": a["platform"], "step": a["step"], "args_subset": subset,
-                "args": arguments, "position": pos, "writes": bool(spec is not None and spec.state_changing),
-            }
-        )  # fmt: skip
+            {"name": a["tool"], "platform": a["platform"], "step": a["step"], "args_subset": subset, "args": arguments}
+        )
+        # the answer reads it, it writes, or nothing says what it reads: never optional (`_finds_only`)
+        needed.append(read is None or pos in read or bool(spec is not None and spec.state_changing))
     steps = sorted({c["step"] for c in calls})
-    for c in calls:
-        c["optional"] = _finds_only(c, calls, read, steps)
+    for c, must in zip(calls, needed, strict=True):
+        c["optional"] = not must and _finds_only(c, calls, steps)
     ordering = [
         [i, j]
         for s, nxt in zip(steps, steps[1:], strict=False)
@@ -158,15 +158,13 @@ def _briefly(solved: dict[str, Any], initial_message: str) -> dict[str, Any]:
     return {**solved, "answer": {**solved["answer"], "text": text}} if text else solved
 
 
-def _finds_only(
-    call: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], read: set[int] | None, steps: Sequence[int]
-) -> bool:
-    """Whether a golden call only finds arguments of later calls (a lookup of the way: 인천광역시 동구 → its code),
-    so another way to the same arguments passes (blind read s15 conversations #6, #14: `search_admin_sigungu` finds
-    the code `list_admin_sido` → `list_admin_sigungu` did). It is none of: a call the answer reads, a write, a
-    call of the last step, or one followed by a call that sends nothing to compare (then only the lookup shows
-    the way was taken)."""
-    if read is None or call["position"] in read or call["writes"] or call["step"] == steps[-1]:
+def _finds_only(call: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], steps: Sequence[int]) -> bool:
+    """Whether a golden call (one the answer does not read and that writes nothing) only finds arguments of later
+    calls (a lookup of the way: 인천광역시 동구 → its code), so another way to the same arguments passes (blind read
+    s15 conversations #6, #14: `search_admin_sigungu` finds the code `list_admin_sido` → `list_admin_sigungu` did).
+    Not a call of the last step, nor one followed by a call that sends nothing to compare (then only the lookup
+    shows the way was taken)."""
+    if call["step"] == steps[-1]:
         return False
     later = [d for d in calls if d["step"] > call["step"]]
     return bool(later) and all(d["args_subset"] for d in later)
