@@ -61,7 +61,7 @@ from factory.io import dumps
 from factory.llm.agent import hidden_params
 from factory.llm.simulator import mentions_value, opening, spoken_place
 from factory.synthesis import answers
-from factory.synthesis.phrasing import KO_CONDITIONS_SAID
+from factory.synthesis.phrasing import KO_CONDITIONS, KO_CONDITIONS_SAID
 from factory.tools.executor import KEY_PLACEHOLDER
 from factory.tools.spec import ToolSpec
 
@@ -447,7 +447,11 @@ def _qualified(text: str, language: str) -> str:
 
 # the counting conditions a Korean question may open with (phrasing.qualifiers_after), by the unit they count by
 _KO_SAID_BASIS = {f: word for (word, _), forms in KO_CONDITIONS_SAID.items() for f in forms}
-_KO_LEADING_UNIT = re.compile(r"^(\S+) (?:단위|기준)(?:으로|로) (?:보면|셀 때|따지면),? ")
+_KO_LEADING_UNIT = [  # the generic forms ('법정동 기준으로 보면'), read from the same table phrasing says them by
+    re.compile("^" + re.escape(f).replace(re.escape("{x}"), r"(\S+)") + ",? ")
+    for fs in KO_CONDITIONS.values()
+    for f in fs
+]
 
 
 def _leading_basis(text: str) -> tuple[str | None, str]:
@@ -456,7 +460,7 @@ def _leading_basis(text: str) -> tuple[str | None, str]:
     for said, word in _KO_SAID_BASIS.items():
         if body.startswith(said):
             return word, body[len(said) :].lstrip()
-    m = _KO_LEADING_UNIT.match(body)
+    m = next((m for r in _KO_LEADING_UNIT if (m := r.match(body))), None)
     return (m.group(1), body[m.end() :].lstrip()) if m else (None, text)
 
 
