@@ -18,6 +18,7 @@ answer) and change only the surface:
 """
 
 import datetime as dt
+import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -253,7 +254,15 @@ def styled_english(text: str, persona: Mapping[str, str]) -> str:
     if persona.get("register") == "casual":
         for formal, casual in _CONTRACTIONS:
             out = out.replace(formal, casual)
+        if out.startswith(_FLAT_ASK):  # 'Please tell me how many …' is a form's voice, not a casual user's (s16 r2 #4)
+            ask = _CASUAL_ASKS[int(hashlib.sha256(out.encode()).hexdigest()[:8], 16) % len(_CASUAL_ASKS)]
+            rest = out[len(_FLAT_ASK) :].rstrip(".")
+            out = f"{ask}{rest}?"
     return out
+
+
+_FLAT_ASK = "Please tell me "
+_CASUAL_ASKS = ("Any idea ", "Can you tell me ", "Do you happen to know ", "Could you check ")
 
 
 _DIFF_SAID = re.compile(
