@@ -26,7 +26,7 @@ from factory.conversations.episode import (
     run_conversation,
     score_episode,
 )
-from factory.conversations.found import found_names, found_sentence, results_by_call
+from factory.conversations.found import found_names, found_sentence, results_by_call, searched_subject
 from factory.conversations.persona import fit_to_found, register_consistent
 from factory.conversations.recovery import RECOVERABLE, chosen, probe_failures, recovery_variants
 from factory.conversations.recovery import verified as recovery_verified
@@ -361,6 +361,13 @@ def _name_found(
         return episode
     said = " ".join(str(m.get("content") or "") for m in messages if m.get("role") in ("user", "assistant"))
     target, names = found_names(conv, episode, said)
+    if target is None and conv["language"] == "en":
+        about = searched_subject(conv, episode, said)
+        text = _inline_found(conv["answer"]["text"], *about) if about else None
+        if text is not None:
+            conv["answer"] = {**conv["answer"], "text": text, "found": [about[1]]}  # type: ignore[index]
+            messages[final] = {**messages[final], "content": text}
+            return {**episode, "messages": messages}
     if target is None or (len(names) > 1 and "CMP" in str(conv.get("source_pattern") or "")):
         return episode  # two compared arms' names in a list would not say which is which ('SLK … Daegu and New York')
     call = next(c for c in conv["golden_calls"] if c["name"] == target[0])
@@ -397,11 +404,22 @@ def _named_subject(text: str, noun: str, name: str) -> str | None:
     has 2 albums.', 'Guns N' Roses, the artist who recorded …, has 3 albums.'; 'The albums on Music Videos have 14 tracks.' (one album found) → 'The album on Music Videos,
     Revelations, has 14 tracks.' (blind read s11 r2 #8: '… has 2 albums. The artist is Accept.' read awkwardly);
     None otherwise."""
+    if name in text:
+        return None
+    counted = re.fullmatch(  # 'The number of tracks of the album containing 'X' is 3.' (s17 demo)
+        rf"The number of ([a-z]+(?: [a-z]+)?) (?:of|on|in) the ({re.escape(noun)}) "
+        rf"(of|on|in|by|from|with|who|that|which|containing) (.+?) is ([\d][\d,.]*)\.",
+        text,
+    )
+    if counted is not None:
+        what, _, prep, rest, n = counted.groups()
+        what = what[:-1] if n == "1" and what.endswith("s") else what
+        return f"{name}, the {noun} {prep} {rest}, has {n} {what}."
     m = re.match(
         rf"The ({re.escape(noun)}s?) (of|on|in|by|from|with|who|that|which|containing) (.+?) (has|have|had|is|are|was|were)\b",
         text,
     )
-    if m is None or name in text:
+    if m is None:
         return None
     verb = {"have": "has", "are": "is", "were": "was"}.get(m.group(4), m.group(4))
     rest = text[m.end() :]
@@ -410,6 +428,20 @@ def _named_subject(text: str, noun: str, name: str) -> str | None:
     ):  # 'Guns N' Roses, the artist who …'
         return f"{name}, the {noun} {m.group(2)} {m.group(3)}, {verb}{rest}"
     return f"The {noun} {m.group(2)} {m.group(3)}, {name}, {verb}{rest}"
+
+
+def _inline_found(text: str, noun: str, name: str) -> str | None:
+    """An English answer whose one 'the <noun> who/that/containing … <title>' gets the found name before it: '…
+    tracks by Accept, the artist who recorded 'Balls to the Wall'.' at the sentence's end, '… by Accept (the artist
+    who recorded 'X') …' inside it; None when the answer says no such phrase, or says it more than once."""
+    found = list(re.finditer(rf"\bthe {re.escape(noun)} (?:who|that|which|containing|of|on|with|behind) [^.,;:?!]*?"
+                             r"(?:'[^']*(?:'[a-z][^']*)*'|[A-Z0-9][\w&'/-]*(?: [A-Z0-9][\w&'/-]*)*)", text))  # fmt: skip
+    if len(found) != 1 or name in text:
+        return None
+    m = found[0]
+    if text[m.end() :].strip() in (".", "!", ""):
+        return f"{text[: m.start()]}{name}, {m.group(0)}{text[m.end() :]}"
+    return f"{text[: m.start()]}{name} ({m.group(0)}){text[m.end() :]}"
 
 
 def _korean_named(text: str, noun: str, name: str, values: Sequence[Any], episode: Mapping[str, Any]) -> str | None:

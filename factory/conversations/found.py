@@ -87,7 +87,7 @@ def found_names(
                 continue
             for param, value in (d.get("args_subset") or {}).items():
                 for r in records:
-                    key = next((k for k, x in r.items() if str(x) == str(value)), None)
+                    key = _key_for(r, param, value)
                     name = _name_for(r, key) if key is not None else None
                     if name and name != str(value):
                         named.setdefault((d["name"], param), set()).add(name)
@@ -108,6 +108,42 @@ def found_names(
     if not names or len(names) > MAX_NAMES:
         return None, []
     return target, names
+
+
+def _key_for(record: Mapping[str, Any], param: str, value: Any) -> str | None:
+    """The record's field that holds the value a later call received as `param`: the field of that name, else one
+    of the same stem (albumId for album_id), else the first field holding it. Track 3 is on album 3, so the first
+    field holding 3 would name the track where the album was meant (s17 demo: 'Fast As a Shark')."""
+    holding = [k for k, x in record.items() if str(x) == str(value)]
+    stem = _ID_SUFFIX.sub("", param).replace("_", "").casefold()
+    same = [k for k in holding if k == param or (stem and _ID_SUFFIX.sub("", k).replace("_", "").casefold() == stem)]
+    return (same or holding or [None])[0]
+
+
+def searched_subject(conv: Mapping[str, Any], episode: Mapping[str, Any], said: str) -> tuple[str, str] | None:
+    """(noun, name) of the record a document search was about, when an earlier call of the chain returned it and the
+    conversation has not named it: the search for 'Accept (artist)' after a track search whose record says
+    `artist_name: Accept` is about the artist Accept (s17 demo: 'Customers from 4 countries have bought tracks by
+    the artist who recorded 'Balls to the Wall'.' never said who). The noun is the name field's stem (artist_name →
+    artist); a bare 'name' or 'title' field names no kind and gives None."""
+    searched = {a.get("tool") for a in conv.get("golden_actions") or [] if a.get("source_type") == "retrieval"}
+    calls = list(conv.get("golden_calls") or [])
+    results = results_by_call(episode)
+    for d in calls:
+        query = str((d.get("args_subset") or {}).get("query") or "")
+        if d["name"] not in searched or not query:
+            continue
+        for c in calls:
+            if c["step"] >= d["step"]:
+                continue
+            for r in results.get(dumps([c["name"], c.get("args") or {}])) or []:
+                for k, v in r.items():
+                    noun = _NAME_KEY.sub("", k).rstrip("_").casefold()
+                    if not noun or not _NAME_KEY.search(k) or not isinstance(v, str) or not v.strip():
+                        continue
+                    if (query == v or query.startswith(v + " ")) and not mentions_value(said, v):
+                        return noun, v
+    return None
 
 
 def _is_name(value: Any) -> bool:

@@ -57,7 +57,11 @@ def clear_cutoffs(text: str, junctions: Sequence[Mapping[str, Any]], language: s
 
 
 _NAME = r"(?:[A-Z0-9][\w.&/()-]*(?: (?:[A-Z0-9&][\w.&/()-]*|\([A-Z][^)]*\)|de|da|do|of the))*)"
-_OWNED = re.compile(rf"\b[Tt]he ((?:[a-z]+ )?[a-z]+) of ({_NAME}|that [a-z]+)(?=[\s?.,;:!]|$)")
+# a name that goes on into a possessive word is the owner's start, not the owner ('the origin airports of JetBlue
+# Airways' routes' had become "JetBlue's origin airports Airways' routes": s17 demo)
+_OWNED = re.compile(
+    rf"\b[Tt]he ((?:[a-z]+ )?[a-z]+) of ({_NAME}|that [a-z]+)(?=[\s?.,;:!]|$)(?!\s+[A-Z0-9][\w.&/()-]*'s?(?:\s|$))"
+)
 _NOT_OWNED = frozenset({"number", "total", "difference", "same", "sum", "count", "one", "group", "gap", "rest"})
 
 
