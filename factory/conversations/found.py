@@ -117,7 +117,7 @@ def _key_for(record: Mapping[str, Any], param: str, value: Any) -> str | None:
     holding = [k for k, x in record.items() if str(x) == str(value)]
     stem = _ID_SUFFIX.sub("", param).replace("_", "").casefold()
     same = [k for k in holding if k == param or (stem and _ID_SUFFIX.sub("", k).replace("_", "").casefold() == stem)]
-    return (same or holding or [None])[0]
+    return next(iter(same or holding), None)
 
 
 def searched_subject(conv: Mapping[str, Any], episode: Mapping[str, Any], said: str) -> tuple[str, str] | None:
