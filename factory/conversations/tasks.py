@@ -51,6 +51,7 @@ from factory.conversations.wording import (
     spoken_dates,
     spoken_korean_noun,
     spoken_korean_qualifiers,
+    spoken_time_zones,
     styled_english,
     there_are_last,
     which_then,
@@ -702,7 +703,10 @@ def conversation_tasks(
         "answer": {
             # days as the request says them ('on or after April 7, 2007', not '2007-04-07': s16 scaled run)
             "text": _versus(
-                spoken_dates(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang), variant
+                spoken_time_zones(
+                    spoken_dates(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang), lang
+                ),
+                variant,
             ),
             "values": answer_values(task),
         },

@@ -382,3 +382,32 @@ def which_then(text: str) -> str | None:
     return (
         f"{m['pre']}{m['clause']} {josa(noun, '이/가')} 어디인가요? 그 {noun}의 {m['field']}도 알려 주세요.{m['rest']}"
     )
+
+
+_TZ = re.compile(r"\b((?:America|Pacific|Asia)/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b(?! \()")
+# (zone region, the zone's winter abbreviation) → the name people say; 'CST' is also China's, so the region decides
+_TZ_SAID = {
+    ("America", "EST"): "Eastern Time", ("America", "CST"): "Central Time", ("America", "MST"): "Mountain Time",
+    ("America", "PST"): "Pacific Time", ("America", "AKST"): "Alaska Time", ("America", "AST"): "Atlantic Time",
+    ("America", "NST"): "Newfoundland Time", ("America", "HST"): "Hawaii-Aleutian Time",
+    ("Pacific", "HST"): "Hawaii Time", ("Asia", "KST"): "Korea Standard Time", ("Asia", "JST"): "Japan Standard Time",
+}  # fmt: skip
+
+
+def spoken_time_zones(text: str, language: str) -> str:
+    """An English reply's time zone ids said as people name them, the id kept beside it ('America/Chicago' →
+    'Central Time (America/Chicago)': blind s16 conversations r2 #16); a zone without a common name stays as it is."""
+    if language != "en":
+        return text
+
+    def say(m: re.Match[str]) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            abbreviation = dt.datetime(2013, 1, 15, tzinfo=ZoneInfo(m.group(1))).tzname()
+        except (ZoneInfoNotFoundError, ValueError):
+            return m.group(0)
+        name = _TZ_SAID.get((m.group(1).split("/")[0], str(abbreviation)))
+        return f"{name} ({m.group(1)})" if name else m.group(0)
+
+    return _TZ.sub(say, text)

@@ -109,3 +109,14 @@ def test_a_document_searched_about_a_found_record_names_it():
     assert "by Accept (the artist who recorded 'Fast As a Shark') this year" in _inline_found(
         inside, "artist", "Accept"
     )
+
+
+def test_a_time_zone_is_said_by_its_common_name():
+    # s16 conversations r2 #16: "answer gives 'America/Chicago' rather than 'Central Time'"
+    from factory.conversations.wording import spoken_time_zones
+
+    said = spoken_time_zones("The time zone of ASX is America/Chicago, and there are 4 airports.", "en")
+    assert said == "The time zone of ASX is Central Time (America/Chicago), and there are 4 airports."
+    # China's 'CST' is not Central Time; a zone without a common name and a Korean reply stay as they are
+    assert spoken_time_zones("Asia/Shanghai and America/Bogota", "en") == "Asia/Shanghai and America/Bogota"
+    assert spoken_time_zones("America/Chicago입니다.", "ko") == "America/Chicago입니다."
