@@ -104,6 +104,9 @@ def test_short_and_numeric_id_values_decide_nothing():
     assert [v["id"] for v in verdicts] == [chunks[1]["id"]]
 
 
+SEONGDONG = (
+    "2020년 성동구의 인구는 28만 2,967명으로 서울특별시 인구의 3.0%를 차지하며, 도내 25개 시군구 가운데 21위이다."
+)
 # issue 17 gap 2: rule (a) read two-digit counts inside dates, ranks and times (89 of 91 demo removals)
 ROUTES_TASK = {
     "id": "sha256:routes", "domain": "aviation", "split": "test",
@@ -137,7 +140,7 @@ def test_a_number_inside_a_date_a_rank_or_a_time_states_no_answer():
     ])  # fmt: skip
     verdicts, _ = decontam.decontaminate("music", music, [SALES_TASK], {}, RetrievalConfig())
     assert verdicts == []
-    korea = _chunks("korea", ["2020년 성동구의 인구는 28만 2,967명으로 서울특별시 인구의 3.0%를 차지하며, 도내 25개 시군구 가운데 21위이다."])
+    korea = _chunks("korea", [SEONGDONG])
     gu = {"id": "sha256:gu", "domain": "korea", "split": "test", "query": "성동구의 인구 순위는 몇 위인가요?",
           "answer": {"value": 21}, "golden_actions": [{"tool": "t", "args": {"sigunguNm": "성동구"}}]}  # fmt: skip
     pop = {**gu, "id": "sha256:pop", "answer": {"value": 28}}
@@ -158,7 +161,7 @@ def test_a_count_stated_of_the_tasks_subject_is_still_removed():
                               "Invoices from Germany: 28 in all, the customers there hold 28 invoices."])  # fmt: skip
     verdicts, _ = decontam.decontaminate("music", music, [albums, SALES_TASK], {}, RetrievalConfig())
     assert [v["evidence"] for v in verdicts] == ["sha256:album-task", "sha256:invoices"]
-    korea = _chunks("korea", ["2020년 성동구의 인구는 28만 2,967명으로 서울특별시 인구의 3.0%를 차지하며, 도내 25개 시군구 가운데 21위이다."])
+    korea = _chunks("korea", [SEONGDONG])
     gu = {"id": "sha256:gu", "domain": "korea", "split": "test", "query": "성동구가 속한 시도의 구 수는 어떻게 되나요?",
           "answer": {"value": 25}, "golden_actions": [{"tool": "t", "args": {"sigunguNm": "성동구"}}]}  # fmt: skip
     verdicts, _ = decontam.decontaminate("korea", korea, [gu], {}, RetrievalConfig())
