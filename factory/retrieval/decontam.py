@@ -426,7 +426,11 @@ def decontaminate(
         "api_only_tasks": len([f for f in facts if f.domain == domain]),
         "api_only_tasks_with_anchor": len(own.rules),
         "held_out_questions": len(held_out),
-        "rag_only_tasks": len(tasks) - len(api_tasks),
+        # the domain's published tasks with a retrieval call: RAG-only (hop type "RAG") and API+RAG chains
+        "rag_only_tasks": sum(1 for t in tasks if t.get("domain") == domain and is_rag_only(t)),
+        "api_rag_tasks": sum(
+            1 for t in tasks if t.get("domain") == domain and not is_api_only(t) and not is_rag_only(t)
+        ),
         "removed": counts,
     }
     return verdicts, stats

@@ -374,3 +374,34 @@ def test_a_corpus_whose_every_chunk_is_removed_builds_an_empty_version_that_serv
     ix = index.RetrievalIndex(v2["uri"], v2["table"], v2["version"], FakeEmbedder())
     assert ix.ids() == []
     assert quality.validate("retrieval_index", index.index_frame(v2, cfg, only_removed), cfg).success
+
+
+def test_the_waterfall_subtracts_only_what_is_removed_and_counts_api_rag_tasks_as_such(tmp_path):
+    """Issue 17: the demo's waterfall showed 500 − 89 beside 413 served (2 protected gold passages were subtracted)
+    and called the API+RAG tasks of every domain "RAG-only tasks"."""
+    cfg = _project(tmp_path)
+    chunks = _chunks("music", MUSIC_TEXTS)
+    vc = {"domain": "music", "collection": "notes", "chunks": chunks}
+    api_rag = {"id": "sha256:api-rag", "domain": "music", "split": "train", "hop_type": "API-RAG",
+               "query": "How long is the album by the artist of Let There Be Rock?", "answer": {"value": 3},
+               "golden_actions": [{"step": 1, "tool": "search_notes", "args": {"query": "Let There Be Rock", "k": 5},
+                                   "source_type": "retrieval", "passage_ids": [chunks[0]["id"]]}]}  # fmt: skip
+    other_domain = {**api_rag, "id": "sha256:elsewhere", "domain": "aviation"}
+    tasks = [ALBUM_TASK, HELD_OUT, FLIGHT_TASK, api_rag, other_domain]
+    value, meta = index.build_index("music", vc, {"music": vc}, tasks, cfg, embedder=FakeEmbedder())
+    assert [p["id"] for p in value["protected"]] == [chunks[0]["id"]]  # rule (a) matched the gold passage: kept
+    removed = {k: v for k, v in meta.items() if k.startswith("removed/")}
+    assert removed["removed/api_answer_stated"] == 0 and sum(removed.values()) == meta["removed_total"] == 2
+    assert meta["chunks"] - meta["removed_total"] == meta["served"] == 3
+    assert value["decontamination"]["removed"]["api_answer_stated"] == 0
+    assert value["decontamination"]["protected"] == {"api_answer_stated": 1}
+    assert meta["api_rag_tasks"] == 1 and meta["rag_only_tasks"] == 0  # this domain's, and not called RAG-only
+    rows = dict(
+        (cells[1].strip(), int(cells[2])) for line in str(meta["decontamination_waterfall"]).splitlines()[2:]
+        if len(cells := line.split("|")) > 3
+    )  # fmt: skip
+    assert (
+        rows["corpus chunks"] + sum(n for step, n in rows.items() if step.startswith("removed:"))
+        == rows["served chunks"]
+    )
+    assert rows["API+RAG tasks (published, this domain)"] == 1 and rows["RAG-only tasks (published, this domain)"] == 0
