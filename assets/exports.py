@@ -14,6 +14,7 @@ from factory.io import read_artifact
 from factory.report import Markdown, md_table
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in, uses_demo
 from factory.tools.registry import ToolRegistry, executor_factory
+from factory.tools.retrieval import served_inventories
 from factory.versions import code_version
 
 GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
@@ -61,7 +62,9 @@ def dataset_exports(
     )
     replay = cfg.exports.tool_results == "replay"
     # executors as at synthesis time (the scan profile), so replayed result digests are comparable
-    make = executor_factory(cfg, None, ToolRegistry.from_inventories(tool_inventory), scan=True) if replay else None
+    # (search tools replayed against the published retrieval_index, as the exported definitions name it)
+    served = ToolRegistry.from_inventories(served_inventories(tool_inventory, cfg))
+    make = executor_factory(cfg, None, served, scan=True) if replay else None
     needs_demo = replay and any(uses_demo(d) for d in cfg.domains if d.name in tool_inventory)
     with demo.serving(cfg) if needs_demo else nullcontext():
         manifest, meta = build.build_exports(
