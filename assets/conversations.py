@@ -1,6 +1,6 @@
-"""conversations (global, group "dataset"): multi-turn, single, sequential, parallel and no-call tasks with
-a user simulator, built from the published tasks and audited with the golden agent (issue 19).
-The core is factory/conversations/."""
+"""conversations (global, group "release": after every domain's retrieval_index, whose decontaminated version
+its search tools serve): multi-turn, single, sequential, parallel and no-call tasks with a user simulator, built
+from the published tasks and audited with the golden agent (issue 19). The core is factory/conversations/."""
 
 from typing import Any
 
@@ -14,7 +14,7 @@ from factory.llm.roles import role_prompts_version
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in
 from factory.versions import code_version
 
-GROUP = "dataset"
+GROUP = "release"  # sensors/jobs.py: global_release, after domain_retrieval
 
 
 @dg.asset(
@@ -31,6 +31,9 @@ GROUP = "dataset"
         "tool_lexicon": all_partitions_in(),
         "tool_probes": all_partitions_in(),
     },
+    # issue 17: the search tools serve the published retrieval_index (read by `served_inventories`, not an input:
+    # a domain without documents has none)
+    deps=[dg.AssetDep("retrieval_index", partition_mapping=dg.AllPartitionMapping())],
     description="kotraj conversation tasks from every published task (its split kept): single / sequential / "
     "parallel by the golden calls, multi_turn with the seed value as hidden_info, no_call requests; persona "
     "(register, urgency, region, digital literacy), success_criteria (required calls with args_subset, ordering, "

@@ -14,9 +14,10 @@ from factory.io import read_artifact
 from factory.report import Markdown, md_table
 from factory.resources import DemoServiceResource, ProjectResource, all_partitions_in, uses_demo
 from factory.tools.registry import ToolRegistry, executor_factory
+from factory.tools.retrieval import served_inventories
 from factory.versions import code_version
 
-GROUP = "dataset"  # sensors/jobs.py: global_dataset selects this group
+GROUP = "release"  # sensors/jobs.py: global_release, after domain_retrieval (the served retrieval indices)
 SYSTEM_PROMPTS = [n for n in prompts.list_templates() if n.startswith("export/")]
 
 
@@ -36,7 +37,12 @@ SYSTEM_PROMPTS = [n for n in prompts.list_templates() if n.startswith("export/")
     },
     # issue 19: the conversation files come from the stored `conversations` value when there is one (a
     # dependency, not an input, so the export runs without it)
-    deps=["conversations", "schema_variants"],  # issue 18: variant rows from the stored schema_variants values
+    deps=[
+        "conversations",
+        "schema_variants",  # issue 18: variant rows from the stored schema_variants values
+        # issue 17: search tools defined and replayed against the published retrieval_index (`served_inventories`)
+        dg.AssetDep("retrieval_index", partition_mapping=dg.AllPartitionMapping()),
+    ],
     description="The split tasks in four formats per split: OpenAI chat fine-tuning JSONL (tool calls and their "
     "results), Hugging Face Parquet with a dataset card, RL (GRPO) prompts with ground truth, benchmark-task JSON. "
     "Tool results come from re-executing every task's golden actions against the live tools, each result digest "
@@ -61,7 +67,9 @@ def dataset_exports(
     )
     replay = cfg.exports.tool_results == "replay"
     # executors as at synthesis time (the scan profile), so replayed result digests are comparable
-    make = executor_factory(cfg, None, ToolRegistry.from_inventories(tool_inventory), scan=True) if replay else None
+    # (search tools replayed against the published retrieval_index, as the exported definitions name it)
+    served = ToolRegistry.from_inventories(served_inventories(tool_inventory, cfg))
+    make = executor_factory(cfg, None, served, scan=True) if replay else None
     needs_demo = replay and any(uses_demo(d) for d in cfg.domains if d.name in tool_inventory)
     with demo.serving(cfg) if needs_demo else nullcontext():
         manifest, meta = build.build_exports(

@@ -38,13 +38,21 @@ domain_synthesis_job = dg.define_asset_job(
     "(lexicon, graph, ...).",
 )
 
-DATASET_GROUP = "dataset"  # global: dataset_splits, dataset_exports
+DATASET_GROUP = "dataset"  # global: dataset_splits
+RELEASE_GROUP = "release"  # global, after domain_retrieval: conversations, dataset_exports
 EVALUATION_GROUP = "evaluation"  # global, on demand: evaluation_report
 
 global_dataset_job = dg.define_asset_job(
     name="global_dataset",
     selection=dg.AssetSelection.groups(DATASET_GROUP),
-    description="Global dataset assets built from every domain's judged tasks (dataset_splits, dataset_exports).",
+    description="Global dataset assets built from every domain's judged tasks (dataset_splits).",
+)
+
+global_release_job = dg.define_asset_job(
+    name="global_release",
+    selection=dg.AssetSelection.groups(RELEASE_GROUP),
+    description="What agents are served from the published splits (conversations, dataset_exports): after every "
+    "domain's decontaminated retrieval_index, whose version their search tools serve (issue 17).",
 )
 
 evaluation_job = dg.define_asset_job(
@@ -78,6 +86,7 @@ JOBS = [
     global_dataset_job,
     domain_corpus_job,
     domain_retrieval_job,
+    global_release_job,
     evaluation_job,
 ]
 
@@ -89,6 +98,7 @@ PIPELINE_STAGES: list[tuple[str, bool]] = [
     ("domain_synthesis", True),
     ("global_dataset", False),
     ("domain_retrieval", True),
+    ("global_release", False),  # conversations and exports serve the decontaminated retrieval indices
 ]
 
 

@@ -45,3 +45,22 @@ def test_loading_the_code_location_writes_nothing_to_the_instance(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert res.returncode == 0 and int(res.stdout.strip()) > 3, res.stderr[-2000:]
     assert sorted(p.name for p in home.iterdir()) == ["dagster.yaml"]  # no storage created, nothing written
+
+
+def test_conversations_and_exports_run_after_the_decontaminated_retrieval_indices():
+    """Issue 17: what agents are served (conversations, exports) is built after every domain's retrieval_index, so
+    their search tools serve its decontaminated version (`served_inventories`), not the synthesis version."""
+    from sensors.jobs import PIPELINE_STAGES
+
+    graph = defs.resolve_asset_graph()
+    for name in ("conversations", "dataset_exports"):
+        assert dg.AssetKey("retrieval_index") in graph.get(dg.AssetKey(name)).parent_keys, name
+    order = [job for job, _ in PIPELINE_STAGES]
+    assert order.index("global_dataset") < order.index("domain_retrieval") < order.index("global_release")
+
+    def assets_of(job: str) -> set[str]:
+        return {k.to_user_string() for k in defs.resolve_job_def(job).asset_layer.executable_asset_keys}
+
+    assert {"conversations", "dataset_exports"} <= assets_of("global_release")
+    assert "dataset_splits" in assets_of("global_dataset")
+    assert not {"conversations", "dataset_exports"} & assets_of("global_dataset")

@@ -54,6 +54,7 @@ from factory.llm.simulator import simulator_pin
 from factory.records import Task, unrestricted
 from factory.report import md_table
 from factory.tools.registry import ToolRegistry, ToolResolutionError, executor_factory
+from factory.tools.retrieval import served_inventories
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -161,8 +162,9 @@ def build_conversations(
     probes: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(value, metadata): the audited conversation tasks of every published task (`probes`: the tool_probes
-    values, whose failed calls seed error-recovery conversations)."""
-    registry = ToolRegistry.from_inventories(inventories)
+    values, whose failed calls seed error-recovery conversations). The search tools serve the published
+    retrieval_index (`served_inventories`) once it exists."""
+    registry = ToolRegistry.from_inventories(served_inventories(inventories, cfg))
     specs = registry.by_platform_name
     by_traj = {
         t["trajectory_id"]: t

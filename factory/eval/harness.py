@@ -54,6 +54,7 @@ from factory.retrieval import evaluate as stages
 from factory.retrieval.policy import expected_answer as policy_refusal
 from factory.tools.executor import ToolExecutor
 from factory.tools.registry import ToolRegistry, ToolResolutionError, executor_factory
+from factory.tools.retrieval import served_inventories
 from factory.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -673,7 +674,8 @@ async def aevaluate(
     oracle = settings.backend == ORACLE
     if not oracle and settings.backend not in llm.backend_names():
         raise EvalError(f"unknown backend {settings.backend!r}; declared backends: {', '.join(llm.backend_names())}")
-    registry = ToolRegistry.from_inventories(inventories)
+    # the search tools serve the published (decontaminated) retrieval_index, not the synthesis version they pin
+    registry = ToolRegistry.from_inventories(served_inventories(inventories, cfg))
     if oracle:
         backends: list[Any] = [OracleBackend(tasks, registry.by_platform_name)] * settings.runs
     else:
@@ -746,7 +748,8 @@ def evaluate(
 
 
 def load_inventories(cfg: ProjectConfig, domains: Sequence[str] | None = None) -> dict[str, Any]:
-    """tool_inventory values from the data folder (what the asset gets as its input)."""
+    """tool_inventory values from the data folder (what the asset gets as its input), as agents are served them:
+    search tools re-pinned to the published retrieval_index (`served_inventories`)."""
     from factory.io import StoreError, data_store, read_artifact
 
     store = data_store(cfg)
@@ -761,4 +764,4 @@ def load_inventories(cfg: ProjectConfig, domains: Sequence[str] | None = None) -
             f"no tool_inventory in {store.root}: materialize the pipeline first (`factory run`) for "
             f"{', '.join(domains or cfg.domain_names)}"
         )
-    return out
+    return served_inventories(out, cfg)

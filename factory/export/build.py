@@ -45,6 +45,7 @@ from factory.report import Markdown, bar_plot
 from factory.rewards.env import bindings
 from factory.rewards.verl import verl_tool_config
 from factory.tools.registry import ToolRegistry, ToolResolutionError
+from factory.tools.retrieval import served_inventories
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ def build_exports(
     ex = cfg.exports
     store = store or data_store(cfg)
     t0 = time.monotonic()
-    registry = ToolRegistry.from_inventories(inventories)
+    registry = ToolRegistry.from_inventories(served_inventories(inventories, cfg))  # search tools: the served index
     tasks, tools, dropped = _prepare(list(splits_value.get("tasks") or []), registry, ex.key_param)
     progress(f"exporting {len(tasks)} tasks ({len(dropped)} invalid); tool results: {ex.tool_results}")
 

@@ -5,7 +5,13 @@ removed when (first matching rule wins, in this order; "states" means within one
 
 - ``api_answer_stated`` (a): it states the answer of an API-only task of its domain: it contains an
   answer value of the task together with an anchor of the task (an argument value the question
-  names) in one sentence, so the task could be answered from the passage without calling the tools;
+  names) in one sentence, so the task could be answered from the passage without calling the tools.
+  A number is read only where it stands for itself: never inside a date ("2008-03-28", "January 18,
+  2013", "2020년"), a clock time or compound duration ("15:00", "3 h 28 min"), a rank ("day 18 of
+  31", "18th", "21위"), a range or a larger number ("28만 2,967명"); and a number of one or two digits
+  (a count, as common as a day of the month) only when the sentence says what it counts: a word of
+  the task follows it ("48 tracks", "18 more routes": a word of the question or of the answer
+  sentence, `TaskFacts.vocab`) or a Korean counter does ("25개", "14곳");
 - ``api_bridge_stated`` (a): it states a bridge value of such a task (an argument of a later call
   that the question does not name, i.e. a value the chain had to look up; digits only when 4+ long,
   shorter ones are ids and counts) with an anchor (numbers of 3 characters or fewer are never anchors);
@@ -44,6 +50,42 @@ REASONS: dict[str, str] = {
 GENERIC_ARGS = {"api_key", "serviceKey", "page", "per_page", "pageNo", "numOfRows", "_type", "limit", "offset"}
 HELD_OUT = ("dev", "test")
 _SHORT_NUMBER = re.compile(r"[\d,.]{1,3}")
+_NUMERIC = re.compile(r"-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")  # a value form that is a number
+_SHORT_COUNT = re.compile(r"-?\d{1,2}")  # one or two digits: a statement only with what it counts
+_MON = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|"
+        r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")  # fmt: skip
+# spans whose digits are no number of their own (normalized text): dates, clock times, compound durations,
+# ranks and ordinals, ranges, Korean large-number units (28만 2,967 is 282,967, not 28)
+_NOT_A_NUMBER = re.compile(
+    "|".join(
+        [
+            r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}",  # 2008-03-28
+            r"\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}",  # 28/03/2008
+            rf"\b{_MON}\s*\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?",  # january 18, 2013; jan. 18
+            rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MON}(?:,?\s+\d{{4}})?",  # 18 january 2013
+            rf"\b{_MON}\s+\d{{4}}",  # january 2013
+            r"\d{4}\s*년(?:\s*\d{1,2}\s*월(?:\s*\d{1,2}\s*일)?)?",  # 2013년 1월 18일, 2020년
+            r"\d{1,2}\s*월(?:\s*\d{1,2}\s*일)?",  # 1월 18일
+            r"\d{1,2}:\d{2}(?::\d{2})?",  # 15:00
+            r"\d+\s*h\s+\d+\s*min(?:\s+\d+\s*s)?|\d+\s*min\s+\d+\s*s",  # 3 h 28 min 06 s
+            r"\d+\s+of\s+\d+",  # day 18 of 31
+            r"(?:\b(?:day|rank|no\.|number)\s*|#\s*)\d+(?:\s+of\s+\d+)?",  # day 18 of 31, no. 18, #18
+            r"\d+(?:st|nd|rd|th)\b",  # 18th
+            r"\d+\s*위",  # 21위
+            r"\d+\s*[-~–]\s*\d+",  # 2010~2020, 10-12
+            r"\d+\s*[만억조](?:\s*[\d,]+)?",  # 28만 2,967
+        ]
+    )
+)
+# Korean counters: a number carrying one is a count of something ("25개 시군구", "14곳"); 년/월/일/위/% are not
+_COUNTER = re.compile(r"\s?(?:개소|개국|개|곳|명|건|곡|권|편|장|가구|호|종|회|마리)")
+_FILLER = {"more", "fewer", "less", "additional", "other", "further", "extra", "different", "distinct", "unique",
+           "separate", "new", "total", "whole"}  # fmt: skip
+_STOP = {"a", "an", "the", "of", "in", "on", "at", "by", "for", "to", "from", "with", "and", "or", "than", "as", "is",
+         "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "how", "many", "much", "what",
+         "which", "who", "whom", "whose", "where", "when", "there", "their", "its", "it", "this", "that", "these",
+         "those", "number", "between", "difference", "same", "if", "so", "can", "you", "me", "tell", "please", "know",
+         "like", "would", "i", "my", "any", "all", "into", "out", "up", "about"} | _FILLER  # fmt: skip
 SHINGLE = 5
 _P = np.uint64(1_000_003)
 _BANDS, _ROWS = 6, 4
@@ -91,6 +133,9 @@ class TaskFacts:
     answers: tuple[str, ...]
     bridges: tuple[str, ...]
     anchors: tuple[str, ...]
+    # the words the task says what it counts or measures with (stems of the question's and the answer sentence's
+    # words): a one- or two-digit number states the task's answer only when one of them follows it
+    vocab: tuple[str, ...] = ()
 
 
 def _scalars(v: Any) -> Iterable[Any]:
@@ -147,7 +192,46 @@ def task_facts(task: Mapping[str, Any]) -> TaskFacts:
         answers=tuple(sorted(answers - anchors)),
         bridges=tuple(sorted(bridges - anchors)),
         anchors=tuple(sorted(anchors)),
+        vocab=tuple(sorted(_vocab(f"{q} {normalize(str(answer.get('text') or ''))}"))),
     )
+
+
+def _stem(word: str) -> str:
+    """A crude English plural stem: routes → route, countries → country, matches → match."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "xes", "sses")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _vocab(text: str) -> set[str]:
+    """Stems of the content words of a (normalized) text; "%" when it asks for a percentage."""
+    out = {_stem(w) for w in re.findall(r"[a-z]+", text) if w not in _STOP and len(w) > 1}
+    if "%" in text or "percent" in text or "퍼센트" in text:
+        out |= {"%", "percent"}
+    return out
+
+
+def _counted(text: str, end: int, vocab: Iterable[str]) -> bool:
+    """Whether the number ending at `end` of `text` says what it counts: a Korean counter follows it, or a word
+    of the task (after comparatives: "18 more routes")."""
+    rest = text[end : end + 80]
+    if _COUNTER.match(rest):
+        return True
+    for tok in re.findall(r"[a-z]+|%|[^\sa-z]", rest)[:4]:
+        if tok in _FILLER:
+            continue
+        return (_stem(tok) if tok != "percent" else "%") in set(vocab)
+    return False
+
+
+def mask_non_numbers(text: str) -> str:
+    """The (normalized) text with the digits of dates, times, durations, ranks, ranges and parts of larger numbers
+    replaced by "_" (same length): a number read in what is left stands for itself."""
+    return _NOT_A_NUMBER.sub(lambda m: re.sub(r"\d", "_", m.group(0)), text)
 
 
 def _pattern(values: Iterable[str], min_chars: int) -> re.Pattern[str] | None:
@@ -155,8 +239,9 @@ def _pattern(values: Iterable[str], min_chars: int) -> re.Pattern[str] | None:
     if not vals:
         return None
     # left: not inside a Latin/digit/Hangul word; right: not followed by a Latin letter or digit
-    # (a Korean particle may follow: 군포시의); a number is not part of a longer number or decimal
-    return re.compile(r"(?<![0-9a-z가-힣.,])(?:" + "|".join(map(re.escape, vals)) + r")(?![0-9a-z]|[.,][0-9])")
+    # (a Korean particle may follow: 군포시의); a number is not part of a longer number or decimal, nor next to
+    # digits masked out by `mask_non_numbers`
+    return re.compile(r"(?<![0-9a-z가-힣.,_])(?:" + "|".join(map(re.escape, vals)) + r")(?![0-9a-z_]|[.,][0-9])")
 
 
 class _Rules:
@@ -173,12 +258,27 @@ class _Rules:
         return pat
 
     @cached_property
-    def answers(self) -> re.Pattern[str] | None:
-        return _pattern(self.facts.answers, self.min_chars)
+    def answers(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        """(pattern of the non-numeric answer forms, pattern of the numeric ones)."""
+        return _split_patterns(self.facts.answers, self.min_chars)
 
     @cached_property
-    def bridges(self) -> re.Pattern[str] | None:
-        return _pattern(self.facts.bridges, self.min_chars)
+    def bridges(self) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+        return _split_patterns(self.facts.bridges, self.min_chars)
+
+
+def _split_patterns(values: Sequence[str], min_chars: int) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    numbers = [v for v in values if _NUMERIC.fullmatch(normalize(v))]
+    return _pattern([v for v in values if v not in numbers], min_chars), _pattern(numbers, min_chars)
+
+
+def _number_stated(sentence: str, masked: str, pat: re.Pattern[str], vocab: Sequence[str]) -> str | None:
+    """The first number of `pat` the sentence states: read in the masked sentence (no date, time, rank or part of
+    a larger number), a one- or two-digit one only with what it counts after it."""
+    for m in pat.finditer(masked):
+        if not _SHORT_COUNT.fullmatch(m.group(0)) or _counted(sentence, m.end(), vocab):
+            return m.group(0)
+    return None
 
 
 def _compile(facts: Sequence[TaskFacts], min_chars: int) -> list[_Rules]:
@@ -224,15 +324,20 @@ def _states(text: str, index: _AnchorIndex) -> tuple[str, TaskFacts, str] | None
     if not rules:
         return None
     sents = sentences(text)
+    masked: dict[str, str] = {}
     for r in rules:
         with_anchor = [s for s in sents if r.anchors.search(s)]
-        for kind, pat in (("answer", r.answers), ("bridge", r.bridges)):
-            if pat is None:
-                continue
+        for kind, (texts, numbers) in (("answer", r.answers), ("bridge", r.bridges)):
             for s in with_anchor:
-                m = pat.search(s)
+                m = texts.search(s) if texts is not None else None
                 if m:
                     return kind, r.facts, m.group(0)
+                if numbers is not None:
+                    if s not in masked:
+                        masked[s] = mask_non_numbers(s)
+                    value = _number_stated(s, masked[s], numbers, r.facts.vocab)
+                    if value is not None:
+                        return kind, r.facts, value
     return None
 
 
@@ -321,7 +426,11 @@ def decontaminate(
         "api_only_tasks": len([f for f in facts if f.domain == domain]),
         "api_only_tasks_with_anchor": len(own.rules),
         "held_out_questions": len(held_out),
-        "rag_only_tasks": len(tasks) - len(api_tasks),
+        # the domain's published tasks with a retrieval call: RAG-only (hop type "RAG") and API+RAG chains
+        "rag_only_tasks": sum(1 for t in tasks if t.get("domain") == domain and is_rag_only(t)),
+        "api_rag_tasks": sum(
+            1 for t in tasks if t.get("domain") == domain and not is_api_only(t) and not is_rag_only(t)
+        ),
         "removed": counts,
     }
     return verdicts, stats

@@ -261,6 +261,9 @@ def build_index(
     gold = gold_passages(tasks, domain)
     protected = [{**v, "tasks": sorted(gold[v["id"]])} for v in verdicts if v["id"] in gold]
     verdicts = [v for v in verdicts if v["id"] not in gold]
+    # the counts of what is removed (a protected passage is served: corpus − removed = served)
+    stats["removed"] = {r: sum(1 for v in verdicts if v["reason"] == r) for r in decontam.REASONS}
+    stats["protected"] = {r: n for r in decontam.REASONS if (n := sum(1 for v in protected if v["reason"] == r))}
     drops = [
         {"id": (r.get("task") or {}).get("id"), "reason": r.get("reason"), "detail": r.get("detail")}
         for r in rag_drops
@@ -319,6 +322,7 @@ def build_index(
         "api_only_tasks": stats["api_only_tasks"],
         "held_out_questions": stats["held_out_questions"],
         "rag_only_tasks": stats["rag_only_tasks"],
+        "api_rag_tasks": stats["api_rag_tasks"],
         "protected_gold_passages": len(protected),
         **(
             {f"api_rag_replay/{k}": v for k, v in value["api_rag_replay"].items() if isinstance(v, int)}
@@ -340,7 +344,9 @@ def build_index(
             + [{"step": f"removed: {r}", "n": -n} for r, n in counts.items()]
             + [
                 {"step": "served chunks", "n": len(kept)},
-                {"step": "RAG-only tasks (published)", "n": stats["rag_only_tasks"]},
+                {"step": "of them gold passages of API+RAG tasks a rule matched (kept)", "n": len(protected)},
+                {"step": "API+RAG tasks (published, this domain)", "n": stats["api_rag_tasks"]},
+                {"step": "RAG-only tasks (published, this domain)", "n": stats["rag_only_tasks"]},
                 {"step": f"RAG-only tasks dropped: {decontam.RAG_REASON} (b)", "n": -len(drops)},
             ],
             ["step", "n"],

@@ -328,7 +328,15 @@ class ToolEnvironment:
             raise ToolEnvironmentError(
                 f"no tool_inventory in {store.root}: run the pipeline first (`factory run`) so the tools are known"
             )
-        return cls(cfg, ToolRegistry.from_inventories(inventories), domains=sorted(inventories), **kwargs)
+        from factory.tools.retrieval import served_inventories
+
+        # search tools serve the published (decontaminated) retrieval_index
+        return cls(
+            cfg,
+            ToolRegistry.from_inventories(served_inventories(inventories, cfg)),
+            domains=sorted(inventories),
+            **kwargs,
+        )
 
     def make_executor(self) -> Any:
         return self._make()

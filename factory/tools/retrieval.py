@@ -2,7 +2,10 @@
 
 The tool pins the pre-synthesis version (`retrieval_synthesis_index`, built right after the corpus,
 before ingestion), so synthesis searches it before the splits exist; the decontaminated version
-published after the splits (`retrieval_index`) is `served_tool` of the same table.
+published after the splits (`retrieval_index`) is `served_tool` of the same table. Every stage that
+serves the tools to an agent once the index is published (evaluation, conversations, exports, the RL
+environment) reads the inventories through `served_inventories`, the one place that decides which
+version a search tool serves.
 
 ``{kind: retrieval, collection: <c>}`` becomes ``search_<c>(query, k)``. The ToolSpec says where the
 index is (`SourceRef.base_url` = the LanceDB location; `path` = ``<table>?version=<v>&model=<m>``,
@@ -13,6 +16,7 @@ shows as drift like any changed API. Calls run in `factory.tools.transports.retr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -97,6 +101,66 @@ def served_tool(tool: ToolSpec, served_index: dict[str, Any], default_k: int = 5
     if tool.source.kind != "retrieval":
         raise SourceError(f"{tool.name} is a {tool.source.kind} tool, not a retrieval search")
     return search_tool(tool.domain, tool.platform, served_index, default_k)
+
+
+def serves_after(tool: ToolSpec, served_index: Mapping[str, Any] | None) -> bool:
+    """Whether `served_index` (a published `retrieval_index` value) is the decontaminated successor of the version
+    `tool` pins: the same table at the same location, written after it (LanceDB versions of a table only grow, and
+    `retrieval_index` is built after the synthesis version of the same run). A stored index older than the pinned
+    version is an earlier run's (the corpus and the tasks may have changed since): the pinned version stays."""
+    if tool.source.kind != "retrieval" or not served_index or not served_index.get("table"):
+        return False
+    if served_index.get("version") is None or served_index.get("stage") == "synthesis":
+        return False
+    table, version, _ = parse_index_path(tool.path)
+    return (
+        str(served_index["table"]) == table
+        and str(served_index.get("uri")) == str(tool.source.base_url)
+        and int(served_index["version"]) > version
+    )
+
+
+def served_inventories(inventories: Mapping[str, Mapping[str, Any]], cfg: ProjectConfig) -> dict[str, dict[str, Any]]:
+    """The `tool_inventory` values as agents are served them: each domain's search tools re-pinned (`served_tool`) to
+    the domain's published `retrieval_index` when that is the successor of the version they pin (`serves_after`), so
+    a chunk decontamination removed is never returned; the inventory's surface fingerprints follow the served tools,
+    and `retrieval_served` names what was re-pinned ({tool: {table, version, pinned_version}}). A domain without a
+    search tool or without a newer published index is returned as it is (synthesis, before the index exists, gets
+    the version it pins)."""
+    from factory.io import StoreError, read_artifact
+    from factory.tools.fingerprint import fingerprint_by_platform, surface_fingerprint
+
+    out: dict[str, dict[str, Any]] = {}
+    for domain, inv in inventories.items():
+        specs = [ToolSpec.model_validate(t) for t in inv.get("tools") or []]
+        if not any(s.source.kind == "retrieval" for s in specs):
+            out[domain] = dict(inv)
+            continue
+        try:
+            value = read_artifact(cfg, INDEX_ASSET, domain, default=None)
+        except StoreError:
+            value = None  # unreadable: as if none were published (the tool keeps its pinned version)
+        served = [served_tool(s, value, cfg.retrieval.default_k) if serves_after(s, value) else s for s in specs]
+        moved = {
+            s.name: {
+                "table": value["table"],
+                "version": value["version"],
+                "pinned_version": parse_index_path(s.path)[1],
+            }
+            for s, new in zip(specs, served, strict=True)
+            if new is not s and value is not None
+        }
+        if not moved:
+            out[domain] = dict(inv)
+            continue
+        out[domain] = {
+            **inv,
+            "tools": [t.model_dump(mode="json") for t in served],
+            "fingerprint": surface_fingerprint(served),
+            "platform_fingerprints": fingerprint_by_platform(served),
+            "retrieval_served": moved,
+        }
+    return out
 
 
 def load_retrieval(src: SourceConfig, domain: str, cfg: ProjectConfig) -> list[ToolSpec]:

@@ -15,8 +15,9 @@ def test_asset_graph_is_connected(synth_world):
     graph = synth_world.defs.resolve_asset_graph()
     key = dg.AssetKey("dataset_exports")
     assert dg.AssetKey("dataset_splits") in graph.get(key).parent_keys
-    job = synth_world.defs.resolve_job_def("global_dataset")
-    assert {"dataset_splits", "dataset_exports"} <= {k.to_user_string() for k in job.asset_layer.executable_asset_keys}
+    assert dg.AssetKey("retrieval_index") in graph.get(key).parent_keys  # issue 17: exports serve the served index
+    job = synth_world.defs.resolve_job_def("global_release")  # after domain_retrieval
+    assert "dataset_exports" in {k.to_user_string() for k in job.asset_layer.executable_asset_keys}
 
 
 def test_materialized_export_reads_back(synth_world):

@@ -24,7 +24,7 @@ from tests.test_postgres import postgres  # noqa: F401  (the fixture)
 
 DOMAINS = ["music", "korea"]
 PER_DOMAIN_JOBS = ["domain_ingestion", "domain_synthesis", "domain_corpus", "domain_retrieval"]
-GLOBAL_JOBS = ["global_catalog", "global_dataset"]
+GLOBAL_JOBS = ["global_catalog", "global_dataset", "global_release"]
 
 
 def _overlap(a: dg.RunRecord, b: dg.RunRecord) -> bool:

@@ -82,3 +82,4 @@ def assert_exports_nonempty(run: RealRun) -> None:
     exports = run.load("dataset_exports") or {}
     assert int(exports.get("tasks") or 0) > 0, f"empty export; failed: {run.failed_checks()}"
     assert run.stage_ok("global_dataset"), f"dataset stage failed: {run.failed_checks()}"
+    assert run.stage_ok("global_release"), f"release stage (exports) failed: {run.failed_checks()}"

@@ -93,11 +93,79 @@ def test_short_and_numeric_id_values_decide_nothing():
     # an hour named in the question is no anchor: "15" is in every "15:00"
     hourly = {"id": "h", "domain": "aviation", "split": "train", "query": "How many flights left EWR at hour 15?",
               "answer": {"value": 24}, "golden_actions": [{"tool": "t", "args": {"origin": "EWR", "hour": 15}}]}  # fmt: skip
+    # (issue 17 gap 2: a two-digit count is stated only with what it counts; "24 departures" counts something the
+    # question does not ask for, and is kept now; "24 flights" is removed as "24 departures" was before)
     chunks = _chunks(
-        "aviation", ["Temperatures peaked at 15:00 over 24 hourly observations.", "EWR logged 24 departures."]
-    )
+        "aviation",
+        ["Temperatures peaked at 15:00 over 24 hourly observations.", "EWR logged 24 flights.",
+         "EWR logged 24 departures."],
+    )  # fmt: skip
     verdicts, _ = decontam.decontaminate("aviation", chunks, [hourly], {}, RetrievalConfig())
     assert [v["id"] for v in verdicts] == [chunks[1]["id"]]
+
+
+SEONGDONG = (
+    "2020년 성동구의 인구는 28만 2,967명으로 서울특별시 인구의 3.0%를 차지하며, 도내 25개 시군구 가운데 21위이다."
+)
+# issue 17 gap 2: rule (a) read two-digit counts inside dates, ranks and times (89 of 91 demo removals)
+ROUTES_TASK = {
+    "id": "sha256:routes", "domain": "aviation", "split": "test",
+    "query": "How many more routes flown by airline DL does EWR have than LGA?",
+    "answer": {"value": 18, "type": "number", "text": "EWR has 18 more routes flown by DL than LGA."},
+    "golden_actions": [{"tool": "list_routes", "args": {"airline": "DL", "origin": "EWR"}},
+                       {"tool": "list_routes", "args": {"airline": "DL", "origin": "LGA"}}],
+}  # fmt: skip
+SALES_TASK = {
+    "id": "sha256:invoices", "domain": "music", "split": "test",
+    "query": "How many invoices do the customers from Germany have in total?",
+    "answer": {"value": 28, "type": "number"},
+    "golden_actions": [{"tool": "list_customers", "args": {"country": "Germany"}}],
+}  # fmt: skip
+
+
+def test_a_number_inside_a_date_a_rank_or_a_time_states_no_answer():
+    aviation = _chunks("aviation", [
+        "Daily weather bulletin for EWR (Newark Liberty Intl), January 18, 2013 (2013-01-18).",
+        "By its highest temperature this was day 18 of 31 at EWR in January 2013 (1 = warmest).",
+        "The strongest wind at EWR came at 18:00, the 18th day of the month; DL flew 18 Jan. 2013.",
+        "At EWR the wind reached 18 mph.",  # a number about the airport, but not of what the task counts
+    ])  # fmt: skip
+    verdicts, _ = decontam.decontaminate("aviation", aviation, [ROUTES_TASK], {}, RetrievalConfig())
+    assert verdicts == []
+    music = _chunks("music", [
+        "The store sold 1 track copies in 1 invoices, first on 2008-03-28 and last on 2008-03-28; buyers came "
+        "from 1 countries (most units: Germany, 1).",
+        "Germany's customers bought albums with 3 h 28 min 06 s of music.",
+        "(Most units: Germany, 28).",  # a bare number: says nothing of invoices
+    ])  # fmt: skip
+    verdicts, _ = decontam.decontaminate("music", music, [SALES_TASK], {}, RetrievalConfig())
+    assert verdicts == []
+    korea = _chunks("korea", [SEONGDONG])
+    gu = {"id": "sha256:gu", "domain": "korea", "split": "test", "query": "성동구의 인구 순위는 몇 위인가요?",
+          "answer": {"value": 21}, "golden_actions": [{"tool": "t", "args": {"sigunguNm": "성동구"}}]}  # fmt: skip
+    pop = {**gu, "id": "sha256:pop", "answer": {"value": 28}}
+    verdicts, _ = decontam.decontaminate("korea", korea, [gu, pop], {}, RetrievalConfig())
+    assert verdicts == []  # 21위 is a rank, 28만 is part of 282,967
+
+
+def test_a_count_stated_of_the_tasks_subject_is_still_removed():
+    aviation = _chunks("aviation", [
+        "Daily weather bulletin for EWR, January 18, 2013. At EWR, DL flies 18 more routes than at LGA.",
+    ])  # fmt: skip
+    verdicts, _ = decontam.decontaminate("aviation", aviation, [ROUTES_TASK], {}, RetrievalConfig())
+    assert [(v["reason"], v["evidence"]) for v in verdicts] == [("api_answer_stated", "sha256:routes")]
+    assert "'18'" in verdicts[0]["detail"]
+    albums = {**ALBUM_TASK, "query": "How many albums does AC/DC have?", "answer": {"value": 18},
+              "golden_actions": [{"tool": "list_albums", "args": {"artist": "AC/DC"}}]}  # fmt: skip
+    music = _chunks("music", ["Formed in Sydney, AC/DC has 18 albums in the catalogue (first on 1975-02-17).",
+                              "Invoices from Germany: 28 in all, the customers there hold 28 invoices."])  # fmt: skip
+    verdicts, _ = decontam.decontaminate("music", music, [albums, SALES_TASK], {}, RetrievalConfig())
+    assert [v["evidence"] for v in verdicts] == ["sha256:album-task", "sha256:invoices"]
+    korea = _chunks("korea", [SEONGDONG])
+    gu = {"id": "sha256:gu", "domain": "korea", "split": "test", "query": "성동구가 속한 시도의 구 수는 어떻게 되나요?",
+          "answer": {"value": 25}, "golden_actions": [{"tool": "t", "args": {"sigunguNm": "성동구"}}]}  # fmt: skip
+    verdicts, _ = decontam.decontaminate("korea", korea, [gu], {}, RetrievalConfig())
+    assert [v["evidence"] for v in verdicts] == ["sha256:gu"]  # a counter says it is a count: 25개
 
 
 class FakeEmbedder:
@@ -306,3 +374,34 @@ def test_a_corpus_whose_every_chunk_is_removed_builds_an_empty_version_that_serv
     ix = index.RetrievalIndex(v2["uri"], v2["table"], v2["version"], FakeEmbedder())
     assert ix.ids() == []
     assert quality.validate("retrieval_index", index.index_frame(v2, cfg, only_removed), cfg).success
+
+
+def test_the_waterfall_subtracts_only_what_is_removed_and_counts_api_rag_tasks_as_such(tmp_path):
+    """Issue 17: the demo's waterfall showed 500 − 89 beside 413 served (2 protected gold passages were subtracted)
+    and called the API+RAG tasks of every domain "RAG-only tasks"."""
+    cfg = _project(tmp_path)
+    chunks = _chunks("music", MUSIC_TEXTS)
+    vc = {"domain": "music", "collection": "notes", "chunks": chunks}
+    api_rag = {"id": "sha256:api-rag", "domain": "music", "split": "train", "hop_type": "API-RAG",
+               "query": "How long is the album by the artist of Let There Be Rock?", "answer": {"value": 3},
+               "golden_actions": [{"step": 1, "tool": "search_notes", "args": {"query": "Let There Be Rock", "k": 5},
+                                   "source_type": "retrieval", "passage_ids": [chunks[0]["id"]]}]}  # fmt: skip
+    other_domain = {**api_rag, "id": "sha256:elsewhere", "domain": "aviation"}
+    tasks = [ALBUM_TASK, HELD_OUT, FLIGHT_TASK, api_rag, other_domain]
+    value, meta = index.build_index("music", vc, {"music": vc}, tasks, cfg, embedder=FakeEmbedder())
+    assert [p["id"] for p in value["protected"]] == [chunks[0]["id"]]  # rule (a) matched the gold passage: kept
+    removed = {k: v for k, v in meta.items() if k.startswith("removed/")}
+    assert removed["removed/api_answer_stated"] == 0 and sum(removed.values()) == meta["removed_total"] == 2
+    assert meta["chunks"] - meta["removed_total"] == meta["served"] == 3
+    assert value["decontamination"]["removed"]["api_answer_stated"] == 0
+    assert value["decontamination"]["protected"] == {"api_answer_stated": 1}
+    assert meta["api_rag_tasks"] == 1 and meta["rag_only_tasks"] == 0  # this domain's, and not called RAG-only
+    rows = dict(
+        (cells[1].strip(), int(cells[2])) for line in str(meta["decontamination_waterfall"]).splitlines()[2:]
+        if len(cells := line.split("|")) > 3
+    )  # fmt: skip
+    assert (
+        rows["corpus chunks"] + sum(n for step, n in rows.items() if step.startswith("removed:"))
+        == rows["served chunks"]
+    )
+    assert rows["API+RAG tasks (published, this domain)"] == 1 and rows["RAG-only tasks (published, this domain)"] == 0
