@@ -311,35 +311,50 @@ def with_key_calls(
 
 
 class _Edges:
-    """Trials of API→RAG and RAG→API junction edges, by Table 7 outcome class."""
+    """Trials of API→RAG and RAG→API junction edges, scored as Phase A scores API edges: each outcome class moves
+    the edge's Beta by its EDGE Table 7 increment (`factory.graph.posterior.outcome_update`: a schema mismatch
+    weighs β+1.5, a rate limit β+0.1, a semantic success α+1, a generic-only success α+0.3), and a call that
+    succeeded without the bound value grounding its result (a search whose passages never name the entity, a
+    passage value the API answers nothing for) counts as `empty_result`, the structural failure of a wrong
+    binding. `outcomes` keeps the trials by class, `groups` by outcome group."""
 
-    def __init__(self) -> None:
+    def __init__(self, graph: Any = None) -> None:
+        from factory.config import GraphConfig
+
         self.edges: dict[str, dict[str, Any]] = {}
+        self.graph = graph if graph is not None else GraphConfig()
 
     def trial(self, kind: str, source: str, field: str, target: str, param: str, res: Any, grounded: bool) -> None:
+        from factory.graph.posterior import EMPTY_RESULT, outcome_group, outcome_update
+
         eid = f"{kind}:{source}.{field}->{target}.{param}"
         e = self.edges.setdefault(
             eid,
             {"edge_id": eid, "hop": kind, "source": source, "target": target,
              "binding": {"field": field, "param": param,
                          "transform": "entity_query" if kind == "API→RAG" else "passage_value"},
-             "trials": 0, "successes": 0, "outcomes": {}},
+             "trials": 0, "successes": 0, "outcomes": {}, "groups": {}, "alpha": 1.0, "beta": 1.0},
         )  # fmt: skip
         e["trials"] += 1
-        group = res.outcome.group if hasattr(res.outcome, "group") else str(res.outcome)
-        e["outcomes"][group] = e["outcomes"].get(group, 0) + 1
-        if res.outcome.is_success and grounded:
+        outcome = getattr(res.outcome, "value", str(res.outcome))
+        success = bool(getattr(res.outcome, "is_success", False))
+        cls = outcome if (grounded or not success) else EMPTY_RESULT
+        e["outcomes"][cls] = e["outcomes"].get(cls, 0) + 1
+        group = outcome_group(cls) if cls == EMPTY_RESULT else getattr(res.outcome, "group", "other")
+        e["groups"][group] = e["groups"].get(group, 0) + 1
+        if success and grounded:
             e["successes"] += 1
-        else:
-            e["outcomes"].setdefault("ungrounded", 0)
-            if res.outcome.is_success:
-                e["outcomes"]["ungrounded"] += 1
+        try:
+            which, step = outcome_update(cls, self.graph)
+        except (KeyError, ValueError):  # an outcome Table 7 does not know counts as uncategorized
+            which, step = outcome_update("uncategorized", self.graph)
+        e[which] = round(e[which] + step, 4)
 
     def rows(self) -> list[dict[str, Any]]:
         out = []
         for e in sorted(self.edges.values(), key=lambda x: x["edge_id"]):
-            a, b = 1 + e["successes"], 1 + e["trials"] - e["successes"]
-            out.append({**e, "alpha": a, "beta": b, "posterior_mean": round(a / (a + b), 4)})
+            a, b = e["alpha"], e["beta"]
+            out.append({**e, "posterior_mean": round(a / (a + b), 4)})
         return out
 
 
@@ -466,7 +481,7 @@ def _spaceless(name: str) -> str:
 async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:
     search = ctx.search
     assert search is not None
-    edges = _Edges()
+    edges = _Edges(ctx.cfg.graph)
     kept: list[dict[str, Any]] = []
     rejected: list[dict[str, str]] = []
     have = {h: 0 for h in HOP_TYPES}

@@ -175,3 +175,30 @@ def test_a_list_the_passage_states_in_another_order_is_not_the_api_answer():
     assert multisource._answer_field(rec, note, rec[0]["name"], "name") == ["bytes"]
     other = [{**rec[0], "composer": "Angus Young, Bon Scott"}]  # one item the note does not state: asked
     assert multisource._answer_field(other, note, rec[0]["name"], "name") == ["bytes", "composer"]
+
+
+def test_junction_edges_are_scored_with_table7_increments():
+    # issue 17 item 3: the API→RAG / RAG→API edges are scored as Phase A scores API edges (EDGE Table 7), not by a
+    # uniform count of successes
+    from types import SimpleNamespace as NS
+
+    from factory.tools.outcomes import Outcome
+
+    edges = multisource._Edges()
+
+    def res(outcome):
+        return NS(outcome=outcome)
+
+    edges.trial("API→RAG", "search_tracks", "artist_name", "search_notes", "query", res(Outcome.SEMANTIC_SUCCESS), True)
+    edges.trial("API→RAG", "search_tracks", "artist_name", "search_notes", "query", res(Outcome.RATE_LIMIT), False)
+    edges.trial(
+        "API→RAG", "search_tracks", "artist_name", "search_notes", "query", res(Outcome.SEMANTIC_SUCCESS), False
+    )
+    edges.trial("RAG→API", "search_notes", "text", "get_album", "album_id", res(Outcome.SCHEMA_MISMATCH), False)
+    rows = {r["hop"]: r for r in edges.rows()}
+    api_rag = rows["API→RAG"]
+    # α: prior 1 + 1 (semantic success); β: prior 1 + 0.1 (rate limit) + 1.0 (a success the entity did not ground)
+    assert (api_rag["alpha"], api_rag["beta"]) == (2.0, 2.1)
+    assert api_rag["outcomes"] == {"semantic_success": 1, "rate_limit": 1, "empty_result": 1}
+    assert api_rag["trials"] == 3 and api_rag["successes"] == 1
+    assert (rows["RAG→API"]["alpha"], rows["RAG→API"]["beta"]) == (1.0, 2.5)  # schema mismatch: β + 1.5
