@@ -142,15 +142,31 @@ def spoken_sido(text: str) -> str:
     return _KO_SIDO_SAID.sub(say, text)
 
 
+# '몇 곳' is written Korean; in talk places are counted with 개 ('구가 몇 개 더 많아?': blind s17 conversations #4, #12),
+# the particle after it re-fitted (곳이야 → 개야)
+_KO_COUNTER_SAID = (("몇 곳이야", "몇 개야"), ("몇 곳이에요", "몇 개예요"), ("몇 곳이", "몇 개가"), ("몇 곳을", "몇 개를"),
+                    ("몇 곳은", "몇 개는"), ("몇 곳과", "몇 개와"), ("몇 곳", "몇 개"))  # fmt: skip
+_KO_DOT = re.compile(r"(?<=[가-힣])·(?=[가-힣])")
+
+
+def spoken_korean(text: str) -> str:
+    """A Korean request as people type it in a chat: 시도 by their short names (`spoken_sido`), no middle dot between
+    place kinds ('읍·면' → '읍면', '구·군' → '구군'), places counted with 개 ('몇 곳' → '몇 개')."""
+    out = _KO_DOT.sub("", spoken_sido(text))
+    for written, said in _KO_COUNTER_SAID:
+        out = out.replace(written, said)
+    return out
+
+
 def korean_register(text: str, persona: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The request in the persona's register; a 반말 persona whose request cannot be rewritten turns 존댓말. A 반말
-    user names a 시도 as people do in talk (`spoken_sido`)."""
+    """The request in the persona's register, as people type it (`spoken_korean`); a 반말 persona whose request cannot
+    be rewritten turns 존댓말."""
     if persona.get("격식") != "반말":  # '무엇입니까' is a form's question: in a chat, '무엇인가요'
-        return text.replace("무엇입니까", "무엇인가요"), persona
+        return spoken_korean(text.replace("무엇입니까", "무엇인가요")), persona
     plain = to_banmal(text)
     if plain is None:
-        return text, {**persona, "격식": "존댓말"}
-    return spoken_sido(plain), persona
+        return spoken_korean(text), {**persona, "격식": "존댓말"}
+    return spoken_korean(plain), persona
 
 
 _POLITE_END = re.compile(r"(요|니다|니까|세요|죠)\s*$")

@@ -86,12 +86,12 @@ def recovery_variants(
             if wrong != call["args"] and "probe" not in found:
                 found["probe"] = _with(conv, index, wrong, "probe", str(row.get("detail") or "")[:200])
         said = str(conv.get("initial_message") or "")
-        given_at = [  # what the user said that an earlier step sent to a tool ('KLGA', '대구광역시'), and where
-            (v, c, p)
+        given_at = [  # what the user said that an earlier step sent to a tool ('KLGA', '대구광역시'), and where; a
+            (_said_as(v, said), c, p)  # 시도 the user said as people do ('대구') is what an agent slips in
             for c in calls
             if c.get("step", 0) < call.get("step", 0)
             for p, v in (c.get("args_subset") or {}).items()
-            if isinstance(v, str) and v in said
+            if isinstance(v, str) and _said_as(v, said)
         ]
         for k, v in subset.items():
             if isinstance(v, int) and not _ID_PARAM.search(k):
@@ -113,7 +113,8 @@ def recovery_variants(
             alike = [i for i, c in enumerate(calls) if c["name"] == call["name"] and k in (c.get("args_subset") or {})]
             if named and len(named) == len(alike):  # the names in the calls' order: the k-th call's name is k-th
                 name = named[alike.index(index)]
-                if name != v and name in said:
+                if name != v and _said_as(name, said):
+                    name = _said_as(name, said)
                     wrong = {**call["args"], k: name}
                     found["unconverted"] = _with(conv, index, wrong, "unconverted", f"{k}: {v!r} → {name!r}")
                     found["unconverted"]["recovery"]["first"] = True  # tried before the lookup
@@ -190,3 +191,14 @@ def verified(conv: Mapping[str, Any], episode: Mapping[str, Any]) -> tuple[bool,
     if not any(c["tool"] == failed["name"] and c["ok"] and c["index"] > first["index"] for c in calls):
         return False, "no corrected call succeeded"
     return True, "failed, then corrected"
+
+
+def _said_as(value: str, said: str) -> str:
+    """How the user's message says `value`: as it is, or a 시도's official name as people say it ('대구광역시' →
+    '대구', `persona.spoken_sido`); '' when the message does not say it."""
+    from factory.conversations.persona import spoken_sido
+
+    if value in said:
+        return value
+    short = spoken_sido(value)
+    return short if short != value and re.search(rf"(?<![가-힣]){re.escape(short)}", said) else ""

@@ -44,6 +44,7 @@ from factory.conversations.wording import (
     clear_cutoffs,
     difference_reply,
     from_how_many,
+    grouped_measures,
     named_reply,
     plain_terms,
     possessives,
@@ -703,8 +704,12 @@ def conversation_tasks(
         "answer": {
             # days as the request says them ('on or after April 7, 2007', not '2007-04-07': s16 scaled run)
             "text": _versus(
-                spoken_time_zones(
-                    spoken_dates(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang), lang
+                grouped_measures(
+                    spoken_time_zones(
+                        spoken_dates(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang),
+                        lang,
+                    ),
+                    lang,
                 ),
                 variant,
             ),

@@ -411,3 +411,14 @@ def spoken_time_zones(text: str, language: str) -> str:
         return f"{name} ({m.group(1)})" if name else m.group(0)
 
     return _TZ.sub(say, text)
+
+
+_BIG_MEASURE = re.compile(r"\b(\d{5,})(?= (?:bytes|milliseconds|ms|feet|meters|metres|km|miles)\b)")
+
+
+def grouped_measures(text: str, language: str) -> str:
+    """An English reply's large measures with their digits grouped ('6290521 bytes' → '6,290,521 bytes': blind s17
+    conversations #2); codes, ids and years, which no unit follows, stay as they are."""
+    if language != "en":
+        return text
+    return _BIG_MEASURE.sub(lambda m: f"{int(m.group(1)):,}", text)

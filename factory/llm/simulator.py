@@ -46,11 +46,14 @@ def _terms(name: str) -> list[str]:
 
 
 def mentions_value(text: str, value: Any) -> bool:
-    """Whether `value` appears in `text` as a whole token (case- and width-insensitive)."""
+    """Whether `value` appears in `text` as a whole token (case- and width-insensitive; a number's grouped digits
+    read as the number: '6,290,521 bytes' says 6290521)."""
     v = _fold(str(value).strip())
     if not v:
         return False
     t = _fold(text)
+    if re.fullmatch(r"\d{4,}(?:\.\d+)?", v):
+        t = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", t)
     if re.fullmatch(r"[0-9a-z_.\-:]+", v):
         return re.search(rf"(?<![0-9a-z]){re.escape(v)}(?![0-9a-z])", t) is not None
     return v in t

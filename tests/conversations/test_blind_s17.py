@@ -9,7 +9,7 @@ def test_a_banmal_user_names_a_sido_as_people_say_it():
     # r2 #8: "혹시 이거 알아? 서울특별시는 광주광역시보다 구가 몇 곳 더 많아?" (a speaker says '서울이 광주보다')
     text, persona = korean_register("서울특별시는 광주광역시보다 구가 몇 곳 더 많나요?", {"격식": "반말"})
     assert persona["격식"] == "반말"
-    assert text == "서울은 광주보다 구가 몇 곳 더 많아?", text
+    assert text == "서울은 광주보다 구가 몇 개 더 많아?", text
     # the particle fits the short name; an invariant particle is kept; a 시도 in a longer word is left alone
     assert spoken_sido("충청남도가 충청북도보다") == "충남이 충북보다"
     assert spoken_sido("부산광역시와 울산광역시를") == "부산과 울산을"
@@ -19,9 +19,35 @@ def test_a_banmal_user_names_a_sido_as_people_say_it():
     assert spoken_sido("경기도 광주시와 광주광역시") == "경기도 광주시와 광주광역시"
 
 
-def test_a_polite_user_keeps_the_official_names():
-    text, _ = korean_register("서울특별시는 광주광역시보다 구가 몇 곳 더 많나요?", {"격식": "존댓말"})
-    assert text.startswith("서울특별시는 광주광역시보다")
+def test_a_korean_request_is_typed_as_people_talk():
+    # s17 r1 #4, #12, #13, #15: full official names, the middle dot ('구·군', '읍·면') and '몇 곳' read written, not typed
+    text, _ = korean_register("울산광역시와 서울특별시의 구·군 수는 몇 곳 차이 나나요?", {"격식": "존댓말"})
+    assert text == "울산과 서울의 구군 수는 몇 개 차이 나나요?", text
+    text, _ = korean_register("인천광역시 강화군의 읍·면은 몇 곳인가요?", {"격식": "반말"})
+    assert text == "인천 강화군의 읍면은 몇 개야?", text
+    assert (
+        korean_register("시도가 전부 몇 곳인지 알려 주세요.", {"격식": "존댓말"})[0]
+        == "시도가 전부 몇 개인지 알려 주세요."
+    )
+
+
+def test_a_sido_said_short_is_what_the_recovery_slips_in():
+    # the name-for-code slip keeps working when the user says '대구', not '대구광역시'
+    from factory.conversations.recovery import _said_as
+
+    assert _said_as("대구광역시", "대구 달성군의 읍면 수는 어떻게 돼?") == "대구"
+    assert _said_as("대구광역시", "대구광역시 달성군") == "대구광역시"
+    assert _said_as("대구광역시", "달성군의 읍면 수") == ""
+
+
+def test_a_large_measure_is_grouped_and_still_read_as_the_answer():
+    # s17 r1 #2: '6290521 bytes' with no digit grouping
+    from factory.conversations.wording import grouped_measures
+    from factory.llm.simulator import mentions_value
+
+    said = grouped_measures("The file size is 6290521 bytes (6.3 MB); district 11140 in 2013.", "en")
+    assert said == "The file size is 6,290,521 bytes (6.3 MB); district 11140 in 2013."
+    assert mentions_value(said, 6290521) and not mentions_value("12,3456", 123456)
 
 
 def test_a_casual_user_does_not_say_please_tell_me():
