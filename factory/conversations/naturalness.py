@@ -95,6 +95,11 @@ def plain_names(text: str) -> str:
     return out[:1].upper() + out[1:] if text[:1].isupper() else out
 
 
+# a named 구 or 군 said only to reach the 시도 it lies in ('성동구가 속한 시도의 …'): nobody asks which 시도 holds a 구
+# they can name; a 동 or 리 may be (that is a lookup people do)
+_KO_KNOWN_CONTAINER = re.compile(r"[가-힣]+[구군](?:이|가) 속한 시(?:·)?도")
+
+
 def askability(task: Mapping[str, Any]) -> tuple[str | None, str]:
     """(`short` | `medium` | None, why) for a verified task's query."""
     lang = task.get("language", "en")
@@ -117,6 +122,10 @@ def askability(task: Mapping[str, Any]) -> tuple[str | None, str]:
     named = _EN_COUNTS_A_NAME.search(query) if lang != "ko" else None
     if named and not named.group(1).endswith("s") and named.group(1) not in ("aircraft", "people"):
         return None, f"counts a named thing ('how many {named.group(1)} {named.group(2)}')"
+    if lang == "ko" and _KO_KNOWN_CONTAINER.search(
+        query
+    ):  # '성동구가 속한 시도의 구 수': people name 서울 (s17 r1 #14)
+        return None, "asks through the 시도 of a named 구·군 (a person names the 시도)"
     options = [str(o) for o in frame.get("options") or []]
     if any(re.fullmatch(r"[\d.,]+|[a-z][a-z ]* \d[\d.]*", o) for o in options):
         return None, "compares argument values, not things ('120.7' against 'radius 100')"

@@ -146,3 +146,13 @@ def test_a_time_zone_is_said_by_its_common_name():
     # China's 'CST' is not Central Time; a zone without a common name and a Korean reply stay as they are
     assert spoken_time_zones("Asia/Shanghai and America/Bogota", "en") == "Asia/Shanghai and America/Bogota"
     assert spoken_time_zones("America/Chicago입니다.", "ko") == "America/Chicago입니다."
+
+
+def test_no_one_asks_which_sido_holds_a_gu_they_name():
+    # s17 r1 #14: "성동구가 속한 시도의 구 수는 어떻게 돼?" (a person asks '서울에 구 몇 개야?')
+    from factory.conversations.naturalness import askability
+
+    level, why = askability({"language": "ko", "query": "성동구가 속한 시도의 구는 몇 곳인가요?", "answer": {}})
+    assert level is None and "시도" in why
+    level, _ = askability({"language": "ko", "query": "청운동이 속한 시도의 구는 몇 곳인가요?", "answer": {}})
+    assert level is not None  # a 동's 시도 is a lookup people do
