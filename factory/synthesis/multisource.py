@@ -648,7 +648,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         add(kind, actions, query, answer,
                             {"kind": "passage_value", "calls": [{"step": 2, "index": 0, "record": {"id": gold["id"]}}],
                              "passage_id": gold["id"], "value": answer["value"], "statement": masked,
-                             "apis_may_answer": fact.fact.derivable},
+                             "apis_may_answer": fact.fact.derivable, "derived_by": list(fact.fact.derived_by)},
                             [{"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ", "n": 1,
                               "width": 1, "edge_id": f"API→RAG:{spec1.name}.{f}->{search.name}.query"}],
                             [f"API→RAG:{spec1.name}.{f}->{search.name}.query"],
@@ -707,7 +707,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                     bridges[kind].add(v.strip().casefold())
                     add(kind, actions, query, answer,
                         {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}],
-                         "apis_may_answer": nf.fact.derivable},
+                         "apis_may_answer": nf.fact.derivable, "derived_by": list(nf.fact.derived_by)},
                         junctions, chain,
                         {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
                          "answer_text": rp.value_answer(value, {**short, "subject": nf.answer_phrase or nf.phrase},
@@ -828,7 +828,7 @@ def rag_only_chain(
     answer = {"type": "number", "value": fact.value, "fields": ["text"]}
     spec = {"kind": "passage_value", "calls": [{"step": 1, "index": 0, "record": {"id": gold["id"]}}],
             "passage_id": gold["id"], "value": fact.value, "statement": _mask(fact.sentence, fact.shown, "___"),
-            "apis_may_answer": fact.fact.derivable}  # fmt: skip
+            "apis_may_answer": fact.fact.derivable, "derived_by": list(fact.fact.derived_by)}  # fmt: skip
     extra = {"entity": doc.parts.get("subject") or doc.text, "answer_text": fact.answer_text,
              "realization": {"document": doc.text, "fact": fact.fact.match.pattern, "sentence": fact.sentence,
                              "title": gold.get("title")}}  # fmt: skip
