@@ -175,3 +175,17 @@ def test_a_fact_whose_number_the_question_states_is_not_asked():
     only = {**gold, "text": "Album note: 14 Shades by AC/DC. The store sold 14 track copies."}
     out = asyncio.run(multisource._rag_only(ctx, _Found(only), NS(name="s"), only, np.random.default_rng(0), 5))
     assert out[0] == "answer_named_in_question"
+
+
+def test_the_index_waterfall_counts_the_domains_rag_only_tasks_not_every_task_with_a_search():
+    from factory.config import RetrievalConfig
+
+    search = {"step": 1, "tool": "search_catalogue_notes", "source_type": "retrieval", "args": {"query": "x"}}
+    api = {"step": 1, "tool": "search_tracks", "source_type": "api", "args": {"name": "x"}}
+    tasks = [
+        {"id": "a", "domain": "music", "hop_type": "RAG", "golden_actions": [search]},
+        {"id": "b", "domain": "music", "hop_type": "API-RAG", "golden_actions": [api, {**search, "step": 2}]},
+        {"id": "c", "domain": "korea", "hop_type": "RAG", "golden_actions": [search]},
+    ]
+    _, stats = decontam.decontaminate("music", [], tasks, {}, RetrievalConfig())
+    assert stats["rag_only_tasks"] == 1
