@@ -189,3 +189,18 @@ def test_the_index_waterfall_counts_the_domains_rag_only_tasks_not_every_task_wi
     ]
     _, stats = decontam.decontaminate("music", [], tasks, {}, RetrievalConfig())
     assert stats["rag_only_tasks"] == 1
+
+
+def test_a_korean_count_followed_by_its_counter_is_the_stated_passage_value():
+    """The demo's korea RAG-only task '부산광역시의 단독주택은 … 몇 호인가요?' was dropped stale_label: the replay read
+    '단독주택이 234,001호' as not stating 234001, the counter 호 counted as part of the number."""
+    from factory.synthesis import answers
+
+    text = "주택은 모두 990,374호로, 아파트가 617,239호(62.3%), 단독주택이 234,001호(23.6%)를 차지했다."
+    spec = {"kind": "passage_value", "calls": [{"step": 1, "index": 0, "record": {"id": "p"}}], "passage_id": "p",
+            "value": 234001, "statement": "단독주택이 ___호(23.6%)를 차지했다."}  # fmt: skip
+    rows = [{"step": 1, "records_list": [{"id": "p", "text": text}]}]
+    assert answers.compute(spec, rows)["value"] == 234001
+    # a number inside a longer one, or followed by a Latin letter, is still not it
+    for other in ("단독주택이 2234,001호", "단독주택이 234,0011호", "단독주택이 234,001a호"):
+        assert answers.compute(spec, [{"step": 1, "records_list": [{"id": "p", "text": other}]}])["value"] is None
