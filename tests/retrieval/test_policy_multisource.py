@@ -115,3 +115,22 @@ def test_a_ban_of_a_platform_the_multi_source_path_does_not_use_is_no_effect():
     # an API-only task is unchanged: the passage fact's platforms are no reason there
     api_only = {**API_RAG, "golden_actions": API_RAG["golden_actions"][:2], "hop_type": None}
     assert policy.platform_serves(api_only, "chinook-store", CATALOG) is None
+
+
+def test_a_refused_multi_source_tasks_passage_stays_served():
+    """Demo run (aviation): a refusal on an API+RAG task emptied its golden path, so rule (a) removed the passage its
+    unrestricted path cites and the audit failed it (search_passage_missing). The passage is protected like any
+    published task's, and its search replays."""
+    from factory.retrieval import index
+
+    t, pol = policy._assigned(API_RAG, RetrievalConfig(), "the music catalogue", ["search_catalogue_notes"], [],
+                              ["chinook-catalog", "chinook-store"], CATALOG, "changes_answer")  # fmt: skip
+    published = policy.restrict({**t, "policy": pol})
+    assert published["golden_actions"] == []
+    assert index.gold_passages([published], "music") == {"music:p1": {"sha256:api-rag"}}
+
+    class Served:
+        def search(self, query, k):
+            return [{"id": "music:p1"}] if query == "Let There Be Rock (AC/DC)" else []
+
+    assert index.replay_retrieval_calls(Served(), [published], "music")["checked"] == 1
