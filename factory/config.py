@@ -256,6 +256,14 @@ class RetrievalConfig(_Frozen):
         description="API+RAG trajectories kept per hop type (API-RAG, RAG-API, API-RAG-API) per domain; unset: "
         "synthesis.per_pattern.",
     )
+    rag_only_share: float = Field(
+        default=0.10,
+        ge=0,
+        lt=1,
+        description="Share of a domain's multi-source tasks that are RAG-only (hop type RAG: one search, the answer a "
+        "number a reviewed fact of the passage states; VAKRA's 1-hop weight 0.10). The count is ceil(share x chains / "
+        "(1 - share)) beside the domain's API+RAG chains, at least 1 when the share is above 0; 0: none.",
+    )
     multisource_max_per_answer: int | None = Field(
         default=2,
         ge=1,

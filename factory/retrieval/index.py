@@ -358,12 +358,16 @@ def build_index(
 
 
 def gold_passages(tasks: Sequence[Mapping[str, Any]], domain: str) -> dict[str, set[str]]:
-    """{passage id: ids of the domain's published tasks whose golden retrieval calls used it}."""
+    """{passage id: ids of the domain's published tasks whose golden retrieval calls used it}. A task a policy makes
+    unanswerable counts with its unrestricted path (`records.unrestricted`: the audit re-derives that answer and its
+    conversation searches the passage; a refused multi-source task's passage removed by rule (a) failed the audit)."""
+    from factory.records import unrestricted
+
     out: dict[str, set[str]] = {}
     for t in tasks:
         if t.get("domain") != domain:
             continue
-        for a in t.get("golden_actions") or []:
+        for a in unrestricted(t).get("golden_actions") or []:
             if a.get("source_type") == "retrieval":
                 for pid in a.get("passage_ids") or []:
                     out.setdefault(str(pid), set()).add(str(t.get("id")))
@@ -373,12 +377,14 @@ def gold_passages(tasks: Sequence[Mapping[str, Any]], domain: str) -> dict[str, 
 def replay_retrieval_calls(served: "RetrievalIndex", tasks: Sequence[Mapping[str, Any]], domain: str) -> dict[str, Any]:
     """Re-run every golden retrieval call of the domain's published API+RAG tasks against the served
     version: a call replays when the passages its task used are still among those it returns."""
+    from factory.records import unrestricted
+
     checked = ok = 0
     failed: list[dict[str, Any]] = []
     for t in tasks:
         if t.get("domain") != domain:
             continue
-        for a in t.get("golden_actions") or []:
+        for a in unrestricted(t).get("golden_actions") or []:  # a refused task's path too (its conversation searches)
             if a.get("source_type") != "retrieval" or not a.get("passage_ids"):
                 continue
             args = a.get("args") or {}

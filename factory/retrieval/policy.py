@@ -27,7 +27,12 @@ construction, and every no_effect policy banned a document search the task never
   (`documents_may_answer`);
 - a platform no_effect policy forbids an API platform of the domain that the golden path does not use and that
   could serve the task (`platform_serves`: an alternative path calls it, first, or one of its read tools stands in
-  for a golden hop), its tools offered, so the agent can break it while the permitted path still answers.
+  for a golden hop, or, on a multi-source task, it can compute the passage's fact: the lexicon's `derived_by`), its
+  tools offered, so the agent can break it while the permitted path still answers;
+- a multi-source refusal (`passage_refusal`: API+RAG and RAG-only tasks whose answer is a passage's number) forbids the
+  documents and every API platform the passage lexicon says can compute that number (`derived_by`: the store's
+  invoices give an album's sales), while another API platform stays permitted: no permitted tool can produce the fact.
+  A derivable fact whose platforms the lexicon does not name gets no refusal (an API could answer).
 
 Which scope a drawn category gets: the platform scope when it applies, else the whole source type. A stable
 draw (a hash of `retrieval.policy_seed` and the task's trajectory id, `draw_key`: rewording a question keeps its
@@ -302,9 +307,9 @@ def platform_refusal(
     the answer (`documents_may_answer`), so the refusal is right whatever the permitted tools return."""
     golden = task.get("golden_actions") or []
     if any(source_type(a) == "retrieval" for a in golden):
-        # a permitted API may stand in for the passage hop (a bulletin's population is also a census statistic):
-        # API+RAG chains keep the whole-source refusal, which decontamination makes sure of
-        return None
+        # a permitted API may stand in for the passage hop (a bulletin's population is also a census statistic): only
+        # where the lexicon names every platform that can compute the passage's fact are those banned with the documents
+        return passage_refusal(task, catalog)
     banned = _api_platforms(golden)
     if not banned or any(not (_api_platforms(p) & banned) for p in _alternatives(task)):
         return None
@@ -313,6 +318,35 @@ def platform_refusal(
     has_docs = any(c["kind"] == "retrieval" for c in catalog.values())
     docs = has_docs and documents_may_answer(task, chunks) is not None
     return (["retrieval"] if docs else []), sorted(banned)
+
+
+def derived_by(task: Mapping[str, Any]) -> list[str]:
+    """The API platforms that can compute the passage fact a multi-source task asks or binds (the passage lexicon's
+    `derived_by`, kept in the answer spec at synthesis); [] when not derivable or not known."""
+    spec = task.get("answer_spec") or {}
+    return sorted({str(p) for p in spec.get("derived_by") or []}) if spec.get("apis_may_answer") else []
+
+
+def passage_refusal(task: Mapping[str, Any], catalog: Catalog) -> tuple[list[str], list[str]] | None:
+    """(["retrieval"], platforms) of a refusal for a task whose answer is a passage's number (API+RAG `passage_value`,
+    RAG-only): the documents forbidden, and with them every API platform that can compute that number
+    (`derived_by`), while another API platform of the domain stays permitted (and offered): no permitted tool can
+    produce the fact ('do not use the documents or chinook-store' on an album's sales). None when the fact is not
+    derivable (the whole-source refusal applies), when the lexicon does not say which platforms compute it, when one
+    of them is not a platform of the domain's catalog, when no platform would stay permitted, or when another
+    sufficient path uses neither the documents nor a banned platform. A task whose answer is an API field after a
+    passage hop (RAG-API) gets none: a permitted API may reach that record by another road."""
+    spec = task.get("answer_spec") or {}
+    if spec.get("kind") != "passage_value" or not spec.get("apis_may_answer"):
+        return None
+    banned = set(derived_by(task))
+    apis = _domain_apis(catalog)
+    if not banned or not banned <= apis or not (apis - banned):
+        return None
+    for p in _alternatives(task):
+        if not any(source_type(a) == "retrieval" for a in p) and not (_api_platforms(p) & banned):
+            return None
+    return ["retrieval"], sorted(banned)
 
 
 def platform_serves(task: Mapping[str, Any], platform: str, catalog: Catalog) -> str | None:
@@ -329,6 +363,10 @@ def platform_serves(task: Mapping[str, Any], platform: str, catalog: Catalog) ->
         # called the store: blind read s12 pol #3, #8)
         if platform in _api_platforms(a for a in p if not (catalog.get(str(a.get("tool"))) or {}).get("key")):
             return f"an alternative path uses {platform}"
+    if platform in derived_by(task) and any(source_type(a) == "retrieval" for a in task.get("golden_actions") or []):
+        # a multi-source task: the platform can compute the passage's fact (the store's invoices give an album's
+        # sales), so an agent might reach for it instead of the documents
+        return f"{platform} may compute the passage's fact"
     tools = sorted(
         (n, c)
         for n, c in catalog.items()

@@ -211,7 +211,9 @@ def compute(
             if size != v and "___" in stmt:
                 stated = any(f and stmt.replace("___", f) in text for f in forms)
             else:
-                stated = any(f and re.search(rf"(?<![\w.]){re.escape(f)}(?![\w]|[.,]\d)", text) for f in forms)
+                # a Korean counter or particle may follow the number ('234,001호', '42곳이다'), a digit or Latin
+                # letter may not (multisource.states: the same word boundary the synthesis checked)
+                stated = any(f and re.search(rf"(?<![\w.]){re.escape(f)}(?![0-9A-Za-z_]|[.,]\d)", text) for f in forms)
             return {"type": "number", "value": v if stated else None, "fields": ["text"]}
         if kind == "sem":
             parts = [go(p) for p in spec["parts"]]

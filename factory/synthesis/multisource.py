@@ -10,6 +10,10 @@ need both sources, executed for real against the pre-synthesis index version and
   date that an API parameter accepts: a value observed for that parameter in the probes) binds the
   API argument; the answer is a field of the API's record that the passages do not state.
 - ``API-RAG-API`` (3 hops): both junctions in one chain.
+- ``RAG`` (1 hop, RAG-only; `retrieval.rag_only_share` of the domain's multi-source tasks, VAKRA's 1-hop weight): the
+  question names a document by itself and asks a number a reviewed fact of its passage states; the golden action is
+  the search for the document's title citing the passage. Decontamination rule (b) (`judged_queries`) drops one an
+  executed API response answers (`rag_answerable_by_api`).
 
 Junction edges are proposed from the probes (API→RAG: a string field of an API record becomes the search
 query; RAG→API: a passage value observed for an API parameter binds it), executed, and scored with the
@@ -52,8 +56,9 @@ from factory.tools.fingerprint import sha256_digest
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.spec import ToolSpec
 
-HOP_TYPES = ("API-RAG", "RAG-API", "API-RAG-API")
-HOPS = {"API-RAG": 2, "RAG-API": 2, "API-RAG-API": 3}
+HOP_TYPES = ("API-RAG", "RAG-API", "API-RAG-API")  # the chains (both sources)
+RAG_ONLY = "RAG"  # one search; the answer a passage states (`retrieval.rag_only_share` of a domain's tasks)
+HOPS = {"API-RAG": 2, "RAG-API": 2, "API-RAG-API": 3, RAG_ONLY: 1}
 VAKRA_HOP_WEIGHTS = {1: 0.10, 2: 0.60, 3: 0.30}  # VAKRA §3: hop counts sampled 0.10/0.60/0.30 for 1/2/3
 REJECTIONS = {
     "api_call_failed": "an API hop did not succeed with records",
@@ -71,6 +76,8 @@ REJECTIONS = {
     "near_duplicate": "a kept task of the same hop type already finds the same record through a document (송파구 leads "
     "서울특별시 in every census year: one question about it, not one per year)",
     "unphraseable": "the question cannot be said naturally (code: rag_phrasing.UNPHRASEABLE_CODES)",
+    "answer_named_in_question": "the question states the number the passage answers (a RAG-only fact whose number is "
+    "part of the document's name: the census year)",
 }
 _ID_FIELD = re.compile(r"(^|_)(id|key|code|digest|url|uri)$", re.IGNORECASE)
 _KEY = "<KEY>"
@@ -85,6 +92,14 @@ def hop_weights() -> dict[str, float]:
     two, three = VAKRA_HOP_WEIGHTS[2], VAKRA_HOP_WEIGHTS[3]
     total = two + three
     return {"API-RAG": two / total / 2, "RAG-API": two / total / 2, "API-RAG-API": three / total}
+
+
+def rag_only_quota(share: float, chains: int) -> int:
+    """RAG-only tasks beside a domain's `chains` API+RAG chains: ceil(share x chains / (1 - share)) (RAG-only is
+    `share` of the domain's multi-source tasks), at least 1 when `share` is above 0."""
+    if share <= 0:
+        return 0
+    return max(1, math.ceil(round(share * chains / (1 - share), 9)))
 
 
 def kind_order(draw: str, have: Mapping[str, int], weights: Mapping[str, float]) -> list[str]:
@@ -484,8 +499,9 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     edges = _Edges(ctx.cfg.graph)
     kept: list[dict[str, Any]] = []
     rejected: list[dict[str, str]] = []
-    have = {h: 0 for h in HOP_TYPES}
+    have = {h: 0 for h in (*HOP_TYPES, RAG_ONLY)}
     seen: set[str] = set()
+    docs: dict[str, Mapping[str, Any]] = {}  # the documents the chains' searches found: RAG-only questions' pool
     # the names documents gave that kept RAG→API hops looked up, by hop type: one question each (the question that
     # names the 시도 and the one that reaches it from a 동 differ; two census years of one 시도 asking the same do not)
     bridges: dict[str, set[str]] = {h: set() for h in HOP_TYPES}
@@ -583,6 +599,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 # years): up to `_DOCS_PER_ENTITY` of them, drawn, each its own question
                 for j in rng.permutation(len(golds))[:_DOCS_PER_ENTITY]:
                     found.append((f, e, golds[int(j)], sres))
+                docs.update({str(g["id"]): g for g in golds})
             for f, e, gold, sres in found:
                 if all(not want(h) for h in HOP_TYPES):
                     break
@@ -631,7 +648,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                         add(kind, actions, query, answer,
                             {"kind": "passage_value", "calls": [{"step": 2, "index": 0, "record": {"id": gold["id"]}}],
                              "passage_id": gold["id"], "value": answer["value"], "statement": masked,
-                             "apis_may_answer": fact.fact.derivable},
+                             "apis_may_answer": fact.fact.derivable, "derived_by": list(fact.fact.derived_by)},
                             [{"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ", "n": 1,
                               "width": 1, "edge_id": f"API→RAG:{spec1.name}.{f}->{search.name}.query"}],
                             [f"API→RAG:{spec1.name}.{f}->{search.name}.query"],
@@ -690,7 +707,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                     bridges[kind].add(v.strip().casefold())
                     add(kind, actions, query, answer,
                         {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}],
-                         "apis_may_answer": nf.fact.derivable},
+                         "apis_may_answer": nf.fact.derivable, "derived_by": list(nf.fact.derived_by)},
                         junctions, chain,
                         {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
                          "answer_text": rp.value_answer(value, {**short, "subject": nf.answer_phrase or nf.phrase},
@@ -698,6 +715,21 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                          "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
                                          "sentence": nf.sentence, "title": gold.get("title")}})  # fmt: skip
                     break
+        # RAG-only (hop type RAG): a number one passage states, asked about the document named by itself
+        n_rag = rag_only_quota(ctx.cfg.retrieval.rag_only_share, sum(have[h] for h in HOP_TYPES))
+        if n_rag:
+            if len(docs) < 3 * n_rag:
+                docs.update(await _subject_documents(ctx, ex, search, rng))
+            used_ids = {pid for t in kept for a in t["golden_actions"] for pid in a.get("passage_ids") or []}
+            for gold in _rag_only_order(docs, used_ids, rng):
+                if have[RAG_ONLY] >= n_rag:
+                    break
+                made = await _rag_only(ctx, ex, search, gold, rng, k)
+                if isinstance(made[0], str):  # (reason, detail, code)
+                    reject(RAG_ONLY, *made)
+                    continue
+                fact, doc, tres = made
+                add(RAG_ONLY, *rag_only_chain(_action(1, search, tres, [gold["id"]]), gold, fact, doc))
         calls_made = sum(sum(c.values()) for c in ex.call_counts().values())
     return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": calls_made}
 
@@ -728,6 +760,79 @@ def _api_rag(
     if not ok:
         return "answer_from_apis", f"{len(facts)} facts, every number in the chain's API records", ""
     return ok[int(rng.integers(len(ok)))]
+
+
+def _rag_only_order(
+    docs: Mapping[str, Mapping[str, Any]], used: set[str], rng: np.random.Generator
+) -> list[Mapping[str, Any]]:
+    """The candidate documents of RAG-only questions in a drawn order, those no kept chain cites first (a RAG-only
+    question about a chain's passage would ask what the chain's question asks, by another road)."""
+    ids = sorted(docs)
+    drawn = [ids[int(j)] for j in rng.permutation(len(ids))]
+    return [docs[i] for i in sorted(drawn, key=lambda i: i in used)]
+
+
+async def _subject_documents(
+    ctx: _Context, ex: Any, search: ToolSpec, rng: np.random.Generator, searches: int = 8
+) -> dict[str, Mapping[str, Any]]:
+    """Documents about values the APIs take of a type some document is about (an airport code 'EWR' → its bulletins):
+    up to `searches` searches, each keeping the passages whose title names the value (`_golds_of`)."""
+    assert ctx.passages is not None
+    subjects = {t for d in ctx.passages.documents for t in d.subject}
+    pool = sorted(
+        {(str(ctx.types.param_type(ctx.tid(tool), p) or "").split("@")[0], v)
+         for (tool, p), values in ctx.known.items() for v in values}
+    )  # fmt: skip
+    pool = [(t, v) for t, v in pool if t in subjects]
+    out: dict[str, Mapping[str, Any]] = {}
+    for j in rng.permutation(len(pool))[:searches]:
+        ptype, v = pool[int(j)]
+        queries = ctx.passages.queries(ptype, v) or [v]
+        res = await ex.call(search, {"query": queries[0], "k": _DOCS_SEARCHED})
+        if res.outcome.is_success:
+            out.update({str(g["id"]): g for g in _golds_of(ctx, res.records, v)})
+    return out
+
+
+async def _rag_only(
+    ctx: _Context, ex: Any, search: ToolSpec, gold: Mapping[str, Any], rng: np.random.Generator, k: int
+) -> tuple[rp.NumberFact, rp.DocRef, Any] | tuple[str, str, str]:
+    """(fact, document, golden search) of a RAG-only question about `gold`, or (reason, detail, code): the document
+    named by itself (`rag_phrasing.named_document`), a number a reviewed fact of its passage states that the question
+    does not (a census year is no answer), and the search for its title returning it."""
+    assert ctx.passages is not None
+    title = str(gold.get("title") or "")
+    try:
+        doc = rp.named_document(ctx.passages, title, ctx.language)
+        facts = rp.number_facts(ctx.passages, doc, _sentences(str(gold.get("text") or "")), ctx.language)
+    except rp.RagUnphraseable as x:
+        return "unphraseable", f"{x.code}: {x}", x.code
+    if not facts:
+        return "unphraseable", f"no reviewed fact of {doc.form.kind} matches the passage", "passage_fact"
+    ok = [x for x in facts if not states(x.question, x.shown)]
+    if not ok:
+        return "answer_named_in_question", f"{len(facts)} facts of {title!r}, each number stated by its question", ""
+    fact = ok[int(rng.integers(len(ok)))]
+    tres = await ex.call(search, {"query": title, "k": k})
+    if not tres.outcome.is_success or gold["id"] not in {p["id"] for p in tres.records}:
+        return "no_passage_for_entity", f"title {title!r}", ""
+    return fact, doc, tres
+
+
+def rag_only_chain(
+    search_action: dict[str, Any], gold: Mapping[str, Any], fact: rp.NumberFact, doc: rp.DocRef
+) -> tuple[list[dict[str, Any]], str, dict[str, Any], dict[str, Any], list[dict[str, Any]], list[str], dict[str, Any]]:
+    """(golden actions, question, answer, answer spec, junctions, edges, extra) of a RAG-only trajectory: the search
+    citing `gold`, the answer the number `fact` reads off its passage (a `passage_value` spec the replay and the audit
+    re-derive; `apis_may_answer` when the lexicon marks the fact derivable, which policies read)."""
+    answer = {"type": "number", "value": fact.value, "fields": ["text"]}
+    spec = {"kind": "passage_value", "calls": [{"step": 1, "index": 0, "record": {"id": gold["id"]}}],
+            "passage_id": gold["id"], "value": fact.value, "statement": _mask(fact.sentence, fact.shown, "___"),
+            "apis_may_answer": fact.fact.derivable, "derived_by": list(fact.fact.derived_by)}  # fmt: skip
+    extra = {"entity": doc.parts.get("subject") or doc.text, "answer_text": fact.answer_text,
+             "realization": {"document": doc.text, "fact": fact.fact.match.pattern, "sentence": fact.sentence,
+                             "title": gold.get("title")}}  # fmt: skip
+    return [search_action], fact.question, answer, spec, [], [], extra
 
 
 async def _seeded_calls(
@@ -910,7 +1015,7 @@ def build_multisource(
 def multisource_metadata(value: Mapping[str, Any]) -> dict[str, Any]:
     trajs = value.get("trajectories") or []
     meta: dict[str, Any] = {"multisource/configured": int(bool(value.get("configured")))}
-    for h in HOP_TYPES:
+    for h in (*HOP_TYPES, RAG_ONLY):
         meta[f"multisource/{h}"] = sum(1 for t in trajs if t["hop_type"] == h)
     reasons: dict[str, int] = {}
     for r in value.get("rejected") or []:
@@ -971,7 +1076,7 @@ def task_records(
                 text=phrasing.qualifiers_after(t.get("answer_text") or _answer_text(t["answer"]["value"], lang), lang),
                 fields=t["answer"]["fields"],
             ),  # fmt: skip
-            pattern="+".join(j["type"] for j in t["junctions"]),
+            pattern="+".join(j["type"] for j in t["junctions"]) or t["hop_type"],  # RAG-only: one search, no junction
             category="SEQ",
             junctions=[Junction.model_validate(j) for j in t["junctions"]],
             golden_actions=[GoldenAction.model_validate(a) for a in golden],

@@ -132,6 +132,10 @@ class Fact:
     # fields of the named record's API output that the sentence already states in other words ('the longest track is X
     # (5 min 44 s)': its milliseconds): never the answer of the API hop after it (the passage would give it)
     states: tuple[str, ...] = ()
+    # the API platforms whose data the fact is computed from (a derivable fact; `derived_by: [chinook-store]`): no other
+    # API can give it, so a policy forbidding the documents and these platforms leaves no permitted tool that can
+    # (a refusal, factory/retrieval/policy.py), and a ban of one of them that the path does not use tests something
+    derived_by: tuple[str, ...] = ()
 
     def applies(self, doc: "DocRef") -> bool:
         return self.subject is None or bool(self.subject.search(str(doc.parts.get("subject") or "")))
@@ -273,7 +277,11 @@ def load_passage_lexicon(path: str | Path, tables: Mapping[str, Any] | None = No
                     _regex(f["subject"], f"{where}.subject") if f.get("subject") else None,
                     _lang_map(f.get("negative"), f"{where}.negative"),
                     _regex(f["qualify_if"], f"{where}.qualify_if") if f.get("qualify_if") else None,
-                    tuple(str(x) for x in f.get("states") or []))  # fmt: skip
+                    tuple(str(x) for x in f.get("states") or []),
+                    tuple(str(x) for x in f.get("derived_by") or []))  # fmt: skip
+        if fact.derived_by and not fact.derivable:
+            raise PassageLexiconError(f"{where}: derived_by names the platforms a derivable fact is computed from "
+                                      "(set derivable: true)")  # fmt: skip
         for group in fact.negative:
             if group not in m.groupindex:
                 raise PassageLexiconError(f"{where}: negative names {group!r}, which the match does not capture")
