@@ -532,6 +532,24 @@ def _fitted_persona(
     return request, persona
 
 
+# 'airports with an IATA code': the code system that bounds what a tool counts is the assistant's to say; a user asks
+# for 'airports' (blind s17 r2 #9, #17, #20: 'database wording'), as a Korean user asks for '동' and is told 법정동
+_CODED = re.compile(r"\b([a-z]+s)( there are| are there)? (with an? [A-Z]{2,6} code)\b")
+
+
+def left_to_reply(request: str, reply: str, language: str) -> str:
+    """An English request without a code-system qualifier its reply states ('how many airports with an IATA code
+    are there within 100 km of LGA' → '… airports …' when the reply says 'There are 24 airports with an IATA code
+    …'); unchanged otherwise."""
+    if language != "en":
+        return request
+
+    def plain(m: re.Match[str]) -> str:
+        return m.group(1) + (m.group(2) or "") if f"{m.group(1)} {m.group(3)}" in reply else m.group(0)
+
+    return _CODED.sub(plain, request)
+
+
 _STYLE_KEY = {"en": "style", "ko": "스타일"}
 _CONDITION_PREFIX = re.compile(r"^(?:The condition holds, so |조건이 성립하므로,? |조건을 만족하므로,? )")
 REPLY_TEMPLATE = "conversations/reply.{lang}"
@@ -735,6 +753,7 @@ def conversation_tasks(
         said = chat_wording(asked, lang, frame, variant, several=several)  # names as people say them
         split = which_then(_qualified(said, lang)) if lang == "ko" else None
         request, persona = _fitted_persona(lang, rng, split or _qualified(said, lang), level)
+        request = left_to_reply(request, solved["answer"]["text"], lang)
         base = _common(task, base_case(calls), "base", cfg_seed)
         base["said_names"] = said_names(trajectory)
         if split is not None:  # asked 'which one' first: kept only when the reply names it (build.name_found)
@@ -776,6 +795,7 @@ def conversation_tasks(
             text, noun = masked
             text = _qualified(chat_wording(text, lang), lang)
             request, persona = _fitted_persona(lang, rng, text, level, withholds=True)
+            request = left_to_reply(request, solved["answer"]["text"], lang)
             owned = said_as_own(request, noun, lang, persona, variant)
             if owned is not None and lang == "ko" and _KO_OWN_CONTAINER.search(owned):
                 skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn",

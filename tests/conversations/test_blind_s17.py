@@ -156,3 +156,18 @@ def test_no_one_asks_which_sido_holds_a_gu_they_name():
     assert level is None and "시도" in why
     level, _ = askability({"language": "ko", "query": "청운동이 속한 시도의 구는 몇 곳인가요?", "answer": {}})
     assert level is not None  # a 동's 시도 is a lookup people do
+
+
+def test_a_code_system_qualifier_is_left_to_the_reply():
+    # s17 r2 #9, #17, #20: "airports with an IATA code within 100 km" read as database wording in a user's message
+    from factory.conversations.tasks import left_to_reply
+
+    reply = (
+        "There are 24 airports with an IATA code within 100 km of LGA, and the time zone of LGA is America/New_York."
+    )
+    asked = "Two things: how many airports with an IATA code are there within 100 km of LGA, and what is its time zone?"
+    assert left_to_reply(asked, reply, "en") == (
+        "Two things: how many airports are there within 100 km of LGA, and what is its time zone?"
+    )
+    # kept where the reply would not say it
+    assert left_to_reply(asked, "It is 24.", "en") == asked
