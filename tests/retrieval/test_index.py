@@ -235,11 +235,8 @@ def test_missing_table_version_is_a_clear_error(tmp_path):
 # --------------------------------------------------------------------------- retrieval as a tool
 
 
-def _published(tmp: Path):
-    """A project whose music domain has a retrieval source, and its published index (fake embedder)."""
-    from factory.io import data_store, write_artifact
-    from factory.tools.transports import retrieval as transport
-
+def notes_project(tmp: Path):
+    """A project whose music domain's only source is a retrieval collection 'notes' (its config)."""
     raw = {
         "data_dir": str(tmp / "data"),
         "domains": [
@@ -250,7 +247,15 @@ def _published(tmp: Path):
             }
         ],
     }
-    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp)
+    return parse_config(yaml.safe_dump(raw), project_dir=tmp)
+
+
+def _published(tmp: Path):
+    """A project whose music domain has a retrieval source, and its published index (fake embedder)."""
+    from factory.io import data_store, write_artifact
+    from factory.tools.transports import retrieval as transport
+
+    cfg = notes_project(tmp)
     chunks = _chunks("music", MUSIC_TEXTS)
     vc = {"domain": "music", "collection": "notes", "chunks": chunks}
     value, _ = index.build_index("music", vc, {"music": vc}, [ALBUM_TASK], cfg, embedder=FakeEmbedder())

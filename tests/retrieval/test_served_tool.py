@@ -7,14 +7,19 @@ import asyncio
 import json
 from pathlib import Path
 
-import yaml
-
-from factory.config import parse_config
 from factory.io import data_store, write_artifact
 from factory.retrieval import index
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.retrieval import parse_index_path, served_inventories, serves_after
-from tests.retrieval.test_index import ALBUM_TASK, FLIGHT_TASK, HELD_OUT, MUSIC_TEXTS, FakeEmbedder, _chunks
+from tests.retrieval.test_index import (
+    ALBUM_TASK,
+    FLIGHT_TASK,
+    HELD_OUT,
+    MUSIC_TEXTS,
+    FakeEmbedder,
+    _chunks,
+    notes_project,
+)
 
 QUERY = "Let There Be Rock AC/DC album"
 
@@ -25,17 +30,7 @@ def _world(tmp: Path):
     from factory.ingest import build_inventory
     from factory.tools.transports import retrieval as transport
 
-    raw = {
-        "data_dir": str(tmp / "data"),
-        "domains": [
-            {
-                "name": "music",
-                "sources": [{"kind": "retrieval", "collection": "notes"}],
-                "retrieval": {"collection": "notes", "sources": [{"path": "x", "licence": "CC0", "language": "en"}]},
-            }
-        ],
-    }
-    cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp)
+    cfg = notes_project(tmp)
     store = data_store(cfg)
     chunks = _chunks("music", MUSIC_TEXTS)
     vc = {"domain": "music", "collection": "notes", "chunks": chunks}

@@ -41,19 +41,28 @@ def _project(tmp_path):
 
 def _world(cfg):
     """The demo service's music tools plus a search tool over NOTES (fake embedder), in one executor."""
-    from factory.io import data_store, write_artifact
-    from factory.retrieval import corpus, index
+    from factory.retrieval import corpus
     from factory.tools.sources import load_domain_tools
-    from factory.tools.transports import retrieval as transport
 
     docs = [corpus.Document(f"note {i}", t, f"src/{i}") for i, t in enumerate(NOTES)]
+    value, chunks = open_synthesis_index(cfg, docs)
+    return value, chunks, load_domain_tools(cfg.domain("music"), cfg)
+
+
+def open_synthesis_index(cfg, docs):
+    """The music domain's catalogue_notes synthesis index over `docs` (fake embedder), stored and opened for the
+    search transport: (its value, its chunks)."""
+    from factory.io import data_store, write_artifact
+    from factory.retrieval import corpus, index
+    from factory.tools.transports import retrieval as transport
+
     chunks = corpus.chunk_documents("music", docs, cfg.retrieval, licence="CC0", language="en")
     vc = {"domain": "music", "collection": "catalogue_notes", "chunks": chunks}
     value, _ = index.build_index("music", vc, {}, [], cfg, embedder=FakeEmbedder(), stage="synthesis")
     write_artifact(data_store(cfg), "retrieval_synthesis_index", "music", value)
     key = (value["uri"], value["table"], value["version"], value["model"])
     transport._OPEN[key] = index.RetrievalIndex(value["uri"], value["table"], value["version"], FakeEmbedder())
-    return value, chunks, load_domain_tools(cfg.domain("music"), cfg)
+    return value, chunks
 
 
 @pytest.mark.slow  # the demo service and a LanceDB table: ~80 s on the shared 2 cores

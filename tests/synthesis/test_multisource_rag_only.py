@@ -15,7 +15,7 @@ from factory.filters import cascade
 from factory.retrieval import decontam
 from factory.synthesis import multisource
 from factory.synthesis import rag_phrasing as rp
-from tests.retrieval.test_index import FakeEmbedder
+from tests.synthesis.test_multisource import open_synthesis_index
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTES = [
@@ -37,10 +37,8 @@ def test_rag_only_quota_is_a_small_configurable_share():
 
 def _world(tmp: Path):
     """A music project whose only source is the document search over NOTES (fake embedder), and its search tool."""
-    from factory.io import data_store, write_artifact
-    from factory.retrieval import corpus, index
+    from factory.retrieval import corpus
     from factory.tools.sources import load_domain_tools
-    from factory.tools.transports import retrieval as transport
 
     raw = {
         "data_dir": str(tmp / "data"),
@@ -57,12 +55,7 @@ def _world(tmp: Path):
     }
     cfg = parse_config(yaml.safe_dump(raw), project_dir=tmp)
     docs = [corpus.Document(title, text, f"src/{i}") for i, (title, text) in enumerate(NOTES)]
-    chunks = corpus.chunk_documents("music", docs, cfg.retrieval, licence="CC0", language="en")
-    vc = {"domain": "music", "collection": "catalogue_notes", "chunks": chunks}
-    value, _ = index.build_index("music", vc, {}, [], cfg, embedder=FakeEmbedder(), stage="synthesis")
-    write_artifact(data_store(cfg), "retrieval_synthesis_index", "music", value)
-    key = (value["uri"], value["table"], value["version"], value["model"])
-    transport._OPEN[key] = index.RetrievalIndex(value["uri"], value["table"], value["version"], FakeEmbedder())
+    _, chunks = open_synthesis_index(cfg, docs)
     (tool,) = load_domain_tools(cfg.domain("music"), cfg)
     return cfg, chunks, tool
 
