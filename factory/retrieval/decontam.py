@@ -45,6 +45,7 @@ REASONS: dict[str, str] = {
     "api_answer_stated": "(a) states the answer of an API-only task of the domain (answer value with a task anchor)",
     "api_bridge_stated": "(a) states a bridge value of an API-only task (a looked-up argument, with a task anchor)",
     "held_out_near_duplicate": "(c) holds a dev/test question (character 5-gram containment)",
+    "benchmark_near_duplicate": "(c) holds a question of a benchmark file (splits.benchmarks; 5-gram containment)",
     "cross_domain_leak": "(d) states another domain's answer, or duplicates another domain's chunk",
 }
 GENERIC_ARGS = {"api_key", "serviceKey", "page", "per_page", "pageNo", "numOfRows", "_type", "limit", "offset"}
@@ -347,21 +348,38 @@ def decontaminate(
     tasks: Sequence[Mapping[str, Any]],
     other_chunks: Mapping[str, Sequence[Mapping[str, Any]]],
     settings: RetrievalConfig,
+    benchmark: Sequence[tuple[str, str]] = (),
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The removal verdicts of a domain's chunks ({id, reason, detail, evidence}) and their counts.
 
     `tasks`: every published task (all domains, with `split`); `other_chunks`: the other domains'
-    corpus chunks by domain."""
+    corpus chunks by domain; `benchmark`: (row id, question) of the configured benchmark files
+    (`splits.benchmarks`), held out like dev/test questions (rule (c))."""
     api_tasks = [t for t in tasks if is_api_only(t)]
     facts = [task_facts(t) for t in api_tasks]
     own = _AnchorIndex(_compile([f for f in facts if f.domain == domain], settings.min_value_chars))
     foreign = _AnchorIndex(_compile([f for f in facts if f.domain != domain], settings.min_value_chars))
-    held_out = [(f, shingle_hashes(f.query, SHINGLE)) for f in facts if f.split in HELD_OUT and f.query]
-    held_out = [(f, qs) for f, qs in held_out if len(qs)]
+    # (reason, what it holds, evidence, shingles): the dev/test questions and the benchmark rows
+    held_out = [
+        (
+            "held_out_near_duplicate",
+            f"the {f.split} question {f.query[:80]!r}",
+            f.task_id,
+            shingle_hashes(f.query, SHINGLE),
+        )
+        for f in facts
+        if f.split in HELD_OUT and f.query
+    ]
+    held_out += [
+        ("benchmark_near_duplicate", f"the benchmark question {q[:80]!r}", rid, shingle_hashes(q, SHINGLE))
+        for rid, q in benchmark
+        if q
+    ]
+    held_out = [h for h in held_out if len(h[3])]
     # every held-out shingle with the question it belongs to: one isin per chunk counts them all
-    ho_hashes = np.concatenate([qs for _, qs in held_out]) if held_out else np.zeros(0, dtype=np.uint32)
-    ho_owner = np.repeat(np.arange(len(held_out)), [len(qs) for _, qs in held_out]) if held_out else ho_hashes
-    ho_sizes = np.array([len(qs) for _, qs in held_out], dtype=np.float64)
+    ho_hashes = np.concatenate([h[3] for h in held_out]) if held_out else np.zeros(0, dtype=np.uint32)
+    ho_owner = np.repeat(np.arange(len(held_out)), [len(h[3]) for h in held_out]) if held_out else ho_hashes
+    ho_sizes = np.array([len(h[3]) for h in held_out], dtype=np.float64)
     other_sk = [
         (d, c["id"], shingle_hashes(c["text"], SHINGLE))
         for d, cs in sorted(other_chunks.items())
@@ -390,12 +408,8 @@ def decontaminate(
             shared = np.bincount(ho_owner[np.isin(ho_hashes, sk, assume_unique=False)], minlength=len(held_out))
             hits = np.flatnonzero(shared / ho_sizes >= settings.held_out_containment)
             if len(hits):
-                f = held_out[int(hits[0])][0]
-                verdict = {
-                    "reason": "held_out_near_duplicate",
-                    "detail": f"holds the {f.split} question {f.query[:80]!r}",
-                    "evidence": f.task_id,
-                }
+                reason, what, evidence, _ = held_out[int(hits[0])]
+                verdict = {"reason": reason, "detail": f"holds {what}", "evidence": evidence}
         if verdict is None:
             hit = _states(text, foreign)
             if hit:
@@ -425,7 +439,8 @@ def decontaminate(
     stats = {
         "api_only_tasks": len([f for f in facts if f.domain == domain]),
         "api_only_tasks_with_anchor": len(own.rules),
-        "held_out_questions": len(held_out),
+        "held_out_questions": sum(1 for h in held_out if h[0] == "held_out_near_duplicate"),
+        "benchmark_questions": sum(1 for h in held_out if h[0] == "benchmark_near_duplicate"),
         # the domain's published tasks with a retrieval call: RAG-only (hop type "RAG") and API+RAG chains
         "rag_only_tasks": sum(1 for t in tasks if t.get("domain") == domain and is_rag_only(t)),
         "api_rag_tasks": sum(

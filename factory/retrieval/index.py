@@ -224,6 +224,17 @@ def published_tasks(splits_value: Mapping[str, Any] | None, cfg: ProjectConfig) 
     return out
 
 
+def benchmark_questions(cfg: ProjectConfig) -> list[tuple[str, str]]:
+    """(row id, question) of every configured benchmark file (`splits.benchmarks`), read by the splits'
+    contamination loader (its errors name the bad file and line); none when no file is configured."""
+    if not cfg.splits.benchmarks:
+        return []
+    from factory.splits.contamination import BenchmarkIndex
+
+    rows = BenchmarkIndex.load(cfg.splits.benchmarks, cfg.splits, base_dir=cfg.project_dir).rows
+    return [(f"{r.benchmark}:{r.id}", r.query) for r in rows]
+
+
 def build_index(
     domain: str,
     corpus: Mapping[str, Any],
@@ -255,7 +266,9 @@ def build_index(
         }
         return empty, {"configured": False, "chunks": 0, "served": 0}
     others = {d: list(c.get("chunks") or []) for d, c in corpora.items() if d != domain}
-    verdicts, stats = decontam.decontaminate(domain, chunks, tasks, others, cfg.retrieval)
+    verdicts, stats = decontam.decontaminate(
+        domain, chunks, tasks, others, cfg.retrieval, benchmark_questions(cfg) if tasks else ()
+    )
     # gold passages of published API+RAG tasks stay served (their tasks replay against this version); a rule
     # that would have removed one is recorded beside the verdicts, not silently dropped
     gold = gold_passages(tasks, domain)
@@ -321,6 +334,7 @@ def build_index(
         **{f"removed/{r}": n for r, n in counts.items()},
         "api_only_tasks": stats["api_only_tasks"],
         "held_out_questions": stats["held_out_questions"],
+        "benchmark_questions": stats.get("benchmark_questions", 0),
         "rag_only_tasks": stats["rag_only_tasks"],
         "api_rag_tasks": stats["api_rag_tasks"],
         "protected_gold_passages": len(protected),

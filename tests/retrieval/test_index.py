@@ -1,5 +1,6 @@
 """Decontamination verdicts (planted documents) and the LanceDB index: served ids, pinned versions, search, gate."""
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -64,6 +65,28 @@ def test_planted_documents_get_their_reason_codes():
     assert "ac/dc" in by_id[chunks[0]["id"]]["detail"]
     assert by_id[chunks[0]["id"]]["evidence"] == "sha256:album-task"
     assert stats["removed"]["api_answer_stated"] == 1 and stats["rag_only_tasks"] == 0
+
+
+def test_a_document_holding_a_benchmark_question_is_removed(tmp_path):
+    # issue 17 item 2 (c): near-duplicates of benchmark items, read from the configured splits.benchmarks files
+    bench = tmp_path / "bench.jsonl"
+    bench.write_text(
+        json.dumps({"id": "b7", "query": "Which jazz albums in the catalogue run longer than rock albums?"}) + "\n",
+        encoding="utf-8",
+    )
+    cfg = notes_project(tmp_path)
+    cfg = cfg.model_copy(update={"splits": cfg.splits.model_copy(update={"benchmarks": [str(bench)]})})
+    questions = index.benchmark_questions(cfg)
+    assert questions == [(f"{bench}:b7", "Which jazz albums in the catalogue run longer than rock albums?")]
+    chunks = _chunks("music", MUSIC_TEXTS)
+    verdicts, stats = decontam.decontaminate("music", chunks, [ALBUM_TASK], {}, RetrievalConfig(), questions)
+    by_id = {v["id"]: v for v in verdicts}
+    jazz = by_id[chunks[3]["id"]]
+    assert jazz["reason"] == "benchmark_near_duplicate" and jazz["evidence"] == f"{bench}:b7"
+    assert stats["removed"]["benchmark_near_duplicate"] == 1 and stats["benchmark_questions"] == 1
+    # without the benchmark file the same document is served
+    verdicts, _ = decontam.decontaminate("music", chunks, [ALBUM_TASK], {}, RetrievalConfig())
+    assert chunks[3]["id"] not in {v["id"] for v in verdicts}
 
 
 def test_bridge_value_and_cross_domain_duplicate():
