@@ -9,6 +9,7 @@ import random
 import re
 from typing import Any
 
+from factory.llm.simulator import spoken_place
 from factory.prompts import josa
 
 EN_FIELDS: dict[str, tuple[str, ...]] = {
@@ -109,30 +110,24 @@ def plain_for_novice(text: str, persona: dict[str, Any]) -> str:
     return (out if "법정" in out else text).strip()
 
 
-# a 시도's official name → what people call it in talk ('서울이 광주보다', not '서울특별시는 광주광역시보다': blind s16
-# conversations r2 #1, #8); 경기도 and 강원도 are said in full
-_KO_SIDO_SPOKEN = {
-    "서울특별시": "서울", "부산광역시": "부산", "대구광역시": "대구", "인천광역시": "인천", "광주광역시": "광주",
-    "대전광역시": "대전", "울산광역시": "울산", "세종특별자치시": "세종", "강원특별자치도": "강원도",
-    "충청북도": "충북", "충청남도": "충남", "전라북도": "전북", "전북특별자치도": "전북", "전라남도": "전남",
-    "경상북도": "경북", "경상남도": "경남", "제주특별자치도": "제주도",
-}  # fmt: skip
-# the particle after the name, re-fitted to the short name's last syllable ('서울특별시는' → '서울은')
+# the particle after a 시도's name, re-fitted to its short name's last syllable ('서울특별시는' → '서울은')
 _KO_PARTICLES = {"은": "은/는", "는": "은/는", "이": "이/가", "가": "이/가", "을": "을/를", "를": "을/를",
                  "과": "과/와", "와": "과/와", "으로": "으로/로", "로": "으로/로"}  # fmt: skip
+# a word that may be a 시도's official name (`spoken_place` decides), then a particle or the word's end
 _KO_SIDO_SAID = re.compile(
-    "(" + "|".join(sorted(map(re.escape, _KO_SIDO_SPOKEN), key=len, reverse=True)) + ")"
+    r"(?<![가-힣])([가-힣]+?(?:특별시|광역시|특별자치시|특별자치도|도))"
     r"(?:(으로|로|은|는|이|가|을|를|과|와)(?![가-힣])|(?=에|의|보다|도|만|까지|[\s,.?!]|$))"
 )
 
 
 def spoken_sido(text: str) -> str:
-    """A request's 시도 named as people say them in talk ('서울특별시는 광주광역시보다' → '서울은 광주보다'), the particle
-    after each fitted to the short name. 광주광역시 stays in full beside 경기도 (경기도 광주시 is another 광주)."""
+    """A request's 시도 named as people say them in talk (`simulator.spoken_place`: '서울특별시는 광주광역시보다' →
+    '서울은 광주보다'; blind s16 conversations r2 #1, #8), the particle after each fitted to the short name.
+    광주광역시 stays in full beside 경기도 (경기도 광주시 is another 광주)."""
 
     def say(m: re.Match[str]) -> str:
-        short = _KO_SIDO_SPOKEN[m.group(1)]
-        if m.group(1) == "광주광역시" and "경기" in text:
+        short = spoken_place(m.group(1))
+        if short == m.group(1) or (m.group(1) == "광주광역시" and "경기" in text):
             return m.group(0)
         particle = m.group(2)
         if particle is None:

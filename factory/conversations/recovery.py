@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from factory.io import dumps
+from factory.llm.simulator import spoken_place
 
 RECOVERY_KINDS = ("probe", "unconverted", "wrong_type", "missing_argument")
 RECOVERABLE = ("single", "sequential", "parallel")  # the case kinds whose golden calls a recovery precedes
@@ -195,10 +196,8 @@ def verified(conv: Mapping[str, Any], episode: Mapping[str, Any]) -> tuple[bool,
 
 def _said_as(value: str, said: str) -> str:
     """How the user's message says `value`: as it is, or a 시도's official name as people say it ('대구광역시' →
-    '대구', `persona.spoken_sido`); '' when the message does not say it."""
-    from factory.conversations.persona import spoken_sido
-
+    '대구', `simulator.spoken_place`, as `persona.spoken_sido` wrote it); '' when the message does not say it."""
     if value in said:
         return value
-    short = spoken_sido(value)
+    short = spoken_place(value)
     return short if short != value and re.search(rf"(?<![가-힣]){re.escape(short)}", said) else ""

@@ -44,15 +44,14 @@ from factory.conversations.wording import (
     clear_cutoffs,
     difference_reply,
     from_how_many,
-    grouped_measures,
     named_reply,
     plain_terms,
     possessives,
+    said_in_reply,
     selected_entity,
     spoken_dates,
     spoken_korean_noun,
     spoken_korean_qualifiers,
-    spoken_time_zones,
     styled_english,
     there_are_last,
     which_then,
@@ -722,13 +721,7 @@ def conversation_tasks(
         "answer": {
             # days as the request says them ('on or after April 7, 2007', not '2007-04-07': s16 scaled run)
             "text": _versus(
-                grouped_measures(
-                    spoken_time_zones(
-                        spoken_dates(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang),
-                        lang,
-                    ),
-                    lang,
-                ),
+                said_in_reply(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang),
                 variant,
             ),
             "values": answer_values(task),

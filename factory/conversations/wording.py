@@ -422,3 +422,9 @@ def grouped_measures(text: str, language: str) -> str:
     if language != "en":
         return text
     return _BIG_MEASURE.sub(lambda m: f"{int(m.group(1)):,}", text)
+
+
+def said_in_reply(text: str, language: str) -> str:
+    """A gold reply's days, time zones and large measures as people say them (`spoken_dates`, `spoken_time_zones`,
+    `grouped_measures`)."""
+    return grouped_measures(spoken_time_zones(spoken_dates(text, language), language), language)

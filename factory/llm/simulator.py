@@ -141,13 +141,14 @@ def echo(said: str, values: Sequence[Any], language: str) -> str:
 
 
 _KO_SHORT = ((re.compile(r"^(.+?)(?:특별시|광역시|특별자치시)$"), r"\1"), (re.compile(r"^강원특별자치도$"), "강원도"),
-             (re.compile(r"^(.+?)특별자치도$"), r"\1"))  # fmt: skip
+             (re.compile(r"^전북특별자치도$"), "전북"), (re.compile(r"^(.+?)특별자치도$"), r"\1"),
+             (re.compile(r"^(충|전|경)(?:청|라|상)(북|남)도$"), r"\1\2"))  # fmt: skip
 
 
 def spoken_place(name: str) -> str:
-    """A 시도's official name as people say it back in conversation: '서울특별시' → '서울', '부산광역시' → '부산',
-    '제주특별자치도' → '제주', '강원특별자치도' → '강원도' (blind read s14c conversations: '서울특별시구나' read as a form
-    letter); any other name as it is."""
+    """A 시도's official name as people say it in conversation: '서울특별시' → '서울', '부산광역시' → '부산',
+    '제주특별자치도' → '제주', '강원특별자치도' → '강원도', '충청북도' → '충북' (blind read s14c conversations:
+    '서울특별시구나' read as a form letter); any other name ('경기도', '종로구') as it is."""
     for pattern, short in _KO_SHORT:
         if pattern.match(name):
             return pattern.sub(short, name)

@@ -46,8 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from factory.config import ProjectConfig
+from factory.config import GraphConfig, ProjectConfig
 from factory.frames import display_name
+from factory.graph.posterior import EMPTY_RESULT, outcome_group, outcome_update
 from factory.records import Answer, GoldenAction, Junction, Lineage, Task, task_id
 from factory.retrieval.decontam import sentences as _sentences
 from factory.synthesis import phrasing
@@ -333,15 +334,11 @@ class _Edges:
     passage value the API answers nothing for) counts as `empty_result`, the structural failure of a wrong
     binding. `outcomes` keeps the trials by class, `groups` by outcome group."""
 
-    def __init__(self, graph: Any = None) -> None:
-        from factory.config import GraphConfig
-
+    def __init__(self, graph: GraphConfig | None = None) -> None:
         self.edges: dict[str, dict[str, Any]] = {}
         self.graph = graph if graph is not None else GraphConfig()
 
     def trial(self, kind: str, source: str, field: str, target: str, param: str, res: Any, grounded: bool) -> None:
-        from factory.graph.posterior import EMPTY_RESULT, outcome_group, outcome_update
-
         eid = f"{kind}:{source}.{field}->{target}.{param}"
         e = self.edges.setdefault(
             eid,
