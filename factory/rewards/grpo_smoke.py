@@ -154,8 +154,8 @@ def build_tokenizer(texts: Iterable[str], turns: Sequence[Turn], vocab_size: int
 def scripted_model(tokenizer: Any, turns: Sequence[Turn], start_ids: Iterable[int], *, seed: int = 0) -> Any:
     """A one-layer Qwen3 whose layers add nothing (attention and MLP outputs zero) and whose embedding and head
     make it a next-token table: after a turn-start token (`start_ids`: the last token of the assistant header)
-    each scripted turn has equal probability, after a turn token the end of turn follows; every other token
-    keeps its random initialisation."""
+    a scripted turn is drawn with its kind's `KIND_SHARE`, after a turn token the end of turn follows; every
+    other token keeps its random initialisation."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
@@ -182,11 +182,23 @@ def scripted_model(tokenizer: Any, turns: Sequence[Turn], start_ids: Iterable[in
             emb[tid] = 0.0
             emb[tid, slot] = 1.0
         for s in range(len(starts)):
-            for tid in ids:
-                head[tid, s] = 20.0 * scale  # equal logits: a uniform choice among the turns
+            for tid, logit in zip(ids, _turn_logits(turns), strict=True):
+                head[tid, s] = logit * scale
         for k in range(len(ids)):
             head[eos, len(starts) + k] = 40.0 * scale  # a turn token is followed by the end of the turn
     return model
+
+
+# Each kind's share of the first turn: half of the episodes start with a call, so a group of eight almost
+# surely holds one (a uniform choice among 2 calls, 2 answers and the wrong reply had made none in 1 of 60).
+KIND_SHARE = {"call": 0.5, "right": 1 / 3, "wrong": 1 / 6}
+
+
+def _turn_logits(turns: Sequence[Turn]) -> list[float]:
+    """Logits (before the 1/sqrt(hidden) scale) that give each kind its `KIND_SHARE`, split evenly among its
+    turns; a large base keeps every other token out of reach."""
+    counts = {k: sum(t.kind == k for t in turns) for k in KIND_SHARE}
+    return [20.0 + math.log(KIND_SHARE[t.kind] / counts[t.kind]) for t in turns]
 
 
 def _turn_start_ids(tokenizer: Any, rows: Sequence[Mapping[str, Any]], tools: Sequence[Any]) -> set[int]:

@@ -22,7 +22,7 @@ def test_one_grpo_step_over_the_exported_rl_rows(synth_world, tmp_path: Path) ->
     try:
         picked = pick_rows(rows, env, 2)
         assert {r["data_source"] for r in picked} == {"toolcall-factory/music"}
-        result = grpo_step(picked, env, tmp_path / "out", num_generations=4)
+        result = grpo_step(picked, env, tmp_path / "out", num_generations=8)
     finally:
         env.close()
     m = result.metrics
@@ -33,3 +33,23 @@ def test_one_grpo_step_over_the_exported_rl_rows(synth_world, tmp_path: Path) ->
     # right and wrong replies in one group: a non-zero advantage, so the step moves the weights
     assert 0 < m["rewards/answer_reward/mean"] < 1 and m["reward_std"] > 0, m
     assert m["grad_norm"] > 0, m
+
+
+def test_the_scripted_policy_starts_half_its_episodes_with_a_call() -> None:
+    """The tiny policy's first-turn distribution: calls 1/2, right answers 1/3, the wrong reply 1/6, so a group
+    of 16 completions misses a call once in 65,536 groups (a uniform choice had missed in 1 of 60, and CI did)."""
+    import torch
+
+    from factory.rewards.grpo_smoke import Turn, build_tokenizer, scripted_model
+
+    turns = [Turn("call", '<tool_call>\n{"name": "a", "arguments": {}}\n</tool_call>', 0), Turn("right", "Seven.", 0),
+             Turn("call", '<tool_call>\n{"name": "b", "arguments": {"x": 1}}\n</tool_call>', 1),
+             Turn("right", "Eight.", 1), Turn("wrong", "I could not find the answer.")]  # fmt: skip
+    tokenizer = build_tokenizer(["How many tracks?", "How many albums?"], turns, vocab_size=300)
+    start = tokenizer.convert_tokens_to_ids("<|im_start|>")
+    model = scripted_model(tokenizer, turns, [start])
+    with torch.no_grad():
+        probs = model(torch.tensor([[start]])).logits[0, -1].softmax(-1)
+    share = {k: sum(float(probs[tokenizer.convert_tokens_to_ids(t.text)]) for t in turns if t.kind == k)
+             for k in ("call", "right", "wrong")}  # fmt: skip
+    assert share == pytest.approx({"call": 0.5, "right": 1 / 3, "wrong": 1 / 6}, abs=1e-3), share
