@@ -142,12 +142,20 @@ def spoken_sido(text: str) -> str:
 _KO_COUNTER_SAID = (("몇 곳이야", "몇 개야"), ("몇 곳이에요", "몇 개예요"), ("몇 곳이", "몇 개가"), ("몇 곳을", "몇 개를"),
                     ("몇 곳은", "몇 개는"), ("몇 곳과", "몇 개와"), ("몇 곳", "몇 개"))  # fmt: skip
 _KO_DOT = re.compile(r"(?<=[가-힣])·(?=[가-힣])")
+# '구군' typed without the dot read as office jargon to a reader (blind s17 r3 #7, #13): people say '구하고 군'; a census
+# named in full ('2010년 인구주택총조사 기준으로') is the bulletin's word, a person asks by the year (r3 #11; the reply
+# names the census)
+_KO_SAID_WORDS = (("구·군", "구하고 군"), ("년 인구주택총조사 기준으로", "년 기준으로"))
 
 
 def spoken_korean(text: str) -> str:
     """A Korean request as people type it in a chat: 시도 by their short names (`spoken_sido`), no middle dot between
-    place kinds ('읍·면' → '읍면', '구·군' → '구군'), places counted with 개 ('몇 곳' → '몇 개')."""
-    out = _KO_DOT.sub("", spoken_sido(text))
+    place kinds ('읍·면' → '읍면'; '구·군' is '구하고 군'), a census by its year ('2010년 기준으로'), places counted
+    with 개 ('몇 곳' → '몇 개')."""
+    out = spoken_sido(text)
+    for written, said in _KO_SAID_WORDS:
+        out = out.replace(written, said)
+    out = _KO_DOT.sub("", out)
     for written, said in _KO_COUNTER_SAID:
         out = out.replace(written, said)
     return out

@@ -42,6 +42,8 @@ from factory.conversations.persona import (
 from factory.conversations.wording import (
     chat_difference,
     clear_cutoffs,
+    compared_reply,
+    context_first,
     difference_reply,
     from_how_many,
     named_reply,
@@ -143,6 +145,14 @@ def _versus(text: str, variant: int) -> str:
     closed 6 of 10 English conversations of the s16 read."""
     word = _VERSUS[variant % len(_VERSUS)]
     return _AGAINST.sub(lambda m: m.group(1) + word + m.group(2), text)
+
+
+def _compared(text: str, task: Mapping[str, Any], variant: int) -> str:
+    """A comparison reply with both sides' counts and the margin said as people answer (`compared_reply`), else the
+    two counts joined in one of several ways (`_versus`)."""
+    frame = (task.get("answer") or {}).get("frame") or {}
+    said = compared_reply(text, str(task.get("language") or "en"), frame, variant)
+    return said if said is not None else _versus(text, variant)
 
 
 # a user who asks for the figure alone ('숫자만 알려 주시면 돼요', 'Just the number pls.')
@@ -720,8 +730,9 @@ def conversation_tasks(
         "golden_actions": list(task["golden_actions"]),
         "answer": {
             # days as the request says them ('on or after April 7, 2007', not '2007-04-07': s16 scaled run)
-            "text": _versus(
+            "text": _compared(
                 said_in_reply(answer_reply(task, variant, anchor, entity, several=_fans_out(task, seed)), lang),
+                task,
                 variant,
             ),
             "values": answer_values(task),
@@ -746,7 +757,7 @@ def conversation_tasks(
         said = chat_wording(asked, lang, frame, variant, several=several)  # names as people say them
         split = which_then(_qualified(said, lang)) if lang == "ko" else None
         request, persona = _fitted_persona(lang, rng, split or _qualified(said, lang), level)
-        request = left_to_reply(request, solved["answer"]["text"], lang)
+        request = context_first(left_to_reply(request, solved["answer"]["text"], lang), lang, variant)
         base = _common(task, base_case(calls), "base", cfg_seed)
         base["said_names"] = said_names(trajectory)
         if split is not None:  # asked 'which one' first: kept only when the reply names it (build.name_found)
@@ -790,6 +801,7 @@ def conversation_tasks(
             request, persona = _fitted_persona(lang, rng, text, level, withholds=True)
             request = left_to_reply(request, solved["answer"]["text"], lang)
             owned = said_as_own(request, noun, lang, persona, variant)
+            owned = context_first(owned, lang, variant) if owned is not None else None
             if owned is not None and lang == "ko" and _KO_OWN_CONTAINER.search(owned):
                 skipped.append({"source_task_id": task["id"], "case_pattern": "multi_turn",
                                 "reason": "asks which place holds the user's own (a person knows it)"})  # fmt: skip

@@ -23,6 +23,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from factory.prompts import josa
+from factory.synthesis.answers import _one_of
+
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
@@ -428,3 +431,147 @@ def said_in_reply(text: str, language: str) -> str:
     """A gold reply's days, time zones and large measures as people say them (`spoken_dates`, `spoken_time_zones`,
     `grouped_measures`)."""
     return grouped_measures(spoken_time_zones(spoken_dates(text, language), language), language)
+
+
+# An English comparison answer as the factory's answer sentence states it: '<X> has <d> more <what> than <Z>: <cx>
+# versus <cz>.' (DIFF) or '<X> has more <what>, by <d>: <cx> versus <cz>.' (WHICH; `difference_reply`'s has no
+# <what>); 'There are <d> more <what> <where X> than <where Z>: …' compares places.
+_NUM = r"[\d][\d,.]*"
+_CMP_THAN = re.compile(
+    rf"^(?P<x>.+?) (?P<verb>has|have) (?P<d>{_NUM}) (?P<q>more|fewer) (?P<what>.+?) than (?P<z>.+?): "
+    rf"(?P<cx>{_NUM}) (?:versus|to|against) (?P<cz>{_NUM})\.$"
+)
+_CMP_BY = re.compile(
+    rf"^(?P<x>.+?) (?P<verb>has|have) (?P<q>more|fewer)(?: (?P<what>.+?))?, by (?P<d>{_NUM}): "
+    rf"(?P<cx>{_NUM}) (?:versus|to|against) (?P<cz>{_NUM})\.$"
+)
+_CMP_THERE = re.compile(
+    rf"^There (?:are|is) (?P<d>{_NUM}) (?P<q>more|fewer) (?P<what>.+?) than (?P<z>.+?): "
+    rf"(?P<cx>{_NUM}) (?:versus|to|against) (?P<cz>{_NUM})\.$"
+)
+# Korean: '<큰 쪽>이 <작은 쪽>보다 20곳 더 많습니다(<A> 5곳, <B> 25곳).' and '<무엇>은 <이긴 쪽>이 25곳으로 15곳 더
+# 많습니다(<진 쪽>은 10곳).'
+_KO_CMP_THAN = re.compile(
+    r"^(?P<x>\S+?)(?:이|가) (?P<z>\S+?)보다 (?P<d>[\d,]+)(?P<u>\S*?) 더 (?P<w>많|적)습니다"
+    r"\((?P<o0>\S+) (?P<a>[\d,]+)\S*, (?P<o1>\S+) (?P<b>[\d,]+)\S*\)\.(?P<rest>.*)$"
+)
+_KO_CMP_WHICH = re.compile(
+    r"^(?P<desc>.+?)(?:은|는) (?P<x>\S+?)(?:이|가) (?P<cx>[\d,]+)(?P<u>\S*?)(?:으로|로) (?P<d>[\d,]+)\S* 더 "
+    r"(?P<w>많|적)습니다\((?P<z>\S+?)(?:은|는) (?P<cz>[\d,]+)\S*\)\.(?P<rest>.*)$"
+)
+
+
+def _other_side(x: str, options: Sequence[str]) -> str | None:
+    """The option that is not `x` (the side an answer sentence names first), by its name as the options say it."""
+    if len(options) != 2:
+        return None
+    hits = [i for i, o in enumerate(options) if o.casefold() == x.casefold() or o.casefold() in x.casefold()]
+    return options[1 - hits[0]] if len(hits) == 1 else None
+
+
+def _they(z: str, verb: str) -> str:
+    """The verb for the other side: 'Passengers'' (the albums of) have, 'Aerosmith' has."""
+    return "have" if verb == "have" or z.endswith("'") else "has"
+
+
+def compared_reply(text: str, language: str, frame: Mapping[str, Any], variant: int = 0) -> str | None:
+    """A comparison answer said the way a person answers 'which has more, and by how many': both counts with their
+    sides named, then the margin ('JFK has 70 routes and LGA has 68, so JFK has 2 more.'), in one of a few orders,
+    instead of the answer sentence's 'X has more routes, by 2: 70 versus 68.' that closed 8 of 20 conversations of
+    the s17 r3 read. None when `text` is no comparison sentence this knows."""
+    v = variant % 3
+    if language == "ko":
+        return _ko_compared_reply(text, v)
+    options = [str(o) for o in frame.get("options") or []]
+    m = _CMP_THERE.match(text)
+    if m is not None:
+        what, z, cx, cz, d, q = m["what"], m["z"], m["cx"], m["cz"], m["d"], m["q"]
+        if d == "1":  # 'There is 1 more airport …': the phrase is in the singular, the counts need the plural
+            return None
+        what = _counted(cx, what)
+        if v == 1:
+            return f"There are {cx} {what}, compared with {cz} {z}: a difference of {d}."
+        return f"There are {cx} {what} and {cz} {z}, so {d} {q}."
+    m = _CMP_THAN.match(text) or _CMP_BY.match(text)
+    if m is None:
+        return None
+    x, verb, what, q, d, cx, cz = m["x"], m["verb"], m["what"] or "", m["q"], m["d"], m["cx"], m["cz"]
+    z = m.groupdict().get("z") or _other_side(x, options)
+    if not z or not what or (d == "1" and "z" in m.groupdict()):  # '1 more customer than': singular
+        return None
+    zv = _they(z, verb)
+    if v == 0 and "'" in x:  # 'Eric Clapton's albums have …, so Eric Clapton's albums have 34 more' says it twice
+        return f"{x} {verb} {cx} {_counted(cx, what)} and {z} {zv} {cz}, a difference of {d}."
+    if v == 0:
+        return f"{x} {verb} {cx} {_counted(cx, what)} and {z} {zv} {cz}, so {x} {verb} {d} {q}."
+    if v == 1 and "'" not in x + z:  # "Passengers' have 14 tracks" cannot open a sentence
+        return f"{z} {zv} {cz} {_counted(cz, what)} and {x} {verb} {cx}: {d} {q} for {x}."
+    if v == 1:
+        return f"{x} {verb} {cx} {_counted(cx, what)} and {z} {zv} {cz}, a difference of {d}."
+    return f"{x} {verb} {d} {q}: {cx} {_counted(cx, what)}, compared with {cz} for {z}."
+
+
+def _counted(n: str, what: str) -> str:
+    """`what` (a plural noun phrase) as `n` of it is said: '1 album', '21 albums'."""
+    return _one_of(what) if n == "1" else what
+
+
+def _ko_compared_reply(text: str, v: int) -> str | None:
+    m = _KO_CMP_THAN.match(text)
+    if m is not None:
+        x, z, d, u, w = m["x"], m["z"], m["d"], m["u"], m["w"]
+        counts = {m["o0"]: m["a"], m["o1"]: m["b"]}
+        if set(counts) != {x, z}:
+            return None
+        cx, cz = counts[x], counts[z]
+        head = ""
+    else:
+        m = _KO_CMP_WHICH.match(text)
+        if m is None:
+            return None
+        x, z, d, u, w, cx, cz = m["x"], m["z"], m["d"], m["u"], m["w"], m["cx"], m["cz"]
+        head = josa(m["desc"], "은/는") + " "
+    word = f"{w}습니다"
+    rest = m["rest"]
+    if v == 1:
+        return f"{head}{josa(x, '이/가')} {d}{u} 더 {word}. {x} {cx}{u}, {z} {josa(f'{cz}{u}', '이에요/예요')}.{rest}"
+    return f"{head}{x} {cx}{u}, {z} {josa(f'{cz}{u}', '으로/로')} {josa(x, '이/가')} {d}{u} 더 {word}.{rest}"
+
+
+# A request that reaches a thing through a title in one relative clause ('the artist who recorded 'X'', 'the album
+# containing 'X'') and the same through something of the user's own ('the album containing the song I'm listening
+# to'): a join written out in words (blind read s17 r3 #8, #17).
+_THROUGH_TITLE = re.compile(r"\bthe (album|artist) (?:containing|who recorded) '([^']+)'")
+_THROUGH_OWN = re.compile(
+    r"\bthe (album|artist) (?:containing|who recorded|of) "
+    r"(the song I'm listening to|the track that's playing|the song stuck in my head)"
+)
+_HEARD = ("I keep listening to '{t}'. ", "'{t}' just came on. ", "I've had '{t}' on repeat. ")
+_BEHIND = {"album": "the album it's on", "artist": "the artist behind it"}
+_OWN_SAID = {
+    "the song I'm listening to": "I'm listening to a song. ",
+    "the track that's playing": "There's a track playing. ",
+    "the song stuck in my head": "I have a song stuck in my head. ",
+}
+_ITS = {"album": "its album", "artist": "its artist"}
+
+
+def context_first(request: str, language: str, variant: int = 0) -> str:
+    """An English request that says first what the user is listening to and then asks about it ("I keep listening
+    to 'Fast As a Shark'. How many tracks are on the album it's on?" for "… the album containing 'Fast As a Shark'
+    …"), the way people set the scene before a question; unchanged when it names no such chain or names it twice."""
+    if language != "en":
+        return request
+    m = _THROUGH_TITLE.search(request)
+    if m is not None and request.count(f"'{m.group(2)}'") == 1:
+        scene = _HEARD[variant % len(_HEARD)].format(t=m.group(2))
+        rest = request[: m.start()] + _BEHIND[m.group(1)] + request[m.end() :]
+        return scene + rest[:1].upper() + rest[1:]
+    m = _THROUGH_OWN.search(request)
+    if m is not None and request.count(m.group(2)) == 1:
+        rest = request[: m.start()] + _ITS[m.group(1)] + request[m.end() :]
+        lead = re.match(r"^((?:Hi|Hey|Hello)[^.!?]*[.!?] )", rest)  # a greeting stays first
+        head = lead.group(1) if lead else ""
+        rest = rest[len(head) :]
+        return head + _OWN_SAID[m.group(2)] + rest[:1].upper() + rest[1:]
+    return request

@@ -22,7 +22,7 @@ def test_a_banmal_user_names_a_sido_as_people_say_it():
 def test_a_korean_request_is_typed_as_people_talk():
     # s17 r1 #4, #12, #13, #15: full official names, the middle dot ('구·군', '읍·면') and '몇 곳' read written, not typed
     text, _ = korean_register("울산광역시와 서울특별시의 구·군 수는 몇 곳 차이 나나요?", {"격식": "존댓말"})
-    assert text == "울산과 서울의 구군 수는 몇 개 차이 나나요?", text
+    assert text == "울산과 서울의 구하고 군 수는 몇 개 차이 나나요?", text
     text, _ = korean_register("인천광역시 강화군의 읍·면은 몇 곳인가요?", {"격식": "반말"})
     assert text == "인천 강화군의 읍면은 몇 개야?", text
     assert (

@@ -49,7 +49,9 @@ def test_case_kinds_from_a_verified_task() -> None:
     assert mt["hidden_info"] == {"track": "Different World"}
     assert "Different World" not in mt["initial_message"]
     # the track is the user's own ('the song I'm listening to'), not 'a track I noted down' (blind read s11 r2 #11)
-    assert re.search(r"of the (?:song|track) (?:I'm|that's|stuck)", mt["initial_message"]), mt["initial_message"]
+    # said in the request or as the scene it opens with ('There's a track playing. … its artist …': s17 r3 #8)
+    own = r"of the (?:song|track) (?:I'm|that's|stuck)|I'm listening to a song\. |a track playing\. .*\bits |stuck in my head\. "
+    assert re.search(own, mt["initial_message"]), mt["initial_message"]
     assert tasks["no_call"]["success_criteria"]["no_call"] and not tasks["no_call"]["golden_calls"]
     assert {t["split"] for t in tasks.values()} == {"train"}  # a derived task keeps its source's split
 

@@ -1,0 +1,83 @@
+"""Planted tests for the causes the s17 round-3 conversations read found (benchmarks/results/
+blind_audit_s17c_conversations_2026-12-03.md), fixed in session 18."""
+
+import pytest
+
+from factory.conversations.persona import korean_register
+from factory.conversations.wording import compared_reply, context_first
+
+
+@pytest.mark.parametrize(
+    ("text", "frame", "variant", "said"),
+    [
+        # r3 #1: "JFK has more routes, by 2: 70 versus 68." (the loser named from the frame's options)
+        ("JFK has more routes, by 2: 70 versus 68.", {"options": ["JFK", "LGA"]}, 0,
+         "JFK has 70 routes and LGA has 68, so JFK has 2 more."),
+        ("UA has fewer routes, by 24: 53 to 77.", {"options": ["UA", "9E"]}, 1,
+         "9E has 77 routes and UA has 53: 24 fewer for UA."),
+        # one of a count is said in the singular
+        ("Iron Maiden has 20 more albums than Aerosmith: 21 versus 1.", {}, 1,
+         "Aerosmith has 1 album and Iron Maiden has 21: 20 more for Iron Maiden."),
+        ("Iron Maiden has 20 more albums than Aerosmith: 21 versus 1.", {}, 2,
+         "Iron Maiden has 20 more: 21 albums, compared with 1 for Aerosmith."),
+        # a possessive side is not said twice, nor opens a sentence bare ("Passengers' have 14 tracks")
+        ("Eric Clapton's albums have 34 more tracks than Passengers': 48 to 14.", {}, 0,
+         "Eric Clapton's albums have 48 tracks and Passengers' have 14, a difference of 34."),
+        ("Eric Clapton's albums have 34 more tracks than Passengers': 48 to 14.", {}, 1,
+         "Eric Clapton's albums have 48 tracks and Passengers' have 14, a difference of 34."),
+        ("There are 14 more airports with an IATA code within 100 km of EWR than within 100 km of OSN: 22 versus 8.",
+         {}, 0, "There are 22 airports with an IATA code within 100 km of EWR and 8 within 100 km of OSN, so 14 more."),
+    ],
+)  # fmt: skip
+def test_a_comparison_reply_says_both_counts_then_the_margin(text, frame, variant, said):
+    assert compared_reply(text, "en", frame, variant) == said
+
+
+def test_a_comparison_reply_left_alone_when_it_cannot_be_said_right():
+    # '1 more customer than': the phrase is singular, the counts would need the plural
+    assert compared_reply("Brazil has 1 more customer than Germany: 5 to 4.", "en", {}, 0) is None
+    # the other side cannot be told from the options
+    assert compared_reply("JFK has more routes, by 2: 70 versus 68.", "en", {"options": ["EWR", "LGA"]}, 0) is None
+    assert compared_reply("There are 3 albums.", "en", {}, 0) is None
+
+
+def test_a_korean_comparison_reply_lists_both_sides_then_the_margin():
+    # r3 #7: "서울특별시가 울산광역시보다 20곳 더 많습니다(울산광역시 5곳, 서울특별시 25곳)."
+    text = "서울특별시가 울산광역시보다 20곳 더 많습니다(울산광역시 5곳, 서울특별시 25곳)."
+    assert compared_reply(text, "ko", {}, 0) == "서울특별시 25곳, 울산광역시 5곳으로 서울특별시가 20곳 더 많습니다."
+    assert compared_reply(text, "ko", {}, 1) == "서울특별시가 20곳 더 많습니다. 서울특별시 25곳, 울산광역시 5곳이에요."
+    which = "구·군은 서울특별시가 25곳으로 15곳 더 많습니다(인천광역시는 10곳). 구가 있는 시는 구별로 셌어요."
+    assert compared_reply(which, "ko", {}, 0) == (
+        "구·군은 서울특별시 25곳, 인천광역시 10곳으로 서울특별시가 15곳 더 많습니다. 구가 있는 시는 구별로 셌어요."
+    )
+
+
+@pytest.mark.parametrize(
+    ("request_", "said"),
+    [
+        # r3 #17: "… by the artist who recorded 'For Those About To Rock (We Salute You)' …"
+        ("How many invoices include tracks by the artist who recorded 'Inject The Venom'?",
+         "I keep listening to 'Inject The Venom'. How many invoices include tracks by the artist behind it?"),
+        ("What is the file size of the longest track on the album containing 'Fast As a Shark'?",
+         "I keep listening to 'Fast As a Shark'. What is the file size of the longest track on the album it's on?"),
+        # r3 #8: the withheld track said as the user's own
+        ("Could you tell me how many tracks the album containing the song I'm listening to has?",
+         "I'm listening to a song. Could you tell me how many tracks its album has?"),
+        # a title cited twice, or no such chain: unchanged
+        ("Is 'X' longer than the album containing 'X'?", "Is 'X' longer than the album containing 'X'?"),
+        ("How many tracks does the album 'Restless and Wild' have?", "How many tracks does the album 'Restless and Wild' have?"),
+    ],
+)  # fmt: skip
+def test_a_request_sets_the_scene_before_it_asks(request_, said):
+    assert context_first(request_, "en", 0) == said
+    assert context_first(request_, "ko", 0) == request_
+
+
+def test_korean_requests_say_places_and_census_years_as_people_do():
+    # r3 #7, #13: '구군' (the dot dropped) read as office jargon; r3 #11: '2010년 인구주택총조사 기준으로'
+    assert korean_register("인천광역시는 광주광역시보다 구·군이 몇 곳 더 많나요?", {"격식": "반말"})[0] == (
+        "인천은 광주보다 구하고 군이 몇 개 더 많아?"
+    )
+    assert korean_register("부산광역시의 단독주택은 2010년 인구주택총조사 기준으로 몇 호인가요?", {"격식": "존댓말"})[
+        0
+    ] == ("부산의 단독주택은 2010년 기준으로 몇 호인가요?")
