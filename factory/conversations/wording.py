@@ -23,6 +23,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from factory.frames import plural
 from factory.prompts import josa
 from factory.synthesis.answers import _one_of
 
@@ -102,13 +103,14 @@ _FROM_HOW_MANY = re.compile(r"^From how many ([a-z]+) (?:have|has|did) ([a-z]+) 
 
 def from_how_many(text: str) -> str:
     """'From how many countries have customers bought tracks by X?' (a fronted preposition: a form's wording, not a
-    chat's: blind s14 #18, #19) as people ask it: 'How many countries do customers who bought tracks by X come
-    from?'. Other questions stay as they are."""
+    chat's: blind s14 #18, #19) as people ask it: 'In how many countries have customers bought tracks by X?' ('How
+    many countries do customers who bought tracks by X come from?' read as a join in words: s17 r3 #17). Other
+    questions stay as they are."""
     m = _FROM_HOW_MANY.match(text.strip())
     if m is None:
         return text
     things, who, did, rest = m.groups()
-    return f"How many {things} do {who} who {did} {rest} come from?"
+    return f"In how many {things} have {who} {did} {rest}?"
 
 
 def there_are_last(text: str) -> str:
@@ -497,7 +499,9 @@ def compared_reply(text: str, language: str, frame: Mapping[str, Any], variant: 
         return None
     x, verb, what, q, d, cx, cz = m["x"], m["verb"], m["what"] or "", m["q"], m["d"], m["cx"], m["cz"]
     z = m.groupdict().get("z") or _other_side(x, options)
-    if not z or not what or (d == "1" and "z" in m.groupdict()):  # '1 more customer than': singular
+    if d == "1" and "z" in m.groupdict():  # '1 more customer than': the phrase is in the singular
+        what = _in_plural(what)
+    if not z or not what:
         return None
     zv = _they(z, verb)
     if v == 0 and "'" in x:  # 'Eric Clapton's albums have …, so Eric Clapton's albums have 34 more' says it twice
@@ -509,6 +513,18 @@ def compared_reply(text: str, language: str, frame: Mapping[str, Any], variant: 
     if v == 1:
         return f"{x} {verb} {cx} {_counted(cx, what)} and {z} {zv} {cz}, a difference of {d}."
     return f"{x} {verb} {d} {q}: {cx} {_counted(cx, what)}, compared with {cz} for {z}."
+
+
+_AFTER_NOUN = frozenset({"with", "from", "flown", "in", "of", "on", "within", "by", "at", "to", "that", "who"})
+
+
+def _in_plural(what: str) -> str:
+    """A singular noun phrase ('customer', 'route flown by DL') in the plural, when its noun is plainly its first
+    word (alone or before a preposition); '' when that cannot be told ('hourly weather record')."""
+    words = what.split(" ")
+    if len(words) > 1 and words[1] not in _AFTER_NOUN:
+        return ""
+    return " ".join([plural(words[0]), *words[1:]])
 
 
 def _counted(n: str, what: str) -> str:

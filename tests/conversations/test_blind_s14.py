@@ -158,7 +158,7 @@ def test_korean_decline_says_what_it_looks_up_in_one_plain_sentence() -> None:
 def test_english_from_how_many_is_asked_plainly_and_no_got_a_sec() -> None:
     q = "From how many countries have customers bought tracks by the artist who recorded 'Balls to the Wall'?"
     assert chat_wording(q, "en") == (
-        "How many countries do customers who bought tracks by the artist who recorded 'Balls to the Wall' come from?"
+        "In how many countries have customers bought tracks by the artist who recorded 'Balls to the Wall'?"
     )
     persona = {"register": "casual", "style": "relaxed", "digital_literacy": "high"}
     assert not any("got a sec" in opening("en", persona, "How many?", variant=v) for v in range(24))

@@ -34,8 +34,11 @@ def test_a_comparison_reply_says_both_counts_then_the_margin(text, frame, varian
 
 
 def test_a_comparison_reply_left_alone_when_it_cannot_be_said_right():
-    # '1 more customer than': the phrase is singular, the counts would need the plural
-    assert compared_reply("Brazil has 1 more customer than Germany: 5 to 4.", "en", {}, 0) is None
+    # '1 more customer than': the phrase is singular, the counts need the plural; where its noun cannot be told, None
+    assert compared_reply("Brazil has 1 more customer than Germany: 5 to 4.", "en", {}, 0) == (
+        "Brazil has 5 customers and Germany has 4, so Brazil has 1 more."
+    )
+    assert compared_reply("JFK has 1 more hourly weather record than LGA: 9 to 8.", "en", {}, 0) is None
     # the other side cannot be told from the options
     assert compared_reply("JFK has more routes, by 2: 70 versus 68.", "en", {"options": ["EWR", "LGA"]}, 0) is None
     assert compared_reply("There are 3 albums.", "en", {}, 0) is None
