@@ -155,6 +155,8 @@ def spoken_korean(text: str) -> str:
     out = spoken_sido(text)
     for written, said in _KO_SAID_WORDS:
         out = out.replace(written, said)
+    if "주택" in out:  # houses are counted 채 in talk; 호 is the census's counter (s18 r1 #2)
+        out = out.replace("몇 호", "몇 채")
     out = _KO_DOT.sub("", out)
     for written, said in _KO_COUNTER_SAID:
         out = out.replace(written, said)

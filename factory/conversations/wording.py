@@ -121,6 +121,7 @@ def there_are_last(text: str) -> str:
 _STILTED_DIFF = re.compile(r"^(?:How far apart are|What is the difference between|How big is the gap between)\b")
 
 
+_WHICH_KIND = re.compile(r"^Which [a-z]+ has more [a-z ]+, .+ or .+, and by how many\?$")
 _WHICH_OR = re.compile(r"^(?P<a>.+?) or (?P<b>.+?): which (?:one )?has more (?P<n>[a-z ]+), and by how many\?$")
 
 
@@ -130,7 +131,10 @@ def chat_difference(query: str, frame: Mapping[str, Any], variant: int = 0) -> s
     one read "X or Y: which has more albums, and by how many?"). None when the query is not one of the stilted or
     templated forms or the counted thing is not one the forms can say."""
     said = _WHICH_OR.match(query)
-    if frame.get("pattern") != "DIFF" or not (_STILTED_DIFF.match(query) or said):
+    asked = frame.get("pattern") == "DIFF" and (_STILTED_DIFF.match(query) or said)
+    # 'Which airport has more routes, JFK or LGA, and by how many?': one form for every such question (s18 r1 #1, #16)
+    which = frame.get("pattern") == "WHICH" and frame.get("qualifier") == "more" and _WHICH_KIND.match(query)
+    if not (asked or which):
         return None
     options = [str(o) for o in frame.get("options") or []]
     what = " ".join(str(frame.get("description") or "").split())
@@ -563,6 +567,11 @@ _THROUGH_OWN = re.compile(
     r"(the song I'm listening to|the track that's playing|the song stuck in my head)"
 )
 _HEARD = ("I keep listening to '{t}'. ", "'{t}' just came on. ", "I've had '{t}' on repeat. ")
+# a question about the store's business (its invoices, sales, customers) is a clerk's, not a listener's (s18 r1 #5:
+# "'Inject The Venom' just came on. How many invoices include …")
+_STORE = re.compile(r"\b(?:invoices?|customers?|sold|sales|copies|earned|revenue|the store)\b")
+_ASKED_ABOUT = ("A customer just asked me about '{t}'. ", "We had a request for '{t}' today. ",
+                "I'm restocking '{t}'. ")  # fmt: skip
 _BEHIND = {"album": "the album it's on", "artist": "the artist behind it"}
 _OWN_SAID = {
     "the song I'm listening to": "I'm listening to a song. ",
@@ -580,7 +589,8 @@ def context_first(request: str, language: str, variant: int = 0) -> str:
         return request
     m = _THROUGH_TITLE.search(request)
     if m is not None and request.count(f"'{m.group(2)}'") == 1:
-        scene = _HEARD[variant % len(_HEARD)].format(t=m.group(2))
+        scenes = _ASKED_ABOUT if _STORE.search(request) else _HEARD
+        scene = scenes[variant % len(scenes)].format(t=m.group(2))
         rest = request[: m.start()] + _BEHIND[m.group(1)] + request[m.end() :]
         return scene + rest[:1].upper() + rest[1:]
     m = _THROUGH_OWN.search(request)

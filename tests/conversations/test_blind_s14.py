@@ -168,7 +168,7 @@ def test_own_read_s14_forms() -> None:
     # the owned noun phrase is kept whole ('the time of my home airport zone' read garbled)
     said = said_as_own("Could you tell me that airport's time zone and how many airports are near it?", "airport",
                        "en", {}, 0)  # fmt: skip
-    assert said == "Could you tell me the time zone of my home airport and how many airports are near it?"
+    assert said == "Could you tell me the time zone of my destination airport and how many airports are near it?"
     # no 'the airline I'm flying with with the most flights'
     for v in range(4):
         said = said_as_own("How many seats does the aircraft of that airline with the most flights have?", "airline",

@@ -60,7 +60,7 @@ def test_a_korean_comparison_reply_lists_both_sides_then_the_margin():
     [
         # r3 #17: "… by the artist who recorded 'For Those About To Rock (We Salute You)' …"
         ("How many invoices include tracks by the artist who recorded 'Inject The Venom'?",
-         "I keep listening to 'Inject The Venom'. How many invoices include tracks by the artist behind it?"),
+         "A customer just asked me about 'Inject The Venom'. How many invoices include tracks by the artist behind it?"),
         ("What is the file size of the longest track on the album containing 'Fast As a Shark'?",
          "I keep listening to 'Fast As a Shark'. What is the file size of the longest track on the album it's on?"),
         # r3 #8: the withheld track said as the user's own
@@ -83,4 +83,28 @@ def test_korean_requests_say_places_and_census_years_as_people_do():
     )
     assert korean_register("부산광역시의 단독주택은 2010년 인구주택총조사 기준으로 몇 호인가요?", {"격식": "존댓말"})[
         0
-    ] == ("부산의 단독주택은 2010년 기준으로 몇 호인가요?")
+    ] == ("부산의 단독주택은 2010년 기준으로 몇 채인가요?")
+
+
+def test_a_store_question_is_set_in_the_store_and_a_which_question_varies():
+    # s18 r1 #5: "'Inject The Venom' just came on. How many invoices include tracks by the artist behind it?"
+    said = context_first("How many invoices include tracks by the artist who recorded 'Inject The Venom'?", "en", 0)
+    assert (
+        said
+        == "A customer just asked me about 'Inject The Venom'. How many invoices include tracks by the artist behind it?"
+    )
+    # s18 r1 #1, #16: every WHICH question read "Which <kind> has more <what>, A or B, and by how many?"
+    from factory.conversations.wording import chat_difference
+
+    frame = {"pattern": "WHICH", "description": "customers", "options": ["Brazil", "Norway"], "qualifier": "more"}
+    asked = "Which country has more customers, Brazil or Norway, and by how many?"
+    forms = {chat_difference(asked, frame, v) for v in range(6)}
+    assert len(forms) == 6 and all("Brazil" in f and "Norway" in f and "customers" in f for f in forms), forms
+    assert chat_difference(asked, {**frame, "qualifier": "fewer"}, 0) is None  # the forms ask for more
+
+
+def test_houses_are_counted_in_chae():
+    # s18 r1 #2: "몇 호야" is the census's counter
+    assert korean_register("부산광역시의 단독주택은 2010년 인구주택총조사 기준으로 몇 호인가요?", {"격식": "반말"})[
+        0
+    ] == ("부산의 단독주택은 2010년 기준으로 몇 채야?")
