@@ -145,6 +145,7 @@ _KO_DOT = re.compile(r"(?<=[가-힣])·(?=[가-힣])")
 # '구군' typed without the dot read as office jargon to a reader (blind s17 r3 #7, #13): people say '구하고 군'; a census
 # named in full ('2010년 인구주택총조사 기준으로') is the bulletin's word, a person asks by the year (r3 #11; the reply
 # names the census)
+_KO_HOW_MANY_THERE = re.compile(r"의 (?P<noun>[가-힣]+) 수는 어떻게 (?P<end>되나요|돼요|돼)\?")
 _KO_SAID_WORDS = (("구·군", "구하고 군"), ("년 인구주택총조사 기준으로", "년 기준으로"))
 
 
@@ -158,6 +159,10 @@ def spoken_korean(text: str) -> str:
     if "주택" in out:  # houses are counted 채 in talk; 호 is the census's counter (s18 r1 #2)
         out = out.replace("몇 호", "몇 채")
     out = _KO_DOT.sub("", out)
+    # '달성군의 읍면 수는 어떻게 되나요?' is a form's question (s18 r1 #11, #15): '달성군에는 읍면이 몇 개 있어요?'
+    out = _KO_HOW_MANY_THERE.sub(
+        lambda m: f"에는 {josa(m['noun'], '이/가')} 몇 개 {'있어' if m['end'] == '돼' else '있어요'}?", out
+    )
     for written, said in _KO_COUNTER_SAID:
         out = out.replace(written, said)
     return out

@@ -72,6 +72,9 @@ REJECTIONS = {
     "api_hop_unneeded": "the first API call's output is spelled by the value it was sent (KJFK → JFK): the search "
     "needs no API call, a reader reads the value off the question (blind read s12 en2 #4/#8)",
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
+    "api_hop_in_documents": "a search for what the question states already returns a passage naming the API hop's "
+    "entity ('Balls to the Wall' finds the album note that names Accept; 'LaGuardia Airport' finds a bulletin that "
+    "says LGA): the first API call can be skipped (blind read s18 multi-source #3, #4, #11, #14)",
     "duplicate": "a task with the same golden calls was already kept",
     "repeated_answer": "retrieval.multisource_max_per_answer chains already share this answer or passage-picked entity",
     "near_duplicate": "a kept task of the same hop type already finds the same record through a document (송파구 leads "
@@ -571,12 +574,13 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 continue
             named = {str(v) for v in res1.args.values()}
             frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
-            found: list[tuple[str, str, Mapping[str, Any], Any]] = []
+            found: list[tuple[str, str, Mapping[str, Any], Any, str | None]] = []
             for f, e in _bridge_fields(ctx, spec1, res1.records[0], named)[:3]:
                 spelled = next((n for n in sorted(named) if spells(n, e)), None)
                 if spelled is not None:
                     reject("API-RAG", "api_hop_unneeded", f"{f}={e!r} is spelled by the stated {spelled!r}")
                     continue
+                skipped_by = await _documents_name(ex, search, named, e, k)
                 ftype = str(((frame1.get("fields") or {}).get(f) or {}).get("type") or "")
                 # the documents about the entity: their title names it (a passage that merely mentions it is not);
                 # searched the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
@@ -595,9 +599,9 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 # several documents about one entity (an airport's bulletins of different days, a province's census
                 # years): up to `_DOCS_PER_ENTITY` of them, drawn, each its own question
                 for j in rng.permutation(len(golds))[:_DOCS_PER_ENTITY]:
-                    found.append((f, e, golds[int(j)], sres))
+                    found.append((f, e, golds[int(j)], sres, skipped_by))
                 docs.update({str(g["id"]): g for g in golds})
-            for f, e, gold, sres in found:
+            for f, e, gold, sres, skipped_by in found:
                 if all(not want(h) for h in HOP_TYPES):
                     break
                 title = str(gold.get("title") or "")
@@ -618,6 +622,9 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 kinds = kind_order(str(draw), have, weights)
                 for kind in kinds:
                     if not want(kind):
+                        continue
+                    if skipped_by is not None and kind != "RAG-API":  # the chain's first hop is that API call
+                        reject(kind, "api_hop_in_documents", f"a search for {skipped_by!r} names {e!r}")
                         continue
                     try:
                         doc = (rp.named_document(ctx.passages, str(gold.get("title") or ""), ctx.language)
@@ -886,6 +893,19 @@ async def _seeded_calls(
                         have.add(digest)
                         out.append({"tool": tool2, "args": args, "call_digest": digest, "seeded_from": f"{tool}({v})"})
     return out
+
+
+async def _documents_name(ex: Any, search: ToolSpec, named: set[str], e: str, k: int) -> str | None:
+    """The value a first API call was sent (what the question states) whose own document search returns a passage
+    naming `e`, the entity that call found; None when every such search leaves the call needed. Numbers and
+    one- or two-character values (limits, flags) are no search a reader would make."""
+    for n in sorted(named):
+        if len(n.strip()) < 3 or n.replace(".", "").isdigit() or n.casefold() == e.casefold():
+            continue
+        res = await ex.call(search, {"query": n, "k": k})
+        if any(states(str(p.get("text") or ""), e) for p in res.records or []):
+            return n
+    return None
 
 
 async def _documents_alone(ex: Any, search: ToolSpec, query: str, gold: Mapping[str, Any], k: int) -> bool:

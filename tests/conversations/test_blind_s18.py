@@ -108,3 +108,13 @@ def test_houses_are_counted_in_chae():
     assert korean_register("부산광역시의 단독주택은 2010년 인구주택총조사 기준으로 몇 호인가요?", {"격식": "반말"})[
         0
     ] == ("부산의 단독주택은 2010년 기준으로 몇 채야?")
+
+
+def test_a_korean_count_is_asked_as_how_many_there_are():
+    # s18 r1 #11, #15: '달성군의 읍면 수는 어떻게 되나요?' reads like a form
+    assert korean_register("대구광역시 달성군의 읍·면 수는 어떻게 되나요?", {"격식": "존댓말"})[0] == (
+        "대구 달성군에는 읍면이 몇 개 있어요?"
+    )
+    assert korean_register("대구광역시 달성군의 읍·면 수는 어떻게 되나요?", {"격식": "반말"})[0] == (
+        "대구 달성군에는 읍면이 몇 개 있어?"
+    )
