@@ -590,9 +590,16 @@ def near_key(row: Mapping[str, Any], trajectory: Mapping[str, Any] | None) -> di
     }
 
 
+# conversations that ask one question template (skeleton) in one domain and language, over all splits: three of
+# ten English conversations of the s18 r2 read compared two countries' customers
+PER_TEMPLATE = 2
+
+
 def _near_duplicates(picks: Mapping[tuple[str, str], dict[str, Any]]) -> dict[tuple[str, str], str]:
-    """group → the id of the kept pick it nearly duplicates (same split and skeleton, same seed or answer)."""
+    """group → why it is dropped: the kept pick it nearly duplicates (same split and skeleton, same seed or answer),
+    or the `PER_TEMPLATE` kept picks that already ask its template (over all splits)."""
     kept: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    per_template: dict[str, list[dict[str, Any]]] = {}
     out: dict[tuple[str, str], str] = {}
     for group, pick in sorted(picks.items(), key=lambda kv: kv[1]["id"]):
         near = pick.get("near_key")
@@ -601,10 +608,16 @@ def _near_duplicates(picks: Mapping[tuple[str, str], dict[str, Any]]) -> dict[tu
         bucket = kept.setdefault((group[0], near["skeleton"]), [])
         twin = next((k for k in bucket if set(k["near_key"]["seeds"]) & set(near["seeds"])
                      or k["near_key"]["answer"] == near["answer"]), None)  # fmt: skip
-        if twin is None:
-            bucket.append(pick)
+        same = per_template.setdefault(near["skeleton"], [])
+        if twin is not None:
+            out[group] = f"near-duplicate of {twin['id'][:19]} in {group[0]}"
+        elif len(same) >= PER_TEMPLATE:
+            out[group] = (
+                f"its question template is asked by {PER_TEMPLATE} kept conversations ({same[0]['id'][:19]}, …)"
+            )
         else:
-            out[group] = twin["id"]
+            bucket.append(pick)
+            same.append(pick)
     return out
 
 
@@ -644,7 +657,7 @@ def select(
     for (split, key), cands in groups.items():
         if (split, key) in twins:
             dropped.extend({"source_task_id": c["source_task_id"], "case_pattern": c["case_pattern"],
-                            "reason": f"near-duplicate of {twins[(split, key)][:19]} in {split}"} for c in cands)  # fmt: skip
+                            "reason": twins[(split, key)]} for c in cands)  # fmt: skip
             continue
         pick = picks[(split, key)]
         for c in cands:

@@ -485,9 +485,9 @@ def compared_reply(text: str, language: str, frame: Mapping[str, Any], variant: 
     sides named, then the margin ('JFK has 70 routes and LGA has 68, so JFK has 2 more.'), in one of a few orders,
     instead of the answer sentence's 'X has more routes, by 2: 70 versus 68.' that closed 8 of 20 conversations of
     the s17 r3 read. None when `text` is no comparison sentence this knows."""
-    v = variant % 3
     if language == "ko":
-        return _ko_compared_reply(text, v)
+        return _ko_compared_reply(text, variant % 2)
+    v = variant % 5
     options = [str(o) for o in frame.get("options") or []]
     m = _CMP_THERE.match(text)
     if m is not None:
@@ -516,7 +516,11 @@ def compared_reply(text: str, language: str, frame: Mapping[str, Any], variant: 
         return f"{z} {zv} {cz} {_counted(cz, what)} and {x} {verb} {cx}: {d} {q} for {x}."
     if v == 1:
         return f"{x} {verb} {cx} {_counted(cx, what)} and {z} {zv} {cz}, a difference of {d}."
-    return f"{x} {verb} {d} {q}: {cx} {_counted(cx, what)}, compared with {cz} for {z}."
+    if v == 2:
+        return f"{x} {verb} {d} {q}: {cx} {_counted(cx, what)}, compared with {cz} for {z}."
+    if v == 3 or "'" in x + z:
+        return f"{x} {verb} {cx} {_counted(cx, what)}, {d} {q} than {z} ({cz})."
+    return f"The count is {cx} for {x} and {cz} for {z}, so {x} {verb} {d} {q}."
 
 
 _AFTER_NOUN = frozenset({"with", "from", "flown", "in", "of", "on", "within", "by", "at", "to", "that", "who"})

@@ -33,6 +33,15 @@ def test_a_comparison_reply_says_both_counts_then_the_margin(text, frame, varian
     assert compared_reply(text, "en", frame, variant) == said
 
 
+def test_comparison_replies_come_in_five_forms():
+    # s18 r2: "…: N more for X" closed 4 of 6 English comparisons
+    text, frame = "Brazil has more customers, by 4: 5 to 1.", {"options": ["Brazil", "Norway"]}
+    said = [compared_reply(text, "en", frame, v) for v in range(5)]
+    assert len(set(said)) == 5 and all(s and "5" in s and "1" in s and "4" in s for s in said), said
+    assert said[3] == "Brazil has 5 customers, 4 more than Norway (1)."
+    assert said[4] == "The count is 5 for Brazil and 1 for Norway, so Brazil has 4 more."
+
+
 def test_a_comparison_reply_left_alone_when_it_cannot_be_said_right():
     # '1 more customer than': the phrase is singular, the counts need the plural; where its noun cannot be told, None
     assert compared_reply("Brazil has 1 more customer than Germany: 5 to 4.", "en", {}, 0) == (
