@@ -188,7 +188,9 @@ class Task(_Row):
     )
     split: str | None = None
     hop_type: str | None = Field(
-        default=None, description='"API", "RAG", "API-RAG", "RAG-API" or "API-RAG-API" (None on older rows: "API").'
+        default=None,
+        description='"API", "RAG", "API-RAG", "RAG-API", "API-RAG-API", "API-API-RAG" or "API-API-RAG-API" (the '
+        "sources called in order, `multisource.HOPS`; None on older rows: \"API\").",
     )
     policy: dict[str, Any] | None = Field(
         default=None,
