@@ -10,6 +10,11 @@ need both sources, executed for real against the pre-synthesis index version and
   date that an API parameter accepts: a value observed for that parameter in the probes) binds the
   API argument; the answer is a field of the API's record that the passages do not state.
 - ``API-RAG-API`` (3 hops): both junctions in one chain.
+- Longer chains (2-5 hops; issue 17 item 4) add an API→API edge the connectivity graph retained: before the search
+  (``API-API-RAG``, 3 hops; ``API-API-RAG-API``, 4: the first record's field binds a lookup whose record leads to the
+  document, `_api_api_heads`) or after the RAG→API hop (``RAG-API-API``, 3; ``API-RAG-API-API``, 4;
+  ``API-API-RAG-API-API``, 5: the looked-up record's field binds a lookup whose record gives the answer,
+  `_api_api_tail`). Hop counts beyond VAKRA's three share `retrieval.long_hop_share` (`hop_count_weights`).
 - ``RAG`` (1 hop, RAG-only; `retrieval.rag_only_share` of the domain's multi-source tasks, VAKRA's 1-hop weight): the
   question names a document by itself and asks a number a reviewed fact of its passage states; the golden action is
   the search for the document's title citing the passage. Decontamination rule (b) (`judged_queries`) drops one an
@@ -62,7 +67,10 @@ BASE_HOP_TYPES = ("API-RAG", "RAG-API", "API-RAG-API")  # the chains (both sourc
 # the same junctions after an API→API edge of the connectivity graph (`_api_api_heads`): the question names a record,
 # a second API call looks up the record one of its fields references, and that record leads to the document
 LONG_HOP_TYPES = ("API-API-RAG", "API-API-RAG-API")
-HOP_TYPES = (*BASE_HOP_TYPES, *LONG_HOP_TYPES)
+# one more API call after the passage's: an API→API edge from the record a passage value found (`_api_api_tail`);
+# a chain of the shorter type is upgraded to it while it is below its share (`tail_chain`), never drawn by itself
+TAIL_HOP_TYPES = ("RAG-API-API", "API-RAG-API-API", "API-API-RAG-API-API")
+HOP_TYPES = (*BASE_HOP_TYPES, *LONG_HOP_TYPES, *TAIL_HOP_TYPES)
 RAG_ONLY = "RAG"  # one search; the answer a passage states (`retrieval.rag_only_share` of a domain's tasks)
 HOPS = {h: len(h.split("-")) for h in (*HOP_TYPES, RAG_ONLY)}  # hops = sources called in order
 VAKRA_HOP_WEIGHTS = {1: 0.10, 2: 0.60, 3: 0.30}  # VAKRA §3: hop counts sampled 0.10/0.60/0.30 for 1/2/3
@@ -75,7 +83,8 @@ REJECTIONS = {
     "answer_from_apis": "the passage number is in the chain's API records (the APIs alone answer)",
     "bridge_named_in_question": "the question states the value the passage should supply",
     "api_hop_unneeded": "the first API call's output is spelled by the value it was sent (KJFK → JFK): the search "
-    "needs no API call, a reader reads the value off the question (blind read s12 en2 #4/#8)",
+    "needs no API call, a reader reads the value off the question (blind read s12 en2 #4/#8); or an API→API hop adds "
+    "nothing: the record before it holds the entity already, or it finds a record the document names",
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
     "duplicate": "a task with the same golden calls was already kept",
     "repeated_answer": "retrieval.multisource_max_per_answer chains already share this answer or passage-picked entity",
@@ -94,8 +103,8 @@ _SEEDED_CALLS = 12  # first hops found from the corpus's subjects (`_seeded_call
 
 def hop_count_weights(long_share: float = 0.0) -> dict[int, float]:
     """Probability of each hop count of an API+RAG chain: VAKRA's 2- and 3-hop weights renormalized (a 1-hop task uses
-    one source only) to 1 - `long_share`; the hop counts beyond VAKRA's (4: `API-API-RAG-API`) share `long_share`
-    (`retrieval.long_hop_share`) equally."""
+    one source only) to 1 - `long_share`; the hop counts beyond VAKRA's (4: `API-API-RAG-API`, `API-RAG-API-API`; 5:
+    `API-API-RAG-API-API`) share `long_share` (`retrieval.long_hop_share`) equally."""
     two, three = VAKRA_HOP_WEIGHTS[2], VAKRA_HOP_WEIGHTS[3]
     out = {2: two / (two + three) * (1 - long_share), 3: three / (two + three) * (1 - long_share)}
     longer = sorted({HOPS[h] for h in HOP_TYPES if HOPS[h] > 3})
@@ -575,19 +584,23 @@ class _Head:
 
 
 def chain_parts(
-    head: _Head, search: ToolSpec, sres: Any, gold_id: str, field_name: str,
-    tail: tuple[ToolSpec, str, Any] | None = None,
+    head: _Head | None, search: ToolSpec, sres: Any, gold_id: str, field_name: str = "",
+    tail: tuple[ToolSpec, str, Any] | None = None, after: tuple[ToolSpec, str, str, Any, str] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:  # fmt: skip
-    """(golden actions, junctions, edge ids) of a chain from `head`: its API calls (steps 1..n), the search for field
-    `field_name` of the last one citing `gold_id` (step n+1) and, with `tail` (spec, param, result), the API call a
-    value of the passage binds (step n+2); every call in the order it was made."""
-    spec1, _ = head.last
-    n = len(head.calls)
-    actions = [*head.actions(), _action(n + 1, search, sres, [gold_id])]
-    japi = f"API→RAG:{spec1.name}.{field_name}->{search.name}.query"
-    junctions = [*head.junctions, {"from": f"{spec1.name}.{field_name}", "to": f"{search.name}.query", "type": "SEQ",
-                                   "n": 1, "width": 1, "edge_id": japi}]  # fmt: skip
-    chain = [*head.edges, japi]
+    """(golden actions, junctions, edge ids) of a chain: the API calls of `head` (steps 1..n; None: a chain that starts
+    with the search), the search for field `field_name` of the last one citing `gold_id` (step n+1), with `tail`
+    (spec, param, result) the API call a value of the passage binds (step n+2), and with `after` (spec, field of the
+    tail's record, param, result, edge id) the API call that field binds (step n+3); every call in the order made."""
+    n = len(head.calls) if head is not None else 0
+    actions = [*(head.actions() if head is not None else []), _action(n + 1, search, sres, [gold_id])]
+    junctions: list[dict[str, Any]] = []
+    chain: list[str] = []
+    if head is not None:
+        spec1, _ = head.last
+        japi = f"API→RAG:{spec1.name}.{field_name}->{search.name}.query"
+        junctions = [*head.junctions, {"from": f"{spec1.name}.{field_name}", "to": f"{search.name}.query",
+                                       "type": "SEQ", "n": 1, "width": 1, "edge_id": japi}]  # fmt: skip
+        chain = [*head.edges, japi]
     if tail is not None:
         spec2, param, res2 = tail
         actions.append(_action(n + 2, spec2, res2))
@@ -595,6 +608,12 @@ def chain_parts(
         junctions.append({"from": f"{search.name}.text", "to": f"{spec2.name}.{param}", "type": "SEQ", "n": 1,
                           "width": 1, "edge_id": jrag})  # fmt: skip
         chain.append(jrag)
+        if after is not None:
+            spec3, fld, p3, res3, eid = after
+            actions.append(_action(n + 3, spec3, res3))
+            junctions.append({"from": f"{spec2.name}.{fld}", "to": f"{spec3.name}.{p3}", "type": "SEQ", "n": 1,
+                              "width": 1, "edge_id": eid})  # fmt: skip
+            chain.append(eid)
     return actions, junctions, chain
 
 
@@ -661,6 +680,50 @@ async def _api_api_heads(
     return out
 
 
+async def _api_api_tail(
+    ctx: _Context, ex: Any, edges: _Edges, spec2: ToolSpec, res2: Any, up: phrasing.Ref, reject: Any, kind: str,
+    limit: int = 2,
+) -> list[tuple[ToolSpec, str, str, Any, str, phrasing.Ref]]:  # fmt: skip
+    """One more API call after a RAG→API hop: an API→API edge of the connectivity graph (`ctx.api_edges`) from the
+    record the passage's value found (`res2`, named `up`: 'the longest track on the album …') into a lookup tool,
+    executed, one record back, named by `phrasing.link` ('the album containing the longest track on …'): (spec,
+    field, param, result, edge id, phrase) each; a trial scored as an `API→API` edge, a failure rejected as `kind`."""
+    out: list[tuple[ToolSpec, str, str, Any, str, phrasing.Ref]] = []
+    record2 = res2.records[0]
+    frame2 = ctx.frames.get(ctx.tid(spec2.name))
+    for src, fld, dst, param, gid in ctx.api_edges:
+        if len(out) >= limit:
+            break
+        if src != spec2.name or not _is_lookup(ctx.apis[dst]) or frame2 is None:
+            continue
+        v = record2.get(fld)
+        if v in (None, "") or isinstance(v, bool | dict | list):
+            continue
+        spec3 = ctx.apis[dst]
+        keep = set(spec3.generic_params.names()) | set(spec3.required_params)
+        base = {a: y for a, y in ctx.base_args.get(dst, {}).items() if a in keep and a != param}
+        res3 = await ex.call(spec3, {**base, param: v})
+        ok = res3.outcome.is_success and len(res3.records) == 1
+        edges.trial("API→API", spec2.name, fld, spec3.name, param, res3, ok)
+        if not ok:
+            reject(kind, "api_call_failed", f"{spec3.name}({param}={v!r}): {res3.outcome}, {len(res3.records)} records")
+            continue
+        frame3 = ctx.frames.get(ctx.tid(spec3.name))
+        try:
+            if frame3 is None:
+                raise rp.RagUnphraseable(f"no frame for {spec3.name}", "reference")
+            ref = phrasing.link(up, frame2, [fld], spec3, frame3, [param], [], res3.args, ctx.language,
+                                unique=True, seen_one=True)  # fmt: skip
+        except (rp.RagUnphraseable, phrasing.Unphraseable) as x:
+            reject(kind, "unphraseable", f"{getattr(x, 'code', '')}: {x}", "reference")
+            continue
+        if not ref.one:
+            reject(kind, "unphraseable", f"presupposed: {ref.text!r} names several records", "reference")
+            continue
+        out.append((spec3, fld, param, res3, gid or f"API→API:{spec2.name}.{fld}->{spec3.name}.{param}", ref))
+    return out
+
+
 async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:
     search = ctx.search
     assert search is not None
@@ -715,6 +778,81 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
              "answer_spec": spec, "junctions": junctions, "edges": chain_edges, **extra}
         )  # fmt: skip
 
+    async def tail_chain(
+        ex: Any, kind: str, head: _Head, f: str, e: str, gold: Mapping[str, Any], sres: Any, tres: Any,
+        passages: Sequence[Mapping[str, Any]], spec2: ToolSpec, param: str, nf: rp.NameFact, res2: Any, step: int,
+        doc: rp.DocRef, hidden: Sequence[str],
+    ) -> bool:  # fmt: skip
+        """The chain `kind` with one more API call after the passage's (RAG-API-API, API-RAG-API-API,
+        API-API-RAG-API-API), kept when that type is below its share of `kind`'s chains (hop-count weights) and an
+        API→API edge of the connectivity graph from the looked-up record leads to a lookup whose record answers what
+        neither that record nor the passages state. True when a chain was kept."""
+        tkind = f"{kind}-API"
+        if tkind not in quotas or not want(tkind):
+            return False
+        counts = hop_count_weights(long_share)
+        if not counts.get(HOPS[tkind]) or have[tkind] * counts[HOPS[kind]] > have[kind] * counts[HOPS[tkind]]:
+            return False
+        assert search is not None
+        try:
+            sing2, pl2 = phrasing._noun(ctx.frames.get(ctx.tid(spec2.name)) or {}, ctx.language, res2.args)
+        except (phrasing.Unphraseable, KeyError) as x:
+            reject(tkind, "unphraseable", f"{spec2.name}: {x}", "reference")
+            return False
+        up = phrasing.Ref(nf.phrase, True, sing2, pl2 if ctx.language != "ko" else sing2,
+                          bare=re.sub(r"^the ", "", nf.phrase))  # fmt: skip
+        title = str(gold.get("title") or "")
+        prior = {str(x).strip().casefold() for x in _record_values(res2.records)}
+        for spec3, fld, p3, res3, eid, ref3 in await _api_api_tail(ctx, ex, edges, spec2, res2, up, reject, tkind):
+            frame3 = ctx.frames.get(ctx.tid(spec3.name)) or {}
+            bound = res2.records[0].get(fld)
+            # the record the passage or the question names already ('the album containing the longest track on the
+            # album X' is X): no question
+            named = [x for x in _record_values(res3.records) if entity_like(x)
+                     and (states(title, x) or str(x).strip().casefold() in (e.casefold(), nf.value.casefold()))]  # fmt: skip
+            if named:
+                reject(tkind, "api_hop_unneeded", f"{spec3.name} finds {named[0]!r}, which the document names")
+                continue
+            fields = [x for x in _answer_field(res3.records, passages, bound, p3, frame3)
+                      if str(res3.records[0][x]).strip().casefold() not in prior]  # fmt: skip
+            if not fields:
+                reject(tkind, "api_hop_unneeded", f"{spec3.name}: every field it adds is in {spec2.name}'s record")
+                continue
+            g = fields[int(rng.integers(len(fields)))]
+            value = res3.records[0][g]
+            try:
+                query, short = rp.value_question(ref3.text, frame3, g, ctx.language)
+            except phrasing.Unphraseable as x:
+                reject(tkind, "unphraseable", f"{x.code}: {x}", "reference")
+                continue
+            said = [nf.value, str(bound), *(hidden if base_kind(kind) != "RAG-API" else ())]
+            if base_kind(kind) != "RAG-API":
+                said.append(e)
+            if any(len(str(x)) >= 3 and states(query, x) for x in said):
+                reject(tkind, "bridge_named_in_question", str(bound))
+                continue
+            if base_kind(kind) != "RAG-API" and await _documents_alone(ex, search, query, gold, k):
+                reject(tkind, "documents_alone_suffice", query)
+                continue
+            first = base_kind(kind) == "RAG-API"  # the chain starts with the search for the named document
+            actions, junctions, chain = chain_parts(None if first else head, search, tres if first else sres,
+                                                    gold["id"], f, (spec2, param, res2), (spec3, fld, p3, res3, eid))  # fmt: skip
+            answer = {"type": "number" if isinstance(value, int | float) else "string", "value": value,
+                      "fields": [g]}  # fmt: skip
+            before = have[tkind]
+            add(tkind, actions, query, answer,
+                {"kind": "value", "field": g, "calls": [{"step": step + 1, "index": 0}],
+                 "apis_may_answer": nf.fact.derivable, "derived_by": list(nf.fact.derived_by)},
+                junctions, chain,
+                {"entity": e, "bridge": {"param": param, "value": nf.value, "passage": gold["id"]},
+                 "answer_text": rp.value_answer(value, {**short, "subject": ref3.text}, ctx.language),
+                 "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
+                                 "sentence": nf.sentence, "title": gold.get("title"), "record": ref3.text}})  # fmt: skip
+            if have[tkind] > before:
+                bridges[kind].add(nf.value.strip().casefold())
+                return True
+        return False
+
     async def chains_from(ex: Any, head: _Head) -> None:
         """The chains starting with the API calls of `head`: its last record's names lead to documents (API→RAG), each
         document gives a question of a hop type `head` can make (`head_kinds`)."""
@@ -764,6 +902,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
             if all(not want(h) for h in weights):
                 break
             title = str(gold.get("title") or "")
+            tres: Any = None
             if title:
                 # the golden search names the document the question is about ('JFK weather 2013-05-08',
                 # '2015년 서울특별시 인구주택총조사 결과'), not only its subject: the question states the day or
@@ -832,6 +971,10 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                     passages, step = tres.records, 2
                 else:
                     passages, step = sres.records, n_api + 2
+                # one more API call after the passage's where the longer type is below its share (else as it is)
+                if await tail_chain(ex, kind, head, f, e, gold, sres, tres, passages, spec2, param, nf, res2, step,
+                                    doc, hidden):  # fmt: skip
+                    break
                 frame2 = ctx.frames.get(ctx.tid(spec2.name)) or {}
                 fields = [x for x in _answer_field(res2.records, passages, v, param, frame2)
                           if x not in nf.fact.states]  # fmt: skip
@@ -856,11 +999,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 answer = {"type": "number" if isinstance(value, int | float) else "string", "value": value,
                           "fields": [g]}  # fmt: skip
                 if base == "RAG-API":
-                    jrag = f"RAG→API:{search.name}.text->{spec2.name}.{param}"
-                    actions = [_action(1, search, tres, [gold["id"]]), _action(step, spec2, res2)]
-                    junctions = [{"from": f"{search.name}.text", "to": f"{spec2.name}.{param}", "type": "SEQ",
-                                  "n": 1, "width": 1, "edge_id": jrag}]  # fmt: skip
-                    chain = [jrag]
+                    actions, junctions, chain = chain_parts(None, search, tres, gold["id"], "", (spec2, param, res2))
                 else:
                     actions, junctions, chain = chain_parts(head, search, sres, gold["id"], f, (spec2, param, res2))
                 bridges[kind].add(v.strip().casefold())
@@ -1338,10 +1477,21 @@ async def replay(task: Mapping[str, Any], ex: Any) -> dict[str, Any]:
         if res is not None and res.records:
             answer = res.records[0].get(spec["field"])
         searched = [int(a["step"]) for a in task["golden_actions"] if a.get("source_type") == "retrieval"]
+        search_tools = {a["tool"] for a in task["golden_actions"] if a.get("source_type") == "retrieval"}
+        # the parameters a passage value binds (RAG→API junctions); an API call after one that an API→API junction
+        # binds (RAG-API-API) is checked by `_api_links`. Without junctions: every API call after a search
+        from_passage = {
+            tuple(str(j["to"]).split(".", 1))
+            for j in task.get("junctions") or []
+            if str(j.get("from", "")).split(".", 1)[0] in search_tools and "." in str(j.get("to", ""))
+        }
         for a in task["golden_actions"]:
             # an API call after a search (not the first hop, nor a key call) is bound by a passage value
             if a.get("source_type") == "api" and passages and searched and int(a["step"]) > min(searched):
-                bound = [v for v in a["args"].values() if entity_like(v)]
+                if task.get("junctions") and not any(t == a["tool"] for t, _ in from_passage):
+                    continue
+                bound = [v for p, v in a["args"].items() if entity_like(v)
+                         and (not task.get("junctions") or (a["tool"], p) in from_passage)]  # fmt: skip
                 if bound and not any(states(_passage_text(p), v) for p in passages.values() for v in bound):
                     problems.append(f"step {a['step']} {a['tool']}: no argument is stated by the passages used")
     ok = not problems and answer == task["answer"]["value"]
