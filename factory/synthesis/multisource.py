@@ -112,7 +112,7 @@ def hop_count_weights(long_share: float = 0.0) -> dict[int, float]:
     return out
 
 
-def hop_weights(long_share: float = 0.0, kinds: Sequence[str] = HOP_TYPES) -> dict[str, float]:
+def hop_weights(long_share: float = 0.0, kinds: Sequence[str] = BASE_HOP_TYPES) -> dict[str, float]:
     """Probability of each hop type of `kinds` (the ones a first hop can make: `head_kinds`): its hop count's weight
     (`hop_count_weights`) shared equally by the types of `kinds` with that count, renormalized over `kinds`; a type
     whose count has no weight (4 hops with `long_share` 0) is left out. From one API call the types are VAKRA's
@@ -1338,7 +1338,10 @@ def build_multisource(
     out = asyncio.run(_synthesize(ctx, rng, quota, cfg.retrieval.default_k))
     value = {"configured": True, "search_tool": ctx.search.name, "index": ctx.search.path,
              "trajectories": out["kept"], "rejected": out["rejected"], "edges": out["edges"], "calls": out["calls"],
-             "hop_weights": hop_weights(cfg.retrieval.long_hop_share)}  # fmt: skip
+             # the draws: from one API call (VAKRA's 2/3-hop weights), after an API→API edge, and per hop count
+             "hop_weights": hop_weights(cfg.retrieval.long_hop_share, head_kinds(1)),
+             "long_hop_weights": hop_weights(cfg.retrieval.long_hop_share, head_kinds(2)),
+             "hop_count_weights": {str(c): w for c, w in hop_count_weights(cfg.retrieval.long_hop_share).items()}}  # fmt: skip
     return value, multisource_metadata(value)
 
 
