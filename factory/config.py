@@ -253,8 +253,20 @@ class RetrievalConfig(_Frozen):
     multisource_per_hop: int | None = Field(
         default=None,
         ge=1,
-        description="API+RAG trajectories kept per hop type (API-RAG, RAG-API, API-RAG-API) per domain; unset: "
-        "synthesis.per_pattern.",
+        description="API+RAG trajectories kept per hop type (API-RAG, RAG-API, API-RAG-API, API-API-RAG, "
+        "RAG-API-API) per domain; unset: synthesis.per_pattern. Hop types beyond three hops (API-API-RAG-API, "
+        "API-RAG-API-API, API-API-RAG-API-API) keep `long_hop_share` of it.",
+    )
+    long_hop_share: float = Field(
+        default=0.10,
+        ge=0,
+        lt=1,
+        description="Weight of API+RAG chains longer than VAKRA's three hops (4: API-API-RAG-API, API-RAG-API-API; 5: "
+        "API-API-RAG-API-API; API→API edges of the connectivity graph before the search or after the RAG→API hop), "
+        "4 and 5 hops sharing it equally. VAKRA samples hop counts 1/2/3 only (0.10/0.60/0.30) while its multi-source "
+        "test split reaches 4 hops, so longer chains get a small share: the 2- and 3-hop weights are scaled to "
+        "1 - share, and a domain keeps at most ceil(share x 3 x multisource_per_hop) chains of each longer type. "
+        "0.10, VAKRA's smallest weight, keeps the 2:1 ratio of 2- to 3-hop chains and most chains short; 0: none.",
     )
     rag_only_share: float = Field(
         default=0.10,

@@ -188,7 +188,10 @@ class Task(_Row):
     )
     split: str | None = None
     hop_type: str | None = Field(
-        default=None, description='"API", "RAG", "API-RAG", "RAG-API" or "API-RAG-API" (None on older rows: "API").'
+        default=None,
+        description='"API", "RAG" or the sources an API+RAG chain calls in order, 2-5 hops: "API-RAG", "RAG-API", '
+        '"API-RAG-API", "API-API-RAG", "RAG-API-API", "API-API-RAG-API", "API-RAG-API-API", "API-API-RAG-API-API" '
+        '(`multisource.HOPS`; None on older rows: "API").',
     )
     policy: dict[str, Any] | None = Field(
         default=None,

@@ -10,6 +10,11 @@ need both sources, executed for real against the pre-synthesis index version and
   date that an API parameter accepts: a value observed for that parameter in the probes) binds the
   API argument; the answer is a field of the API's record that the passages do not state.
 - ``API-RAG-API`` (3 hops): both junctions in one chain.
+- Longer chains (2-5 hops; issue 17 item 4) add an API→API edge the connectivity graph retained: before the search
+  (``API-API-RAG``, 3 hops; ``API-API-RAG-API``, 4: the first record's field binds a lookup whose record leads to the
+  document, `_api_api_heads`) or after the RAG→API hop (``RAG-API-API``, 3; ``API-RAG-API-API``, 4;
+  ``API-API-RAG-API-API``, 5: the looked-up record's field binds a lookup whose record gives the answer,
+  `_api_api_tail`). Hop counts beyond VAKRA's three share `retrieval.long_hop_share` (`hop_count_weights`).
 - ``RAG`` (1 hop, RAG-only; `retrieval.rag_only_share` of the domain's multi-source tasks, VAKRA's 1-hop weight): the
   question names a document by itself and asks a number a reviewed fact of its passage states; the golden action is
   the search for the document's title citing the passage. Decontamination rule (b) (`judged_queries`) drops one an
@@ -42,6 +47,7 @@ import asyncio
 import math
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -57,9 +63,16 @@ from factory.tools.fingerprint import sha256_digest
 from factory.tools.registry import ToolRegistry, executor_factory
 from factory.tools.spec import ToolSpec
 
-HOP_TYPES = ("API-RAG", "RAG-API", "API-RAG-API")  # the chains (both sources)
+BASE_HOP_TYPES = ("API-RAG", "RAG-API", "API-RAG-API")  # the chains (both sources) from one first API call
+# the same junctions after an API→API edge of the connectivity graph (`_api_api_heads`): the question names a record,
+# a second API call looks up the record one of its fields references, and that record leads to the document
+LONG_HOP_TYPES = ("API-API-RAG", "API-API-RAG-API")
+# one more API call after the passage's: an API→API edge from the record a passage value found (`_api_api_tail`);
+# a chain of the shorter type is upgraded to it while it is below its share (`tail_chain`), never drawn by itself
+TAIL_HOP_TYPES = ("RAG-API-API", "API-RAG-API-API", "API-API-RAG-API-API")
+HOP_TYPES = (*BASE_HOP_TYPES, *LONG_HOP_TYPES, *TAIL_HOP_TYPES)
 RAG_ONLY = "RAG"  # one search; the answer a passage states (`retrieval.rag_only_share` of a domain's tasks)
-HOPS = {"API-RAG": 2, "RAG-API": 2, "API-RAG-API": 3, RAG_ONLY: 1}
+HOPS = {h: len(h.split("-")) for h in (*HOP_TYPES, RAG_ONLY)}  # hops = sources called in order
 VAKRA_HOP_WEIGHTS = {1: 0.10, 2: 0.60, 3: 0.30}  # VAKRA §3: hop counts sampled 0.10/0.60/0.30 for 1/2/3
 REJECTIONS = {
     "api_call_failed": "an API hop did not succeed with records",
@@ -70,7 +83,8 @@ REJECTIONS = {
     "answer_from_apis": "the passage number is in the chain's API records (the APIs alone answer)",
     "bridge_named_in_question": "the question states the value the passage should supply",
     "api_hop_unneeded": "the first API call's output is spelled by the value it was sent (KJFK → JFK): the search "
-    "needs no API call, a reader reads the value off the question (blind read s12 en2 #4/#8)",
+    "needs no API call, a reader reads the value off the question (blind read s12 en2 #4/#8); or an API→API hop adds "
+    "nothing: the record before it holds the entity already, or it finds a record the document names",
     "documents_alone_suffice": "a search with the question alone returns the gold passage first",
     "api_hop_in_documents": "a search for what the question states already returns a passage naming the API hop's "
     "entity ('Balls to the Wall' finds the album note that names Accept; 'LaGuardia Airport' finds a bulletin that "
@@ -90,12 +104,47 @@ _DOCS_PER_ENTITY = 3  # documents about one entity that questions are drawn from
 _SEEDED_CALLS = 12  # first hops found from the corpus's subjects (`_seeded_calls`)
 
 
-def hop_weights() -> dict[str, float]:
-    """Probability of each multi-source hop type: VAKRA's 2- and 3-hop weights renormalized (a 1-hop
-    task uses one source only), the two 2-hop types sharing theirs equally."""
+def hop_count_weights(long_share: float = 0.0) -> dict[int, float]:
+    """Probability of each hop count of an API+RAG chain: VAKRA's 2- and 3-hop weights renormalized (a 1-hop task uses
+    one source only) to 1 - `long_share`; the hop counts beyond VAKRA's (4: `API-API-RAG-API`, `API-RAG-API-API`; 5:
+    `API-API-RAG-API-API`) share `long_share` (`retrieval.long_hop_share`) equally."""
     two, three = VAKRA_HOP_WEIGHTS[2], VAKRA_HOP_WEIGHTS[3]
-    total = two + three
-    return {"API-RAG": two / total / 2, "RAG-API": two / total / 2, "API-RAG-API": three / total}
+    out = {2: two / (two + three) * (1 - long_share), 3: three / (two + three) * (1 - long_share)}
+    longer = sorted({HOPS[h] for h in HOP_TYPES if HOPS[h] > 3})
+    out.update({c: long_share / len(longer) for c in longer})
+    return out
+
+
+def hop_weights(long_share: float = 0.0, kinds: Sequence[str] = BASE_HOP_TYPES) -> dict[str, float]:
+    """Probability of each hop type of `kinds` (the ones a first hop can make: `head_kinds`): its hop count's weight
+    (`hop_count_weights`) shared equally by the types of `kinds` with that count, renormalized over `kinds`; a type
+    whose count has no weight (4 hops with `long_share` 0) is left out. From one API call the types are VAKRA's
+    API-RAG / RAG-API 0.6 / 2 each and API-RAG-API 0.3 of 0.9; after an API→API edge API-API-RAG and API-API-RAG-API
+    take the 3- and 4-hop weights."""
+    counts = hop_count_weights(long_share)
+    raw = {h: counts.get(HOPS[h], 0.0) / sum(1 for x in kinds if HOPS[x] == HOPS[h]) for h in kinds}
+    raw = {h: w for h, w in raw.items() if w > 0}
+    total = sum(raw.values())
+    return {h: w / total for h, w in raw.items()} if total else {}
+
+
+def head_kinds(calls: int) -> tuple[str, ...]:
+    """The hop types a first hop of `calls` API calls can make: one call, the base types; two (an API→API edge), the
+    long ones (RAG-API starts from a document, so it has no longer form on the API side)."""
+    return BASE_HOP_TYPES if calls <= 1 else LONG_HOP_TYPES
+
+
+def base_kind(kind: str) -> str:
+    """The junctions a hop type is built from: 'API-API-RAG-API' is 'API-RAG-API' after one more API call."""
+    return kind[len("API-") :] if kind.startswith("API-API-") else kind
+
+
+def long_quota(quota: int, long_share: float) -> int:
+    """Chains kept per domain of a hop type beyond VAKRA's three hops: `long_share` of the base types' quotas
+    (ceil(share x quota x 3)), at least 1 when the share is above 0."""
+    if long_share <= 0:
+        return 0
+    return max(1, math.ceil(round(long_share * quota * len(BASE_HOP_TYPES), 9)))
 
 
 def rag_only_quota(share: float, chains: int) -> int:
@@ -107,9 +156,10 @@ def rag_only_quota(share: float, chains: int) -> int:
 
 
 def kind_order(draw: str, have: Mapping[str, int], weights: Mapping[str, float]) -> list[str]:
-    """The hop types to try for one document: the drawn one first among those equally filled relative to their weight,
-    a type furthest below its share before it ('API-RAG-API' with none kept goes before a drawn 'API-RAG' with two)."""
-    return sorted([draw, *[h for h in HOP_TYPES if h != draw]], key=lambda h: have.get(h, 0) / weights[h])
+    """The hop types of `weights` to try for one document: the drawn one first among those equally filled relative to
+    their weight, a type furthest below its share before it ('API-RAG-API' with none kept goes before a drawn 'API-RAG'
+    with two)."""
+    return sorted([draw, *[h for h in weights if h != draw]], key=lambda h: have.get(h, 0) / weights[h])
 
 
 def _words(name: str) -> str:
@@ -267,6 +317,16 @@ class _Context:
             if r.get("tool") not in self.apis:
                 continue
             self.base_args.setdefault(r["tool"], dict(r.get("args") or {}))
+        # API→API edges the connectivity graph retained (executed and scored in Phase A) with one binding, between
+        # read tools of the domain: (source tool, field, target tool, param, graph edge id); `_api_api_heads`
+        self.api_edges: list[tuple[str, str, str, str, str]] = sorted(
+            {(str(e["source_tool"]), str(e["bindings"][0]["source_field"]), str(e["target_tool"]),
+              str(e["bindings"][0]["target_param"]), str(e.get("edge_id") or ""))
+             for e in (graph or {}).get("edges") or []
+             if isinstance(e, Mapping) and e.get("status") == "retained" and not e.get("cross_domain")
+             and len(e.get("bindings") or []) == 1 and e.get("source_tool") in self.apis
+             and e.get("target_tool") in self.apis and e.get("source_tool") != e.get("target_tool")}
+        )  # fmt: skip
         # more first hops: a name-taking tool called with a name another record gave (resolved to one record)
         for tool, p in self.name_params:
             spec = self.apis[tool]
@@ -347,7 +407,8 @@ class _Edges:
             eid,
             {"edge_id": eid, "hop": kind, "source": source, "target": target,
              "binding": {"field": field, "param": param,
-                         "transform": "entity_query" if kind == "API→RAG" else "passage_value"},
+                         "transform": {"API→RAG": "entity_query", "API→API": "upstream_value"}.get(kind,
+                                                                                                 "passage_value")},
              "trials": 0, "successes": 0, "outcomes": {}, "groups": {}, "alpha": 1.0, "beta": 1.0},
         )  # fmt: skip
         e["trials"] += 1
@@ -445,16 +506,23 @@ def _seed(
         raise rp.RagUnphraseable(f"{spec.name}: {e}", "reference") from e
 
 
-def _bridge_doc(ctx: _Context, spec1: ToolSpec, res1: Any, f: str, title: str) -> rp.DocRef:
-    """How the question names the document reached from field `f` of the first call's record."""
+def _bridge_doc(
+    ctx: _Context, spec1: ToolSpec, res1: Any, f: str, title: str, up: phrasing.Ref | None = None,
+    values: Sequence[Any] | None = None,
+) -> rp.DocRef:  # fmt: skip
+    """How the question names the document reached from field `f` of the last API call's record: `up` names that
+    record (None: the first call's seed phrase; after an API→API hop, the phrase `phrasing.link` gave it), `values`
+    are the chain's API values a title part may be (None: the call's own)."""
     assert ctx.passages is not None
     frame = ctx.frames.get(ctx.tid(spec1.name)) or {}
     slot = (frame.get("fields") or {}).get(f) or {}
-    up = _seed(ctx, spec1, res1.args, res1.records[0] if res1.records else None)
+    if up is None:
+        up = _seed(ctx, spec1, res1.args, res1.records[0] if res1.records else None)
     same = slot.get("kind") in ("display", "key") and slot.get("entity") == frame.get("entity")
     noun = (slot.get("noun") or {}).get(ctx.language) or (slot.get("noun") or {}).get("en")
-    return rp.document_via(ctx.passages, title, ctx.language, slot.get("type"), up, noun,
-                           _record_values(res1.records), same, frame.get("entity"))  # fmt: skip
+    held = _record_values(res1.records) if values is None else list(values)
+    return rp.document_via(ctx.passages, title, ctx.language, slot.get("type"), up, noun, held, same,
+                           frame.get("entity"))  # fmt: skip
 
 
 def _bridge_fields(ctx: _Context, spec1: ToolSpec, record: Mapping[str, Any], named: set[str]) -> list[tuple[str, str]]:
@@ -493,6 +561,172 @@ def _spaceless(name: str) -> str:
     return re.sub(r"\s+", "", str(name)).casefold()
 
 
+@dataclass
+class _Head:
+    """The API calls a chain starts with: one first hop, or one more after an API→API edge of the connectivity graph
+    (`_api_api_heads`); `ref` names the last call's record (None: the first call's own seed phrase), `junctions` and
+    `edges` are those between the calls."""
+
+    calls: list[tuple[ToolSpec, Any]]
+    ref: phrasing.Ref | None = None
+    junctions: list[dict[str, Any]] = field(default_factory=list)
+    edges: list[str] = field(default_factory=list)
+
+    @property
+    def last(self) -> tuple[ToolSpec, Any]:
+        return self.calls[-1]
+
+    def actions(self) -> list[dict[str, Any]]:
+        return [_action(i + 1, spec, res) for i, (spec, res) in enumerate(self.calls)]
+
+    def upstream_values(self) -> set[str]:
+        """The values of the records before the last call (and what the first call was sent): an entity the chain
+        reaches must not be among them, or the last API call is not needed."""
+        out = {str(v).strip().casefold() for _, res in self.calls[:-1] for v in _record_values(res.records)}
+        return out | {str(v).strip().casefold() for v in self.calls[0][1].args.values()}
+
+
+def chain_parts(
+    head: _Head | None, search: ToolSpec, sres: Any, gold_id: str, field_name: str = "",
+    tail: tuple[ToolSpec, str, Any] | None = None, after: tuple[ToolSpec, str, str, Any, str] | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:  # fmt: skip
+    """(golden actions, junctions, edge ids) of a chain: the API calls of `head` (steps 1..n; None: a chain that starts
+    with the search), the search for field `field_name` of the last one citing `gold_id` (step n+1), with `tail`
+    (spec, param, result) the API call a value of the passage binds (step n+2), and with `after` (spec, field of the
+    tail's record, param, result, edge id) the API call that field binds (step n+3); every call in the order made."""
+    n = len(head.calls) if head is not None else 0
+    actions = [*(head.actions() if head is not None else []), _action(n + 1, search, sres, [gold_id])]
+    junctions: list[dict[str, Any]] = []
+    chain: list[str] = []
+    if head is not None:
+        spec1, _ = head.last
+        japi = f"API→RAG:{spec1.name}.{field_name}->{search.name}.query"
+        junctions = [*head.junctions, {"from": f"{spec1.name}.{field_name}", "to": f"{search.name}.query",
+                                       "type": "SEQ", "n": 1, "width": 1, "edge_id": japi}]  # fmt: skip
+        chain = [*head.edges, japi]
+    if tail is not None:
+        spec2, param, res2 = tail
+        actions.append(_action(n + 2, spec2, res2))
+        jrag = f"RAG→API:{search.name}.text->{spec2.name}.{param}"
+        junctions.append({"from": f"{search.name}.text", "to": f"{spec2.name}.{param}", "type": "SEQ", "n": 1,
+                          "width": 1, "edge_id": jrag})  # fmt: skip
+        chain.append(jrag)
+        if after is not None:
+            spec3, fld, p3, res3, eid = after
+            actions.append(_action(n + 3, spec3, res3))
+            junctions.append({"from": f"{spec2.name}.{fld}", "to": f"{spec3.name}.{p3}", "type": "SEQ", "n": 1,
+                              "width": 1, "edge_id": eid})  # fmt: skip
+            chain.append(eid)
+    return actions, junctions, chain
+
+
+def _is_lookup(spec: ToolSpec) -> bool:
+    """A tool returning one record by what it is sent (no records list): 'the album of the track X' names one record;
+    a listing that returned one would presuppose what only the data say (`phrasing.seed_ref`, ``presupposed``)."""
+    return spec.records_path is None
+
+
+async def _api_api_heads(
+    ctx: _Context, ex: Any, edges: _Edges, spec0: ToolSpec, res0: Any, reject: Any, limit: int = 2
+) -> list[_Head]:
+    """Two-call first hops from the first call's record: an API→API edge of the connectivity graph (`ctx.api_edges`)
+    from `spec0` into a lookup tool binds a field of the record (a surrogate id too: the question never states it), the
+    call is executed and must return one record; the question names it as the record the first one references ('the
+    album of the track 'Fast As a Shark''), phrased by `phrasing.link` like the API-only chains. Each trial is scored
+    as an `API→API` edge; a call that fails, returns no single record or cannot be said is rejected with its reason."""
+    out: list[_Head] = []
+    record0 = res0.records[0]
+    frame0 = ctx.frames.get(ctx.tid(spec0.name))
+    if not any(src == spec0.name and _is_lookup(ctx.apis[dst]) for src, _, dst, _, _ in ctx.api_edges):
+        return out
+    try:  # the question names the first record by itself (no call is made for a record it cannot name)
+        if frame0 is None:
+            raise rp.RagUnphraseable(f"no frame for {spec0.name}", "reference")
+        up = _seed(ctx, spec0, res0.args, record0)
+    except rp.RagUnphraseable as x:
+        reject("API-API-RAG", "unphraseable", f"{x.code}: {x}", "reference")
+        return out
+    for src, fld, dst, param, gid in ctx.api_edges:
+        if len(out) >= limit:
+            break
+        if src != spec0.name or not _is_lookup(ctx.apis[dst]):
+            continue
+        v = record0.get(fld)
+        if v in (None, "") or isinstance(v, bool | dict | list):
+            continue
+        spec1 = ctx.apis[dst]
+        keep = set(spec1.generic_params.names()) | set(spec1.required_params)
+        base = {a: y for a, y in ctx.base_args.get(dst, {}).items() if a in keep and a != param}
+        res1 = await ex.call(spec1, {**base, param: v})
+        ok = res1.outcome.is_success and len(res1.records) == 1
+        edges.trial("API→API", spec0.name, fld, spec1.name, param, res1, ok)
+        if not ok:
+            reject("API-API-RAG", "api_call_failed", f"{spec1.name}({param}={v!r}): {res1.outcome}, "
+                   f"{len(res1.records)} records")  # fmt: skip
+            continue
+        frame1 = ctx.frames.get(ctx.tid(spec1.name))
+        try:
+            if frame1 is None:
+                raise rp.RagUnphraseable(f"no frame for {spec1.name}", "reference")
+            ref = phrasing.link(up, frame0, [fld], spec1, frame1, [param], [], res1.args, ctx.language,
+                                unique=True, seen_one=True)  # fmt: skip
+        except (rp.RagUnphraseable, phrasing.Unphraseable) as x:  # the API hop has no noun phrase (code reference)
+            reject("API-API-RAG", "unphraseable", f"{getattr(x, 'code', '')}: {x}", "reference")
+            continue
+        if not ref.one:
+            reject("API-API-RAG", "unphraseable", f"presupposed: {ref.text!r} names several records", "reference")
+            continue
+        eid = gid or f"API→API:{spec0.name}.{fld}->{spec1.name}.{param}"
+        junction = {"from": f"{spec0.name}.{fld}", "to": f"{spec1.name}.{param}", "type": "SEQ", "n": 1, "width": 1,
+                    "edge_id": eid}  # fmt: skip
+        out.append(_Head([(spec0, res0), (spec1, res1)], ref, [junction], [eid]))
+    return out
+
+
+async def _api_api_tail(
+    ctx: _Context, ex: Any, edges: _Edges, spec2: ToolSpec, res2: Any, up: phrasing.Ref, reject: Any, kind: str,
+    limit: int = 2,
+) -> list[tuple[ToolSpec, str, str, Any, str, phrasing.Ref]]:  # fmt: skip
+    """One more API call after a RAG→API hop: an API→API edge of the connectivity graph (`ctx.api_edges`) from the
+    record the passage's value found (`res2`, named `up`: 'the longest track on the album …') into a lookup tool,
+    executed, one record back, named by `phrasing.link` ('the album containing the longest track on …'): (spec,
+    field, param, result, edge id, phrase) each; a trial scored as an `API→API` edge, a failure rejected as `kind`."""
+    out: list[tuple[ToolSpec, str, str, Any, str, phrasing.Ref]] = []
+    record2 = res2.records[0]
+    frame2 = ctx.frames.get(ctx.tid(spec2.name))
+    for src, fld, dst, param, gid in ctx.api_edges:
+        if len(out) >= limit:
+            break
+        if src != spec2.name or not _is_lookup(ctx.apis[dst]) or frame2 is None:
+            continue
+        v = record2.get(fld)
+        if v in (None, "") or isinstance(v, bool | dict | list):
+            continue
+        spec3 = ctx.apis[dst]
+        keep = set(spec3.generic_params.names()) | set(spec3.required_params)
+        base = {a: y for a, y in ctx.base_args.get(dst, {}).items() if a in keep and a != param}
+        res3 = await ex.call(spec3, {**base, param: v})
+        ok = res3.outcome.is_success and len(res3.records) == 1
+        edges.trial("API→API", spec2.name, fld, spec3.name, param, res3, ok)
+        if not ok:
+            reject(kind, "api_call_failed", f"{spec3.name}({param}={v!r}): {res3.outcome}, {len(res3.records)} records")
+            continue
+        frame3 = ctx.frames.get(ctx.tid(spec3.name))
+        try:
+            if frame3 is None:
+                raise rp.RagUnphraseable(f"no frame for {spec3.name}", "reference")
+            ref = phrasing.link(up, frame2, [fld], spec3, frame3, [param], [], res3.args, ctx.language,
+                                unique=True, seen_one=True)  # fmt: skip
+        except (rp.RagUnphraseable, phrasing.Unphraseable) as x:
+            reject(kind, "unphraseable", f"{getattr(x, 'code', '')}: {x}", "reference")
+            continue
+        if not ref.one:
+            reject(kind, "unphraseable", f"presupposed: {ref.text!r} names several records", "reference")
+            continue
+        out.append((spec3, fld, param, res3, gid or f"API→API:{spec2.name}.{fld}->{spec3.name}.{param}", ref))
+    return out
+
+
 async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:
     search = ctx.search
     assert search is not None
@@ -505,7 +739,8 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
     # the names documents gave that kept RAG→API hops looked up, by hop type: one question each (the question that
     # names the 시도 and the one that reaches it from a 동 differ; two census years of one 시도 asking the same do not)
     bridges: dict[str, set[str]] = {h: set() for h in HOP_TYPES}
-    weights = hop_weights()
+    long_share = ctx.cfg.retrieval.long_hop_share
+    quotas = {h: quota if HOPS[h] <= 3 else long_quota(quota, long_share) for h in HOP_TYPES}
     make = executor_factory(ctx.cfg, [ctx.domain], ctx.registry)
     await asyncio.to_thread(_warm, search)
     calls = list(ctx.calls)
@@ -516,7 +751,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
         )
 
     def want(kind: str) -> bool:
-        return have[kind] < quota
+        return have[kind] < quotas[kind]
 
     cap = ctx.cfg.retrieval.multisource_max_per_answer
     used: dict[str, int] = {}
@@ -546,6 +781,246 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
              "answer_spec": spec, "junctions": junctions, "edges": chain_edges, **extra}
         )  # fmt: skip
 
+    async def tail_chain(
+        ex: Any, kind: str, head: _Head, f: str, e: str, gold: Mapping[str, Any], sres: Any, tres: Any,
+        passages: Sequence[Mapping[str, Any]], spec2: ToolSpec, param: str, nf: rp.NameFact, res2: Any, step: int,
+        doc: rp.DocRef, hidden: Sequence[str],
+    ) -> bool:  # fmt: skip
+        """The chain `kind` with one more API call after the passage's (RAG-API-API, API-RAG-API-API,
+        API-API-RAG-API-API), kept when that type is below its share of `kind`'s chains (hop-count weights) and an
+        API→API edge of the connectivity graph from the looked-up record leads to a lookup whose record answers what
+        neither that record nor the passages state. True when a chain was kept."""
+        tkind = f"{kind}-API"
+        if tkind not in quotas or not want(tkind):
+            return False
+        counts = hop_count_weights(long_share)
+        if not counts.get(HOPS[tkind]) or have[tkind] * counts[HOPS[kind]] > have[kind] * counts[HOPS[tkind]]:
+            return False
+        assert search is not None
+        try:
+            sing2, pl2 = phrasing._noun(ctx.frames.get(ctx.tid(spec2.name)) or {}, ctx.language, res2.args)
+        except (phrasing.Unphraseable, KeyError) as x:
+            reject(tkind, "unphraseable", f"{spec2.name}: {x}", "reference")
+            return False
+        up = phrasing.Ref(nf.phrase, True, sing2, pl2 if ctx.language != "ko" else sing2,
+                          bare=re.sub(r"^the ", "", nf.phrase))  # fmt: skip
+        title = str(gold.get("title") or "")
+        prior = {str(x).strip().casefold() for x in _record_values(res2.records)}
+        for spec3, fld, p3, res3, eid, ref3 in await _api_api_tail(ctx, ex, edges, spec2, res2, up, reject, tkind):
+            frame3 = ctx.frames.get(ctx.tid(spec3.name)) or {}
+            bound = res2.records[0].get(fld)
+            # the record the passage or the question names already ('the album containing the longest track on the
+            # album X' is X): no question
+            named = [x for x in _record_values(res3.records) if entity_like(x)
+                     and (states(title, x) or str(x).strip().casefold() in (e.casefold(), nf.value.casefold()))]  # fmt: skip
+            if named:
+                reject(tkind, "api_hop_unneeded", f"{spec3.name} finds {named[0]!r}, which the document names")
+                continue
+            fields = [x for x in _answer_field(res3.records, passages, bound, p3, frame3)
+                      if str(res3.records[0][x]).strip().casefold() not in prior]  # fmt: skip
+            if not fields:
+                reject(tkind, "api_hop_unneeded", f"{spec3.name}: every field it adds is in {spec2.name}'s record")
+                continue
+            g = fields[int(rng.integers(len(fields)))]
+            value = res3.records[0][g]
+            try:
+                query, short = rp.value_question(ref3.text, frame3, g, ctx.language)
+            except phrasing.Unphraseable as x:
+                reject(tkind, "unphraseable", f"{x.code}: {x}", "reference")
+                continue
+            said = [nf.value, str(bound), *(hidden if base_kind(kind) != "RAG-API" else ())]
+            if base_kind(kind) != "RAG-API":
+                said.append(e)
+            if any(len(str(x)) >= 3 and states(query, x) for x in said):
+                reject(tkind, "bridge_named_in_question", str(bound))
+                continue
+            if base_kind(kind) != "RAG-API" and await _documents_alone(ex, search, query, gold, k):
+                reject(tkind, "documents_alone_suffice", query)
+                continue
+            first = base_kind(kind) == "RAG-API"  # the chain starts with the search for the named document
+            actions, junctions, chain = chain_parts(None if first else head, search, tres if first else sres,
+                                                    gold["id"], f, (spec2, param, res2), (spec3, fld, p3, res3, eid))  # fmt: skip
+            answer = {"type": "number" if isinstance(value, int | float) else "string", "value": value,
+                      "fields": [g]}  # fmt: skip
+            before = have[tkind]
+            add(tkind, actions, query, answer,
+                {"kind": "value", "field": g, "calls": [{"step": step + 1, "index": 0}],
+                 "apis_may_answer": nf.fact.derivable, "derived_by": list(nf.fact.derived_by)},
+                junctions, chain,
+                {"entity": e, "bridge": {"param": param, "value": nf.value, "passage": gold["id"]},
+                 "answer_text": rp.value_answer(value, {**short, "subject": ref3.text}, ctx.language),
+                 "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
+                                 "sentence": nf.sentence, "title": gold.get("title"), "record": ref3.text}})  # fmt: skip
+            if have[tkind] > before:
+                bridges[kind].add(nf.value.strip().casefold())
+                return True
+        return False
+
+    async def chains_from(ex: Any, head: _Head) -> None:
+        """The chains starting with the API calls of `head`: its last record's names lead to documents (API→RAG), each
+        document gives a question of a hop type `head` can make (`head_kinds`)."""
+        assert search is not None and ctx.passages is not None
+        kinds_here = head_kinds(len(head.calls))
+        weights = hop_weights(long_share, kinds_here)
+        if not weights or all(not want(h) for h in weights):
+            return
+        first = kinds_here[0]
+        spec1, res1 = head.last
+        n_api = len(head.calls)
+        named = {str(v) for v in head.calls[0][1].args.values()}
+        upstream = head.upstream_values() if n_api > 1 else set()
+        frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
+        found: list[tuple[str, str, Mapping[str, Any], Any, str | None]] = []
+        for f, e in _bridge_fields(ctx, spec1, res1.records[0], named)[:3]:
+            spelled = next((n for n in sorted(named) if spells(n, e)), None)
+            if spelled is not None:
+                reject(first, "api_hop_unneeded", f"{f}={e!r} is spelled by the stated {spelled!r}")
+                continue
+            if e.strip().casefold() in upstream:
+                # the record before the last call holds the entity already: the last API call is no hop
+                reject(first, "api_hop_unneeded", f"{spec1.name}.{f}={e!r} is in the record before it")
+                continue
+            skipped_by = await _documents_name(ex, search, named, e, k)
+            ftype = str(((frame1.get("fields") or {}).get(f) or {}).get("type") or "")
+            # the documents about the entity: their title names it (a passage that merely mentions it is not);
+            # searched the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
+            golds: list[Mapping[str, Any]] = []
+            sres = None
+            for query in ctx.passages.queries(ftype, e) or [e]:
+                sres = await ex.call(search, {"query": query, "k": max(k, _DOCS_SEARCHED)})
+                golds = _golds_of(ctx, sres.records, e)
+                if golds:
+                    break
+            assert sres is not None
+            edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, bool(golds))
+            if not golds:
+                reject(first, "no_passage_for_entity", f"{f}={e!r}")
+                continue
+            # several documents about one entity (an airport's bulletins of different days, a province's census
+            # years): up to `_DOCS_PER_ENTITY` of them, drawn, each its own question
+            for j in rng.permutation(len(golds))[:_DOCS_PER_ENTITY]:
+                found.append((f, e, golds[int(j)], sres, skipped_by))
+            docs.update({str(g["id"]): g for g in golds})
+        api_values = [v for _, res in head.calls for v in _record_values(res.records)]
+        for f, e, gold, sres, skipped_by in found:
+            if all(not want(h) for h in weights):
+                break
+            title = str(gold.get("title") or "")
+            tres: Any = None
+            if title:
+                # the golden search names the document the question is about ('JFK weather 2013-05-08',
+                # '2015년 서울특별시 인구주택총조사 결과'), not only its subject: the question states the day or
+                # the census year, and a search for 'JFK weather' finds the day by chance
+                tres = await ex.call(search, {"query": title, "k": k})
+                if gold["id"] not in {p["id"] for p in tres.records}:
+                    reject(first, "no_passage_for_entity", f"title {title!r}")
+                    continue
+                sres = tres
+            draw = rng.choice(list(weights), p=list(weights.values()))
+            # the drawn type first, then the others; a type furthest below its VAKRA share goes before the draw (a
+            # 3-hop chain is possible from few documents: one that allows it is not spent on a 2-hop question
+            # while the 3-hop type has none; s12 demo: API-RAG-API 0)
+            for kind in kind_order(str(draw), have, weights):
+                if not want(kind):
+                    continue
+                base = base_kind(kind)
+                if skipped_by is not None and not base.startswith("RAG-"):  # the chain's first hops are those API calls
+                    reject(kind, "api_hop_in_documents", f"a search for {skipped_by!r} names {e!r}")
+                    continue
+                try:
+                    doc = (rp.named_document(ctx.passages, title, ctx.language) if base == "RAG-API"
+                           else _bridge_doc(ctx, spec1, res1, f, title, head.ref, api_values))  # fmt: skip
+                except rp.RagUnphraseable as x:
+                    reject(kind, "unphraseable", f"{x.code}: {x}", x.code)
+                    continue
+                sents = _sentences(str(gold.get("text") or ""))
+                # the bound values of the API→API hops: the question must not state them
+                hidden = [h for j, (_, res) in zip(head.junctions, head.calls[1:], strict=False)
+                          if len(h := str(res.args.get(j["to"].split(".", 1)[1]))) >= 3]  # fmt: skip
+                if base == "API-RAG":
+                    built = _api_rag(ctx, doc, sents, e, api_values, rng)
+                    if isinstance(built, tuple):
+                        reject(kind, *built)
+                        continue
+                    fact = built
+                    query = fact.question
+                    if states(query, e) or any(states(query, h) for h in hidden):
+                        reject(kind, "bridge_named_in_question", e)
+                        continue
+                    if await _documents_alone(ex, search, query, gold, k):
+                        reject(kind, "documents_alone_suffice", query)
+                        continue
+                    masked = _mask(fact.sentence, fact.shown, "___")
+                    answer = {"type": "number", "value": fact.value, "fields": ["text"]}
+                    s_step = n_api + 1
+                    actions, junctions, chain = chain_parts(head, search, sres, gold["id"], f)
+                    add(kind, actions, query, answer,
+                        {"kind": "passage_value", "calls": [{"step": s_step, "index": 0, "record": {"id": gold["id"]}}],
+                         "passage_id": gold["id"], "value": answer["value"], "statement": masked,
+                         "apis_may_answer": fact.fact.derivable, "derived_by": list(fact.fact.derived_by)},
+                        junctions, chain,
+                        {"entity": e, "answer_text": fact.answer_text,
+                         "realization": {"document": doc.text, "fact": fact.fact.match.pattern,
+                                         "sentence": fact.sentence, "title": gold.get("title")}})  # fmt: skip
+                    break
+                # RAG→API junction from the gold passage
+                hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, doc, sents, e, rng, bridges[kind])
+                if isinstance(hop2[0], str):
+                    reject(kind, *hop2)
+                    continue
+                spec2, param, nf, res2 = hop2
+                v = nf.value
+                if base == "RAG-API":
+                    tres = await ex.call(search, {"query": gold["title"], "k": k})
+                    if gold["id"] not in {p["id"] for p in tres.records}:
+                        reject(kind, "no_passage_for_entity", f"title {gold['title']!r}")
+                        continue
+                    passages, step = tres.records, 2
+                else:
+                    passages, step = sres.records, n_api + 2
+                # one more API call after the passage's where the longer type is below its share (else as it is)
+                if await tail_chain(ex, kind, head, f, e, gold, sres, tres, passages, spec2, param, nf, res2, step,
+                                    doc, hidden):  # fmt: skip
+                    break
+                frame2 = ctx.frames.get(ctx.tid(spec2.name)) or {}
+                fields = [x for x in _answer_field(res2.records, passages, v, param, frame2)
+                          if x not in nf.fact.states]  # fmt: skip
+                if not fields:
+                    reject(kind, "answer_in_documents", f"{spec2.name}({param}={v!r})")
+                    continue
+                g = fields[int(rng.integers(len(fields)))]
+                value = res2.records[0][g]
+                try:
+                    query, short = rp.value_question(nf.phrase, frame2, g, ctx.language)
+                except phrasing.Unphraseable as x:
+                    reject(kind, "unphraseable", f"{x.code}: {x}", "reference")
+                    continue
+                if states(query, v) or (
+                    base == "API-RAG-API" and (states(query, e) or any(states(query, h) for h in hidden))
+                ):
+                    reject(kind, "bridge_named_in_question", v)
+                    continue
+                if base == "API-RAG-API" and await _documents_alone(ex, search, query, gold, k):
+                    reject(kind, "documents_alone_suffice", query)
+                    continue
+                answer = {"type": "number" if isinstance(value, int | float) else "string", "value": value,
+                          "fields": [g]}  # fmt: skip
+                if base == "RAG-API":
+                    actions, junctions, chain = chain_parts(None, search, tres, gold["id"], "", (spec2, param, res2))
+                else:
+                    actions, junctions, chain = chain_parts(head, search, sres, gold["id"], f, (spec2, param, res2))
+                bridges[kind].add(v.strip().casefold())
+                add(kind, actions, query, answer,
+                    {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}],
+                     "apis_may_answer": nf.fact.derivable, "derived_by": list(nf.fact.derived_by)},
+                    junctions, chain,
+                    {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
+                     "answer_text": rp.value_answer(value, {**short, "subject": nf.answer_phrase or nf.phrase},
+                                                    ctx.language, display_name(frame2, v)),
+                     "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
+                                     "sentence": nf.sentence, "title": gold.get("title")}})  # fmt: skip
+                break
+
     if ctx.passages is None:
         reject("API-RAG", "unphraseable", f"no lexicon/passages/{ctx.domain}.yaml in the project", "no_lexicon")
         return {"kept": kept, "rejected": rejected, "edges": edges.rows(), "calls": 0}
@@ -567,158 +1042,16 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
             if all(not want(h) for h in HOP_TYPES):
                 break
             row = calls[int(i)]
-            spec1 = ctx.apis[row["tool"]]
-            res1 = await ex.call(spec1, row.get("args") or {})
-            if not res1.outcome.is_success or len(res1.records) != 1:
-                reject("API-RAG", "api_call_failed", f"{spec1.name}: {res1.outcome}")
+            spec0 = ctx.apis[row["tool"]]
+            res0 = await ex.call(spec0, row.get("args") or {})
+            if not res0.outcome.is_success or len(res0.records) != 1:
+                reject("API-RAG", "api_call_failed", f"{spec0.name}: {res0.outcome}")
                 continue
-            named = {str(v) for v in res1.args.values()}
-            frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
-            found: list[tuple[str, str, Mapping[str, Any], Any, str | None]] = []
-            for f, e in _bridge_fields(ctx, spec1, res1.records[0], named)[:3]:
-                spelled = next((n for n in sorted(named) if spells(n, e)), None)
-                if spelled is not None:
-                    reject("API-RAG", "api_hop_unneeded", f"{f}={e!r} is spelled by the stated {spelled!r}")
-                    continue
-                skipped_by = await _documents_name(ex, search, named, e, k)
-                ftype = str(((frame1.get("fields") or {}).get(f) or {}).get("type") or "")
-                # the documents about the entity: their title names it (a passage that merely mentions it is not);
-                # searched the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
-                golds: list[Mapping[str, Any]] = []
-                sres = None
-                for query in ctx.passages.queries(ftype, e) or [e]:
-                    sres = await ex.call(search, {"query": query, "k": max(k, _DOCS_SEARCHED)})
-                    golds = _golds_of(ctx, sres.records, e)
-                    if golds:
-                        break
-                assert sres is not None
-                edges.trial("API→RAG", spec1.name, f, search.name, "query", sres, bool(golds))
-                if not golds:
-                    reject("API-RAG", "no_passage_for_entity", f"{f}={e!r}")
-                    continue
-                # several documents about one entity (an airport's bulletins of different days, a province's census
-                # years): up to `_DOCS_PER_ENTITY` of them, drawn, each its own question
-                for j in rng.permutation(len(golds))[:_DOCS_PER_ENTITY]:
-                    found.append((f, e, golds[int(j)], sres, skipped_by))
-                docs.update({str(g["id"]): g for g in golds})
-            for f, e, gold, sres, skipped_by in found:
-                if all(not want(h) for h in HOP_TYPES):
-                    break
-                title = str(gold.get("title") or "")
-                if title:
-                    # the golden search names the document the question is about ('JFK weather 2013-05-08',
-                    # '2015년 서울특별시 인구주택총조사 결과'), not only its subject: the question states the day or
-                    # the census year, and a search for 'JFK weather' finds the day by chance
-                    tres = await ex.call(search, {"query": title, "k": k})
-                    if gold["id"] not in {p["id"] for p in tres.records}:
-                        reject("API-RAG", "no_passage_for_entity", f"title {title!r}")
-                        continue
-                    sres = tres
-                api_values = _record_values(res1.records)
-                draw = rng.choice(list(weights), p=list(weights.values()))
-                # the drawn type first, then the others; a type furthest below its VAKRA share goes before the draw (a
-                # 3-hop chain is possible from few documents: one that allows it is not spent on a 2-hop question
-                # while the 3-hop type has none; s12 demo: API-RAG-API 0)
-                kinds = kind_order(str(draw), have, weights)
-                for kind in kinds:
-                    if not want(kind):
-                        continue
-                    if skipped_by is not None and kind != "RAG-API":  # the chain's first hop is that API call
-                        reject(kind, "api_hop_in_documents", f"a search for {skipped_by!r} names {e!r}")
-                        continue
-                    try:
-                        doc = (rp.named_document(ctx.passages, str(gold.get("title") or ""), ctx.language)
-                               if kind == "RAG-API" else _bridge_doc(ctx, spec1, res1, f, str(gold.get("title") or "")))  # fmt: skip
-                    except rp.RagUnphraseable as x:
-                        reject(kind, "unphraseable", f"{x.code}: {x}", x.code)
-                        continue
-                    sents = _sentences(str(gold.get("text") or ""))
-                    if kind == "API-RAG":
-                        built = _api_rag(ctx, doc, sents, e, api_values, rng)
-                        if isinstance(built, tuple):
-                            reject(kind, *built)
-                            continue
-                        fact = built
-                        query = fact.question
-                        if states(query, e):
-                            reject(kind, "bridge_named_in_question", e)
-                            continue
-                        if await _documents_alone(ex, search, query, gold, k):
-                            reject(kind, "documents_alone_suffice", query)
-                            continue
-                        masked = _mask(fact.sentence, fact.shown, "___")
-                        answer = {"type": "number", "value": fact.value, "fields": ["text"]}
-                        actions = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
-                        add(kind, actions, query, answer,
-                            {"kind": "passage_value", "calls": [{"step": 2, "index": 0, "record": {"id": gold["id"]}}],
-                             "passage_id": gold["id"], "value": answer["value"], "statement": masked,
-                             "apis_may_answer": fact.fact.derivable, "derived_by": list(fact.fact.derived_by)},
-                            [{"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ", "n": 1,
-                              "width": 1, "edge_id": f"API→RAG:{spec1.name}.{f}->{search.name}.query"}],
-                            [f"API→RAG:{spec1.name}.{f}->{search.name}.query"],
-                            {"entity": e, "answer_text": fact.answer_text,
-                             "realization": {"document": doc.text, "fact": fact.fact.match.pattern,
-                                             "sentence": fact.sentence, "title": gold.get("title")}})  # fmt: skip
-                        break
-                    # RAG→API junction from the gold passage
-                    hop2 = await _rag_api_hop(ctx, ex, edges, search, gold, doc, sents, e, rng, bridges[kind])
-                    if isinstance(hop2[0], str):
-                        reject(kind, *hop2)
-                        continue
-                    spec2, param, nf, res2 = hop2
-                    v = nf.value
-                    if kind == "RAG-API":
-                        tres = await ex.call(search, {"query": gold["title"], "k": k})
-                        if gold["id"] not in {p["id"] for p in tres.records}:
-                            reject(kind, "no_passage_for_entity", f"title {gold['title']!r}")
-                            continue
-                        passages, actions0, step = tres.records, [_action(1, search, tres, [gold["id"]])], 2
-                    else:
-                        passages = sres.records
-                        actions0 = [_action(1, spec1, res1), _action(2, search, sres, [gold["id"]])]
-                        step = 3
-                    frame2 = ctx.frames.get(ctx.tid(spec2.name)) or {}
-                    fields = [x for x in _answer_field(res2.records, passages, v, param, frame2)
-                              if x not in nf.fact.states]  # fmt: skip
-                    if not fields:
-                        reject(kind, "answer_in_documents", f"{spec2.name}({param}={v!r})")
-                        continue
-                    g = fields[int(rng.integers(len(fields)))]
-                    value = res2.records[0][g]
-                    try:
-                        query, short = rp.value_question(nf.phrase, frame2, g, ctx.language)
-                    except phrasing.Unphraseable as x:
-                        reject(kind, "unphraseable", f"{x.code}: {x}", "reference")
-                        continue
-                    if states(query, v) or (kind == "API-RAG-API" and states(query, e)):
-                        reject(kind, "bridge_named_in_question", v)
-                        continue
-                    if kind == "API-RAG-API" and await _documents_alone(ex, search, query, gold, k):
-                        reject(kind, "documents_alone_suffice", query)
-                        continue
-                    answer = {"type": "number" if isinstance(value, int | float) else "string", "value": value,
-                              "fields": [g]}  # fmt: skip
-                    actions = [*actions0, _action(step, spec2, res2)]
-                    jrag = f"RAG→API:{search.name}.text->{spec2.name}.{param}"
-                    junctions = [{"from": f"{search.name}.text", "to": f"{spec2.name}.{param}", "type": "SEQ", "n": 1,
-                                  "width": 1, "edge_id": jrag}]  # fmt: skip
-                    chain = [jrag]
-                    if kind == "API-RAG-API":
-                        japi = f"API→RAG:{spec1.name}.{f}->{search.name}.query"
-                        junctions.insert(0, {"from": f"{spec1.name}.{f}", "to": f"{search.name}.query", "type": "SEQ",
-                                             "n": 1, "width": 1, "edge_id": japi})  # fmt: skip
-                        chain.insert(0, japi)
-                    bridges[kind].add(v.strip().casefold())
-                    add(kind, actions, query, answer,
-                        {"kind": "value", "field": g, "calls": [{"step": step, "index": 0}],
-                         "apis_may_answer": nf.fact.derivable, "derived_by": list(nf.fact.derived_by)},
-                        junctions, chain,
-                        {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
-                         "answer_text": rp.value_answer(value, {**short, "subject": nf.answer_phrase or nf.phrase},
-                                                        ctx.language, display_name(frame2, v)),
-                         "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
-                                         "sentence": nf.sentence, "title": gold.get("title")}})  # fmt: skip
-                    break
+            heads = [_Head([(spec0, res0)])] if any(want(h) for h in BASE_HOP_TYPES) else []
+            if any(want(h) for h in LONG_HOP_TYPES):
+                heads += await _api_api_heads(ctx, ex, edges, spec0, res0, reject)
+            for head in heads:
+                await chains_from(ex, head)
         # RAG-only (hop type RAG): a number one passage states, asked about the document named by itself
         n_rag = rag_only_quota(ctx.cfg.retrieval.rag_only_share, sum(have[h] for h in HOP_TYPES))
         if n_rag:
@@ -1025,7 +1358,10 @@ def build_multisource(
     out = asyncio.run(_synthesize(ctx, rng, quota, cfg.retrieval.default_k))
     value = {"configured": True, "search_tool": ctx.search.name, "index": ctx.search.path,
              "trajectories": out["kept"], "rejected": out["rejected"], "edges": out["edges"], "calls": out["calls"],
-             "hop_weights": hop_weights()}  # fmt: skip
+             # the draws: from one API call (VAKRA's 2/3-hop weights), after an API→API edge, and per hop count
+             "hop_weights": hop_weights(cfg.retrieval.long_hop_share, head_kinds(1)),
+             "long_hop_weights": hop_weights(cfg.retrieval.long_hop_share, head_kinds(2)),
+             "hop_count_weights": {str(c): w for c, w in hop_count_weights(cfg.retrieval.long_hop_share).items()}}  # fmt: skip
     return value, multisource_metadata(value)
 
 
@@ -1144,6 +1480,7 @@ async def replay(task: Mapping[str, Any], ex: Any) -> dict[str, Any]:
             if missing:
                 problems.append(f"step {step} {a['tool']}: passages {missing} not returned")
             passages.update({pid: got[pid] for pid in a.get("passage_ids") or [] if pid in got})
+    problems += _api_links(task, results)
     spec = task["answer_spec"]
     answer: Any = None
     if spec.get("kind") == "passage_value":
@@ -1163,11 +1500,51 @@ async def replay(task: Mapping[str, Any], ex: Any) -> dict[str, Any]:
         if res is not None and res.records:
             answer = res.records[0].get(spec["field"])
         searched = [int(a["step"]) for a in task["golden_actions"] if a.get("source_type") == "retrieval"]
+        search_tools = {a["tool"] for a in task["golden_actions"] if a.get("source_type") == "retrieval"}
+        # the parameters a passage value binds (RAG→API junctions); an API call after one that an API→API junction
+        # binds (RAG-API-API) is checked by `_api_links`. Without junctions: every API call after a search
+        from_passage = {
+            tuple(str(j["to"]).split(".", 1))
+            for j in task.get("junctions") or []
+            if str(j.get("from", "")).split(".", 1)[0] in search_tools and "." in str(j.get("to", ""))
+        }
         for a in task["golden_actions"]:
             # an API call after a search (not the first hop, nor a key call) is bound by a passage value
             if a.get("source_type") == "api" and passages and searched and int(a["step"]) > min(searched):
-                bound = [v for v in a["args"].values() if entity_like(v)]
+                if task.get("junctions") and not any(t == a["tool"] for t, _ in from_passage):
+                    continue
+                bound = [v for p, v in a["args"].items() if entity_like(v)
+                         and (not task.get("junctions") or (a["tool"], p) in from_passage)]  # fmt: skip
                 if bound and not any(states(_passage_text(p), v) for p in passages.values() for v in bound):
                     problems.append(f"step {a['step']} {a['tool']}: no argument is stated by the passages used")
     ok = not problems and answer == task["answer"]["value"]
     return {"ok": ok, "answer": answer, "problems": problems}
+
+
+def _api_links(task: Mapping[str, Any], results: Mapping[tuple[int, int], Any]) -> list[str]:
+    """Problems of the API→API junctions of a replayed chain (`API-API-RAG`, `API-API-RAG-API`): the argument a later
+    API call was sent must be the upstream record's field value in the replayed responses."""
+    actions = task["golden_actions"]
+    api = {a["tool"] for a in actions if a.get("source_type") == "api"}
+    at: list[tuple[int, int]] = []
+    seen: dict[int, int] = {}
+    for a in actions:
+        step = int(a["step"])
+        at.append((step, seen.get(step, 0)))
+        seen[step] = seen.get(step, 0) + 1
+    out = []
+    for j in task.get("junctions") or []:
+        src, dst = str(j.get("from", "")), str(j.get("to", ""))
+        if "." not in src or "." not in dst:
+            continue
+        (s_tool, fld), (d_tool, param) = src.split(".", 1), dst.split(".", 1)
+        if s_tool not in api or d_tool not in api:
+            continue
+        ups = [n for n, a in enumerate(actions) if a["tool"] == s_tool]
+        for d, a in enumerate(actions):
+            if a["tool"] != d_tool or param not in (a.get("args") or {}) or not any(u < d for u in ups):
+                continue
+            held = [r.get(fld) for u in ups if u < d for r in getattr(results.get(at[u]), "records", None) or []]
+            if a["args"][param] not in held:
+                out.append(f"step {a['step']} {d_tool}: {param}={a['args'][param]!r} is not {s_tool}.{fld} upstream")
+    return out

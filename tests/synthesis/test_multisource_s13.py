@@ -128,9 +128,10 @@ def test_a_code_the_question_states_that_spells_the_bridge_is_no_hop():
 def test_hop_types_are_filled_toward_their_vakra_share():
     """Planted: two API-RAG kept, no API-RAG-API: a document that allows three hops goes to them first, whatever the
     draw; with every type equally filled the draw decides."""
-    w = multisource.hop_weights()
+    w = multisource.hop_weights(0.1, multisource.BASE_HOP_TYPES)
     assert multisource.kind_order("API-RAG", {"API-RAG": 2, "RAG-API": 1, "API-RAG-API": 0}, w)[0] == "API-RAG-API"
     assert multisource.kind_order("RAG-API", {h: 0 for h in multisource.HOP_TYPES}, w)[0] == "RAG-API"
+    assert set(multisource.kind_order("RAG-API", {}, w)) == set(multisource.BASE_HOP_TYPES)
 
 
 def test_a_district_stored_without_its_space_finds_its_bulletin():
