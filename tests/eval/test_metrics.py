@@ -178,7 +178,11 @@ def test_number_answers(text: str, gold, passed: bool, method: str) -> None:
 def test_a_fall_stated_by_its_size_and_a_word_is_the_signed_gold() -> None:
     """A change's typed value is signed ('5.4% 감소' → -5.4) while its answer sentence says the size and the
     direction: the published sentence itself must pass (the s18 oracle failed it), a rise of that size must not."""
-    gold = {"type": "number", "value": -5.4, "text": "청운동이 있는 종로구의 인구는 2010년부터 2020년까지 5.4% 감소했습니다."}
+    gold = {
+        "type": "number",
+        "value": -5.4,
+        "text": "청운동이 있는 종로구의 인구는 2010년부터 2020년까지 5.4% 감소했습니다.",
+    }
     q = "청운동이 있는 구의 인구는 2010년부터 2020년까지 늘었는지 줄었는지, 몇 퍼센트인지 알려 주세요."
     assert score_response(gold, gold["text"], question=q)["passed"]
     assert score_response(gold, "The population fell by 5.4% from 2010 to 2020.", question=q)["passed"]
