@@ -1,7 +1,7 @@
 """`factory lineage <id>`'s retrieval section (issue 17, VAKRA multi-source) on a really materialized world: the
 music domain with its search tool, from its document corpus through synthesis, judging, the splits and the
 decontaminated retrieval_index. The CLI's text and JSON must show the hop type, the index table and version the
-published retrieval_index pins, and per passage step the search tool and the passage ids the task's golden actions
+published retrieval_index pins (and the version synthesis searched), and per passage step the search tool and the passage ids the task's golden actions
 cite, each served; an API-only task shows its hop type and no passage."""
 
 import json
@@ -84,6 +84,12 @@ def test_an_api_rag_tasks_lineage_shows_its_hop_index_and_served_passages(rag_wo
         assert len(ix) == 1 and ix[0].startswith(f"  index  {index['table']} v{index['version']}  "), section
         assert f"  {index['served']}/{index['chunks']} chunks served" in ix[0]
         assert index["table"] == "music__catalogue_notes" and index["served"] <= index["chunks"]
+        # the version synthesis searched (every chunk, before decontamination) is named beside the served one
+        synth = rag_world.load("retrieval_synthesis_index", "music")
+        assert synth["version"] < index["version"]
+        at = [line for line in section if line.startswith("  searched at synthesis  ")]
+        assert at == [f"  searched at synthesis  {synth['table']} v{synth['version']}  {synth['fingerprint'][:23]}  "
+                      f"{synth['served']} chunks (before decontamination)"], section  # fmt: skip
         shown = [
             m.groups() for line in section if (m := re.match(r"  passage step (\d+) (\S+) (\S+)  (\S+(?: \S+)?)", line))
         ]
@@ -100,6 +106,7 @@ def test_an_api_rag_tasks_lineage_shows_its_hop_index_and_served_passages(rag_wo
         # the JSON form carries the same facts
         c = json.loads(_lineage(rag_world, task["id"], "--json", capsys=capsys))["retrieval"]
         assert c["hop_type"] == task["hop_type"] and c["index"]["version"] == index["version"]
+        assert c["synthesis_index"]["version"] == synth["version"]
         assert [(str(p["step"]), p["tool"], p["id"]) for p in c["passages"]] == [x[:3] for x in cited]
         assert all(p["served_now"] is True and p["removal"] is None for p in c["passages"])
 
@@ -117,7 +124,7 @@ def test_an_api_only_task_shows_no_passage_and_the_removals_it_caused(rag_world,
     section = _retrieval_lines(_lineage(rag_world, task["id"], capsys=capsys))
     policy = (task.get("policy") or {}).get("category") or "none"
     assert section[0].startswith(f"retrieval   hop type API   policy {policy}"), section
-    assert not [line for line in section if line.startswith("  passage step")], section
+    assert not [line for line in section if line.startswith(("  passage step", "  searched at synthesis"))], section
     mine = [r for r in index["removed"] if r.get("evidence") == task["id"]]
     listed = [line for line in section if line.startswith("  removed chunk ")]
     assert [line.split()[2] for line in listed] == [r["id"] for r in mine]
