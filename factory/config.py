@@ -14,7 +14,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     PositiveInt,
     PrivateAttr,
+    StringConstraints,
     ValidationError,
     field_validator,
     model_validator,
@@ -683,9 +684,10 @@ class FiltersConfig(_Frozen):
     )
 
 
-#: A task's hop type (`Task.hop_type`; a task without one is API): single-source API or RAG, or a multi-source chain
-HopType = Literal["API", "RAG", "API-RAG", "RAG-API", "API-RAG-API"]
-HOP_TYPES: tuple[str, ...] = get_args(HopType)
+#: A task's hop type (`Task.hop_type`; a task without one is API): single-source API or RAG, or the sources a
+#: multi-source chain calls in order joined by '-' (API-RAG, RAG-API, API-RAG-API, API-API-RAG, ...)
+HOP_TYPE_PATTERN = r"^(?:API|RAG)(?:-(?:API|RAG))*$"
+HopType = Annotated[str, StringConstraints(pattern=HOP_TYPE_PATTERN)]
 
 
 class EvaluationConfig(_Frozen):

@@ -43,8 +43,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--hop-types",
         default=None,
-        help="comma-separated hop types to evaluate (API, RAG, API-RAG, RAG-API, API-RAG-API; "
-        "multi-source: RAG,API-RAG,RAG-API,API-RAG-API)",
+        help="comma-separated hop types to evaluate: API, RAG, or a chain's sources in order (API-RAG, RAG-API, "
+        "API-RAG-API, ...); a task without one is API",
     )
     p.add_argument("--tasks", default=None, help="JSON file with the tasks (instead of dataset_splits)")
     p.add_argument("--out", default=None, help="folder for report.json, report.md, traces.jsonl")

@@ -27,6 +27,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -35,7 +36,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from factory import prompts
-from factory.config import HOP_TYPES, ProjectConfig
+from factory.config import HOP_TYPE_PATTERN, ProjectConfig
 from factory.eval import scoring
 from factory.eval.oracle import ORACLE, OracleBackend
 from factory.llm.agent import (
@@ -129,9 +130,12 @@ class EvalSettings:
             if explicit_k:
                 raise EvalError(f"k ({k}) must be ≤ runs ({runs}): pass@k and pass^k draw k of the n runs")
             k = runs
-        unknown_hops = [h for h in ev["hop_types"] or [] if h not in HOP_TYPES]
+        unknown_hops = [h for h in ev["hop_types"] or [] if not re.fullmatch(HOP_TYPE_PATTERN, str(h))]
         if unknown_hops:
-            raise EvalError(f"unknown hop type(s) {', '.join(unknown_hops)}; known: {', '.join(HOP_TYPES)}")
+            raise EvalError(
+                f"unknown hop type(s) {', '.join(map(str, unknown_hops))}: a hop type is API, RAG or the sources a "
+                "chain calls in order joined by '-' (API-RAG, RAG-API, API-RAG-API, ...)"
+            )
         if ev["max_tasks"] is not None and int(ev["max_tasks"]) < 1:
             raise EvalError(f"max_tasks must be ≥ 1 (got {ev['max_tasks']})")
         return cls(

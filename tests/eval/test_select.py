@@ -42,8 +42,11 @@ def test_hop_types_select_the_multi_source_tasks_of_the_split():
 
 
 def test_an_unknown_or_absent_hop_type_is_an_error():
-    with pytest.raises(EvalError, match="unknown hop type.*RAG-RAG.*known: API, RAG, API-RAG"):
-        _select(hop_types=["RAG-RAG"])
+    with pytest.raises(EvalError, match="unknown hop type.*API\\+RAG: a hop type is API, RAG or"):
+        _select(hop_types=["API+RAG"])
+    # a longer chain is a hop type (main's API-API-RAG, RAG-API-API, ...): absent here, a named error, not a crash
+    with pytest.raises(EvalError, match="no tasks of hop type.*API-API-RAG; hop types present"):
+        _select(hop_types=["API-API-RAG"])
     with pytest.raises(EvalError, match="no tasks of hop type.*API-RAG-API; hop types present: API, RAG-API"):
         select_tasks([TASKS[0], TASKS[4]], EvalSettings.resolve(load_config(), hop_types=["API-RAG-API"]))
 
@@ -51,5 +54,5 @@ def test_an_unknown_or_absent_hop_type_is_an_error():
 def test_the_cli_flag_reaches_the_settings(capsys):
     from factory.cli import main
 
-    assert main(["eval", "--hop-types", "RAG, API-RAG,RAG-RAG", "--split", "test"]) == 2
-    assert "unknown hop type(s) RAG-RAG" in capsys.readouterr().err
+    assert main(["eval", "--hop-types", "RAG, API-RAG,rag", "--split", "test"]) == 2
+    assert "unknown hop type(s) rag: a hop type is" in capsys.readouterr().err
