@@ -38,6 +38,7 @@ class EvaluationRunConfig(dg.Config):
     time_limit_s: float | None = None
     temperature: float | None = None
     domains: list[str] | None = None
+    hop_types: list[str] | None = None
     judge_fallback: bool | None = None
     cache: bool | None = None
 

@@ -14,7 +14,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import (
@@ -23,6 +23,7 @@ from pydantic import (
     Field,
     PositiveInt,
     PrivateAttr,
+    StringConstraints,
     ValidationError,
     field_validator,
     model_validator,
@@ -695,6 +696,12 @@ class FiltersConfig(_Frozen):
     )
 
 
+#: A task's hop type (`Task.hop_type`; a task without one is API): single-source API or RAG, or the sources a
+#: multi-source chain calls in order joined by '-' (API-RAG, RAG-API, API-RAG-API, API-API-RAG, ...)
+HOP_TYPE_PATTERN = r"^(?:API|RAG)(?:-(?:API|RAG))*$"
+HopType = Annotated[str, StringConstraints(pattern=HOP_TYPE_PATTERN)]
+
+
 class EvaluationConfig(_Frozen):
     """evaluation_report / `factory eval`: a model on a split, n runs per task (EDGE App. B). Owned by factory/eval/."""
 
@@ -707,6 +714,11 @@ class EvaluationConfig(_Frozen):
         "(e.g. generated_queries) are evaluated whole.",
     )
     domains: list[str] | None = Field(default=None, description="Evaluate only these domains (None: all).")
+    hop_types: list[HopType] | None = Field(
+        default=None,
+        description="Evaluate only tasks of these hop types (a task without one is API; None: all), e.g. the "
+        "multi-source ones: [RAG, API-RAG, RAG-API, API-RAG-API] (VAKRA's multi-source setting, issue 17).",
+    )
     runs: int = Field(default=3, ge=1, description="Runs (seeds) per task; pass@k / pass^k use k ≤ runs.")
     k: int = Field(default=3, ge=1, description="k of pass@k and pass^k.")
     seed: int | None = Field(default=None, description="Seed of run 0 (run r uses seed + r); None: the project seed.")

@@ -305,7 +305,12 @@ def example_chain(ds: Dataset, found: Mapping[str, Any], instance: Any | None) -
     }
     from factory.retrieval.index import task_lineage  # issue 17: passages, index version, removal verdicts
 
-    out["retrieval"] = task_lineage(task, ds.domain_value("retrieval_index", d), ds.domain_value("retrieval_corpus", d))
+    out["retrieval"] = task_lineage(
+        task,
+        ds.domain_value("retrieval_index", d),
+        ds.domain_value("retrieval_corpus", d),
+        ds.domain_value("retrieval_synthesis_index", d),
+    )
     if instance is not None:
         out["instance"] = str(getattr(instance, "root_directory", "") or "")
         chain = asset_chain(instance, d)

@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--time-limit", type=float, default=None, help="seconds per episode at most")
     p.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     p.add_argument("--domains", default=None, help="comma-separated domains to evaluate")
+    p.add_argument(
+        "--hop-types",
+        default=None,
+        help="comma-separated hop types to evaluate: API, RAG, or a chain's sources in order (API-RAG, RAG-API, "
+        "API-RAG-API, ...); a task without one is API",
+    )
     p.add_argument("--tasks", default=None, help="JSON file with the tasks (instead of dataset_splits)")
     p.add_argument("--out", default=None, help="folder for report.json, report.md, traces.jsonl")
     p.add_argument("--judge-fallback", action="store_true", default=None, help="ask a model judge on mismatches")
@@ -121,6 +127,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             time_limit_s=args.time_limit,
             temperature=args.temperature,
             domains=[d.strip() for d in args.domains.split(",") if d.strip()] if args.domains else None,
+            hop_types=[h.strip() for h in args.hop_types.split(",") if h.strip()] if args.hop_types else None,
             judge_fallback=args.judge_fallback,
             cache=False if args.no_cache else None,
         )

@@ -27,6 +27,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -35,7 +36,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from factory import prompts
-from factory.config import ProjectConfig
+from factory.config import HOP_TYPE_PATTERN, ProjectConfig
 from factory.eval import scoring
 from factory.eval.oracle import ORACLE, OracleBackend
 from factory.llm.agent import (
@@ -97,6 +98,7 @@ class EvalSettings:
     cache: bool
     stages: bool = True
     stage1_paths: int = 4
+    hop_types: tuple[str, ...] | None = None
 
     @classmethod
     def resolve(cls, cfg: ProjectConfig, **overrides: Any) -> "EvalSettings":
@@ -128,6 +130,12 @@ class EvalSettings:
             if explicit_k:
                 raise EvalError(f"k ({k}) must be ≤ runs ({runs}): pass@k and pass^k draw k of the n runs")
             k = runs
+        unknown_hops = [h for h in ev["hop_types"] or [] if not re.fullmatch(HOP_TYPE_PATTERN, str(h))]
+        if unknown_hops:
+            raise EvalError(
+                f"unknown hop type(s) {', '.join(map(str, unknown_hops))}: a hop type is API, RAG or the sources a "
+                "chain calls in order joined by '-' (API-RAG, RAG-API, API-RAG-API, ...)"
+            )
         if ev["max_tasks"] is not None and int(ev["max_tasks"]) < 1:
             raise EvalError(f"max_tasks must be ≥ 1 (got {ev['max_tasks']})")
         return cls(
@@ -153,6 +161,7 @@ class EvalSettings:
             cache=bool(ev["cache"]),
             stages=bool(ev["stages"]),
             stage1_paths=int(ev["stage1_paths"]),
+            hop_types=tuple(ev["hop_types"]) if ev["hop_types"] else None,
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -214,8 +223,8 @@ def _round_robin(lists: Sequence[Sequence[Task]]) -> list[Task]:
 
 
 def select_tasks(tasks: Sequence[Task], settings: EvalSettings) -> tuple[list[Task], dict[str, Any]]:
-    """The tasks to evaluate and how they were chosen. Split filter only where tasks carry split labels;
-    `max_tasks` takes tasks round-robin over domains, and within a domain over categories, so the breakdowns stay populated."""
+    """The tasks to evaluate and how they were chosen. Split filter only where tasks carry split labels; then the
+    domains and hop types asked for (a task without a hop type is API); `max_tasks` takes tasks round-robin over domains, and within a domain over categories, so the breakdowns stay populated."""
     if not tasks:
         raise EvalError("no tasks to evaluate: the input holds no Task records")
     split_counts: dict[str, int] = defaultdict(int)
@@ -234,6 +243,13 @@ def select_tasks(tasks: Sequence[Task], settings: EvalSettings) -> tuple[list[Ta
         if not chosen:
             raise EvalError(
                 f"no tasks of domain(s) {', '.join(settings.domains)}; domains present: {', '.join(present_domains)}"
+            )
+    if settings.hop_types:
+        present_hops = sorted({t.hop_type or "API" for t in chosen})
+        chosen = [t for t in chosen if (t.hop_type or "API") in settings.hop_types]
+        if not chosen:
+            raise EvalError(
+                f"no tasks of hop type(s) {', '.join(settings.hop_types)}; hop types present: {', '.join(present_hops)}"
             )
     unique: dict[str, Task] = {}
     for t in chosen:

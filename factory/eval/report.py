@@ -178,7 +178,8 @@ def markdown(report: Mapping[str, Any]) -> str:
         f"# Evaluation {report['evaluation_id']}: {m['model']} ({m['backend']}, {m['kind']})",
         "",
         f"- split: {split}; tasks: {report['tasks']}; runs per task: {s['runs']} (seeds {s['seed']}…"
-        f"{s['seed'] + s['runs'] - 1}); k = {report['k']}; temperature {s['temperature']}",
+        f"{s['seed'] + s['runs'] - 1}); k = {report['k']}; temperature {s['temperature']}"
+        + (f"; hop types {', '.join(s['hop_types'])}" if s.get("hop_types") else ""),
         f"- tool calls: {'OpenAI tool_calls' if m['tool_calls'] else 'described in the system prompt, parsed from text'}; "
         f"caps: {s['max_turns']} turns, task budget of calls, {s['time_limit_s']:.0f} s per episode",
         "- pass@1 counts an episode as solved when every outcome check of its reward basis passes "

@@ -58,6 +58,10 @@ _NUMBER_TOKEN = re.compile(
 )
 _ARITH = re.compile(r"^[0-9eE+\-*/().\s]*$")
 # a word of a question that may name an entity: Latin letters and digits (identifiers, codes, names)
+# a fall said in words after its size: the typed value of a change is signed ('5.4% 감소' is -5.4, rag_phrasing's
+# `negative`), the sentence writes the size and the direction ('인구는 5.4% 감소했습니다', 'fell by 5.4%')
+_FALL = re.compile(r"감소|줄었|줄어|하락|\b(?:decrease[sd]?|declined?|fell|fall(?:en|s)?|dropped|down|lower)\b", re.I)
+_RISE = re.compile(r"증가|늘었|늘어|상승|\b(?:increase[sd]?|rose|risen|rises?|grew|grown|up|higher)\b", re.I)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'&.-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)\s*$")
 # capitalized function words of titles ("The Who", "Lord of the Rings") name no rival answer
@@ -231,6 +235,13 @@ def _contains_value(text: str, value: Any, rel_tol: float) -> bool:
     return mention(text, value) is not None
 
 
+def _says_fall(text: str) -> bool:
+    """A sentence that states a change by its size says it fell: a word of falling ('5.4% 감소했습니다', 'fell by
+    5.4%') and none of rising."""
+    t = unicodedata.normalize("NFKC", text)
+    return bool(_FALL.search(t)) and not _RISE.search(t)
+
+
 def score_response(
     answer: Mapping[str, Any], final: str | None, *, rel_tol: float = 1e-4, question: str | None = None
 ) -> dict[str, Any]:
@@ -262,6 +273,8 @@ def score_response(
         if pred is None or g is None:
             return {"passed": False, "method": method, "extracted": cand[:200], "decided": False}
         ok = numbers_equal(pred, g, rel_tol)
+        if not ok and method == "sentence" and g < 0 and numbers_equal(pred, -g, rel_tol):
+            ok = _says_fall(cand)
         return {"passed": ok, "method": method, "extracted": cand[:200], "decided": ok}
     if kind == "string":
         cand = line if line is not None else boxed if boxed is not None else final.strip()

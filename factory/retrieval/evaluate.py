@@ -184,11 +184,16 @@ def final_response(
     allowed: set[str] = set()
     for c in predicted:
         if c.get("ok", True):
-            allowed |= {v for v in response_values(c.get("records") or [], total_count=c.get("total_count"))}
+            values = response_values(c.get("records") or [], total_count=c.get("total_count"))
+            # a number a text field states counts too: a passage's "5.4% 감소", a note's "sold 12 copies"
+            allowed |= values | {n for v in values if not _NUM.fullmatch(v) for n in _numbers(v)}
             allowed.add(str(len(c.get("records") or [])))
     allowed |= _numbers(str(task.get("query") or ""))
     if stage1_passed:
-        allowed |= _numbers(json.dumps((task.get("answer") or {}).get("value"), default=str))
+        # every response the answer needs was recovered: the numbers the published answer states are derived from
+        # them (its value, and what its sentence writes of it: '6290521 bytes (6.3 MB)', a fall's size '5.4% 감소')
+        gold = task.get("answer") or {}
+        allowed |= _numbers(json.dumps(gold.get("value"), default=str)) | _numbers(str(gold.get("text") or ""))
     claims = _numbers(text)
     ungrounded = sorted(c for c in claims if c not in allowed)
     grounded = not ungrounded

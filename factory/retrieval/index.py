@@ -468,16 +468,25 @@ def index_frame(value: Mapping[str, Any], cfg: ProjectConfig, corpus: Mapping[st
 
 
 def task_lineage(
-    task: Mapping[str, Any], index_value: Mapping[str, Any] | None, corpus_value: Mapping[str, Any] | None
+    task: Mapping[str, Any],
+    index_value: Mapping[str, Any] | None,
+    corpus_value: Mapping[str, Any] | None,
+    synthesis_value: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What `factory lineage` shows for a task's retrieval side: its hop type and policy, the index version
     (table, LanceDB version, fingerprint; the task's own surface fingerprint of the retrieval platform when it
-    recorded one), every passage id its golden retrieval calls used with whether the index serves it now (or
-    the removal verdict that took it out), and the chunk removals this task caused (rule (a)/(c) verdicts whose
-    evidence is the task) and its rule (b) verdict."""
+    recorded one) beside the version synthesis searched (`retrieval_synthesis_index`, every chunk), every passage id its golden retrieval calls used with whether the index serves it now (or
+    the removal verdict that took it out) and the removal verdicts of the other chunks of its document (what the
+    index took from around the passage: an agent reading the document finds those parts gone), and the chunk
+    removals this task caused (rule (a)/(c) verdicts whose evidence is the task) and its rule (b) verdict."""
     iv = index_value or {}
     removed = {v["id"]: v for v in iv.get("removed") or []}
-    corpus_ids = {c["id"] for c in (corpus_value or {}).get("chunks") or []} if corpus_value else None
+    chunks = (corpus_value or {}).get("chunks") or []
+    corpus_ids = {c["id"] for c in chunks} if corpus_value else None
+    doc_of = {c["id"]: c.get("doc_id") for c in chunks}
+    by_doc: dict[Any, list[str]] = {}
+    for c in chunks:
+        by_doc.setdefault(c.get("doc_id"), []).append(c["id"])
     tid = str(task.get("id"))
     passages = []
     for a in task.get("golden_actions") or []:
@@ -486,16 +495,21 @@ def task_lineage(
         for pid in a.get("passage_ids") or []:
             verdict = removed.get(pid)
             served = None if corpus_ids is None else (pid in corpus_ids and verdict is None)
+            doc = doc_of.get(pid)
+            near = [removed[c] for c in by_doc.get(doc, []) if c != pid and c in removed] if doc else []
             passages.append({"step": a.get("step"), "tool": a.get("tool"), "id": pid, "served_now": served,
-                             "removal": verdict})  # fmt: skip
+                             "removal": verdict, "document": doc, "document_removals": near})  # fmt: skip
     surface = (task.get("lineage") or {}).get("surface") or {}
+    platforms = {a.get("platform") for a in task.get("golden_actions") or [] if a.get("source_type") == "retrieval"}
+    keys = ("table", "version", "fingerprint", "model", "chunks", "served")
     return {
         "hop_type": task.get("hop_type") or "API",
         "policy": task.get("policy"),
-        "index": {k: iv.get(k) for k in ("table", "version", "fingerprint", "model", "chunks", "served")}
-        if iv
-        else None,
-        "surface_at_synthesis": {k: v for k, v in surface.items() if "retrieval" in k or "search_" in k},
+        "index": {k: iv.get(k) for k in keys} if iv else None,
+        "synthesis_index": {k: synthesis_value.get(k) for k in keys} if synthesis_value else None,
+        "surface_at_synthesis": {
+            k: v for k, v in surface.items() if k in platforms or "retrieval" in k or "search_" in k
+        },
         "passages": passages,
         "removals_caused": [v for v in iv.get("removed") or [] if v.get("evidence") == tid],
         "rule_b": [
@@ -516,12 +530,18 @@ def render_task_lineage(r: Mapping[str, Any]) -> list[str]:
     if ix:
         lines.append(f"  index  {ix.get('table')} v{ix.get('version')}  {str(ix.get('fingerprint'))[:23]}  "
                      f"{ix.get('served')}/{ix.get('chunks')} chunks served  model {ix.get('model')}")  # fmt: skip
+    sx = r.get("synthesis_index")
+    if sx and r.get("passages"):
+        lines.append(f"  searched at synthesis  {sx.get('table')} v{sx.get('version')}  {str(sx.get('fingerprint'))[:23]}  "
+                     f"{sx.get('served')} chunks (before decontamination)")  # fmt: skip
     for k, v in sorted((r.get("surface_at_synthesis") or {}).items()):
         lines.append(f"  surface at synthesis  {k} {str(v)[:23]}")
     for p in r.get("passages") or []:
         now = {True: "served", False: "NOT SERVED", None: "?"}[p["served_now"]]
         why = f"  removed: {p['removal']['reason']} — {p['removal']['detail']}" if p.get("removal") else ""
         lines.append(f"  passage step {p['step']} {p['tool']} {p['id']}  {now}{why}")
+        for v in p.get("document_removals") or []:
+            lines.append(f"    same document: removed chunk {v['id']}: {v['reason']} — {v.get('detail', '')}")
     for v in r.get("removals_caused") or []:
         lines.append(f"  removed chunk {v['id']} because of this task: {v['reason']} — {v.get('detail', '')}")
     for v in r.get("rule_b") or []:

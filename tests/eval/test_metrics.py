@@ -175,6 +175,23 @@ def test_number_answers(text: str, gold, passed: bool, method: str) -> None:
     assert r["decided"] == passed  # a mismatch is left to a judge where one is configured
 
 
+def test_a_fall_stated_by_its_size_and_a_word_is_the_signed_gold() -> None:
+    """A change's typed value is signed ('5.4% 감소' → -5.4) while its answer sentence says the size and the
+    direction: the published sentence itself must pass (the s18 oracle failed it), a rise of that size must not."""
+    gold = {
+        "type": "number",
+        "value": -5.4,
+        "text": "청운동이 있는 종로구의 인구는 2010년부터 2020년까지 5.4% 감소했습니다.",
+    }
+    q = "청운동이 있는 구의 인구는 2010년부터 2020년까지 늘었는지 줄었는지, 몇 퍼센트인지 알려 주세요."
+    assert score_response(gold, gold["text"], question=q)["passed"]
+    assert score_response(gold, "The population fell by 5.4% from 2010 to 2020.", question=q)["passed"]
+    assert score_response(gold, "\\boxed{-5.4}", question=q)["passed"]
+    assert not score_response(gold, gold["text"].replace("감소", "증가"), question=q)["passed"]
+    assert not score_response(gold, "종로구의 인구는 5.4%입니다.", question=q)["passed"]  # no direction: not the answer
+    assert not score_response(gold, "The population changed by 5.4%.", question=q)["passed"]
+
+
 def test_number_parser_admits_only_arithmetic() -> None:
     assert parse_number("1,234.5") == 1234.5 and parse_number("12%") == 12.0
     assert parse_number("3 \\times 4") == 12.0

@@ -226,6 +226,24 @@ def test_stage_2_groundedness_and_the_unanswerable_answer():
     assert out["passed"] and out["stages"]["tool_responses"]["method"] == "no_ground_truth_calls"
 
 
+def test_stage_2_grounds_a_passages_numbers_and_the_published_sentences_renderings():
+    """The s18 oracle failed stage 2 on its own gold answers: a number read from a passage's text ('5.4% 감소', the
+    typed value -5.4) and a unit the answer sentence writes of an API value ('6290521 bytes (6.3 MB)')."""
+    passage = "2010년(14만 7,843명)과 비교하면 5.4% 감소하였다."
+    ko = {**KO_RAG_TASK, "answer": {"type": "number", "value": -5.4, "text": "종로구의 인구는 5.4% 감소했습니다."}}
+    found = [_resp("search_korea_census", [{"id": "korea:p", "text": passage, "score": 0.03}], 1)]
+    out = evaluate.final_response(ko, ko["answer"]["text"], found, {"passed": True}, False)
+    assert out["grounded"] and out["passed"], out  # 5.4 is in the passage's text, without stage 1's help
+    made_up = evaluate.final_response(ko, "종로구의 인구는 6.1% 감소했습니다.", found, {"passed": True}, False)
+    assert made_up["ungrounded_numbers"] == ["6.1"]
+    size = {**RAG_API_TASK, "answer": {"type": "number", "value": 6290521, "text": "It is 6290521 bytes (6.3 MB)."}}
+    track = [_resp("count_flights", [{"name": "Fast As a Shark", "bytes": 6290521}], 1)]
+    assert evaluate.final_response(size, size["answer"]["text"], track, {"passed": True}, True)["grounded"]
+    # without every ground-truth response recovered (stage 1 failed), the sentence's rendering is no evidence
+    alone = evaluate.final_response(size, size["answer"]["text"], track, {"passed": True}, False)
+    assert alone["ungrounded_numbers"] == ["6.3"]
+
+
 def test_summary_weights_multi_source_double_and_groups_by_hop_and_policy():
     rows = [
         {"passed": True, "first_failure": None, "waterfall": dict.fromkeys(evaluate.STAGES, True),
