@@ -520,7 +520,7 @@ def compared_reply(text: str, language: str, frame: Mapping[str, Any], variant: 
         return f"{x} {verb} {d} {q}: {cx} {_counted(cx, what)}, compared with {cz} for {z}."
     if v == 3 or "'" in x + z:
         return f"{x} {verb} {cx} {_counted(cx, what)}, {d} {q} than {z} ({cz})."
-    return f"The count is {cx} for {x} and {cz} for {z}, so {x} {verb} {d} {q}."
+    return f"{x}: {cx} {_counted(cx, what)}. {z}: {cz}. So {x} {verb} {d} {q}."
 
 
 _AFTER_NOUN = frozenset({"with", "from", "flown", "in", "of", "on", "within", "by", "at", "to", "that", "who"})

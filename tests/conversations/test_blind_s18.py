@@ -39,7 +39,7 @@ def test_comparison_replies_come_in_five_forms():
     said = [compared_reply(text, "en", frame, v) for v in range(5)]
     assert len(set(said)) == 5 and all(s and "5" in s and "1" in s and "4" in s for s in said), said
     assert said[3] == "Brazil has 5 customers, 4 more than Norway (1)."
-    assert said[4] == "The count is 5 for Brazil and 1 for Norway, so Brazil has 4 more."
+    assert said[4] == "Brazil: 5 customers. Norway: 1. So Brazil has 4 more."  # not 'The count is …' (s18 r3 #17)
 
 
 def test_a_comparison_reply_left_alone_when_it_cannot_be_said_right():
