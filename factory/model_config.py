@@ -102,7 +102,13 @@ class LocalBackendConfig(_ChatBackendBase):
     )
     host: str = "127.0.0.1"
     port: int = Field(default=8766, ge=1, le=65535)
-    n_ctx: int = Field(default=2048, ge=256)
+    n_ctx: int = Field(
+        default=8192,
+        ge=256,
+        description="Context window in tokens. 8192 is SmolLM2's trained context: an evaluation episode's prompt "
+        "(the domain's tool definitions, a policy) is 2,600-6,200 tokens, and at 2048 9 of 17 multi-source "
+        "episodes failed before the model spoke (issue 17 eval run, session 18).",
+    )
     n_threads: int | None = Field(default=None, ge=1, description="CPU threads; default: all cores.")
     chat_format: str | None = Field(
         default=None, description="llama.cpp chat format; 'chatml-function-calling' enables tool calls."
