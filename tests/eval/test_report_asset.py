@@ -99,7 +99,14 @@ def test_local_model_end_to_end(synth_world, tmp_path: Path) -> None:
     """SmolLM2-135M (llama.cpp, tools described in the prompt) on three demo tasks: mostly wrong, never a crash."""
     assert default_gguf().is_file()
     evaluated_tasks(synth_world)
-    local = {"kind": "local", "port": free_port(), "n_ctx": 8192, "max_tokens": 48, "max_connection_retries": 0}
+    local = {
+        "kind": "local",
+        "port": free_port(),
+        "n_ctx": 8192,
+        "max_tokens": 48,
+        "max_connection_retries": 0,
+        "timeout_s": 600,
+    }  # a loaded 2-core machine took over 120 s for one 6k-token prompt (s18)
     path = _project(synth_world, tmp_path, {"local": local}, backend="local", max_observation_chars=600)
     res = _materialize(
         synth_world,
