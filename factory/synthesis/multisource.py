@@ -46,7 +46,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -646,24 +646,7 @@ async def _api_api_heads(
     except rp.RagUnphraseable as x:
         reject("API-API-RAG", "unphraseable", f"{x.code}: {x}", "reference")
         return out
-    for src, fld, dst, param, gid in ctx.api_edges:
-        if len(out) >= limit:
-            break
-        if src != spec0.name or not _is_lookup(ctx.apis[dst]):
-            continue
-        v = record0.get(fld)
-        if v in (None, "") or isinstance(v, bool | dict | list):
-            continue
-        spec1 = ctx.apis[dst]
-        keep = set(spec1.generic_params.names()) | set(spec1.required_params)
-        base = {a: y for a, y in ctx.base_args.get(dst, {}).items() if a in keep and a != param}
-        res1 = await ex.call(spec1, {**base, param: v})
-        ok = res1.outcome.is_success and len(res1.records) == 1
-        edges.trial("API→API", spec0.name, fld, spec1.name, param, res1, ok)
-        if not ok:
-            reject("API-API-RAG", "api_call_failed", f"{spec1.name}({param}={v!r}): {res1.outcome}, "
-                   f"{len(res1.records)} records")  # fmt: skip
-            continue
+    async for spec1, fld, param, res1, gid in _lookups(ctx, ex, edges, spec0, record0, reject, "API-API-RAG"):
         frame1 = ctx.frames.get(ctx.tid(spec1.name))
         try:
             if frame1 is None:
@@ -680,6 +663,8 @@ async def _api_api_heads(
         junction = {"from": f"{spec0.name}.{fld}", "to": f"{spec1.name}.{param}", "type": "SEQ", "n": 1, "width": 1,
                     "edge_id": eid}  # fmt: skip
         out.append(_Head([(spec0, res0), (spec1, res1)], ref, [junction], [eid]))
+        if len(out) >= limit:
+            break
     return out
 
 
@@ -694,23 +679,9 @@ async def _api_api_tail(
     out: list[tuple[ToolSpec, str, str, Any, str, phrasing.Ref]] = []
     record2 = res2.records[0]
     frame2 = ctx.frames.get(ctx.tid(spec2.name))
-    for src, fld, dst, param, gid in ctx.api_edges:
-        if len(out) >= limit:
-            break
-        if src != spec2.name or not _is_lookup(ctx.apis[dst]) or frame2 is None:
-            continue
-        v = record2.get(fld)
-        if v in (None, "") or isinstance(v, bool | dict | list):
-            continue
-        spec3 = ctx.apis[dst]
-        keep = set(spec3.generic_params.names()) | set(spec3.required_params)
-        base = {a: y for a, y in ctx.base_args.get(dst, {}).items() if a in keep and a != param}
-        res3 = await ex.call(spec3, {**base, param: v})
-        ok = res3.outcome.is_success and len(res3.records) == 1
-        edges.trial("API→API", spec2.name, fld, spec3.name, param, res3, ok)
-        if not ok:
-            reject(kind, "api_call_failed", f"{spec3.name}({param}={v!r}): {res3.outcome}, {len(res3.records)} records")
-            continue
+    if frame2 is None:
+        return out
+    async for spec3, fld, param, res3, gid in _lookups(ctx, ex, edges, spec2, record2, reject, kind):
         frame3 = ctx.frames.get(ctx.tid(spec3.name))
         try:
             if frame3 is None:
@@ -724,7 +695,34 @@ async def _api_api_tail(
             reject(kind, "unphraseable", f"presupposed: {ref.text!r} names several records", "reference")
             continue
         out.append((spec3, fld, param, res3, gid or f"API→API:{spec2.name}.{fld}->{spec3.name}.{param}", ref))
+        if len(out) >= limit:
+            break
     return out
+
+
+async def _lookups(
+    ctx: _Context, ex: Any, edges: _Edges, src: ToolSpec, record: Mapping[str, Any], reject: Any, kind: str
+) -> AsyncIterator[tuple[ToolSpec, str, str, Any, str | None]]:
+    """The API→API edges of the connectivity graph (`ctx.api_edges`) from `src` into a lookup tool, each called with
+    the value `record` holds for its field: (spec, field, param, result, edge id) of a call that returned one
+    record. Each call is a trial scored as an `API→API` edge; a failed one is rejected as `kind`. A caller that
+    stops iterating makes no further call."""
+    for name, fld, dst, param, gid in ctx.api_edges:
+        if name != src.name or not _is_lookup(ctx.apis[dst]):
+            continue
+        v = record.get(fld)
+        if v in (None, "") or isinstance(v, bool | dict | list):
+            continue
+        spec = ctx.apis[dst]
+        keep = set(spec.generic_params.names()) | set(spec.required_params)
+        base = {a: y for a, y in ctx.base_args.get(dst, {}).items() if a in keep and a != param}
+        res = await ex.call(spec, {**base, param: v})
+        ok = res.outcome.is_success and len(res.records) == 1
+        edges.trial("API→API", src.name, fld, spec.name, param, res, ok)
+        if not ok:
+            reject(kind, "api_call_failed", f"{spec.name}({param}={v!r}): {res.outcome}, {len(res.records)} records")
+            continue
+        yield spec, fld, param, res, gid
 
 
 async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: int) -> dict[str, Any]:
