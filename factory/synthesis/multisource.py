@@ -869,6 +869,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
         upstream = head.upstream_values() if n_api > 1 else set()
         frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
         found: list[tuple[str, str, Mapping[str, Any], Any, str | None]] = []
+        searched: dict[str, list[Any]] = {}  # the question's stated values → their passages (`_documents_name`)
         for f, e in _bridge_fields(ctx, spec1, res1.records[0], named)[:3]:
             spelled = next((n for n in sorted(named) if spells(n, e)), None)
             if spelled is not None:
@@ -878,7 +879,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 # the record before the last call holds the entity already: the last API call is no hop
                 reject(first, "api_hop_unneeded", f"{spec1.name}.{f}={e!r} is in the record before it")
                 continue
-            skipped_by = await _documents_name(ex, search, named, e, k)
+            skipped_by = await _documents_name(ex, search, named, e, k, searched)
             ftype = str(((frame1.get("fields") or {}).get(f) or {}).get("type") or "")
             # the documents about the entity: their title names it (a passage that merely mentions it is not);
             # searched the way the corpus titles such documents ('서울특별시 인구주택총조사 결과', 'JFK weather')
@@ -1226,15 +1227,19 @@ async def _seeded_calls(
     return out
 
 
-async def _documents_name(ex: Any, search: ToolSpec, named: set[str], e: str, k: int) -> str | None:
+async def _documents_name(
+    ex: Any, search: ToolSpec, named: set[str], e: str, k: int, searched: dict[str, list[Any]]
+) -> str | None:
     """The value a first API call was sent (what the question states) whose own document search returns a passage
     naming `e`, the entity that call found; None when every such search leaves the call needed. Numbers and
-    one- or two-character values (limits, flags) are no search a reader would make."""
+    one- or two-character values (limits, flags) are no search a reader would make. `searched` keeps each value's
+    passages, so the head's other entities are checked without searching again."""
     for n in sorted(named):
         if len(n.strip()) < 3 or n.replace(".", "").isdigit() or n.casefold() == e.casefold():
             continue
-        res = await ex.call(search, {"query": n, "k": k})
-        if any(states(str(p.get("text") or ""), e) for p in res.records or []):
+        if n not in searched:
+            searched[n] = list((await ex.call(search, {"query": n, "k": k})).records or [])
+        if any(states(str(p.get("text") or ""), e) for p in searched[n]):
             return n
     return None
 
