@@ -6,8 +6,9 @@ as TRL's `environment_factory` (each rollout slot its own executor session, keys
 Nothing is downloaded: the tokenizer is trained on the rows' own text and the model is a tiny Qwen3-architecture
 network built here. A random network never emits a tool call or a right answer (every reward 0, advantage 0,
 no gradient), so the tiny model is a *scripted policy*: its weights make it a next-token table that, at the
-start of each assistant turn, picks one of a few whole-turn tokens: the row's first golden call, the row's
-golden answer sentence, or a wrong answer. Sampled `num_generations` times per prompt, a group holds calls
+start of each assistant turn, opens a golden first call (`<tool_call>`, one token holding a row's call, then
+`</tool_call>`: the markup stays control tokens, which transformers >= 5.25 requires before it parses a call),
+or says a row's golden answer sentence or a wrong answer, each one token. Sampled `num_generations` times per prompt, a group holds calls
 (executed for real against the services), right answers (reward 1) and wrong ones (reward 0), so the step has
 a non-zero advantage and a real gradient. What it proves is the plumbing — the columns TRL reads, the chat
 template's tool rendering and parsing, the environment, the rewards — not learning.
@@ -42,11 +43,16 @@ class SmokeError(RuntimeError):
 
 @dataclass
 class Turn:
-    """One whole assistant turn the scripted policy can emit, as one token."""
+    """One whole assistant turn the scripted policy can emit: one token, and for a call that token (the call's
+    JSON between newlines) between the `<tool_call>` and `</tool_call>` control tokens."""
 
     kind: str  # "call" | "right" | "wrong"
-    text: str
+    text: str  # the turn's own token
     row: int | None = None
+
+    @property
+    def rendered(self) -> str:
+        return f"<tool_call>{self.text}</tool_call>" if self.kind == "call" else self.text
 
 
 @dataclass
@@ -125,7 +131,7 @@ def turns_for(rows: Sequence[Mapping[str, Any]], env: ToolEnvironment) -> list[T
         call = _first_call(gt, env)
         assert call is not None  # pick_rows kept only rows with one
         body = json.dumps({"name": call[0], "arguments": call[1]}, ensure_ascii=False)
-        turns.append(Turn("call", f"<tool_call>\n{body}\n</tool_call>", i))
+        turns.append(Turn("call", f"\n{body}\n", i))
         turns.append(Turn("right", str(gt["answer"]["text"]), i))
     turns.append(Turn("wrong", WRONG))
     return turns
@@ -153,18 +159,21 @@ def build_tokenizer(texts: Iterable[str], turns: Sequence[Turn], vocab_size: int
 
 def scripted_model(tokenizer: Any, turns: Sequence[Turn], start_ids: Iterable[int], *, seed: int = 0) -> Any:
     """A one-layer Qwen3 whose layers add nothing (attention and MLP outputs zero) and whose embedding and head
-    make it a next-token table: after a turn-start token (`start_ids`: the last token of the assistant header)
-    a scripted turn is drawn with its kind's `KIND_SHARE`, after a turn token the end of turn follows; every
-    other token keeps its random initialisation."""
+    make it a next-token table. After a turn-start token (`start_ids`: the last token of the assistant header)
+    it opens a call with the `call` share of `KIND_SHARE` or says an answer turn with its kind's share; after
+    `<tool_call>` one of the call bodies follows (evenly), after a body `</tool_call>`, and after `</tool_call>`
+    or an answer turn the end of turn. Every other token keeps its random initialisation."""
     import torch
     from transformers import Qwen3Config, Qwen3ForCausalLM
 
     torch.manual_seed(seed)
     ids = [tokenizer.convert_tokens_to_ids(t.text) for t in turns]
-    if any(i is None or i == tokenizer.unk_token_id for i in ids):
+    opener, closer = (tokenizer.convert_tokens_to_ids(t) for t in ("<tool_call>", "</tool_call>"))
+    if any(i is None or i == tokenizer.unk_token_id for i in [*ids, opener, closer]):
         raise SmokeError("a scripted turn is not one token of the tokenizer")
     starts = sorted(set(start_ids))
-    hidden = 8 * math.ceil((len(starts) + len(ids) + 2) / 8)
+    states = [*starts, opener, closer, *ids]  # each a one-hot slot of the hidden state
+    hidden = 8 * math.ceil((len(states) + 2) / 8)
     cfg = Qwen3Config(vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=2 * hidden,
                       num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1, head_dim=hidden // 2,
                       max_position_embeddings=32768, tie_word_embeddings=False,
@@ -172,20 +181,28 @@ def scripted_model(tokenizer: Any, turns: Sequence[Turn], start_ids: Iterable[in
     model = Qwen3ForCausalLM(cfg)
     eos = tokenizer.eos_token_id
     scale = 1.0 / math.sqrt(hidden)  # the final RMSNorm turns a one-hot row into sqrt(hidden) × one-hot
+    slot = {tid: k for k, tid in enumerate(states)}
     with torch.no_grad():
         for layer in model.model.layers:
             layer.self_attn.o_proj.weight.zero_()
             layer.mlp.down_proj.weight.zero_()
         emb, head = model.model.embed_tokens.weight, model.lm_head.weight
         head.zero_()
-        for slot, tid in enumerate([*starts, *ids]):
+        for tid, k in slot.items():
             emb[tid] = 0.0
-            emb[tid, slot] = 1.0
-        for s in range(len(starts)):
-            for tid, logit in zip(ids, _turn_logits(turns), strict=True):
-                head[tid, s] = logit * scale
-        for k in range(len(ids)):
-            head[eos, len(starts) + k] = 40.0 * scale  # a turn token is followed by the end of the turn
+            emb[tid, k] = 1.0
+        first = _first_turn_logits(turns, ids, opener)
+        for s in starts:
+            for tid, logit in first.items():
+                head[tid, slot[s]] = logit * scale
+        bodies = [tid for tid, t in zip(ids, turns, strict=True) if t.kind == "call"]
+        for tid in bodies:
+            head[tid, slot[opener]] = 40.0 * scale  # equal logits: the bodies share the opened call evenly
+            head[closer, slot[tid]] = 40.0 * scale
+        head[eos, slot[closer]] = 40.0 * scale
+        for tid, t in zip(ids, turns, strict=True):
+            if t.kind != "call":
+                head[eos, slot[tid]] = 40.0 * scale  # an answer turn is followed by the end of the turn
     return model
 
 
@@ -194,13 +211,16 @@ def scripted_model(tokenizer: Any, turns: Sequence[Turn], start_ids: Iterable[in
 KIND_SHARE = {"call": 0.5, "right": 1 / 3, "wrong": 1 / 6}
 
 
-def _turn_logits(turns: Sequence[Turn]) -> list[float]:
-    """Logits (before the 1/sqrt(hidden) scale) that give each kind its `KIND_SHARE`, split evenly among its
-    turns; a large base keeps every other token out of reach."""
+def _first_turn_logits(turns: Sequence[Turn], ids: Sequence[int], opener: int) -> dict[int, float]:
+    """Logits (before the 1/sqrt(hidden) scale) of a turn's first token: the `<tool_call>` control token with
+    the call share, each answer turn's token with its kind's share split evenly among its turns; a large base
+    keeps every other token out of reach."""
     counts = {k: sum(t.kind == k for t in turns) for k in KIND_SHARE}
-    return [20.0 + math.log(KIND_SHARE[t.kind] / counts[t.kind]) for t in turns]
-
-
+    out = {opener: 20.0 + math.log(KIND_SHARE["call"])} if counts["call"] else {}
+    for tid, t in zip(ids, turns, strict=True):
+        if t.kind != "call":
+            out[tid] = 20.0 + math.log(KIND_SHARE[t.kind] / counts[t.kind])
+    return out
 def _turn_start_ids(tokenizer: Any, rows: Sequence[Mapping[str, Any]], tools: Sequence[Any]) -> set[int]:
     """The last token of each rendered prompt (the assistant header), also after a tool response."""
     out = set()
