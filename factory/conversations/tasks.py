@@ -295,6 +295,8 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
     situation (`own_phrase`: 'How long is the song I'm listening to?', '우리 구의 법정동은 몇 개예요?'), so the
     request is under-specified the way people's are and the assistant asks which one; later mentions stay
     'that track' / '그 구'. None when the first mention is not there or is owned ("that track's")."""
+    if language == "en" and (led := _lead_as_own(request, noun)) is not None:
+        return led
     placeholder = f"that {noun}" if language == "en" else f"그 {noun}"
     i = request.find(placeholder) if language == "ko" else request.lower().find(placeholder)
     if i < 0:
@@ -346,6 +348,36 @@ def said_as_own(request: str, noun: str, language: str, persona: Mapping[str, st
                 phrase, rest = prompts.josa(phrase, pair), rest[len(particle) :]
                 break
     return head + phrase + rest
+
+
+# A lead sentence about the user's trip through the masked thing ("I'm flying into that airport soon. …"): its
+# clause becomes the thing's own phrase ("the airport I'm flying into") at the request's first mention of the thing,
+# and the sentence goes ("I'm flying into my destination airport soon" stated nothing: blind read s18 r3 #2)
+_EN_LEAD = re.compile(
+    r"^(?P<clause>I(?:'m| am| have| will|'ll) [^.?!]*?) that (?P<noun>[a-z]+)\b[^.?!]*\.\s+(?P<rest>\S.*)$"
+)
+_EN_LEAD_SAID = (("I'm planning a trip through", "I'm passing through"), ("I am ", "I'm "))
+
+
+def _lead_as_own(request: str, noun: str) -> str | None:
+    m = _EN_LEAD.match(request)
+    if m is None or m.group("noun") != noun:
+        return None
+    clause = m.group("clause")
+    for written, said in _EN_LEAD_SAID:
+        clause = clause.replace(written, said)
+    own, rest = f"the {noun} {clause}", m.group("rest")
+    firsts = [
+        (re.compile(rf"\bthat {noun}\b"), lambda _: own),
+        (re.compile(r"\bwhat its ([A-Za-z]+(?: [a-z]+)?) is\b"), lambda x: f"the {x.group(1)} of {own}"),
+        (re.compile(r"\bwhat is its ([A-Za-z]+(?: [a-z]+)?)(?=[?,.])"), lambda x: f"what the {x.group(1)} of {own} is"),
+        (re.compile(r"\bof it\b"), lambda _: f"of {own}"),
+    ]
+    hits = [(x.start(), pat, say) for pat, say in firsts if (x := pat.search(rest))]
+    if not hits:
+        return None
+    _, pat, say = min(hits, key=lambda h: h[0])
+    return pat.sub(say, rest, count=1)
 
 
 # '제가 사는 구가 속한 시도의 구 수': no one asks which 시도 their own 구 is in (own read s14)

@@ -221,6 +221,8 @@ def _first_turn_logits(turns: Sequence[Turn], ids: Sequence[int], opener: int) -
         if t.kind != "call":
             out[tid] = 20.0 + math.log(KIND_SHARE[t.kind] / counts[t.kind])
     return out
+
+
 def _turn_start_ids(tokenizer: Any, rows: Sequence[Mapping[str, Any]], tools: Sequence[Any]) -> set[int]:
     """The last token of each rendered prompt (the assistant header), also after a tool response."""
     out = set()

@@ -438,6 +438,11 @@ def _mask(sentence: str, value: str, placeholder: str) -> str:
     return _boundary(value).sub(placeholder, sentence, count=1)
 
 
+def _bridge_said(nf: rp.NameFact, name: str) -> str:
+    """The name a passage gave, as the answer says it: a title quoted ('Princess of the Dawn'), other names bare."""
+    return f"'{name}'" if nf.type.endswith(".title") and not name.startswith("'") else name
+
+
 def _answer_field(
     records: Sequence[Mapping[str, Any]],
     passages: Sequence[Mapping[str, Any]],
@@ -1015,7 +1020,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                     junctions, chain,
                     {"entity": e, "bridge": {"param": param, "value": v, "passage": gold["id"]},
                      "answer_text": rp.value_answer(value, {**short, "subject": nf.answer_phrase or nf.phrase},
-                                                    ctx.language, display_name(frame2, v)),
+                                                    ctx.language, _bridge_said(nf, display_name(frame2, v))),
                      "realization": {"document": doc.text, "value": nf.phrase, "fact": nf.fact.match.pattern,
                                      "sentence": nf.sentence, "title": gold.get("title")}})  # fmt: skip
                 break

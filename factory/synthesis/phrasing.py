@@ -274,6 +274,8 @@ def _named_alone(frame: Mapping[str, Any], p: str, v: Any, lang: str, ent_noun: 
             if role in ("code", "id") or not ent_noun
             else f"{ent_noun} {val}"
         )
+    if isinstance(v, str) and ((frame.get("values") or {}).get(v) or {}).get(lang):
+        return val  # the lexicon's word for a code is a name by itself: 'Delta' (not 'airline Delta')
     # a title is quoted, also where a looked-up title stands for the record's id: "the album 'A Real Dead One'"
     titled = (role == "title" or (role in ("name", "id") and frame.get("entity") in fr.TITLED)) and not val.isdigit()
     if titled:
@@ -1470,12 +1472,16 @@ def cmp_realization(
     values = _qualified(t, [s for s in t["seeds"] if s["tool_id"] == tid and s["param"] == param], specs)
     if len(values) != 2:
         raise Unphraseable(f"{len(values)} compared values of {param}")
-    options = [_bare(_option(spec, frame, param, v, lang), v, lang) for v in values]
-    bare = all(o == str(v) for o, v in zip(options, values, strict=True))  # 'Which airline …, B6 or UA?'
+    # each value as the reader knows it (the lexicon's `values`: 'DL' → 'Delta'), bare when the question says what
+    # is compared
+    said = frame.get("values") or {}
+    shown = [str(v) if lang == "ko" else str((said.get(_value(v)) or {}).get(lang) or v) for v in values]
+    options = [_bare(_option(spec, frame, param, v, lang), s, lang) for v, s in zip(values, shown, strict=True)]
+    bare = all(o == s for o, s in zip(options, shown, strict=True))  # 'Which airline …, JetBlue or United?'
     if lang != "ko" and "{the_v}" in (_cite(frame["params"].get(param) or {}, lang) or ""):
         # a place name with its article where the lexicon cites it so ('Compared with the Czech Republic', not
         # 'Compared with Czech Republic': blind read s16 conversations r2 #2)
-        options = [the_name(o) if o == str(v) else o for o, v in zip(options, values, strict=True)]
+        options = [the_name(o) if o == s else o for o, s in zip(options, shown, strict=True)]
     if options[0] == options[1]:
         raise Unphraseable(f"both options read {options[0]!r}", "degenerate")
     tids = [tid] + ([d["tool_id"]] if d["tool_id"] != tid or junctions else [])
@@ -1619,6 +1625,11 @@ def compared_forms(counted: str, options: Sequence[str], sing: str, hop: str | N
     if m and said:  # 'airports in the same state or province' (as each option)
         return {"mode": "there", "noun": m.group(1), "subj": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)}"],
                 "full": [f"in {_poss(a)} {m.group(2)}", f"in {_poss(b)} {m.group(2)}"], "plural": False, "which": f"{m.group(1)} in its {m.group(2)}", "whose": ""}  # fmt: skip
+    m = re.match(r"^(\S+) flown by (.+)$", counted)
+    if m:  # 'routes flown by American Airlines' of two airports: 'For American Airlines, how many more routes does JFK
+        # have than LGA?' (not 'How many more routes flown by American Airlines does JFK have …': blind s18 r3 #18)
+        return {"mode": "have", "noun": m.group(1), "subj": [a, b], "full": [a, b], "plural": False, "which": m.group(1),
+                "whose": "", "front": f"For {m.group(2)}"}  # fmt: skip
     m = re.match(r"^(\S+) (in (?!the same\b).+)$", counted)
     if m:  # 'airports in South Korea' of two regions there: 'In South Korea, how many more airports does … have'
         return {"mode": "have", "noun": m.group(1), "subj": [a, b], "full": [a, b], "plural": False, "which": m.group(1),
@@ -1776,12 +1787,31 @@ def realize(
         r = sem_realization(t, specs, frames, lang)
     else:
         raise Unphraseable(f"no realization for template {t['template']!r}")
+    named = names_the_answer(t, r, frames, lang)
+    if named:
+        raise Unphraseable(f"the question names the answer by the lexicon's word for a code ({named!r})", "redundant")
     hidden = hidden_lookups(t, r)
     if hidden:
         raise Unphraseable(
             f"the question never states what the path searches for ({'; '.join(hidden)})", "hidden_value"
         )
     return r
+
+
+def names_the_answer(t: Mapping[str, Any], r: Realization, frames: Frames, lang: str) -> str | None:
+    """The lexicon's word for a code ('FL' → 'AirTran') that the question says and a text answer holds: 'How many
+    aircraft are in the fleet of AirTran, and what is the name of airline FL?' asks what it states."""
+    value = (t.get("answer") or {}).get("value")
+    answers = [str(x).casefold() for x in (value if isinstance(value, list) else [value]) if isinstance(x, str)]
+    if not answers:
+        return None
+    said = " ".join([r.description, *r.options]).casefold()
+    for frame in frames.values():
+        for word in ((x or {}).get(lang) for x in (frame.get("values") or {}).values() if isinstance(x, Mapping)):
+            w = str(word or "").casefold()
+            if w and re.search(rf"(?<!\w){re.escape(w)}(?!\w)", said) and any(w in a for a in answers):
+                return str(word)
+    return None
 
 
 def _squash(text: str) -> str:

@@ -581,6 +581,11 @@ def value_answer(v: Any, short: Mapping[str, Any], lang: str, bridge: str | None
             return _sentence(fill(tpl, slots, "answer"), lang)
         except RagUnphraseable:
             pass
+    subject = str(short.get("subject") or "")
+    if bridge and subject and lang != "ko" and bridge.strip("'").casefold() not in subject.casefold():
+        # the record the document picked, named ('The file size of the longest track on the album X, 'Princess of
+        # the Dawn', is …'): a reply that leaves it out reads as withholding it (blind read s18 r3 #7, #20)
+        short = {**short, "subject": f"{subject}, {bridge},"}
     said = answers.short_statement(v, typ, short, lang)
     shown = f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
     return answers._sentence(said, lang) if said else (f"답은 {shown}입니다." if lang == "ko" else f"It is {shown}.")

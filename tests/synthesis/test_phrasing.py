@@ -228,9 +228,9 @@ def test_routes_are_origin_destination_pairs(specs):
     )  # fmt: skip
     q = _query(t, specs, "en")
     # the codes said bare, the noun once (s7 reads); the margin asked too (a choice of two is a guess, s9 reads)
-    assert q == "Which airline has fewer routes, B6 or UA, and by how many?", q
+    assert q == "Which airline has fewer routes, JetBlue or United, and by how many?", q
     other = _query(t, specs, "en", 1)
-    assert other == "Between B6 and UA, which one has fewer routes, and by how many?", other
+    assert other == "Between JetBlue and United, which one has fewer routes, and by how many?", other
 
 
 def test_cond_states_the_condition_and_both_branches_in_korean(specs):

@@ -21,7 +21,7 @@ def test_an_airlines_aircraft_are_those_of_its_fleet(specs):
               {"ask": "value", "field": "seats", "tool_id": _tid(specs, "get_plane")},
               {"type": "number", "value": 222, "fields": ["seats"]})  # fmt: skip
     q = _query(t, specs, "en")
-    assert q == "How many seats does the aircraft in the fleet of airline AS with the most flights have?", q
+    assert q == "How many seats does the aircraft in the fleet of Alaska Airlines with the most flights have?", q
 
 
 def test_a_value_the_lexicon_marks_unasked_is_not_asked_of_an_api_chain(specs):
@@ -71,7 +71,7 @@ def test_the_flights_of_a_route_are_those_between_its_two_airports(specs):
               {"ask": "count", "tool_id": _tid(specs, "list_flights")}, {"type": "number", "value": 278, "fields": []})  # fmt: skip
     q = _query(t, specs, "en")
     assert q == (
-        "How many flights are there between the same two airports as the shortest route flown by airline DL from LGA?"
+        "How many flights are there between the same two airports as the shortest route flown by Delta from LGA?"
     )
 
 

@@ -1,0 +1,74 @@
+"""Planted tests for the causes the s18 round-3 conversations read found (benchmarks/results/
+blind_audit_s18c_conversations_2026-12-03.md), fixed in session 19."""
+
+import pytest
+
+from factory.conversations.persona import fit_to_request
+from factory.conversations.tasks import _lead_as_own, said_as_own
+from factory.synthesis.phrasing import compared_forms
+from factory.synthesis.rag_phrasing import value_answer
+
+
+@pytest.mark.parametrize(
+    ("request_", "said"),
+    [
+        # r3 #2: "I'm planning a trip through my destination airport" stated nothing and no one travels so
+        ("I'm flying into that airport soon. I'd like to know how many airports there are within 100 km of that "
+         "airport, and what its latitude is.",
+         "I'd like to know how many airports there are within 100 km of the airport I'm flying into, and what its "
+         "latitude is."),
+        ("I'm planning a trip through that airport. I'd like to know what its time zone is, and how many airports "
+         "there are within 100 km of it.",
+         "I'd like to know the time zone of the airport I'm passing through, and how many airports there are within "
+         "100 km of it."),
+        ("I have a layover at that airport next week. I'd like to know what its ICAO code is, and how many airports "
+         "there are within 100 km of it.",
+         "I'd like to know the ICAO code of the airport I have a layover at, and how many airports there are within "
+         "100 km of it."),
+        ("I'm flying into that airport soon. Two things: how many airports are there within 100 km of that airport, "
+         "and what is its time zone?",
+         "Two things: how many airports are there within 100 km of the airport I'm flying into, and what is its time "
+         "zone?"),
+    ],
+)  # fmt: skip
+def test_a_trip_lead_becomes_the_airports_own_phrase(request_, said):
+    assert _lead_as_own(request_, "airport") == said
+    persona = {"register": "formal", "style": "relaxed", "age_group": "40s"}
+    assert said_as_own(request_, "airport", "en", persona) == said
+    assert "destination airport" not in said_as_own(request_, "airport", "en", persona)
+
+
+def test_a_request_without_a_trip_lead_keeps_the_own_phrases():
+    assert _lead_as_own("How many tracks does that album have?", "album") is None
+    assert _lead_as_own("I'm flying into that airport soon. What a day.", "airport") is None  # no later mention
+    persona = {"register": "casual", "style": "relaxed", "age_group": "20s"}
+    owned = said_as_own("How many tracks does that album have?", "album", "en", persona)
+    assert owned is not None and "that album" not in owned and owned.startswith("How many tracks does the album")
+
+
+def test_a_headline_comparison_is_typed_by_a_casual_user():
+    # r3 #1: a formal, low-literacy 60+ persona typed "Brazil vs Norway: which one has more customers, …?"
+    persona = {"register": "formal", "digital_literacy": "low", "age_group": "60s+"}
+    fitted = fit_to_request(persona, "Brazil vs Norway: which one has more customers, and by how many?", "en")
+    assert fitted["register"] == "casual" and fitted["digital_literacy"] == "high"
+    plain = fit_to_request(persona, "Which country has more customers, Brazil or Norway?", "en")
+    assert plain == persona
+
+
+def test_an_answer_names_the_record_the_document_picked():
+    # r3 #7, #20: "The file size of the longest track on the album … is …" never named the track
+    short = {"kind": "value", "field": "file size", "unit": "bytes",
+             "subject": "the longest track on the album 'Restless and Wild' by Accept"}  # fmt: skip
+    said = value_answer(6290521, short, "en", "'Princess of the Dawn'")
+    assert said == ("The file size of the longest track on the album 'Restless and Wild' by Accept, 'Princess of the "
+                    "Dawn', is 6290521 bytes (6.3 MB).")  # fmt: skip
+    assert "Princess" not in value_answer(6290521, short, "en")
+    # a subject that already names it is not told twice
+    named = {**short, "subject": "the track 'Princess of the Dawn'"}
+    assert value_answer(6290521, named, "en", "'Princess of the Dawn'").count("Princess") == 1
+
+
+def test_routes_an_airline_flies_are_compared_with_the_airline_in_front():
+    # r3 #18: "How many more routes flown by AA does JFK have than LGA?" (a slot template)
+    parts = compared_forms("routes flown by American Airlines", ["JFK", "LGA"], "route")
+    assert parts["front"] == "For American Airlines" and parts["noun"] == "routes" and parts["subj"] == ["JFK", "LGA"]
