@@ -218,7 +218,9 @@ _KO_SIDO = re.compile(r"(\S+?)(?:특별시|광역시|특별자치시|특별자�
 # code systems and identifiers: words a person at ease with computers (or a specialist) uses
 # a code quoted even once ('KLGA', 'LKP') is jargon a low-literacy user does not type (blind read s11 #4, #19)
 _EN_JARGON = re.compile(r"\b(?:IATA|ICAO|FAA|code|codes|ID|id|identifier)\b|\b[A-Z]{3,4}\b")
-_KO_JARGON = re.compile(r"(?:코드|식별자|ICAO|IATA|\bID\b|(?<![A-Za-z])[A-Z]{3,4}(?![A-Za-z]))")
+# code-system words, and '법정동', which a user at ease with administrative terms says (blind read s18 r3 #11, #14,
+# #15: a low-literacy 60대 user asking for '법정동'; '동' alone would be counted as 행정동, so the word stays)
+_KO_JARGON = re.compile(r"(?:코드|식별자|법정동|ICAO|IATA|\bID\b|(?<![A-Za-z])[A-Z]{3,4}(?![A-Za-z]))")
 
 
 def regions_named(text: str) -> set[str]:

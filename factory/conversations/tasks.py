@@ -636,6 +636,11 @@ def answer_reply(
             return text
         if pattern == "PATH" and words <= REPLY_WORDS["en"] and _names_nothing(text, task):
             return _named(text, task, frame, anchor, entity)
+        picked = _PICKED.match(text)
+        if picked is not None:  # the record a document picked, named first (s18 r3 #7: 'It is about 11.2 MB')
+            head = _PICKED_HEAD.match(picked["subject"])
+            if head is not None:
+                return f"{head.group(1)[:1].upper()}{head.group(1)[1:]} is {picked['name']}, and its {picked['field']} is {picked['rest']}"
     short = words <= REPLY_WORDS.get(lang, 16) and pattern != "BOTH"
     if short or (pattern in ANSWER_FIRST and words <= 2 * REPLY_WORDS[lang]):
         return text
@@ -651,6 +656,13 @@ def answer_reply(
         variant=variant,
     )
     return " ".join(out.split()) or text
+
+
+# an answer naming the record a document picked: "The file size of the longest track on the album 'X' by Y, 'Z', is …"
+_PICKED = re.compile(
+    r"^The (?P<field>[a-z][a-z ]*?) of (?P<subject>the .+?), (?P<name>'[^']+'), (?:is|was) (?P<rest>.+)$"
+)
+_PICKED_HEAD = re.compile(r"^(the (?:[a-z-]+ )*?[a-z-]+)(?= (?:on|of|in|from|by|for|at)\b)")
 
 
 _NOT_UNITS = frozenset(

@@ -487,6 +487,13 @@ def compared_reply(text: str, language: str, frame: Mapping[str, Any], variant: 
     the s17 r3 read. None when `text` is no comparison sentence this knows."""
     if language == "ko":
         return _ko_compared_reply(text, variant % 2)
+    front = _FRONT.match(text)
+    if front is not None:  # 'For Delta, LGA has 18 more routes than EWR: …': the frame said once, before the reply
+        said = compared_reply(front["rest"][:1].upper() + front["rest"][1:], language, frame, variant % 4)
+        if said is None:
+            return None
+        first, _, rest = said.partition(" ")
+        return f"{front['front']}, {first.lower() if first in ('There', 'The') else first} {rest}"
     v = variant % 5
     options = [str(o) for o in frame.get("options") or []]
     m = _CMP_THERE.match(text)
@@ -521,6 +528,9 @@ def compared_reply(text: str, language: str, frame: Mapping[str, Any], variant: 
     if v == 3 or "'" in x + z:
         return f"{x} {verb} {cx} {_counted(cx, what)}, {d} {q} than {z} ({cz})."
     return f"{x}: {cx} {_counted(cx, what)}. {z}: {cz}. So {x} {verb} {d} {q}."
+
+
+_FRONT = re.compile(r"^(?P<front>For [A-Z][^,]*), (?P<rest>.+)$")
 
 
 _AFTER_NOUN = frozenset({"with", "from", "flown", "in", "of", "on", "within", "by", "at", "to", "that", "who"})

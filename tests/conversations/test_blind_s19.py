@@ -72,3 +72,34 @@ def test_routes_an_airline_flies_are_compared_with_the_airline_in_front():
     # r3 #18: "How many more routes flown by AA does JFK have than LGA?" (a slot template)
     parts = compared_forms("routes flown by American Airlines", ["JFK", "LGA"], "route")
     assert parts["front"] == "For American Airlines" and parts["noun"] == "routes" and parts["subj"] == ["JFK", "LGA"]
+
+
+def test_a_user_who_asks_for_legal_dongs_is_at_ease_with_administrative_terms():
+    # r3 #11, #14, #15: '법정동' from a low-literacy 60대 user
+    persona = {"격식": "존댓말", "디지털 활용": "낮음", "연령대": "60대 이상", "지역 맥락": "수도권"}
+    assert fit_to_request(persona, "인천 남동구의 법정동은 몇 개인가요?", "ko")["디지털 활용"] == "높음"
+    assert fit_to_request(persona, "기장군에는 읍면이 몇 개 있어요?", "ko")["디지털 활용"] == "낮음"
+
+
+def test_a_reply_names_the_record_the_document_picked_first():
+    # r3 #7: "It is about 11.2 MB" never said which track
+    from factory.conversations.tasks import answer_reply
+
+    text = ("The file size of the longest track on the album 'Restless and Wild' by Accept, 'Princess of the Dawn', "
+            "is 6290521 bytes (6.3 MB).")  # fmt: skip
+    task = {"language": "en", "answer": {"text": text, "frame": {"pattern": "PATH"}, "value": 6290521}}
+    assert (
+        answer_reply(task)
+        == "The longest track is 'Princess of the Dawn', and its file size is 6290521 bytes (6.3 MB)."
+    )
+
+
+def test_a_comparison_for_one_airline_keeps_its_frame_once():
+    # 'For Endeavor Air, JFK: 34 routes. EWR: 4. So For Endeavor Air, JFK has 30 more.' (own read s19)
+    from factory.conversations.wording import compared_reply
+
+    text = "For Endeavor Air, JFK has 30 more routes than EWR: 34 against 4."
+    said = [compared_reply(text, "en", {"options": ["JFK", "EWR"]}, v) for v in range(5)]
+    assert all(s and s.startswith("For Endeavor Air, ") and s.count("For ") == 1 and "34" in s and "30" in s
+               for s in said), said  # fmt: skip
+    assert said[0] == "For Endeavor Air, JFK has 34 routes and EWR has 4, so JFK has 30 more."
