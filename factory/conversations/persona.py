@@ -257,12 +257,13 @@ def fit_to_request(persona: dict[str, Any], text: str, language: str) -> dict[st
         if _KO_JARGON.search(text):
             out["디지털 활용"] = "높음"
     else:
-        if _EN_JARGON.search(text):
-            out["digital_literacy"] = "high"
+        if _EN_JARGON.search(text) or _ACCENTED.search(text):  # a name typed with its accents ('František
+            out["digital_literacy"] = "high"  # Wichterlová') is copied by a user at ease with computers (s19 r1 #17)
         if _EN_HEADLINE.search(text):  # 'Brazil vs Norway: which one has more customers?' is typed by a casual user at
             out["register"] = "casual"  # ease with chat (blind read s18 r3 #1: not by a formal, low-literacy one)
             out["digital_literacy"] = "high"
     return out
 
 
+_ACCENTED = re.compile(r"[À-ɏ]")
 _EN_HEADLINE = re.compile(r"^(?:[^:?.]+ )?\S+ vs\.? [^:?]+:")

@@ -587,6 +587,22 @@ _STORE = re.compile(r"\b(?:invoices?|customers?|sold|sales|copies|earned|revenue
 _ASKED_ABOUT = ("A customer just asked me about '{t}'. ", "We had a request for '{t}' today. ",
                 "I'm restocking '{t}'. ")  # fmt: skip
 _BEHIND = {"album": "the album it's on", "artist": "the artist behind it"}
+# "How many copies of tracks by the artist behind it has the store sold?" read stilted (blind read s19 r1 #18)
+# "How many airports are there in the same state as ASX?" read as a templated hop (blind read s19 r1 #2): a person
+# says where they are going first
+_SAME_PLACE = re.compile(r"\bin the same (?P<unit>state or province|state|province|country) as (?P<code>[A-Z]{3})\b")
+_TRIP = ("I'm flying out of {c} soon. ", "I have a layover at {c} next week. ", "My flight lands at {c} tomorrow. ")
+# "how many customers there are from the same country as František Wichterlová" read templated (s19 r1 #17)
+_CUSTOMERS_SAID = (
+    (re.compile(r"\bhow many customers there are from\b"), "how many of our customers are from"),
+    (re.compile(r"\bHow many customers are there from\b"), "How many of our customers are from"),
+)
+_STORE_SAID = (
+    (re.compile(r"\btracks by the artist behind it\b"), "that artist's tracks"),
+    (re.compile(r"\bhas the store sold\b"), "have we sold"),
+    (re.compile(r"\bthe store has sold\b"), "we have sold"),
+    (re.compile(r"\bearned the store\b"), "earned us"),
+)
 _OWN_SAID = {
     "the song I'm listening to": "I'm listening to a song. ",
     "the track that's playing": "There's a track playing. ",
@@ -603,10 +619,24 @@ def context_first(request: str, language: str, variant: int = 0) -> str:
         return request
     m = _THROUGH_TITLE.search(request)
     if m is not None and request.count(f"'{m.group(2)}'") == 1:
-        scenes = _ASKED_ABOUT if _STORE.search(request) else _HEARD
+        store = _STORE.search(request) is not None
+        scenes = _ASKED_ABOUT if store else _HEARD
         scene = scenes[variant % len(scenes)].format(t=m.group(2))
         rest = request[: m.start()] + _BEHIND[m.group(1)] + request[m.end() :]
+        if store:  # the clerk speaks for the store ('How many copies of that artist's tracks have we sold?')
+            for said, ours in _STORE_SAID:
+                rest = said.sub(ours, rest)
         return scene + rest[:1].upper() + rest[1:]
+    m = _SAME_PLACE.search(request)
+    if m is not None and request.count(m.group("code")) == 1:  # the trip first, then 'its state' (s19 r1 #2)
+        scene = _TRIP[variant % len(_TRIP)].format(c=m.group("code"))
+        rest = request[: m.start()] + f"in its {m.group('unit')}" + request[m.end() :]
+        lead = re.match(r"^((?:Hi|Hey|Hello)[^.!?]*[.!?] )", rest)  # a greeting stays first
+        head = lead.group(1) if lead else ""
+        rest = rest[len(head) :]
+        return head + scene + rest[:1].upper() + rest[1:]
+    for said, ours in _CUSTOMERS_SAID:  # a question about the store's customers is asked by its staff
+        request = said.sub(ours, request)
     m = _THROUGH_OWN.search(request)
     if m is not None and request.count(m.group(2)) == 1:
         rest = request[: m.start()] + _ITS[m.group(1)] + request[m.end() :]

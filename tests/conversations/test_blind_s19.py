@@ -103,3 +103,35 @@ def test_a_comparison_for_one_airline_keeps_its_frame_once():
     assert all(s and s.startswith("For Endeavor Air, ") and s.count("For ") == 1 and "34" in s and "30" in s
                for s in said), said  # fmt: skip
     assert said[0] == "For Endeavor Air, JFK has 34 routes and EWR has 4, so JFK has 30 more."
+
+
+@pytest.mark.parametrize(
+    ("request_", "said"),
+    [
+        # r1 #18: "How many copies of tracks by the artist behind it has the store sold?" (stilted)
+        ("How many copies of tracks by the artist who recorded 'Fast As a Shark' has the store sold?",
+         "A customer just asked me about 'Fast As a Shark'. How many copies of that artist's tracks have we sold?"),
+        ("How much have tracks by the artist who recorded 'Inject The Venom' earned the store, in US dollars?",
+         "A customer just asked me about 'Inject The Venom'. How much have that artist's tracks earned us, in US "
+         "dollars?"),
+        # r1 #17: "how many customers there are from the same country as …" (templated)
+        ("Could you find out how many customers there are from the same country as František Wichterlová?",
+         "Could you find out how many of our customers are from the same country as František Wichterlová?"),
+        # r1 #2: "in the same state as ASX" (a templated hop): the trip first
+        ("Hey! Could you check how many airports there are in the same state as ASX?",
+         "Hey! I'm flying out of ASX soon. Could you check how many airports there are in its state?"),
+    ],
+)  # fmt: skip
+def test_store_and_trip_questions_are_asked_in_their_speakers_voice(request_, said):
+    from factory.conversations.wording import context_first
+
+    assert context_first(request_, "en", 0) == said
+
+
+def test_a_name_typed_with_its_accents_comes_from_a_user_at_ease_with_computers():
+    persona = {"register": "casual", "digital_literacy": "low"}
+    assert (
+        fit_to_request(persona, "How many customers share František Wichterlová's country?", "en")["digital_literacy"]
+        == "high"
+    )
+    assert fit_to_request(persona, "How many customers does Brazil have?", "en") == persona
