@@ -323,20 +323,20 @@ def _sido_doctors(doctors: pd.DataFrame, names: pd.Series, sido: str, year: int,
 
 
 def _sigungu_health(doctors: pd.DataFrame, welfare: pd.DataFrame, code: int, name: str) -> list[str]:
-    """The 시군구 bulletin's sentences on its doctors and welfare, each of the latest year with data."""
+    """The 시군구 bulletin's sentences on its doctors (the specialty with the most of them, 소아청소년과) and its welfare
+    facilities and registered disabled persons, each of the latest year with data."""
     out = []
     d = doctors[(doctors["adm2_code"] == code) & (doctors["total"] > 0)]
     if len(d):
         r = d.sort_values("year").iloc[-1]
-        text = f"{int(r['year'])}년 {name}의 의사는 모두 {int(r['total']):,}명으로"
+        text = f"{int(r['year'])}년 {name}의 의사는 모두 {int(r['total']):,}명"
         top = top_one(r.drop(["year", "adm1_code", "adm2_code", "total"]).astype(float))
-        if top is not None:
-            ko = SPECIALTIES_KO[str(top)]
-            text += f", 전문과목별로는 {josa(ko, '이/가')} {int(r[top]):,}명으로 가장 많았다."
+        ped = r.get("pediatrics")
+        if top is None:
+            text += f"이며, 소아청소년과는 {int(ped):,}명이었다." if pd.notna(ped) else "으로 집계되었다."
         else:
-            text += " 집계되었다."
-        if pd.notna(r.get("pediatrics")):
-            text += f" 소아청소년과 의사는 {int(r['pediatrics']):,}명이다."
+            text += f"으로, 전문과목별로는 {josa(SPECIALTIES_KO[str(top)], '이/가')} {int(r[top]):,}명으로 가장 많았"
+            text += f"고 소아청소년과는 {int(ped):,}명이었다." if top != "pediatrics" and pd.notna(ped) else "다."
         out.append(text)
     w = welfare[welfare["adm2_code"] == code].dropna(subset=["facilities", "disabled"])
     if len(w):
