@@ -865,7 +865,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
         first = kinds_here[0]
         spec1, res1 = head.last
         n_api = len(head.calls)
-        named = {str(v) for v in head.calls[0][1].args.values()}
+        named = stated_values(head.calls[0][0], head.calls[0][1].args)
         upstream = head.upstream_values() if n_api > 1 else set()
         frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
         found: list[tuple[str, str, Mapping[str, Any], Any, str | None]] = []
@@ -1225,6 +1225,15 @@ async def _seeded_calls(
                         have.add(digest)
                         out.append({"tool": tool2, "args": args, "call_digest": digest, "seeded_from": f"{tool}({v})"})
     return out
+
+
+def stated_values(spec: ToolSpec, args: Mapping[str, Any]) -> set[str]:
+    """The values a question states of a call `spec` was sent: its arguments but the generic ones (the key, the
+    response format, paging), which no question states. A search for the key placeholder or 'json' returns some
+    passage, and one naming the entity the call found dropped the chain as `api_hop_in_documents` (korea demo: 46 of
+    104 rejections, '<KEY>' and 'json' named 서울특별시 and 경기도)."""
+    generic = set(spec.generic_params.names())
+    return {str(v) for p, v in args.items() if p not in generic and v != _KEY}
 
 
 async def _documents_name(

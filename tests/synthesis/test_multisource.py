@@ -278,3 +278,19 @@ def test_a_district_a_kept_task_found_through_a_document_is_not_asked_again():
     frame = {"fields": {"sidoCd": {"asked": False}}}
     assert multisource._answer_field(rec, [gold], "화성시", "sigunguNm") == ["sidoCd", "sigunguCd"]
     assert multisource._answer_field(rec, [gold], "화성시", "sigunguNm", frame) == ["sigunguCd"]
+
+
+def test_what_a_question_states_of_a_call_is_no_generic_argument():
+    """api_hop_in_documents searches for each value the question states: never the key placeholder, the response
+    format or the paging (a search for '<KEY>' or 'json' returns some bulletin, and one naming 서울특별시 dropped 46 of
+    the korea demo's chains)."""
+    import json
+    from pathlib import Path
+
+    from factory.tools.spec import ToolSpec
+
+    snapshot = Path(__file__).parents[1] / "variants" / "demo_snapshot.json"
+    tools = json.loads(snapshot.read_text(encoding="utf-8"))["inventories"]["korea"]["tools"]
+    [spec] = [ToolSpec.model_validate(t) for t in tools if t["name"] == "search_census_district"]
+    args = {"serviceKey": "<KEY>", "_type": "json", "numOfRows": 10, "pageNo": 1, "keyword": "광산구"}
+    assert multisource.stated_values(spec, args) == {"광산구"}
