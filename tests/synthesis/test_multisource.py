@@ -278,3 +278,45 @@ def test_a_district_a_kept_task_found_through_a_document_is_not_asked_again():
     frame = {"fields": {"sidoCd": {"asked": False}}}
     assert multisource._answer_field(rec, [gold], "화성시", "sigunguNm") == ["sidoCd", "sigunguCd"]
     assert multisource._answer_field(rec, [gold], "화성시", "sigunguNm", frame) == ["sigunguCd"]
+
+
+def test_what_a_question_states_of_a_call_is_no_generic_argument():
+    """api_hop_in_documents searches for each value the question states: never the key placeholder, the response
+    format or the paging (a search for '<KEY>' or 'json' returns some bulletin, and one naming 서울특별시 dropped 46 of
+    the korea demo's chains)."""
+    import json
+    from pathlib import Path
+
+    from factory.tools.spec import ToolSpec
+
+    snapshot = Path(__file__).parents[1] / "variants" / "demo_snapshot.json"
+    tools = json.loads(snapshot.read_text(encoding="utf-8"))["inventories"]["korea"]["tools"]
+    [spec] = [ToolSpec.model_validate(t) for t in tools if t["name"] == "search_census_district"]
+    args = {"serviceKey": "<KEY>", "_type": "json", "numOfRows": 10, "pageNo": 1, "keyword": "광산구"}
+    assert multisource.stated_values(spec, args) == {"광산구"}
+
+
+def test_a_fact_only_the_documents_give_is_asked_first():
+    """A passage stating a fact no API serves (a district's doctors) is asked that one, not a share or a rank an agent
+    computes from the API rows (issue 17 gap 4); a passage whose facts are all derivable draws among all of them."""
+    from types import SimpleNamespace
+
+    def fact(name, derivable):
+        return SimpleNamespace(
+            name=name, fact=SimpleNamespace(derivable=derivable, match=SimpleNamespace(pattern=name))
+        )
+
+    share, rank, doctors, pediatrics = (
+        fact("share", True),
+        fact("rank", True),
+        fact("doctors", False),
+        fact("ped", False),
+    )
+    assert multisource.documents_only([share, doctors, rank, pediatrics]) == [doctors, pediatrics]
+    assert multisource.documents_only([share, rank]) == [share, rank]
+    # among them the one the kept chains asked least: another district is asked another fact, not the same question
+    kept = [{"realization": {"fact": "ped"}}, {"realization": {"fact": "share"}}, {"query": "an API-only task"}]
+    asked = multisource.asked_facts(kept)
+    assert asked == {"ped": 1, "share": 1}
+    assert multisource.documents_only([share, doctors, rank, pediatrics], asked) == [doctors]
+    assert multisource.documents_only([share, rank], asked) == [share, rank]
