@@ -87,6 +87,15 @@ def test_below_the_threshold_no_vector_index_is_built(tmp_path, ann_min_rows):
     assert ix.search(rows[5]["text"], 5)[0]["id"] == rows[5]["id"]
 
 
+def test_a_rebuild_below_the_threshold_is_flat_and_the_pinned_version_keeps_its_index(tmp_path):
+    rows, vectors, big = _write(tmp_path, 300, ann_min_rows=300)
+    uri = str(tmp_path / "lancedb")
+    small = index.write_index(uri, "t__docs", rows[:100], vectors[:100], "en", ann_min_rows=300)
+    assert index.RetrievalIndex(uri, "t__docs", small, HashEmbedder()).ann is None
+    again = index.RetrievalIndex(uri, "t__docs", big.version, HashEmbedder())
+    assert again.ann is not None and again.search(rows[200]["text"], 5)[0]["id"] == rows[200]["id"]
+
+
 def _project(tmp_path, ann_min_rows: int | None):
     raw = {
         "data_dir": str(tmp_path / "data"),
