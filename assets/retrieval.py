@@ -66,7 +66,8 @@ def retrieval_synthesis_index(
     description="The domain's decontaminated retrieval index: chunks that state an API-only task's answer or "
     "bridge value, near-duplicates of dev/test questions and cross-domain leaks removed (a verdict with a reason "
     "code each), and RAG-only tasks the APIs answer counted (rule (b), dropped in judged_queries); the rest embedded (MiniLM for English, multilingual-e5 for Korean) into a LanceDB table with a "
-    "BM25 index, hybrid search. The value pins the table version it wrote.",
+    "BM25 index and, from `retrieval.ann_min_rows` chunks, an ANN vector index (`retrieval.ann_index_type`; metadata "
+    "ann_index / ann_index_type), hybrid search. The value pins the table version it wrote.",
 )
 def retrieval_index(
     context: dg.AssetExecutionContext,
@@ -84,7 +85,7 @@ def retrieval_index(
     value, meta = index.build_index(domain, retrieval_corpus[domain], retrieval_corpus, tasks, cfg, rag_drops=drops)
     context.log.info(
         f"{domain}: {meta['chunks']} chunks, {meta['served']} served, {meta.get('removed_total', 0)} removed "
-        f"(table {meta.get('table')} v{meta.get('version')})"
+        f"(table {meta.get('table')} v{meta.get('version')}, vector index: {meta.get('ann_index_type')})"
     )
     return dg.Output(value, metadata=to_metadata(meta))
 

@@ -2,7 +2,7 @@
 10k and 100k chunks, each beside a brute-force scan, in one run.
 
     .venv/bin/python benchmarks/retrieval_throughput.py [--sizes 10000,100000] [--queries 200] [--tasks 200]
-        [--model-sample 0] [--json out.json]
+        [--model-sample 0] [--json out.json] [--no-ann] [--no-decontam]
 
 The chunks are SYNTHETIC: paragraph-length English texts drawn from a fixed vocabulary with entity
 names, dates and numbers (seeded, so every run writes the same corpus), and a tenth of them repeated
@@ -17,7 +17,14 @@ rules, not the embedding model; `--model-sample N` also times the configured Eng
   serves) → queries/s; brute force: one numpy matrix product over every vector plus a Python scan of
   every text for the query words (the same two rankings without an index), and the overlap of the
   hybrid top 5 with the brute-force top 5.
-- Decontamination: `factory.retrieval.decontam.decontaminate` with `--tasks` synthetic API-only tasks
+- ANN vector index (unless `--no-ann`): `build_ann_index` (what `write_index` builds at `retrieval.ann_min_rows`
+  rows: `retrieval.ann_index_type`, cosine) written as the next version of the same table, so the flat and the
+  ANN version answer the same queries side by side: build time (flat, ANN index, both), queries/s of the vector
+  search alone (flat scan vs ANN, `retrieval.ann_nprobes` / `ann_refine_factor`) and of the hybrid search on
+  each version, numpy's exact scan (one matrix product per query over vectors already in memory), and recall@5 /
+  recall@20 of each vector search against numpy's exact top k (20: the depth the hybrid search fetches at k=5),
+  plus the share of the hybrid top 5 that the ANN version shares with the flat one.
+- Decontamination (unless `--no-decontam`): `factory.retrieval.decontam.decontaminate` with `--tasks` synthetic API-only tasks
   (their answers planted in 1% of the chunks) → chunks/s; brute force: every task's every value searched
   in every chunk's text (substring) and every cross-domain pair compared by Jaccard, timed on a sample
   and scaled to all pairs (marked "est.").
@@ -34,11 +41,12 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+import lancedb
 import numpy as np
 
 from factory.config import RetrievalConfig
 from factory.retrieval import decontam
-from factory.retrieval.index import RetrievalIndex, write_index
+from factory.retrieval.index import RetrievalIndex, ann_partitions, build_ann_index, write_index
 from factory.splits.minhash import jaccard, shingle_hashes
 
 DIM = 384
@@ -160,7 +168,46 @@ def brute_decontam(
     return scan, per_pair * len(chunks) * len(others), len(a) * len(b)
 
 
-def run_size(n: int, n_queries: int, n_tasks: int, folder: Path, model_sample: int) -> dict[str, Any]:
+def compare_ann(
+    flat: RetrievalIndex,
+    ann: RetrievalIndex,
+    vectors: np.ndarray,
+    emb: HashEmbedder,
+    queries: list[str],
+    hybrid_flat: list[list[dict[str, Any]]],
+    settings: RetrievalConfig,
+) -> dict[str, Any]:
+    """Vector-only and hybrid queries/s of the flat and the ANN version, numpy's exact scan, and recall@k of the
+    ANN vector search against the exact top k (k = 5 and the hybrid's vector depth, 20)."""
+    qvecs = emb.encode_queries(queries)
+    depth = 20  # RetrievalIndex.search fetches max(4k, 20) per ranking: 20 at k=5
+    out: dict[str, Any] = {"ann_nprobes": ann.nprobes, "ann_refine_factor": ann.refine_factor}
+    ann.search(queries[0], 5)  # warm
+    res: dict[str, list[list[str]]] = {}
+    for label, ix in (("flat", flat), ("ann", ann)):
+        ix.vector_search(qvecs[0], depth)
+        t0 = time.perf_counter()
+        res[label] = [[r["id"] for r in ix.vector_search(q, depth)] for q in qvecs]
+        out[f"{label}_vector_q_per_s"] = round(len(queries) / (time.perf_counter() - t0), 1)
+    t0 = time.perf_counter()
+    hybrid_ann = [ann.search(q, 5) for q in queries]
+    out["ann_hybrid_q_per_s"] = round(len(queries) / (time.perf_counter() - t0), 1)
+    ids = np.array(flat.ids())  # row order of the table = order of `vectors`
+    t0 = time.perf_counter()
+    exact = [ids[np.argsort(-(vectors @ q))[:depth]].tolist() for q in qvecs]
+    out["numpy_vector_q_per_s"] = round(len(queries) / (time.perf_counter() - t0), 1)
+    for k in (5, depth):
+        for label in ("flat", "ann"):
+            hits = [len(set(g[:k]) & set(e[:k])) / k for g, e in zip(res[label], exact, strict=True)]
+            out[f"{label}_recall_at_{k}"] = round(float(np.mean(hits)), 3)
+    same = [len({r["id"] for r in a} & {r["id"] for r in f}) / 5 for a, f in zip(hybrid_ann, hybrid_flat, strict=True)]
+    out["ann_hybrid_top5_vs_flat"] = round(float(np.mean(same)), 3)
+    return out
+
+
+def run_size(
+    n: int, n_queries: int, n_tasks: int, folder: Path, model_sample: int, ann: bool = True, decontaminate: bool = True
+) -> dict[str, Any]:
     rng = random.Random(17 + n)
     chunks = synthetic_chunks(n, "bench", rng)
     tasks = synthetic_tasks(chunks, n_tasks, rng)
@@ -176,13 +223,14 @@ def run_size(n: int, n_queries: int, n_tasks: int, folder: Path, model_sample: i
 
     uri = str(folder / f"lancedb_{n}")
     t0 = time.perf_counter()
-    version = write_index(uri, "bench__docs", chunks, vectors, "en")
+    version = write_index(uri, "bench__docs", chunks, vectors, "en")  # no ANN index: the flat version
     build = time.perf_counter() - t0
     out["index_build_s"] = round(build, 2)
     out["index_build_docs_per_s"] = round(n / build)
     size = sum(p.stat().st_size for p in Path(uri).rglob("*") if p.is_file())
     out["index_bytes"] = size
 
+    settings = RetrievalConfig()
     index = RetrievalIndex(uri, "bench__docs", version, emb)  # type: ignore[arg-type]
     qrng = random.Random(5)
     queries = [f"{qrng.choice(NAMES)} {' '.join(qrng.choice(WORDS) for _ in range(4))}" for _ in range(n_queries)]
@@ -191,6 +239,20 @@ def run_size(n: int, n_queries: int, n_tasks: int, folder: Path, model_sample: i
     got = [index.search(q, 5) for q in queries]
     q_s = time.perf_counter() - t0
     out["query_per_s"] = round(n_queries / q_s, 1)
+    if ann:
+        # the same table with the ANN vector index written as its next version (what write_index does at
+        # retrieval.ann_min_rows rows): the flat and the ANN version side by side, on the same rows and queries
+        t0 = time.perf_counter()
+        table = lancedb.connect(uri).open_table("bench__docs")
+        build_ann_index(table, n, settings.ann_index_type)
+        out["ann_index_s"] = round(time.perf_counter() - t0, 2)
+        out["ann_build_s"] = round(build + out["ann_index_s"], 2)
+        out["ann_type"] = settings.ann_index_type
+        out["ann_partitions"] = ann_partitions(n, settings.ann_index_type)
+        out["ann_index_bytes"] = sum(p.stat().st_size for p in Path(uri).rglob("*") if p.is_file()) - size
+        ann_ix = RetrievalIndex(uri, "bench__docs", int(table.version), emb)  # type: ignore[arg-type]
+        assert ann_ix.ann is not None and index.ann is None
+        out.update(compare_ann(index, ann_ix, vectors, emb, queries, got, settings))
     texts = [c["text"].lower() for c in chunks]
     bq = min(n_queries, 50 if n <= 20_000 else 10)  # the brute-force scan is slow: fewer queries at 100k
     t0 = time.perf_counter()
@@ -200,7 +262,10 @@ def run_size(n: int, n_queries: int, n_tasks: int, folder: Path, model_sample: i
     overlap = [len({r["id"] for r in g} & {ids[i] for i in b}) / 5 for g, b in zip(got[:bq], brute, strict=True)]
     out["top5_overlap_with_brute"] = round(float(np.mean(overlap)), 3)
 
-    settings = RetrievalConfig()
+    if not decontaminate:
+        print(json.dumps(out), flush=True)
+        shutil.rmtree(uri, ignore_errors=True)
+        return out
     t0 = time.perf_counter()
     verdicts, stats = decontam.decontaminate("bench", chunks, tasks, {"other": others}, settings)
     d_s = time.perf_counter() - t0
@@ -227,8 +292,28 @@ def run_size(n: int, n_queries: int, n_tasks: int, folder: Path, model_sample: i
     return out
 
 
-def table(results: list[dict[str, Any]]) -> str:
-    cols = [
+ANN_COLS = [
+    ("chunks", "chunks"),
+    ("index_build_s", "build s (flat)"),
+    ("ann_build_s", "build s (with ANN)"),
+    ("ann_index_s", "ANN index s"),
+    ("ann_type", "ANN"),
+    ("ann_partitions", "partitions"),
+    ("flat_vector_q_per_s", "flat vector q/s"),
+    ("ann_vector_q_per_s", "ANN vector q/s"),
+    ("query_per_s", "hybrid flat q/s"),
+    ("ann_hybrid_q_per_s", "hybrid ANN q/s"),
+    ("numpy_vector_q_per_s", "brute-force vector q/s (numpy)"),
+    ("brute_query_per_s", "brute-force hybrid q/s"),
+    ("ann_recall_at_5", "ANN recall@5"),
+    ("ann_recall_at_20", "ANN recall@20"),
+    ("flat_recall_at_20", "flat recall@20"),
+    ("ann_hybrid_top5_vs_flat", "hybrid top-5 ANN = flat"),
+]
+
+
+def table(results: list[dict[str, Any]], cols: list[tuple[str, str]] | None = None) -> str:
+    cols = cols or [
         ("chunks", "chunks"),
         ("index_build_docs_per_s", "build docs/s"),
         ("index_build_s", "build s"),
@@ -256,12 +341,16 @@ def main() -> None:
     ap.add_argument("--tasks", type=int, default=200)
     ap.add_argument("--model-sample", type=int, default=0)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--no-ann", action="store_true", help="skip the ANN vector index comparison")
+    ap.add_argument(
+        "--no-decontam", action="store_true", help="skip the decontamination timing (index and queries only)"
+    )
     a = ap.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="retrieval-bench-"))
     results = []
     try:
         for n in [int(s) for s in a.sizes.split(",")]:
-            r = run_size(n, a.queries, a.tasks, folder, a.model_sample)
+            r = run_size(n, a.queries, a.tasks, folder, a.model_sample, not a.no_ann, not a.no_decontam)
             print(json.dumps(r), flush=True)
             results.append(r)
     finally:
@@ -269,6 +358,10 @@ def main() -> None:
     print()
     print("Synthetic chunks, hashing embedder (see the module docstring).")
     print(table(results))
+    if not a.no_ann:
+        print()
+        print("Flat scan vs ANN vector index (same table, two versions; recall against numpy's exact top k).")
+        print(table(results, ANN_COLS))
     if a.json:
         Path(a.json).write_text(json.dumps(results, indent=2))
 

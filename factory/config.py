@@ -233,6 +233,26 @@ class RetrievalConfig(_Frozen):
     )
     rrf_k: int = Field(default=60, ge=1, description="Hybrid search: reciprocal-rank-fusion constant.")
     default_k: int = Field(default=5, ge=1, le=50, description="Passages a search returns when k is not given.")
+    ann_min_rows: int = Field(
+        default=5000,
+        ge=1,
+        description="A retrieval index table of at least this many served chunks gets an ANN vector index "
+        "(`ann_index_type`, cosine); a smaller one is searched by a flat scan, which is exact and fast at that size.",
+    )
+    ann_index_type: Literal["IVF_HNSW_SQ", "IVF_PQ", "IVF_SQ", "IVF_FLAT"] = Field(
+        default="IVF_HNSW_SQ",
+        description="LanceDB vector index type built at `ann_min_rows` rows: IVF_HNSW_SQ (an HNSW graph per IVF "
+        "partition of ~16k rows, 8-bit scalar-quantized vectors) or an IVF-only type with about sqrt(rows) partitions.",
+    )
+    ann_nprobes: int = Field(
+        default=20, ge=1, description="ANN search: IVF partitions probed per query (more: better recall, slower)."
+    )
+    ann_refine_factor: int | None = Field(
+        default=5,
+        ge=1,
+        description="ANN search: re-rank refine_factor x depth candidates by their exact vectors (None: no re-rank; "
+        "the quantized distances alone lose recall: benchmarks/results/retrieval_ann_2026-12-03.md).",
+    )
     # --- rageval (issue 17 items 5-6): tool-use policies (factory/retrieval/policy.py)
     policy_shares: dict[str, float] = Field(
         # off unless set: a policy changes what a task asks of the agent (VAKRA's shares: 0.18 / 0.19 / 0.63)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from factory.config import ProjectConfig
+from factory.config import ProjectConfig, RetrievalConfig
 from factory.io import data_store, object_store_options
 from factory.report import bar_plot, md_table
 from factory.retrieval import decontam
@@ -29,6 +29,7 @@ from factory.retrieval.embedding import RetrievalEmbedder, embedder_for
 INDEX_FOLDER = "retrieval_index/lancedb"
 KEPT_COLUMNS = ("id", "doc_id", "domain", "title", "source", "position", "text", "licence", "language", "meta")
 SEARCH_COLUMN = "search_text"  # title + text: what BM25 indexes and the vector embeds
+_DEFAULTS = RetrievalConfig()  # search settings of an index opened without the project config (the search tools)
 
 
 _MONTH_NAMES = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -112,8 +113,42 @@ def fingerprint(table: str, version: int, model: str, ids: Sequence[str]) -> str
     return f"sha256:{h.hexdigest()}"
 
 
-def write_index(uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors: np.ndarray, language: str) -> int:
-    """Write the served chunks as a new version of table `name`; returns the version (after the FTS index)."""
+ANN_ROWS_PER_HNSW_PARTITION = 16_384
+
+
+def ann_partitions(rows: int, index_type: str) -> int:
+    """IVF partitions of the ANN index for a table of `rows` vectors: about sqrt(rows) for the IVF-only types
+    (IVF_PQ/IVF_SQ/IVF_FLAT); IVF_HNSW_* search each partition by its own HNSW graph, which finds neighbours in a
+    large partition well, so they keep partitions of ~16k rows (one up to 32k rows)."""
+    if index_type.startswith("IVF_HNSW"):
+        return max(1, rows // ANN_ROWS_PER_HNSW_PARTITION)
+    return max(1, round(rows**0.5))
+
+
+def build_ann_index(table: Any, rows: int, index_type: str) -> None:
+    """Build the ANN vector index (cosine distance; the search passes the same metric) on `vector`."""
+    from lancedb.index import HnswPq, HnswSq, IvfFlat, IvfPq, IvfSq
+
+    kinds: dict[str, Any] = {"IVF_HNSW_SQ": HnswSq, "IVF_HNSW_PQ": HnswPq, "IVF_PQ": IvfPq, "IVF_SQ": IvfSq,
+                             "IVF_FLAT": IvfFlat}  # fmt: skip
+    if index_type not in kinds:
+        raise ValueError(f"unknown ANN index type {index_type!r} (one of {', '.join(kinds)})")
+    config = kinds[index_type](distance_type="cosine", num_partitions=ann_partitions(rows, index_type))
+    table.create_index("vector", config=config, replace=True)
+
+
+def write_index(
+    uri: str,
+    name: str,
+    rows: Sequence[Mapping[str, Any]],
+    vectors: np.ndarray,
+    language: str,
+    *,
+    ann_min_rows: int | None = None,
+    ann_index_type: str = "IVF_HNSW_SQ",
+) -> int:
+    """Write the served chunks as a new version of table `name`; returns the version (after the FTS index and,
+    when the table has at least `ann_min_rows` rows, the ANN vector index: `vector_index` reads which)."""
     import lancedb
     import pyarrow as pa
 
@@ -133,32 +168,83 @@ def write_index(uri: str, name: str, rows: Sequence[Mapping[str, Any]], vectors:
     table = db.create_table(name, data=data, mode="overwrite")
     if len(rows):
         _fts(table, language)
+    if ann_min_rows is not None and len(rows) >= ann_min_rows:
+        build_ann_index(table, len(rows), ann_index_type)
     return int(table.version)
+
+
+def _ann_summary(uri: str, name: str, version: int, rows: int, index_type: str) -> dict[str, Any]:
+    """What the index value records of its vector index, read back from the written version: built or not, its
+    LanceDB type, partitions and metric (a flat scan below `ann_min_rows`)."""
+    import lancedb
+
+    table = lancedb.connect(uri, storage_options=object_store_options(uri) or None).open_table(name)
+    table.checkout(version)
+    ix = vector_index(table)
+    if ix is None:
+        return {"built": False, "type": None, "rows": rows}
+    return {"built": True, "type": ix["type"], "name": ix["name"], "metric": ix["metric"], "rows": rows,
+            "partitions": ann_partitions(rows, index_type)}  # fmt: skip
+
+
+def vector_index(table: Any) -> dict[str, Any] | None:
+    """The ANN index on the `vector` column of the table's checked-out version ({name, type, metric}: type as
+    LanceDB names it, e.g. IVF_HNSW_SQ), or None (the vector search is a flat scan)."""
+    for ix in table.list_indices():
+        if list(getattr(ix, "columns", None) or []) == ["vector"]:
+            stats = table.index_stats(ix.name)
+            return {
+                "name": str(ix.name),
+                "type": str(getattr(stats, "index_type", None) or ix.index_type),
+                "metric": str(getattr(stats, "distance_type", None) or "l2"),
+            }
+    return None
 
 
 class RetrievalIndex:
     """One published index version, searchable: `search(query, k)` → passages, best first."""
 
-    def __init__(self, uri: str, name: str, version: int, embedder: RetrievalEmbedder, *, rrf_k: int = 60) -> None:
+    def __init__(
+        self,
+        uri: str,
+        name: str,
+        version: int,
+        embedder: RetrievalEmbedder,
+        *,
+        rrf_k: int = _DEFAULTS.rrf_k,
+        nprobes: int = _DEFAULTS.ann_nprobes,
+        refine_factor: int | None = _DEFAULTS.ann_refine_factor,
+    ) -> None:
         import lancedb
 
         try:
             self.table = lancedb.connect(uri, storage_options=object_store_options(uri) or None).open_table(name)
             self.table.checkout(version)
+            self.ann = vector_index(self.table)  # None: the vector half is a flat (exact) scan
         except Exception as e:  # the library raises several types for a missing table/version
             raise RetrievalIndexError(f"cannot open retrieval index {name} version {version} at {uri}: {e}") from e
         self.name, self.version, self.embedder, self.rrf_k = name, version, embedder, rrf_k
+        self.nprobes, self.refine_factor = nprobes, refine_factor
+
+    @classmethod
+    def for_config(
+        cls, uri: str, name: str, version: int, embedder: RetrievalEmbedder, cfg: ProjectConfig
+    ) -> "RetrievalIndex":
+        r = cfg.retrieval
+        return cls(
+            uri, name, version, embedder, rrf_k=r.rrf_k, nprobes=r.ann_nprobes, refine_factor=r.ann_refine_factor
+        )
 
     @classmethod
     def from_value(cls, value: Mapping[str, Any], cfg: ProjectConfig) -> "RetrievalIndex":
         if not value.get("table"):
             raise RetrievalIndexError(f"retrieval_index of {value.get('domain')!r} has no table (no corpus configured)")
-        return cls(
+        return cls.for_config(
             str(value["uri"]),
             str(value["table"]),
             int(value["version"]),
             embedder_for(str(value["language"]), cfg),
-            rrf_k=cfg.retrieval.rrf_k,
+            cfg,
         )
 
     def count(self) -> int:
@@ -172,7 +258,7 @@ class RetrievalIndex:
         depth = max(4 * k, 20)
         dates = date_tokens(query)
         vec = self.embedder.encode_queries([query])[0]
-        by_vec = self.table.search(vec, vector_column_name="vector").limit(depth).to_list()
+        by_vec = self.vector_search(vec, depth)
         try:
             lexical = " ".join([query, *dates])
             by_text = self.table.search(lexical, query_type="fts").limit(depth).to_list()
@@ -200,6 +286,20 @@ class RetrievalIndex:
             }
             for i in best
         ]
+
+    def vector_query(self, vec: np.ndarray, depth: int) -> Any:
+        """The LanceDB query of the `depth` nearest rows to `vec`: through the ANN index (its metric, `nprobes`
+        partitions, re-ranked by the exact vectors when `refine_factor` is set) when the version has one, else a
+        flat scan."""
+        q: Any = self.table.search(vec, vector_column_name="vector")  # a vector query (LanceVectorQueryBuilder)
+        if self.ann:
+            q = q.distance_type(self.ann["metric"]).nprobes(self.nprobes)
+            if self.refine_factor:
+                q = q.refine_factor(self.refine_factor)
+        return q.limit(depth)
+
+    def vector_search(self, vec: np.ndarray, depth: int) -> list[dict[str, Any]]:
+        return list(self.vector_query(vec, depth).to_list())
 
     def ids(self) -> list[str]:
         return [str(x) for x in self.table.to_arrow().column("id").to_pylist()]
@@ -295,7 +395,11 @@ def build_index(
     vectors = emb.encode([search_text(c) for c in kept]) if kept else emb.encode(["-"])[:0]
     uri = index_uri(cfg)
     name = table_name(domain, str(collection))
-    version = write_index(uri, name, kept, vectors, language)
+    r = cfg.retrieval
+    version = write_index(
+        uri, name, kept, vectors, language, ann_min_rows=r.ann_min_rows, ann_index_type=r.ann_index_type
+    )
+    ann = _ann_summary(uri, name, version, len(kept), r.ann_index_type)
     value: dict[str, Any] = {
         "domain": domain,
         "collection": collection,
@@ -312,11 +416,12 @@ def build_index(
         "rag_tasks_dropped": drops,
         "decontamination": stats,
         "fingerprint": fingerprint(name, version, emb.model_id, [c["id"] for c in kept]),
+        "ann_index": ann,
     }
     if stage == "synthesis":
         value["stage"] = "synthesis"
     else:
-        served_index = RetrievalIndex(uri, name, version, emb, rrf_k=cfg.retrieval.rrf_k)
+        served_index = RetrievalIndex.for_config(uri, name, version, emb, cfg)
         value["api_rag_replay"] = replay_retrieval_calls(served_index, tasks, domain)
     counts = stats["removed"]
     from factory.retrieval.policy import CATEGORIES, category_of, hop_type
@@ -345,6 +450,8 @@ def build_index(
         ),
         "rag_only_dropped": len(drops),  # rule (b), from judged_queries
         "index_bytes": size,
+        "ann_index": ann["built"],  # an ANN vector index on `vector` (else a flat scan: fewer than ann_min_rows)
+        "ann_index_type": ann["type"] or "none (flat scan)",
         "corpus_documents": len({c.get("doc_id") for c in chunks}),
         "hop_types": {h: sum(1 for t in own if hop_type(t) == h) for h in sorted({hop_type(t) for t in own})},
         "policy_by_category": {c: sum(1 for t in own if category_of(t) == c) for c in CATEGORIES},
