@@ -544,6 +544,10 @@ def _in_region(query: str, value: str) -> str:
     return query[: m.start()] + f"{m.group(1)}에 있는 " + query[i:]
 
 
+# a question that counts a 시도's 시·군·구 themselves ('경기도와 인천광역시의 시·군·구 수는 …'), not what one of them holds
+_COUNTS_DISTRICTS = re.compile(r"시·?군·?구(?:\([^)]*\))?(?: 수|는 몇|가 몇|를 모두)")
+
+
 def _basis_said(solved: dict[str, Any], request: str, language: str) -> dict[str, Any]:
     """The solved conversation with a Korean reply that says it counted 법정동 when the request says only '동'
     (`plain_for_novice`): the user asked plainly, the assistant is exact."""
@@ -790,6 +794,10 @@ def conversation_tasks(
         )  # said as it means (s15)
         solved["answer"] = {**solved["answer"], "text": f"{solved['answer']['text']} {how}"}
     level, how = askability(task)
+    if basis == "일반구" and _COUNTS_DISTRICTS.search(str(task.get("query") or "")):
+        # '경기도의 시군구 수' means its 31 시·군 to a person; the tools list each 일반구 (44), and a reply that says
+        # it counted them so was still read as wrong (blind reads s18 r3 #9, s19 r1 #9, s19 r2 #14)
+        level, how = None, "the count splits a city into its 일반구, which '시군구 수' does not mean to a person"
     if level is None:
         for case in (base_case(calls), "multi_turn"):
             skipped.append({"source_task_id": task["id"], "case_pattern": case, "reason": f"not askable: {how}"})

@@ -69,7 +69,7 @@ def test_a_korean_comparison_reply_lists_both_sides_then_the_margin():
     [
         # r3 #17: "… by the artist who recorded 'For Those About To Rock (We Salute You)' …"
         ("How many invoices include tracks by the artist who recorded 'Inject The Venom'?",
-         "A customer just asked me about 'Inject The Venom'. How many invoices include tracks by the artist behind it?"),
+         "A customer just asked me about 'Inject The Venom'. How many invoices include that artist's tracks?"),
         ("What is the file size of the longest track on the album containing 'Fast As a Shark'?",
          "I keep listening to 'Fast As a Shark'. What is the file size of the longest track on the album it's on?"),
         # r3 #8: the withheld track said as the user's own
@@ -98,10 +98,7 @@ def test_korean_requests_say_places_and_census_years_as_people_do():
 def test_a_store_question_is_set_in_the_store_and_a_which_question_varies():
     # s18 r1 #5: "'Inject The Venom' just came on. How many invoices include tracks by the artist behind it?"
     said = context_first("How many invoices include tracks by the artist who recorded 'Inject The Venom'?", "en", 0)
-    assert (
-        said
-        == "A customer just asked me about 'Inject The Venom'. How many invoices include tracks by the artist behind it?"
-    )
+    assert said == "A customer just asked me about 'Inject The Venom'. How many invoices include that artist's tracks?"
     # s18 r1 #1, #16: every WHICH question read "Which <kind> has more <what>, A or B, and by how many?"
     from factory.conversations.wording import chat_difference
 
