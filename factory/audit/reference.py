@@ -285,20 +285,9 @@ def get_flight(flight_id: int) -> dict[str, Any]:
     return _rows(hit[_FLIGHT])[0]
 
 
-_WEATHER = [
-    "origin",
-    "date",
-    "hour",
-    "temp",
-    "dewp",
-    "humid",
-    "wind_dir",
-    "wind_speed",
-    "wind_gust",
-    "precip",
-    "pressure",
-    "visib",
-]
+# the columns flight-ops serves: the dew point, humidity, wind gust, pressure and visibility are stated only by the
+# weather bulletins (factory/demo/aviation.py UNSERVED_WEATHER)
+_WEATHER = ["origin", "date", "hour", "temp", "wind_dir", "wind_speed", "precip"]
 
 
 @ref(FO, "get_hourly_weather", {"origin": str, "date": str, "hour": int})

