@@ -41,7 +41,9 @@ def inventories(world) -> dict[str, dict]:
 def test_planted_benchmark_is_found_and_kept_out_of_train(synth_world, tmp_path):
     jq = judged(synth_world)
     tasks = [t for v in jq.values() for t in v["kept"]]
-    assert len(tasks) >= 15  # the small demo world's judged tasks: every one planted below 30 (≥ 10 targets)
+    # the small demo world's judged tasks (14 since chinook-catalog serves no composer): every one planted below 30,
+    # so ≥ 10 targets either way
+    assert len(tasks) >= 12
     bench = tmp_path / "planted.jsonl"
     # every other task when there are plenty, else every task: ≥ 10 planted targets either way
     plan = planted.plant(tasks, bench, every=2 if len(tasks) >= 30 else 1)
