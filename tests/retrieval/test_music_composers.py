@@ -13,7 +13,6 @@ Chinook's Track.Composer (tests/demo/test_music_unserved.py) and the notes state
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import importlib.metadata
 import json
@@ -30,6 +29,7 @@ from factory.audit.run import audit_task
 from factory.retrieval.decontam import sentences
 from factory.retrieval.demo_corpora import render
 from factory.synthesis import rag_phrasing as rp
+from tests.retrieval.passage_audit import assert_audit_rederives, passage_value_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 SEPARATORS = r"\s*(?:/|,|&|\band\b|\s-)\s*"  # how the raw credits join people ('Jagger/Richards', 'A, B and C')
@@ -145,13 +145,9 @@ def _task(doc: Any, number: int) -> tuple[dict[str, Any], MemoryIndex]:
                 "passage_ids": [row["id"]],
             },
         ],  # fmt: skip
-        "answer_spec": {
-            "kind": "passage_value",
-            "calls": [{"step": 2, "index": 0, "record": {"id": row["id"]}}],
-            "passage_id": row["id"],
-            "value": number,
-            "statement": sentence.replace(f"credit {number} composers", "credit ___ composers", 1),
-        },
+        "answer_spec": passage_value_spec(
+            row, number, sentence.replace(f"credit {number} composers", "credit ___ composers", 1)
+        ),
         "answer": {"type": "number", "value": number},
         "junctions": [{"from": "list_artist_albums.title", "to": "search_catalogue_notes.query", "type": "SEQ"}],
     }
@@ -164,12 +160,8 @@ def test_the_audit_re_derives_the_composer_count_from_the_raw_data(docs: dict) -
     assert stated is not None
     n = stated[0]
     task, index = _task(doc, n)
-    row = audit_task(task, index)
-    assert (row["status"], row["audit_kind"], row["derived"]) == ("correct", "passage_value", n), row["reason"]
-    wrong = copy.deepcopy(task)
-    wrong["answer"]["value"] = wrong["answer_spec"]["value"] = n + 1
-    row = audit_task(wrong, index)
-    assert row["status"] == "wrong" and f"raw data {n}" in row["reason"], row["reason"]
+    row = assert_audit_rederives(task, index, n, n + 1)
+    assert f"raw data {n}" in row["reason"], row["reason"]
 
 
 def test_the_audit_fails_a_note_that_misstates_the_credits(docs: dict) -> None:
