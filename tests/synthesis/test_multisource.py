@@ -82,14 +82,14 @@ def test_retrieval_and_api_call_chained_through_a_passage_value_replay_to_the_st
             assert multisource.states(found.records[0]["text"], "Whole Lotta Rosie")
             track = await ex.call("search_tracks", {"name": "Whole Lotta Rosie"})
             assert track.outcome.is_success and track.records, track.detail
-            stored = track.records[0]["composer"]
+            stored = track.records[0]["bytes"]
             task = {
                 "golden_actions": [
                     {"step": 1, "tool": "search_catalogue_notes", "args": dict(found.args),
                      "source_type": "retrieval", "passage_ids": [gold]},
                     {"step": 2, "tool": "search_tracks", "args": {"name": "Whole Lotta Rosie"}, "source_type": "api"},
                 ],
-                "answer_spec": {"kind": "value", "field": "composer", "calls": [{"step": 2, "index": 0}]},
+                "answer_spec": {"kind": "value", "field": "bytes", "calls": [{"step": 2, "index": 0}]},
                 "answer": {"value": stored},
             }  # fmt: skip
             good = await multisource.replay(task, ex)

@@ -143,7 +143,7 @@ def test_one_more_api_call_after_the_passages_names_the_record_the_looked_up_one
 def test_four_and_five_hop_chains_replay_to_their_stored_answers_with_every_call_in_order(tmp_path):
     """Planted 4-hop chain, every hop executed against the demo API and a LanceDB index: the track 'Go Down' → its
     album (an API→API head through a retained graph edge) → the search for the album's title citing the planted
-    note → the track the note names, looked up (RAG→API) → its composer. The golden actions hold the key call and
+    note → the track the note names, looked up (RAG→API) → its file size (chinook-catalog serves no composer). The golden actions hold the key call and
     the four source calls in order, the task row keeps them, and the chain replays to the stored answer; an album
     id the first record does not give fails the replay. The 5-hop chain (API-API-RAG-API-API) adds the looked-up
     track's full record by its id (`_api_api_tail`) and replays the same way."""
@@ -178,10 +178,10 @@ def test_four_and_five_hop_chains_replay_to_their_stored_answers_with_every_call
             assert multisource.states(next(p["text"] for p in sres.records if p["id"] == gold), named)
             res3 = await ex.call(by_name["search_tracks"], {"name": named})
             assert res3.outcome.is_success and len(res3.records) == 1
-            stored = res3.records[0]["composer"]
+            stored = res3.records[0]["bytes"]
             actions, junctions, chain = multisource.chain_parts(head, search, sres, gold, "title",
                                                                 (by_name["search_tracks"], "name", res3))  # fmt: skip
-            answer_spec = {"kind": "value", "field": "composer", "calls": [{"step": 4, "index": 0}]}
+            answer_spec = {"kind": "value", "field": "bytes", "calls": [{"step": 4, "index": 0}]}
             key = await ex.call("get_chinook_catalog_key", {})
             krow = multisource._action(1, by_name["get_chinook_catalog_key"], key)
             actions, answer_spec = multisource.with_key_calls(actions, answer_spec, {key.platform: krow},
