@@ -611,6 +611,14 @@ _OWN_SAID = {
 _ITS = {"album": "its album", "artist": "its artist"}
 
 
+def _scene_after_greeting(scene: str, rest: str) -> str:
+    """`scene` said before the request `rest`, after its greeting if it opens with one ('Hey! I'm flying out of …')."""
+    lead = re.match(r"^((?:Hi|Hey|Hello)[^.!?]*[.!?] )", rest)
+    head = lead.group(1) if lead else ""
+    rest = rest[len(head) :]
+    return head + scene + rest[:1].upper() + rest[1:]
+
+
 def context_first(request: str, language: str, variant: int = 0) -> str:
     """An English request that says first what the user is listening to and then asks about it ("I keep listening
     to 'Fast As a Shark'. How many tracks are on the album it's on?" for "… the album containing 'Fast As a Shark'
@@ -631,17 +639,11 @@ def context_first(request: str, language: str, variant: int = 0) -> str:
     if m is not None and request.count(m.group("code")) == 1:  # the trip first, then 'its state' (s19 r1 #2)
         scene = _TRIP[variant % len(_TRIP)].format(c=m.group("code"))
         rest = request[: m.start()] + f"in its {m.group('unit')}" + request[m.end() :]
-        lead = re.match(r"^((?:Hi|Hey|Hello)[^.!?]*[.!?] )", rest)  # a greeting stays first
-        head = lead.group(1) if lead else ""
-        rest = rest[len(head) :]
-        return head + scene + rest[:1].upper() + rest[1:]
+        return _scene_after_greeting(scene, rest)
     for said, ours in _CUSTOMERS_SAID:  # a question about the store's customers is asked by its staff
         request = said.sub(ours, request)
     m = _THROUGH_OWN.search(request)
     if m is not None and request.count(m.group(2)) == 1:
         rest = request[: m.start()] + _ITS[m.group(1)] + request[m.end() :]
-        lead = re.match(r"^((?:Hi|Hey|Hello)[^.!?]*[.!?] )", rest)  # a greeting stays first
-        head = lead.group(1) if lead else ""
-        rest = rest[len(head) :]
-        return head + _OWN_SAID[m.group(2)] + rest[:1].upper() + rest[1:]
+        return _scene_after_greeting(_OWN_SAID[m.group(2)], rest)
     return request
